@@ -1,0 +1,78 @@
+//! One deployment: a provider endpoint that can serve a model group.
+
+use std::time::Duration;
+
+use crate::Provider;
+
+/// A deployment's position in [`crate::Snapshot::deployments`]. The hot path addresses
+/// deployments by this index; the string id is for humans and for state that survives a reload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeploymentIdx(pub u32);
+
+impl DeploymentIdx {
+    pub fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A deployment as the router sees it, compiled from one `model_list` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deployment {
+    /// `model_info.id`, or a stable id derived from the entry's content.
+    pub id: String,
+    /// The public model group name (`model_name`).
+    pub model_name: String,
+    pub provider: Provider,
+    /// The model name sent upstream (`openai/gpt-4o-mini` → `gpt-4o-mini`).
+    pub upstream_model: String,
+    /// The base URL without a trailing slash, e.g. `https://api.openai.com/v1`.
+    pub api_base: String,
+    pub api_key: Option<String>,
+    /// The weight the simple shuffle uses, resolved per group at build time
+    /// (`weight`, else `rpm`, else `tpm`, else 1 for every member).
+    pub shuffle_weight: u64,
+    pub weight: Option<u64>,
+    pub rpm: Option<u64>,
+    pub tpm: Option<u64>,
+    pub order: Option<u32>,
+    pub tags: Vec<String>,
+    pub region_name: Option<String>,
+    /// Per-request timeout for non-streaming calls (`litellm_params.timeout`).
+    pub timeout: Option<Duration>,
+    /// Per-request timeout for streaming calls (`litellm_params.stream_timeout`).
+    pub stream_timeout: Option<Duration>,
+    pub max_parallel_requests: Option<u32>,
+    /// Per-deployment override of `router_settings.cooldown_time`.
+    pub cooldown_time: Option<Duration>,
+}
+
+impl Deployment {
+    /// A deployment with LiteLLM's defaults for everything but its identity and endpoint.
+    pub fn new(
+        id: &str,
+        model_name: &str,
+        provider: Provider,
+        upstream_model: &str,
+        api_base: &str,
+    ) -> Deployment {
+        Deployment {
+            id: id.to_string(),
+            model_name: model_name.to_string(),
+            provider,
+            upstream_model: upstream_model.to_string(),
+            api_base: api_base.trim_end_matches('/').to_string(),
+            api_key: None,
+            shuffle_weight: 1,
+            weight: None,
+            rpm: None,
+            tpm: None,
+            order: None,
+            tags: Vec::new(),
+            region_name: None,
+            timeout: None,
+            stream_timeout: None,
+            max_parallel_requests: None,
+            cooldown_time: None,
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! The provider families Switchyard forwards to, named by LiteLLM's model prefix.
+
+/// A provider family. Every provider in this enum speaks the OpenAI chat-completions wire format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Provider {
+    OpenAi,
+    HostedVllm,
+    OpenRouter,
+    Groq,
+    TogetherAi,
+    DeepSeek,
+    Mistral,
+    FireworksAi,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 8] = [
+        Provider::OpenAi,
+        Provider::HostedVllm,
+        Provider::OpenRouter,
+        Provider::Groq,
+        Provider::TogetherAi,
+        Provider::DeepSeek,
+        Provider::Mistral,
+        Provider::FireworksAi,
+    ];
+
+    /// The prefix in `litellm_params.model` (`openai/gpt-4o-mini` → `openai`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::HostedVllm => "hosted_vllm",
+            Provider::OpenRouter => "openrouter",
+            Provider::Groq => "groq",
+            Provider::TogetherAi => "together_ai",
+            Provider::DeepSeek => "deepseek",
+            Provider::Mistral => "mistral",
+            Provider::FireworksAi => "fireworks_ai",
+        }
+    }
+
+    pub fn from_prefix(prefix: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.prefix() == prefix)
+    }
+
+    /// The base URL used when a deployment gives no `api_base`. `hosted_vllm` has none:
+    /// a self-hosted server must say where it is.
+    pub fn default_api_base(self) -> Option<&'static str> {
+        match self {
+            Provider::OpenAi => Some("https://api.openai.com/v1"),
+            Provider::HostedVllm => None,
+            Provider::OpenRouter => Some("https://openrouter.ai/api/v1"),
+            Provider::Groq => Some("https://api.groq.com/openai/v1"),
+            Provider::TogetherAi => Some("https://api.together.xyz/v1"),
+            Provider::DeepSeek => Some("https://api.deepseek.com/v1"),
+            Provider::Mistral => Some("https://api.mistral.ai/v1"),
+            Provider::FireworksAi => Some("https://api.fireworks.ai/inference/v1"),
+        }
+    }
+
+    /// Whether the provider serves `/embeddings` (the route-capability filter reads this).
+    pub fn serves_embeddings(self) -> bool {
+        !matches!(self, Provider::Groq | Provider::DeepSeek)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_round_trip() {
+        for p in Provider::ALL {
+            assert_eq!(Provider::from_prefix(p.prefix()), Some(p));
+        }
+        assert_eq!(Provider::from_prefix("anthropic"), None);
+    }
+}
