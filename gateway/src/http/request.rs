@@ -1,0 +1,239 @@
+//! Parsing a request head (request line + header fields) and deciding how its body is framed.
+
+use super::{has_token, header_is, parse_content_length, BodyFraming};
+
+/// The request methods Switchyard routes; anything else gets a 405 or 404.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+    Options,
+    Other,
+}
+
+impl Method {
+    fn parse(m: &str) -> Method {
+        match m {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "DELETE" => Method::Delete,
+            "OPTIONS" => Method::Options,
+            _ => Method::Other,
+        }
+    }
+}
+
+/// Limits applied while parsing a head.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadLimits {
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+}
+
+/// What the server needs from a request head. Header values the handlers read are copied out,
+/// so the read buffer can be reused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestHead {
+    pub method: Method,
+    pub path: String,
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub minor_version: u8,
+    pub framing: BodyFraming,
+    pub keep_alive: bool,
+    pub expect_continue: bool,
+    /// Bytes of the head, including the final CRLF CRLF.
+    pub head_len: usize,
+}
+
+/// Why a head was refused; each maps to a status and a message for the client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadError {
+    TooLarge,
+    TooManyHeaders,
+    Malformed(String),
+}
+
+impl HeadError {
+    pub fn status(&self) -> u16 {
+        match self {
+            HeadError::TooLarge | HeadError::TooManyHeaders => 431,
+            HeadError::Malformed(_) => 400,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            HeadError::TooLarge => "request header fields too large".to_string(),
+            HeadError::TooManyHeaders => "too many request header fields".to_string(),
+            HeadError::Malformed(why) => format!("malformed request: {why}"),
+        }
+    }
+}
+
+/// Stack room for header slots; larger limits fall back to the heap.
+const STACK_HEADERS: usize = 128;
+
+/// Parses a request head from the start of `buf`. `Ok(None)` means more bytes are needed.
+pub fn parse_request_head(buf: &[u8], limits: HeadLimits) -> Result<Option<RequestHead>, HeadError> {
+    if limits.max_headers <= STACK_HEADERS {
+        let mut slots = [httparse::EMPTY_HEADER; STACK_HEADERS];
+        parse_with(buf, limits, &mut slots[..limits.max_headers])
+    } else {
+        let mut slots = vec![httparse::EMPTY_HEADER; limits.max_headers];
+        parse_with(buf, limits, &mut slots)
+    }
+}
+
+fn parse_with<'h, 'b>(
+    buf: &'b [u8],
+    limits: HeadLimits,
+    slots: &'h mut [httparse::Header<'b>],
+) -> Result<Option<RequestHead>, HeadError> {
+    let mut req = httparse::Request::new(slots);
+    let head_len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            return if buf.len() > limits.max_header_bytes { Err(HeadError::TooLarge) } else { Ok(None) };
+        }
+        Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyHeaders),
+        Err(e) => return Err(HeadError::Malformed(e.to_string())),
+    };
+    if head_len > limits.max_header_bytes {
+        return Err(HeadError::TooLarge);
+    }
+    let minor_version = req.version.unwrap_or(1);
+    let method = Method::parse(req.method.unwrap_or(""));
+    let path = req.path.unwrap_or("/").to_string();
+
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    let mut transfer_encoding = false;
+    let mut connection_close = minor_version == 0;
+    let mut has_host = false;
+    let mut expect_continue = false;
+    for h in req.headers.iter() {
+        if header_is(h.name, "content-length") {
+            let n = parse_content_length(h.value)
+                .ok_or_else(|| HeadError::Malformed("invalid Content-Length".to_string()))?;
+            if content_length.is_some_and(|prev| prev != n) {
+                return Err(HeadError::Malformed("conflicting Content-Length values".to_string()));
+            }
+            content_length = Some(n);
+        } else if header_is(h.name, "transfer-encoding") {
+            transfer_encoding = true;
+            chunked = transfer_coding_is_chunked(h.value)?;
+        } else if header_is(h.name, "connection") {
+            if has_token(h.value, "close") {
+                connection_close = true;
+            } else if has_token(h.value, "keep-alive") && minor_version == 0 {
+                connection_close = false;
+            }
+        } else if header_is(h.name, "host") {
+            has_host = true;
+        } else if header_is(h.name, "expect") {
+            expect_continue = has_token(h.value, "100-continue");
+        }
+    }
+    if minor_version == 1 && !has_host {
+        return Err(HeadError::Malformed("missing Host header".to_string()));
+    }
+    let framing = match (transfer_encoding, content_length) {
+        (true, Some(_)) => {
+            return Err(HeadError::Malformed("both Transfer-Encoding and Content-Length".to_string()));
+        }
+        (true, None) if minor_version == 0 => {
+            return Err(HeadError::Malformed("Transfer-Encoding in HTTP/1.0".to_string()));
+        }
+        (true, None) if chunked => BodyFraming::Chunked,
+        (true, None) => return Err(HeadError::Malformed("unsupported Transfer-Encoding".to_string())),
+        (false, Some(n)) => BodyFraming::Length(n),
+        (false, None) => BodyFraming::Length(0),
+    };
+    Ok(Some(RequestHead {
+        method,
+        path,
+        minor_version,
+        framing,
+        keep_alive: !connection_close,
+        expect_continue,
+        head_len,
+    }))
+}
+
+/// Only `chunked` is accepted, and it must be the one and final coding.
+fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
+    let mut codings = value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|c| !c.is_empty());
+    match (codings.next(), codings.next()) {
+        (Some(c), None) if c.eq_ignore_ascii_case(b"chunked") => Ok(true),
+        _ => Err(HeadError::Malformed("unsupported Transfer-Encoding".to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: HeadLimits = HeadLimits { max_header_bytes: 1024, max_headers: 8 };
+
+    fn parse(raw: &str) -> Result<Option<RequestHead>, HeadError> {
+        parse_request_head(raw.as_bytes(), LIMITS)
+    }
+
+    #[test]
+    fn parses_a_post_with_length() {
+        let raw = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{}";
+        let h = parse(raw).unwrap().unwrap();
+        assert_eq!(h.method, Method::Post);
+        assert_eq!(h.path, "/v1/chat/completions");
+        assert_eq!(h.framing, BodyFraming::Length(12));
+        assert!(h.keep_alive);
+        assert_eq!(h.head_len, raw.len() - 2);
+    }
+
+    #[test]
+    fn partial_heads_wait_for_more_until_the_limit() {
+        assert_eq!(parse("GET / HTTP/1.1\r\nHost: x\r\n"), Ok(None));
+        let big = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(2000));
+        assert_eq!(parse(&big), Err(HeadError::TooLarge));
+    }
+
+    #[test]
+    fn keep_alive_follows_version_and_connection() {
+        let h10 = parse("GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
+        assert!(!h10.keep_alive);
+        let h10ka = parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap().unwrap();
+        assert!(h10ka.keep_alive);
+        let close = parse("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap().unwrap();
+        assert!(!close.keep_alive);
+    }
+
+    #[test]
+    fn chunked_and_ambiguous_framing() {
+        let h = parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap().unwrap();
+        assert_eq!(h.framing, BodyFraming::Chunked);
+        for bad in [
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\r\n\r\n",
+        ] {
+            assert!(matches!(parse(bad), Err(HeadError::Malformed(_))), "{bad:?}");
+        }
+        let same = parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n").unwrap().unwrap();
+        assert_eq!(same.framing, BodyFraming::Length(3));
+    }
+
+    #[test]
+    fn too_many_headers() {
+        let raw = format!("GET / HTTP/1.1\r\nHost: x\r\n{}\r\n", "A: b\r\n".repeat(9));
+        assert_eq!(parse(&raw), Err(HeadError::TooManyHeaders));
+    }
+}
