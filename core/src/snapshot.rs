@@ -11,6 +11,12 @@ use crate::{Deployment, DeploymentIdx};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GroupIdx(pub u32);
 
+impl GroupIdx {
+    pub fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The deployments that share one public `model_name`, in config order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
@@ -23,6 +29,15 @@ pub struct Group {
 pub enum RoutingStrategy {
     #[default]
     SimpleShuffle,
+}
+
+impl RoutingStrategy {
+    /// The name LiteLLM's config uses (`simple-shuffle`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingStrategy::SimpleShuffle => "simple-shuffle",
+        }
+    }
 }
 
 /// The router settings the pick and the attempt loop read, with LiteLLM's defaults.
@@ -91,6 +106,8 @@ pub struct Snapshot {
     pub settings: RouterSettings,
     group_by_name: HashMap<String, GroupIdx>,
     deployment_by_id: HashMap<String, DeploymentIdx>,
+    /// The group of each deployment, by deployment index.
+    group_of: Vec<GroupIdx>,
 }
 
 impl Snapshot {
@@ -113,6 +130,7 @@ impl Snapshot {
         }
         let mut groups: Vec<Group> = Vec::new();
         let mut group_by_name: HashMap<String, GroupIdx> = HashMap::new();
+        let mut group_of = Vec::with_capacity(deployments.len());
         for (i, d) in deployments.iter().enumerate() {
             let g = *group_by_name
                 .entry(d.model_name.clone())
@@ -124,6 +142,7 @@ impl Snapshot {
                     GroupIdx(groups.len() as u32 - 1)
                 });
             groups[g.0 as usize].members.push(DeploymentIdx(i as u32));
+            group_of.push(g);
         }
         for g in &groups {
             let basis: fn(&Deployment) -> Option<u64> = if g
@@ -150,6 +169,7 @@ impl Snapshot {
             settings,
             group_by_name,
             deployment_by_id,
+            group_of,
         })
     }
 
@@ -159,6 +179,12 @@ impl Snapshot {
 
     pub fn group(&self, idx: GroupIdx) -> &Group {
         &self.groups[idx.0 as usize]
+    }
+
+    /// The group a deployment belongs to. Like [`Snapshot::deployment`], `idx` must come from
+    /// this snapshot.
+    pub fn group_of(&self, idx: DeploymentIdx) -> GroupIdx {
+        self.group_of[idx.get()]
     }
 
     pub fn group_by_name(&self, name: &str) -> Option<GroupIdx> {
@@ -205,6 +231,8 @@ mod tests {
             "http://127.0.0.1:1/v1"
         );
         assert_eq!(snap.deployment_by_id("c"), Some(DeploymentIdx(2)));
+        assert_eq!(snap.group_of(DeploymentIdx(1)), GroupIdx(1));
+        assert_eq!(snap.group_of(DeploymentIdx(2)), GroupIdx(0));
     }
 
     #[test]

@@ -1,0 +1,365 @@
+//! The pick, as specified in `shared/spec/000_*`.
+
+use super::*;
+use crate::{Deployment, Failure, Provider, RejectReason, RouterSettings};
+
+const A: DeploymentIdx = DeploymentIdx(0);
+const B: DeploymentIdx = DeploymentIdx(1);
+const C: DeploymentIdx = DeploymentIdx(2);
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+fn dep(id: &str, group: &str) -> Deployment {
+    Deployment::new(id, group, Provider::OpenAi, "m", "http://127.0.0.1:1/v1")
+}
+
+/// Group `pair` = {a, b}, group `other` = {c}; any failure cools down at once.
+fn snap() -> Snapshot {
+    snap_with(vec![dep("a", "pair"), dep("b", "pair"), dep("c", "other")])
+}
+
+fn snap_with(deployments: Vec<Deployment>) -> Snapshot {
+    let settings = RouterSettings {
+        allowed_fails: Some(0),
+        ..RouterSettings::default()
+    };
+    Snapshot::build(deployments, settings).unwrap()
+}
+
+fn request(model: &str) -> PickRequest<'_> {
+    PickRequest { model, failed: &[] }
+}
+
+fn cool(snap: &Snapshot, state: &mut State, idx: DeploymentIdx, at: Instant) {
+    assert!(state
+        .record_failure(snap, idx, Failure::Status(503), at)
+        .is_some());
+}
+
+#[test]
+fn a_group_name_picks_among_its_members() {
+    let snap = snap();
+    let state = State::new(&snap);
+    let mut rng = Rng::new(1);
+    let d = pick(&snap, &state, &request("pair"), Instant::now(), &mut rng).unwrap();
+    assert!(d.deployment == A || d.deployment == B);
+    assert_eq!(d.group, GroupIdx(0));
+    assert_eq!(d.cause, Cause::Fresh);
+    assert_eq!(d.candidates, 2);
+    assert!(d.rejected.is_empty());
+    let id = &snap.deployment(d.deployment).id;
+    assert_eq!(
+        d.route_reason(&snap),
+        format!("simple-shuffle picked {id} of 2 candidates")
+    );
+}
+
+#[test]
+fn an_unknown_name_is_a_400_with_litellms_text() {
+    let snap = snap();
+    let err = pick(
+        &snap,
+        &State::new(&snap),
+        &request("gpt-9"),
+        Instant::now(),
+        &mut Rng::new(0),
+    )
+    .unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert_eq!(
+        err.to_string(),
+        "Invalid model name passed in model=gpt-9. Call `/v1/models` to view available models for your key."
+    );
+}
+
+#[test]
+fn a_deployment_cooling_down_is_never_picked() {
+    let snap = snap();
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, A, t0);
+    let mut rng = Rng::new(2);
+    for _ in 0..200 {
+        let d = pick(&snap, &state, &request("pair"), t0, &mut rng).unwrap();
+        assert_eq!(d.deployment, B);
+        assert_eq!(d.rejected, [(A, RejectReason::CoolingDown)]);
+    }
+    let d = pick(&snap, &state, &request("pair"), t0, &mut rng).unwrap();
+    assert_eq!(
+        d.route_reason(&snap),
+        "simple-shuffle picked b of 2 candidates (1 in cooldown)"
+    );
+    // Once the cooldown ends, `a` is a candidate again.
+    let later = pick(&snap, &state, &request("pair"), t0 + secs(5), &mut rng).unwrap();
+    assert!(later.rejected.is_empty());
+}
+
+#[test]
+fn a_deployment_id_is_served_even_while_cooling_down() {
+    let snap = snap();
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, A, t0);
+    cool(&snap, &mut state, B, t0);
+    let failed = [A];
+    let req = PickRequest {
+        model: "a",
+        failed: &failed,
+    };
+    let d = pick(&snap, &state, &req, t0, &mut Rng::new(3)).unwrap();
+    assert_eq!(
+        d,
+        Decision {
+            deployment: A,
+            group: GroupIdx(0),
+            cause: Cause::DeploymentId,
+            candidates: 1,
+            rejected: vec![],
+        }
+    );
+    assert_eq!(
+        d.route_reason(&snap),
+        "a requested by deployment id (filters and strategy skipped)"
+    );
+}
+
+#[test]
+fn a_group_name_wins_over_a_deployment_id() {
+    let snap = snap_with(vec![dep("pair", "x"), dep("b", "pair")]);
+    let d = pick(
+        &snap,
+        &State::new(&snap),
+        &request("pair"),
+        Instant::now(),
+        &mut Rng::new(0),
+    )
+    .unwrap();
+    assert_eq!((d.deployment, d.cause), (B, Cause::Fresh));
+}
+
+#[test]
+fn a_retry_skips_the_deployments_that_failed() {
+    let snap = snap_with(vec![dep("a", "g"), dep("b", "g"), dep("c", "g")]);
+    let state = State::new(&snap);
+    let failed = [A, C];
+    let req = PickRequest {
+        model: "g",
+        failed: &failed,
+    };
+    let mut rng = Rng::new(4);
+    for _ in 0..100 {
+        let d = pick(&snap, &state, &req, Instant::now(), &mut rng).unwrap();
+        assert_eq!(d.deployment, B);
+        assert_eq!(d.cause, Cause::Retry);
+        assert_eq!(
+            d.rejected,
+            [
+                (A, RejectReason::RetrySkipped),
+                (C, RejectReason::RetrySkipped)
+            ]
+        );
+    }
+    let d = pick(&snap, &state, &req, Instant::now(), &mut rng).unwrap();
+    assert_eq!(
+        d.route_reason(&snap),
+        "simple-shuffle picked b of 3 candidates on retry (2 retry-skipped)"
+    );
+}
+
+#[test]
+fn the_retry_skip_fails_open_when_nothing_else_remains() {
+    let snap = snap();
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    // `a` cools down and `b` already failed: `b` is tried again rather than nothing.
+    cool(&snap, &mut state, A, t0);
+    let failed = [B];
+    let req = PickRequest {
+        model: "pair",
+        failed: &failed,
+    };
+    let d = pick(&snap, &state, &req, t0, &mut Rng::new(5)).unwrap();
+    assert_eq!(d.deployment, B);
+    assert_eq!(d.cause, Cause::Retry);
+    assert_eq!(d.rejected, [(A, RejectReason::CoolingDown)]);
+    assert_eq!(
+        d.route_reason(&snap),
+        "simple-shuffle picked b of 2 candidates on retry (1 in cooldown)"
+    );
+}
+
+#[test]
+fn everything_cooling_down_is_a_429_naming_the_cooldowns_and_the_soonest_end() {
+    let mut deployments = vec![dep("id1", "gpt-4o"), dep("id2", "gpt-4o"), dep("c", "x")];
+    deployments[1].cooldown_time = Some(secs(3));
+    let snap = snap_with(deployments);
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, A, t0); // until t0 + 5 s
+    cool(&snap, &mut state, B, t0 + Duration::from_millis(500)); // until t0 + 3.5 s
+    cool(&snap, &mut state, C, t0); // another group: not listed
+    let err = pick(
+        &snap,
+        &state,
+        &request("gpt-4o"),
+        t0 + secs(1),
+        &mut Rng::new(6),
+    )
+    .unwrap_err();
+    assert_eq!(err.status(), 429);
+    // The soonest cooldown ends in 2.5 s, rounded up to 3.
+    assert_eq!(err.retry_after_secs(), Some(3));
+    assert_eq!(
+        err.to_string(),
+        "No deployments available for selected model, Try again in 3 seconds. Passed model=gpt-4o. pre-call-checks=False, cooldown_list=['id1', 'id2']"
+    );
+}
+
+#[test]
+fn a_cooldown_ending_within_the_second_still_says_one_second() {
+    let snap = snap();
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, C, t0);
+    let err = pick(
+        &snap,
+        &state,
+        &request("other"),
+        t0 + Duration::from_millis(4999),
+        &mut Rng::new(0),
+    )
+    .unwrap_err();
+    assert_eq!(err.retry_after_secs(), Some(1));
+}
+
+#[test]
+fn the_error_reports_pre_call_checks() {
+    let mut snap = snap();
+    snap.settings.enable_pre_call_checks = true;
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, C, t0);
+    let err = pick(&snap, &state, &request("other"), t0, &mut Rng::new(0)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "No deployments available for selected model, Try again in 5 seconds. Passed model=other. pre-call-checks=True, cooldown_list=['c']"
+    );
+}
+
+#[test]
+fn equal_seeds_give_equal_decisions_and_the_scratch_changes_nothing() {
+    let mut deployments: Vec<_> = (0..8).map(|i| dep(&format!("d{i}"), "g")).collect();
+    for (i, d) in deployments.iter_mut().enumerate() {
+        d.weight = Some(i as u64);
+    }
+    let snap = snap_with(deployments);
+    let state = State::new(&snap);
+    let now = Instant::now();
+    let mut with_pick = Rng::new(77);
+    let mut with_scratch = Rng::new(77);
+    let mut scratch = PickScratch::new();
+    for _ in 0..1000 {
+        let a = pick(&snap, &state, &request("g"), now, &mut with_pick).unwrap();
+        let b = pick_with_scratch(
+            &snap,
+            &state,
+            &request("g"),
+            now,
+            &mut with_scratch,
+            &mut scratch,
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a.deployment, DeploymentIdx(0), "d0 weighs 0");
+    }
+}
+
+#[test]
+fn weighted_picks_skip_cooldowns_and_keep_the_others_proportions() {
+    let mut deployments = vec![dep("a", "g"), dep("b", "g"), dep("c", "g")];
+    deployments[0].rpm = Some(100);
+    deployments[1].rpm = Some(100);
+    deployments[2].rpm = Some(300);
+    let snap = snap_with(deployments);
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, A, t0);
+    let mut rng = Rng::new(8);
+    let mut counts = [0u32; 3];
+    for _ in 0..10_000 {
+        let d = pick(&snap, &state, &request("g"), t0, &mut rng).unwrap();
+        counts[d.deployment.get()] += 1;
+    }
+    assert_eq!(counts[0], 0);
+    // b : c = 1 : 3, so b expects 2500 (4 standard deviations ≈ ±175).
+    assert!((2325..=2675).contains(&counts[1]), "{counts:?}");
+}
+
+/// Random groups, weights, cooldowns and failed lists, drawn from a seeded `Rng`: the pick's
+/// invariants hold for every one of them.
+#[test]
+fn invariants_hold_over_random_situations() {
+    let mut gen = Rng::new(2024);
+    let t0 = Instant::now();
+    for case in 0..500 {
+        let size = 1 + gen.below(6) as usize;
+        let deployments = (0..size)
+            .map(|i| {
+                let mut d = dep(&format!("d{i}"), "g");
+                d.weight = Some(gen.below(4));
+                d
+            })
+            .collect();
+        let snap = snap_with(deployments);
+        let mut state = State::new(&snap);
+        let members = snap.groups[0].members.clone();
+        for &idx in &members {
+            if gen.below(3) == 0 {
+                cool(&snap, &mut state, idx, t0);
+            }
+        }
+        let failed: Vec<_> = members
+            .iter()
+            .copied()
+            .filter(|_| gen.below(3) == 0)
+            .collect();
+        let req = PickRequest {
+            model: "g",
+            failed: &failed,
+        };
+        let cooling = |idx: DeploymentIdx| state.is_cooling_down(idx, t0);
+        match pick(&snap, &state, &req, t0, &mut Rng::new(case)) {
+            Ok(d) => {
+                assert!(!cooling(d.deployment), "case {case}");
+                let untried_left = members.iter().any(|m| !cooling(*m) && !failed.contains(m));
+                assert_eq!(failed.contains(&d.deployment), !untried_left, "case {case}");
+                // Every member is either rejected once or a survivor.
+                for m in &members {
+                    let times = d.rejected.iter().filter(|(r, _)| r == m).count();
+                    assert!(times <= 1, "case {case}");
+                }
+                let survivors: Vec<_> = members
+                    .iter()
+                    .filter(|m| !d.rejected.iter().any(|(r, _)| r == *m))
+                    .collect();
+                assert!(survivors.contains(&&d.deployment), "case {case}");
+                let any_weight = survivors
+                    .iter()
+                    .any(|m| snap.deployment(**m).shuffle_weight > 0);
+                if any_weight {
+                    assert!(
+                        snap.deployment(d.deployment).shuffle_weight > 0,
+                        "case {case}"
+                    );
+                }
+            }
+            Err(RouteError::NoDeployments { cooldown_ids, .. }) => {
+                assert!(members.iter().all(|m| cooling(*m)), "case {case}");
+                assert_eq!(cooldown_ids.len(), members.len(), "case {case}");
+            }
+            Err(other) => panic!("case {case}: {other}"),
+        }
+    }
+}

@@ -1,0 +1,405 @@
+//! Per-shard routing state: what this shard has learnt about each deployment (cooldowns and the
+//! failure counters behind them). Owned by one thread: plain fields, no locks, no atomics.
+
+use std::time::{Duration, Instant};
+
+use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
+use crate::window::{instant_after, FixedWindow};
+use crate::{Cooldown, CooldownStarted, DeploymentIdx, Failure, Outcomes, Snapshot};
+
+/// Everything a shard knows about one deployment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeploymentState {
+    /// The last cooldown started; expired ones stay until replaced and are read as absent.
+    cooldown: Option<Cooldown>,
+    /// LiteLLM's v1 counter, used while `allowed_fails` is set.
+    allowed_fails: AllowedFailsCounter,
+    /// This minute's outcomes: LiteLLM's v2 rule reads them while `allowed_fails` is not set.
+    outcomes: FixedWindow<Outcomes>,
+}
+
+impl DeploymentState {
+    /// The cooldown live at `now`, if any.
+    pub fn cooldown_at(&self, now: Instant) -> Option<Cooldown> {
+        self.cooldown.filter(|c| now < c.until)
+    }
+
+    /// Successes and failures in the outcome window open at `now`.
+    pub fn outcomes_at(&self, now: Instant) -> Outcomes {
+        self.outcomes.counts_at(now)
+    }
+
+    fn extend_cooldown(&mut self, until: Instant, cause: Failure) {
+        // A second cooldown while one is live keeps whichever ends later (the other shard's
+        // event may arrive after this shard's own, shorter one).
+        let until = match self.cooldown {
+            Some(live) if live.until > until => live.until,
+            _ => until,
+        };
+        self.cooldown = Some(Cooldown { until, cause });
+    }
+}
+
+/// A shard's routing state: one [`DeploymentState`] per deployment index of the snapshot it was
+/// built for. Indices outside it (a stale index after a reload) read as "nothing known" and
+/// record nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct State {
+    deployments: Vec<DeploymentState>,
+}
+
+impl State {
+    pub fn new(snapshot: &Snapshot) -> State {
+        State {
+            deployments: vec![DeploymentState::default(); snapshot.deployments.len()],
+        }
+    }
+
+    pub fn deployment(&self, idx: DeploymentIdx) -> Option<&DeploymentState> {
+        self.deployments.get(idx.get())
+    }
+
+    pub fn record_success(&mut self, idx: DeploymentIdx, now: Instant) {
+        if let Some(ds) = self.deployments.get_mut(idx.get()) {
+            let outcomes = ds.outcomes.open_at(now, OUTCOME_WINDOW);
+            outcomes.successes = outcomes.successes.saturating_add(1);
+        }
+    }
+
+    /// Records a failed attempt and returns the cooldown it starts, if any (see
+    /// [`crate::cooldown`] for the two rules). Every failure enters this minute's outcomes, as
+    /// in LiteLLM, even one that cannot start a cooldown itself (a 400).
+    pub fn record_failure(
+        &mut self,
+        snap: &Snapshot,
+        idx: DeploymentIdx,
+        failure: Failure,
+        now: Instant,
+    ) -> Option<CooldownStarted> {
+        let deployment = snap.deployments.get(idx.get())?;
+        let ds = self.deployments.get_mut(idx.get())?;
+        let outcomes = ds.outcomes.open_at(now, OUTCOME_WINDOW);
+        outcomes.failures = outcomes.failures.saturating_add(1);
+        let outcomes = *outcomes;
+
+        if snap.settings.disable_cooldowns || !failure.counts_for_cooldown() {
+            return None;
+        }
+        let cooldown_time = deployment
+            .cooldown_time
+            .unwrap_or(snap.settings.cooldown_time);
+        let cool_down = match snap.settings.allowed_fails {
+            Some(allowed_fails) => ds.allowed_fails.count(allowed_fails, now, cooldown_time),
+            None => {
+                let group_size = snap.group(snap.group_of(idx)).members.len();
+                failure_rate_says_cool_down(outcomes, failure, group_size)
+            }
+        };
+        if !cool_down {
+            return None;
+        }
+        let until = instant_after(now, cooldown_time);
+        ds.extend_cooldown(until, failure);
+        Some(CooldownStarted {
+            idx,
+            until,
+            cause: failure,
+        })
+    }
+
+    /// Applies a cooldown another shard started.
+    pub fn apply_cooldown(&mut self, started: CooldownStarted) {
+        if let Some(ds) = self.deployments.get_mut(started.idx.get()) {
+            ds.extend_cooldown(started.until, started.cause);
+        }
+    }
+
+    /// The cooldown live at `now`, if any.
+    pub fn cooldown(&self, idx: DeploymentIdx, now: Instant) -> Option<Cooldown> {
+        self.deployment(idx)?.cooldown_at(now)
+    }
+
+    /// How long the deployment still cools down; `None` once the cooldown has ended.
+    pub fn cooldown_remaining(&self, idx: DeploymentIdx, now: Instant) -> Option<Duration> {
+        self.cooldown(idx, now).map(|c| c.until - now)
+    }
+
+    pub fn is_cooling_down(&self, idx: DeploymentIdx, now: Instant) -> bool {
+        self.cooldown(idx, now).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Deployment, Provider, RouterSettings};
+
+    const A: DeploymentIdx = DeploymentIdx(0);
+    const B: DeploymentIdx = DeploymentIdx(1);
+    const SOLO: DeploymentIdx = DeploymentIdx(2);
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    /// Group `pair` = {a, b}, group `solo` = {solo}.
+    fn snap_with(settings: RouterSettings) -> Snapshot {
+        let dep = |id: &str, group: &str| {
+            Deployment::new(id, group, Provider::OpenAi, "m", "http://127.0.0.1:1/v1")
+        };
+        Snapshot::build(
+            vec![dep("a", "pair"), dep("b", "pair"), dep("solo", "solo")],
+            settings,
+        )
+        .unwrap()
+    }
+
+    fn default_snap() -> Snapshot {
+        snap_with(RouterSettings::default())
+    }
+
+    fn allowed_fails_snap(n: u32) -> Snapshot {
+        snap_with(RouterSettings {
+            allowed_fails: Some(n),
+            ..RouterSettings::default()
+        })
+    }
+
+    #[test]
+    fn a_fresh_state_has_no_cooldowns() {
+        let snap = default_snap();
+        let state = State::new(&snap);
+        let now = Instant::now();
+        assert!(!state.is_cooling_down(A, now));
+        assert_eq!(state.cooldown_remaining(A, now), None);
+        assert_eq!(state.cooldown_remaining(DeploymentIdx(99), now), None);
+    }
+
+    // --- allowed_fails set: LiteLLM's v1 counter -------------------------------------------
+
+    #[test]
+    fn allowed_fails_cools_on_the_failure_that_exceeds_it() {
+        let snap = allowed_fails_snap(2);
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let f = Failure::Status(500);
+        assert_eq!(state.record_failure(&snap, A, f, t0), None);
+        assert_eq!(state.record_failure(&snap, A, f, t0 + secs(1)), None);
+        let started = state.record_failure(&snap, A, f, t0 + secs(2)).unwrap();
+        assert_eq!(
+            started,
+            CooldownStarted {
+                idx: A,
+                until: t0 + secs(7),
+                cause: f
+            }
+        );
+        assert!(state.is_cooling_down(A, t0 + secs(2)));
+        assert_eq!(state.cooldown_remaining(A, t0 + secs(4)), Some(secs(3)));
+        assert!(!state.is_cooling_down(A, t0 + secs(7)));
+        assert_eq!(state.cooldown_remaining(A, t0 + secs(7)), None);
+        assert!(!state.is_cooling_down(B, t0 + secs(2)));
+    }
+
+    #[test]
+    fn allowed_fails_zero_cools_on_the_first_failure_even_alone() {
+        let snap = allowed_fails_snap(0);
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        assert!(state
+            .record_failure(&snap, SOLO, Failure::Connect, now)
+            .is_some());
+    }
+
+    #[test]
+    fn allowed_fails_counter_expires_one_cooldown_time_after_the_first_failure() {
+        let snap = allowed_fails_snap(1);
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let f = Failure::Timeout;
+        assert_eq!(state.record_failure(&snap, A, f, t0), None);
+        // Cooldown time is 5 s: the first failure is forgotten at t0 + 5 s.
+        assert_eq!(state.record_failure(&snap, A, f, t0 + secs(5)), None);
+        assert!(state.record_failure(&snap, A, f, t0 + secs(6)).is_some());
+    }
+
+    #[test]
+    fn allowed_fails_ignores_failures_that_do_not_count() {
+        let snap = allowed_fails_snap(0);
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for status in [400, 403, 409, 422] {
+            assert_eq!(
+                state.record_failure(&snap, A, Failure::Status(status), now),
+                None
+            );
+        }
+    }
+
+    // --- allowed_fails not set: LiteLLM's v2 failure-rate rule -------------------------------
+
+    #[test]
+    fn rate_limit_cools_a_deployment_with_siblings_but_not_a_single_one() {
+        let snap = default_snap();
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for _ in 0..5 {
+            state.record_success(A, now);
+            state.record_success(SOLO, now);
+        }
+        let f = Failure::Status(429);
+        assert!(state.record_failure(&snap, A, f, now).is_some());
+        assert_eq!(state.record_failure(&snap, SOLO, f, now), None);
+        assert!(!state.is_cooling_down(SOLO, now));
+    }
+
+    #[test]
+    fn more_than_half_failing_this_minute_cools_a_deployment_with_siblings() {
+        let snap = default_snap();
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let f = Failure::Status(503);
+        state.record_success(A, t0);
+        state.record_success(A, t0);
+        assert_eq!(state.record_failure(&snap, A, f, t0), None); // 1 of 3
+        assert_eq!(state.record_failure(&snap, A, f, t0), None); // 2 of 4
+        assert!(state.record_failure(&snap, A, f, t0).is_some()); // 3 of 5
+        assert_eq!(
+            state.deployment(A).unwrap().outcomes_at(t0),
+            Outcomes {
+                successes: 2,
+                failures: 3
+            }
+        );
+    }
+
+    #[test]
+    fn the_outcome_window_starts_at_the_first_event_and_lasts_a_minute() {
+        let snap = default_snap();
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let f = Failure::Status(500);
+        state.record_success(A, t0);
+        state.record_success(A, t0);
+        assert_eq!(state.record_failure(&snap, A, f, t0 + secs(1)), None);
+        // At t0 + 60 s the successes are forgotten: 1 failure of 1 is > 50%.
+        assert!(state.record_failure(&snap, A, f, t0 + secs(60)).is_some());
+    }
+
+    #[test]
+    fn a_single_deployment_does_not_cool_for_a_failure_rate_below_a_total_outage() {
+        let snap = default_snap();
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for _ in 0..999 {
+            assert_eq!(
+                state.record_failure(&snap, SOLO, Failure::Status(500), now),
+                None
+            );
+        }
+        // The 1000th failure of 1000 requests this minute is a total outage.
+        assert!(state
+            .record_failure(&snap, SOLO, Failure::Status(500), now)
+            .is_some());
+    }
+
+    #[test]
+    fn auth_and_not_found_cool_immediately_even_a_single_deployment() {
+        let snap = default_snap();
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for _ in 0..10 {
+            state.record_success(SOLO, now);
+        }
+        let started = state.record_failure(&snap, SOLO, Failure::Status(401), now);
+        assert_eq!(started.map(|s| s.cause), Some(Failure::Status(401)));
+        state.record_success(B, now);
+        assert!(state
+            .record_failure(&snap, B, Failure::Status(404), now)
+            .is_some());
+    }
+
+    #[test]
+    fn a_bad_request_never_cools_but_enters_the_failure_rate() {
+        let snap = default_snap();
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for _ in 0..3 {
+            assert_eq!(
+                state.record_failure(&snap, A, Failure::Status(400), now),
+                None
+            );
+        }
+        assert!(!state.is_cooling_down(A, now));
+        // Three bad requests, one success and one 500: 4 of 5 failed.
+        state.record_success(A, now);
+        assert!(state
+            .record_failure(&snap, A, Failure::Status(500), now)
+            .is_some());
+    }
+
+    // --- cooldown length and switches --------------------------------------------------------
+
+    #[test]
+    fn a_deployment_cooldown_time_overrides_the_router_setting() {
+        let settings = RouterSettings {
+            allowed_fails: Some(0),
+            cooldown_time: secs(30),
+            ..RouterSettings::default()
+        };
+        let mut deployments = default_snap().deployments;
+        deployments[0].cooldown_time = Some(secs(2));
+        let snap = Snapshot::build(deployments, settings).unwrap();
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let a = state
+            .record_failure(&snap, A, Failure::Connect, t0)
+            .unwrap();
+        let b = state
+            .record_failure(&snap, B, Failure::Connect, t0)
+            .unwrap();
+        assert_eq!(a.until, t0 + secs(2));
+        assert_eq!(b.until, t0 + secs(30));
+    }
+
+    #[test]
+    fn disable_cooldowns_never_cools() {
+        let snap = snap_with(RouterSettings {
+            disable_cooldowns: true,
+            allowed_fails: Some(0),
+            ..RouterSettings::default()
+        });
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for f in [Failure::Status(401), Failure::Status(429), Failure::Connect] {
+            assert_eq!(state.record_failure(&snap, A, f, now), None);
+        }
+        assert!(!state.is_cooling_down(A, now));
+    }
+
+    #[test]
+    fn a_cooldown_from_another_shard_applies_and_the_later_end_wins() {
+        let snap = allowed_fails_snap(0);
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let cause = Failure::Status(429);
+        state.apply_cooldown(CooldownStarted {
+            idx: A,
+            until: t0 + secs(20),
+            cause,
+        });
+        assert_eq!(state.cooldown_remaining(A, t0), Some(secs(20)));
+        // This shard's own, shorter cooldown does not cut the other one short.
+        state
+            .record_failure(&snap, A, Failure::Timeout, t0)
+            .unwrap();
+        let live = state.cooldown(A, t0).unwrap();
+        assert_eq!(live.until, t0 + secs(20));
+        assert_eq!(live.cause, Failure::Timeout);
+        state.apply_cooldown(CooldownStarted {
+            idx: DeploymentIdx(42),
+            until: t0 + secs(20),
+            cause,
+        });
+    }
+}
