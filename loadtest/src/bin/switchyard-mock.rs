@@ -1,1 +1,149 @@
-fn main() {}
+//! `switchyard-mock`: runs the mock OpenAI-compatible provider until killed.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use switchyard_loadtest::mock::{spawn, Fault, MockOptions};
+
+const USAGE: &str = "\
+usage: switchyard-mock [OPTIONS]
+
+Runs a mock OpenAI-compatible provider. Prints one line
+`switchyard-mock NAME listening on http://ADDR` once listening, then serves until killed.
+
+options:
+  --listen ADDR          address to listen on (default 127.0.0.1:0, a free port)
+  --threads N            serving threads (default: available cores)
+  --name NAME            shown in x-mock-name and the answers (default mock)
+  --latency-ms X         delay before each response head (default 0)
+  --chunks N             content events per streamed answer (default 8)
+  --chunk-delay-ms X     delay between streamed events (default 0)
+  --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K
+  --fault-ratio R        fraction of requests faulted, 0..=1 (default 1)
+  --no-record            do not keep requests for GET /mock/requests
+  -h, --help             print this help
+
+per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chunk-delay-ms.
+endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /health,
+           GET|POST /mock/control, GET|DELETE /mock/requests, GET /mock/stats.
+";
+
+enum Command {
+    Serve(MockOptions),
+    Help,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
+    let mut options = MockOptions {
+        threads: std::thread::available_parallelism().map_or(1, usize::from),
+        ..MockOptions::default()
+    };
+    while let Some(flag) = args.next() {
+        if flag == "-h" || flag == "--help" {
+            return Ok(Command::Help);
+        }
+        if flag == "--no-record" {
+            options.record = false;
+            continue;
+        }
+        let (flag, inline_value) = match flag.split_once('=') {
+            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
+            None => (flag, None),
+        };
+        let known = [
+            "--listen",
+            "--threads",
+            "--name",
+            "--latency-ms",
+            "--chunks",
+            "--chunk-delay-ms",
+            "--fault",
+            "--fault-ratio",
+        ];
+        if !known.contains(&flag.as_str()) {
+            return Err(format!("unknown option {flag:?}"));
+        }
+        let value = inline_value
+            .or_else(|| args.next())
+            .ok_or_else(|| format!("{flag} needs a value"))?;
+        let bad = |what: &str| format!("{flag} {value:?}: expected {what}");
+        match flag.as_str() {
+            "--listen" => options.listen = value.parse().map_err(|_| bad("an address like 127.0.0.1:8080"))?,
+            "--threads" => {
+                options.threads = value
+                    .parse()
+                    .ok()
+                    .filter(|&threads| threads >= 1)
+                    .ok_or_else(|| bad("a thread count of at least 1"))?
+            }
+            "--name" => options.name = value,
+            "--latency-ms" => options.latency = millis(&value).ok_or_else(|| bad("milliseconds"))?,
+            "--chunks" => {
+                options.chunks = value
+                    .parse()
+                    .ok()
+                    .filter(|&chunks| chunks >= 1)
+                    .ok_or_else(|| bad("an event count of at least 1"))?
+            }
+            "--chunk-delay-ms" => {
+                options.chunk_delay = millis(&value).ok_or_else(|| bad("milliseconds"))?
+            }
+            "--fault" => {
+                options.fault = Some(value.parse::<Fault>().map_err(|error| error.to_string())?)
+            }
+            "--fault-ratio" => {
+                options.fault_ratio = value
+                    .parse()
+                    .ok()
+                    .filter(|ratio| (0.0..=1.0).contains(ratio))
+                    .ok_or_else(|| bad("a number between 0 and 1"))?
+            }
+            _ => unreachable!("every known flag is matched above"),
+        }
+    }
+    Ok(Command::Serve(options))
+}
+
+fn millis(value: &str) -> Option<Duration> {
+    value.parse().ok().map(Duration::from_millis)
+}
+
+fn main() -> ExitCode {
+    let options = match parse_args(std::env::args().skip(1)) {
+        Ok(Command::Serve(options)) => options,
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("switchyard-mock: {message}\n(see switchyard-mock --help)");
+            return ExitCode::from(2);
+        }
+    };
+    let server = match spawn(options) {
+        Ok(server) => server,
+        Err(error) if error.kind() == std::io::ErrorKind::InvalidInput => {
+            eprintln!("switchyard-mock: {error}\n(see switchyard-mock --help)");
+            return ExitCode::from(2);
+        }
+        Err(error) => {
+            eprintln!("switchyard-mock: cannot start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let announced = writeln!(
+        stdout,
+        "switchyard-mock {} listening on {}",
+        server.name(),
+        server.url()
+    )
+    .and_then(|()| stdout.flush());
+    drop(stdout);
+    if let Err(error) = announced {
+        eprintln!("switchyard-mock: cannot write to stdout: {error}");
+    }
+    server.wait();
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,248 @@
+//! One accepted connection: reads requests in order (keep-alive, pipelining), lets
+//! [`dispatch`](super::dispatch) decide each answer, and carries it out on the socket.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use monoio::buf::{IoBuf, IoBufMut};
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+
+use super::dispatch::{self, Action, ConnectionFacts, Plan, Request};
+use super::http::{decode_chunked, parse_head, ChunkedBody, HeadParse, RequestHead, BodyFraming};
+use super::http::MAX_BODY_BYTES;
+use super::response::{write_openai_error, Head};
+use super::state::Shared;
+
+/// Free space below which the input buffer grows before a read.
+const MIN_READ_SPACE: usize = 2048;
+/// How much the input buffer grows at a time.
+const READ_GROWTH: usize = 16 * 1024;
+
+/// How a connection ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// An orderly close (FIN).
+    Close,
+    /// A close with `SO_LINGER` 0, which the peer sees as a reset.
+    Reset,
+}
+
+pub(crate) struct Connection {
+    pub(super) stream: TcpStream,
+    pub(super) shared: Arc<Shared>,
+    /// Received bytes not yet answered; starts with the next request.
+    input: Vec<u8>,
+    /// The bytes of the next write.
+    pub(super) output: Vec<u8>,
+    /// Room to format a body before its length is known.
+    pub(super) scratch: Vec<u8>,
+    facts: ConnectionFacts,
+}
+
+/// Serves `stream` until the peer leaves, a request ends the connection, or IO fails.
+pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    // Without this, Nagle holds back the second write of a stream for up to 40 ms.
+    let _ = stream.set_nodelay(true);
+    let mut connection = Connection {
+        stream,
+        shared,
+        input: Vec::with_capacity(READ_GROWTH),
+        output: Vec::with_capacity(4096),
+        scratch: Vec::with_capacity(1024),
+        facts: ConnectionFacts::default(),
+    };
+    if connection.serve_requests().await == Ending::Reset {
+        // Best effort: if the option cannot be set the peer sees a FIN instead.
+        let _ = set_linger_zero(&connection.stream);
+    }
+}
+
+/// Where the body of the current request is.
+enum BodyBytes {
+    /// In `input`, from the end of the head up to `end`.
+    InInput { end: usize },
+    /// De-chunked into its own buffer; the chunked form took `input[..end]`.
+    Decoded { body: Vec<u8>, end: usize },
+}
+
+impl BodyBytes {
+    fn end(&self) -> usize {
+        match self {
+            BodyBytes::InInput { end } | BodyBytes::Decoded { end, .. } => *end,
+        }
+    }
+}
+
+enum BodyError {
+    PeerLeft,
+    Refused { status: u16, reason: &'static str },
+}
+
+impl Connection {
+    async fn serve_requests(&mut self) -> Ending {
+        loop {
+            let head = match parse_head(&self.input) {
+                HeadParse::Complete(head) => head,
+                HeadParse::Partial => {
+                    if self.read_more().await {
+                        continue;
+                    }
+                    return Ending::Close;
+                }
+                HeadParse::Invalid(reason) => return self.refuse(400, reason).await,
+            };
+            let body = match self.read_body(&head).await {
+                Ok(body) => body,
+                Err(BodyError::PeerLeft) => return Ending::Close,
+                Err(BodyError::Refused { status, reason }) => {
+                    return self.refuse(status, reason).await
+                }
+            };
+            let plan = self.plan(&head, &body);
+            self.input.drain(..body.end());
+            if let Some(ending) = self.carry_out(plan).await {
+                return ending;
+            }
+        }
+    }
+
+    fn plan(&mut self, head: &RequestHead, body: &BodyBytes) -> Plan {
+        let body_bytes = match body {
+            BodyBytes::InInput { end } => &self.input[head.head_len..*end],
+            BodyBytes::Decoded { body, .. } => body.as_slice(),
+        };
+        let request = Request {
+            head,
+            head_bytes: &self.input[..head.head_len],
+            body: body_bytes,
+        };
+        self.output.clear();
+        dispatch::plan(
+            &self.shared,
+            &request,
+            &mut self.facts,
+            &mut self.output,
+            &mut self.scratch,
+        )
+    }
+
+    async fn read_body(&mut self, head: &RequestHead) -> Result<BodyBytes, BodyError> {
+        match head.framing {
+            BodyFraming::Empty => Ok(BodyBytes::InInput {
+                end: head.head_len,
+            }),
+            BodyFraming::Length(length) if length > MAX_BODY_BYTES => Err(BodyError::Refused {
+                status: 413,
+                reason: "request body too large",
+            }),
+            BodyFraming::Length(length) => {
+                let end = head.head_len + length;
+                self.input.reserve(end.saturating_sub(self.input.len()));
+                while self.input.len() < end {
+                    if !self.read_more().await {
+                        return Err(BodyError::PeerLeft);
+                    }
+                }
+                Ok(BodyBytes::InInput { end })
+            }
+            BodyFraming::Chunked => loop {
+                match decode_chunked(&self.input[head.head_len..]) {
+                    ChunkedBody::Complete { body, consumed } => {
+                        return Ok(BodyBytes::Decoded {
+                            body,
+                            end: head.head_len + consumed,
+                        })
+                    }
+                    ChunkedBody::Partial => {
+                        if !self.read_more().await {
+                            return Err(BodyError::PeerLeft);
+                        }
+                    }
+                    ChunkedBody::Invalid(reason) => {
+                        return Err(BodyError::Refused {
+                            status: 400,
+                            reason,
+                        })
+                    }
+                }
+            },
+        }
+    }
+
+    /// `None` to go on with the next request.
+    async fn carry_out(&mut self, plan: Plan) -> Option<Ending> {
+        pause(plan.latency).await;
+        match plan.action {
+            Action::Send { close } => {
+                let sent = self.send(self.output.len()).await;
+                (close || !sent).then_some(Ending::Close)
+            }
+            Action::SendPartThenClose { len } => {
+                self.send(len).await;
+                Some(Ending::Close)
+            }
+            Action::Stream(stream) => self.send_stream(stream).await,
+            Action::Reset => Some(Ending::Reset),
+            Action::Hang => Some(self.hang().await),
+        }
+    }
+
+    /// Answers a request whose framing cannot be trusted, and ends the connection.
+    async fn refuse(&mut self, status: u16, reason: &str) -> Ending {
+        self.output.clear();
+        let message = format!("mock {}: {reason}", self.shared.name);
+        write_openai_error(
+            &mut self.output,
+            &Head::json(status, &self.shared.name, true),
+            &message,
+        );
+        self.send(self.output.len()).await;
+        Ending::Close
+    }
+
+    /// Never answers; reads and drops whatever comes until the peer closes.
+    async fn hang(&mut self) -> Ending {
+        loop {
+            self.input.clear();
+            if !self.read_more().await {
+                return Ending::Close;
+            }
+        }
+    }
+
+    /// Appends what the socket has to `input`; false when the peer closed or IO failed.
+    pub(super) async fn read_more(&mut self) -> bool {
+        if self.input.capacity() - self.input.len() < MIN_READ_SPACE {
+            self.input.reserve(READ_GROWTH);
+        }
+        let input = std::mem::take(&mut self.input);
+        let filled = input.len();
+        let (result, input) = self.stream.read(input.slice_mut(filled..)).await;
+        self.input = input.into_inner();
+        matches!(result, Ok(read) if read > 0)
+    }
+
+    /// Writes `output[..len]` in one go and empties `output`; false when IO failed.
+    pub(super) async fn send(&mut self, len: usize) -> bool {
+        let output = std::mem::take(&mut self.output);
+        let (result, output) = self.stream.write_all(output.slice(..len)).await;
+        self.output = output.into_inner();
+        self.output.clear();
+        result.is_ok()
+    }
+}
+
+/// Waits on the runtime's timer (never blocking the thread); no-op for zero.
+pub(super) async fn pause(duration: Duration) {
+    if !duration.is_zero() {
+        monoio::time::sleep(duration).await;
+    }
+}
+
+fn set_linger_zero(stream: &TcpStream) -> std::io::Result<()> {
+    // SAFETY: the descriptor belongs to `stream`, which outlives this borrow.
+    let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
+    socket2::SockRef::from(&fd).set_linger(Some(Duration::ZERO))
+}

@@ -1,0 +1,297 @@
+//! Deciding the answer to one request: counts, records, picks the fault, and writes every
+//! answer that is known at once into the output buffer. No IO and no waiting here: what has to
+//! wait (latency, streams, hangs) comes back as a [`Plan`] for the connection to carry out.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::control::behaviour_json;
+use super::fault::Fault;
+use super::http::{Method, RequestHead};
+use super::openai::{
+    embedding_input_count, embeddings_body, models_body, write_chat_completion, AnswerId,
+    ChatRequest, EmbeddingsRequest, Usage,
+};
+use super::record::RecordedRequest;
+use super::response::{write_openai_error, Head};
+use super::routes::Route;
+use super::state::Shared;
+
+/// What the connection does once the request is read.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Plan {
+    /// Waited before anything is sent.
+    pub latency: Duration,
+    pub action: Action,
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) enum Action {
+    /// The output buffer holds a whole response.
+    Send { close: bool },
+    /// The output buffer holds a whole response: send this many bytes of it, then close.
+    SendPartThenClose { len: usize },
+    Stream(StreamPlan),
+    Reset,
+    Hang,
+}
+
+/// A streamed chat answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StreamPlan {
+    pub number: u64,
+    pub created: u64,
+    pub model: String,
+    pub chunks: u32,
+    pub chunk_delay: Duration,
+    pub usage: Option<Usage>,
+    /// Close after this many content events, without `[DONE]` or the last chunk.
+    pub abort_after: Option<u32>,
+    pub close: bool,
+}
+
+/// The request as the connection read it.
+pub(crate) struct Request<'a> {
+    pub head: &'a RequestHead,
+    pub head_bytes: &'a [u8],
+    pub body: &'a [u8],
+}
+
+/// Per-connection facts dispatch keeps up to date.
+#[derive(Debug, Default)]
+pub(crate) struct ConnectionFacts {
+    pub carried_provider_request: bool,
+}
+
+/// Plans the answer to `request`, writing into `out` (and using `scratch`) as needed.
+pub(crate) fn plan(
+    shared: &Shared,
+    request: &Request<'_>,
+    facts: &mut ConnectionFacts,
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+) -> Plan {
+    let head = request.head;
+    let close = !head.keep_alive;
+    if head.route.is_mock_control() {
+        answer_mock_endpoint(shared, request, out);
+        return Plan {
+            latency: Duration::ZERO,
+            action: Action::Send { close },
+        };
+    }
+
+    let number = shared.stats.requests.fetch_add(1, relaxed()) + 1;
+    if !facts.carried_provider_request {
+        facts.carried_provider_request = true;
+        shared.stats.provider_connections.fetch_add(1, relaxed());
+    }
+    if let (Some(recorder), true) = (&shared.recorder, head.route.is_recorded()) {
+        recorder.push(RecordedRequest::from_wire(request.head_bytes, request.body));
+    }
+
+    let overrides = match head.overrides {
+        Ok(overrides) => overrides,
+        Err(bad_header) => {
+            let message = format!("mock {}: invalid {bad_header} header", shared.name);
+            write_openai_error(out, &Head::json(400, &shared.name, close), &message);
+            return Plan {
+                latency: Duration::ZERO,
+                action: Action::Send { close },
+            };
+        }
+    };
+    let behaviour = shared.behaviour();
+    let latency = overrides.latency.unwrap_or(behaviour.latency);
+    let fault = overrides.fault.or_else(|| {
+        behaviour
+            .fault
+            .filter(|_| shared.next_request_faulted(behaviour.fault_ratio))
+    });
+    let answer = Answer {
+        shared,
+        request,
+        number,
+        created: unix_seconds(),
+        chunks: overrides.chunks.unwrap_or(behaviour.chunks),
+        chunk_delay: overrides.chunk_delay.unwrap_or(behaviour.chunk_delay),
+        close,
+    };
+    let action = match fault {
+        None => answer.write(out, scratch, None),
+        Some(Fault::Status {
+            status,
+            retry_after,
+        }) => {
+            let message = format!("mock {} injected status {status}", shared.name);
+            let head = Head {
+                retry_after,
+                ..Head::json(status, &shared.name, close)
+            };
+            write_openai_error(out, &head, &message);
+            Action::Send { close }
+        }
+        Some(Fault::Reset) => Action::Reset,
+        Some(Fault::Hang) => Action::Hang,
+        Some(Fault::AbortAfter { chunks }) => answer.write(out, scratch, Some(chunks)),
+    };
+    Plan { latency, action }
+}
+
+enum ChatAnswer {
+    Written { head_len: usize },
+    Stream(StreamPlan),
+}
+
+/// The normal answer to a provider request.
+struct Answer<'a> {
+    shared: &'a Shared,
+    request: &'a Request<'a>,
+    number: u64,
+    created: u64,
+    chunks: u32,
+    chunk_delay: Duration,
+    close: bool,
+}
+
+impl Answer<'_> {
+    /// Writes the answer, or plans its stream; `abort_after` cuts it short (a stream after that
+    /// many events, anything else after half its body).
+    fn write(&self, out: &mut Vec<u8>, scratch: &mut Vec<u8>, abort_after: Option<u32>) -> Action {
+        let name = self.shared.name.as_str();
+        let head = self.request.head;
+        let ok = Head::json(200, name, self.close);
+        let head_len = match (head.route, head.method) {
+            (Route::ChatCompletions, Method::Post) => match self.chat(out, scratch, abort_after) {
+                ChatAnswer::Written { head_len } => head_len,
+                ChatAnswer::Stream(stream) => return Action::Stream(stream),
+            },
+            (Route::Embeddings, Method::Post) => self.embeddings(out),
+            (Route::Models, Method::Get) => ok.write_with_body(out, &models_body(self.created)),
+            (Route::Health, Method::Get) => ok.write_with_body(out, br#"{"status":"ok"}"#),
+            (Route::Unknown, _) => self.error(out, 404, "no such endpoint"),
+            _ => self.error(out, 405, "method not allowed on this endpoint"),
+        };
+        match abort_after {
+            None => Action::Send { close: self.close },
+            Some(_) => Action::SendPartThenClose {
+                len: head_len + (out.len() - head_len) / 2,
+            },
+        }
+    }
+
+    /// Writes a whole chat answer (or a 400), or plans the stream to send.
+    fn chat(
+        &self,
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+        abort_after: Option<u32>,
+    ) -> ChatAnswer {
+        let body = self.request.body;
+        let parsed: ChatRequest<'_> = match serde_json::from_slice(body) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                let head_len = self.error(out, 400, &format!("invalid JSON body: {error}"));
+                return ChatAnswer::Written { head_len };
+            }
+        };
+        let Some(model) = parsed.model else {
+            let head_len = self.error(out, 400, "you must provide a model parameter");
+            return ChatAnswer::Written { head_len };
+        };
+        let usage = Usage::new(body.len(), self.chunks);
+        if parsed.stream == Some(true) {
+            let include_usage = parsed
+                .stream_options
+                .and_then(|options| options.include_usage)
+                == Some(true);
+            return ChatAnswer::Stream(StreamPlan {
+                number: self.number,
+                created: self.created,
+                model: model.into_owned(),
+                chunks: self.chunks,
+                chunk_delay: self.chunk_delay,
+                usage: include_usage.then_some(usage),
+                abort_after,
+                close: self.close,
+            });
+        }
+        let id = AnswerId {
+            number: self.number,
+            created: self.created,
+            model: &model,
+        };
+        scratch.clear();
+        write_chat_completion(scratch, &id, &self.shared.text, &usage);
+        let head_len = Head::json(200, &self.shared.name, self.close).write_with_body(out, scratch);
+        ChatAnswer::Written { head_len }
+    }
+
+    fn embeddings(&self, out: &mut Vec<u8>) -> usize {
+        let body = self.request.body;
+        let parsed: EmbeddingsRequest<'_> = match serde_json::from_slice(body) {
+            Ok(parsed) => parsed,
+            Err(error) => return self.error(out, 400, &format!("invalid JSON body: {error}")),
+        };
+        let Some(model) = parsed.model else {
+            return self.error(out, 400, "you must provide a model parameter");
+        };
+        let Some(inputs) = embedding_input_count(parsed.input.as_ref()) else {
+            return self.error(out, 400, "input must be a non-empty string or array");
+        };
+        let usage = Usage::new(body.len(), 0);
+        let answer = embeddings_body(&model, inputs, &usage);
+        Head::json(200, &self.shared.name, self.close).write_with_body(out, &answer)
+    }
+
+    fn error(&self, out: &mut Vec<u8>, status: u16, message: &str) -> usize {
+        let message = format!("mock {}: {message}", self.shared.name);
+        write_openai_error(out, &Head::json(status, &self.shared.name, self.close), &message)
+    }
+}
+
+/// `/mock/*`: control, recorded requests, stats.
+fn answer_mock_endpoint(shared: &Shared, request: &Request<'_>, out: &mut Vec<u8>) {
+    let name = shared.name.as_str();
+    let close = !request.head.keep_alive;
+    let ok = Head::json(200, name, close);
+    let error = |out: &mut Vec<u8>, status, message: &str| {
+        let message = format!("mock {name}: {message}");
+        write_openai_error(out, &Head::json(status, name, close), &message);
+    };
+    match (request.head.route, request.head.method) {
+        (Route::MockControl, Method::Get) => {
+            ok.write_with_body(out, &behaviour_json(&shared.behaviour()));
+        }
+        (Route::MockControl, Method::Post) => match shared.control(request.body) {
+            Ok(behaviour) => {
+                ok.write_with_body(out, &behaviour_json(&behaviour));
+            }
+            Err(message) => error(out, 400, &message),
+        },
+        (Route::MockRequests, Method::Get) => {
+            let recorded = shared
+                .recorder
+                .as_ref()
+                .map_or_else(|| b"[]".to_vec(), |recorder| recorder.to_json());
+            ok.write_with_body(out, &recorded);
+        }
+        (Route::MockRequests, Method::Delete) => {
+            let cleared = shared.recorder.as_ref().map_or(0, |recorder| recorder.clear());
+            ok.write_with_body(out, format!("{{\"cleared\":{cleared}}}").as_bytes());
+        }
+        (Route::MockStats, Method::Get) => {
+            ok.write_with_body(out, &shared.stats.to_json());
+        }
+        _ => error(out, 405, "method not allowed on this endpoint"),
+    }
+}
+
+fn relaxed() -> std::sync::atomic::Ordering {
+    std::sync::atomic::Ordering::Relaxed
+}
+
+fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}

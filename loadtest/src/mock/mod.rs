@@ -1,0 +1,32 @@
+//! `switchyard-mock`: an OpenAI-compatible provider for tests, benchmarks and the demo.
+//!
+//! It answers chat completions (whole or streamed as server-sent events), embeddings and the
+//! model list, injects faults (error statuses, resets, hangs, cut-off answers) by option, by
+//! ratio, per request through `x-mock-*` headers or at run time through `POST /mock/control`,
+//! and records what it was sent for `GET /mock/requests`. See `loadtest/README.md`.
+//!
+//! ```no_run
+//! use switchyard_loadtest::mock::{spawn, MockOptions};
+//! let server = spawn(MockOptions { name: "alpha".into(), ..MockOptions::default() })?;
+//! println!("{}/v1/chat/completions", server.url());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod conn;
+mod control;
+mod dispatch;
+mod fault;
+mod http;
+mod openai;
+mod options;
+mod record;
+mod response;
+mod routes;
+mod server;
+mod shutdown;
+mod state;
+mod stream;
+
+pub use fault::{Fault, ParseFaultError};
+pub use options::MockOptions;
+pub use server::{spawn, MockServer};

@@ -1,0 +1,138 @@
+//! How a mock server is started, and the part of it that `/mock/control` can change at run time.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use super::fault::Fault;
+
+/// Everything [`spawn`](super::spawn) needs to start a mock provider.
+#[derive(Debug, Clone)]
+pub struct MockOptions {
+    /// Where to listen; port 0 picks a free port (see [`MockServer::addr`](super::MockServer::addr)).
+    pub listen: SocketAddr,
+    /// Serving threads, each a monoio runtime with its own `SO_REUSEPORT` listener.
+    pub threads: usize,
+    /// Shown in `x-mock-name`, the answer text and `system_fingerprint`. ASCII without spaces.
+    pub name: String,
+    /// Delay before the response head.
+    pub latency: Duration,
+    /// Content events of a streamed answer (at least 1).
+    pub chunks: u32,
+    /// Delay between two content events of a streamed answer.
+    pub chunk_delay: Duration,
+    /// Fault injected into the requests chosen by `fault_ratio`.
+    pub fault: Option<Fault>,
+    /// Fraction of requests (0..=1) that get `fault`.
+    pub fault_ratio: f64,
+    /// Keep the provider requests for `GET /mock/requests`.
+    pub record: bool,
+    /// How many recorded requests are kept; the oldest go first.
+    pub record_limit: usize,
+}
+
+impl Default for MockOptions {
+    fn default() -> Self {
+        MockOptions {
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            threads: 1,
+            name: "mock".to_owned(),
+            latency: Duration::ZERO,
+            chunks: 8,
+            chunk_delay: Duration::ZERO,
+            fault: None,
+            fault_ratio: 1.0,
+            record: true,
+            record_limit: 1000,
+        }
+    }
+}
+
+impl MockOptions {
+    /// Refuses options the server cannot honour, naming the field.
+    pub(crate) fn validate(&self) -> io::Result<()> {
+        let invalid = |message: String| Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        if self.threads == 0 {
+            return invalid("mock threads must be at least 1".to_owned());
+        }
+        if !is_valid_name(&self.name) {
+            return invalid(format!(
+                "mock name {:?} must be non-empty printable ASCII without spaces or quotes",
+                self.name
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.fault_ratio) {
+            return invalid(format!(
+                "mock fault_ratio {} must be between 0 and 1",
+                self.fault_ratio
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn behaviour(&self) -> Behaviour {
+        Behaviour {
+            fault: self.fault,
+            fault_ratio: self.fault_ratio,
+            latency: self.latency,
+            chunks: self.chunks.max(1),
+            chunk_delay: self.chunk_delay,
+        }
+    }
+}
+
+/// The name goes verbatim into a header and into JSON strings, so it is kept to characters
+/// that need no escaping in either.
+fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\')
+}
+
+/// The behaviour shared by all threads and replaced as a whole by `POST /mock/control`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Behaviour {
+    pub fault: Option<Fault>,
+    pub fault_ratio: f64,
+    pub latency: Duration,
+    pub chunks: u32,
+    pub chunk_delay: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let options = MockOptions::default();
+        assert_eq!(options.threads, 1);
+        assert_eq!(options.chunks, 8);
+        assert_eq!(options.fault_ratio, 1.0);
+        assert!(options.record);
+        assert_eq!(options.record_limit, 1000);
+        assert!(options.validate().is_ok());
+    }
+
+    #[test]
+    fn rejects_bad_names_ratios_and_thread_counts() {
+        for name in ["", "a b", "quo\"te", "back\\slash", "ünï"] {
+            let options = MockOptions {
+                name: name.to_owned(),
+                ..MockOptions::default()
+            };
+            assert!(options.validate().is_err(), "{name:?}");
+        }
+        let options = MockOptions {
+            fault_ratio: 1.5,
+            ..MockOptions::default()
+        };
+        assert!(options.validate().is_err());
+        let options = MockOptions {
+            threads: 0,
+            ..MockOptions::default()
+        };
+        assert!(options.validate().is_err());
+    }
+}

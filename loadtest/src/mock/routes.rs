@@ -1,0 +1,71 @@
+//! The paths the mock answers, named once.
+
+/// What a request path asks for; the query string is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    ChatCompletions,
+    Embeddings,
+    Models,
+    Health,
+    MockControl,
+    MockRequests,
+    MockStats,
+    Unknown,
+}
+
+impl Route {
+    pub(crate) fn from_path(path: &str) -> Route {
+        let path = path.split_once('?').map_or(path, |(path, _query)| path);
+        let provider_path = path.strip_prefix("/v1").unwrap_or(path);
+        match provider_path {
+            "/chat/completions" => return Route::ChatCompletions,
+            "/embeddings" => return Route::Embeddings,
+            "/models" => return Route::Models,
+            _ => {}
+        }
+        match path {
+            "/health" => Route::Health,
+            "/mock/control" => Route::MockControl,
+            "/mock/requests" => Route::MockRequests,
+            "/mock/stats" => Route::MockStats,
+            _ => Route::Unknown,
+        }
+    }
+
+    /// `/mock/*` endpoints steer the mock itself: they are never faulted, delayed or recorded.
+    pub(crate) fn is_mock_control(self) -> bool {
+        matches!(
+            self,
+            Route::MockControl | Route::MockRequests | Route::MockStats
+        )
+    }
+
+    /// Requests a gateway would send to a provider, kept by the recorder.
+    pub(crate) fn is_recorded(self) -> bool {
+        !self.is_mock_control() && self != Route::Health
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_paths_work_with_and_without_v1() {
+        assert_eq!(Route::from_path("/v1/chat/completions"), Route::ChatCompletions);
+        assert_eq!(Route::from_path("/chat/completions"), Route::ChatCompletions);
+        assert_eq!(Route::from_path("/v1/embeddings?x=1"), Route::Embeddings);
+        assert_eq!(Route::from_path("/models"), Route::Models);
+        assert_eq!(Route::from_path("/v1/health"), Route::Unknown);
+        assert_eq!(Route::from_path("/mock/stats"), Route::MockStats);
+        assert_eq!(Route::from_path("/v2/chat/completions"), Route::Unknown);
+    }
+
+    #[test]
+    fn mock_endpoints_are_neither_faulted_nor_recorded() {
+        assert!(Route::MockRequests.is_mock_control());
+        assert!(!Route::MockRequests.is_recorded());
+        assert!(!Route::Health.is_recorded());
+        assert!(Route::Unknown.is_recorded());
+    }
+}

@@ -1,0 +1,67 @@
+//! What all threads of one mock server share.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
+
+use super::control::{apply_control, ControlChange};
+use super::fault::nth_request_is_faulted;
+use super::openai::AnswerText;
+use super::options::{Behaviour, MockOptions};
+use super::record::{Recorder, Stats};
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub name: String,
+    pub text: AnswerText,
+    behaviour: ArcSwap<Behaviour>,
+    /// Serialises control requests so two of them cannot lose each other's fields.
+    control: Mutex<()>,
+    /// Requests seen since the fault was last configured, for `fault_ratio`.
+    fault_sequence: AtomicU64,
+    /// `None` when recording is off.
+    pub recorder: Option<Recorder>,
+    pub stats: Stats,
+}
+
+impl Shared {
+    pub(crate) fn new(options: &MockOptions) -> Self {
+        Shared {
+            name: options.name.clone(),
+            text: AnswerText::new(&options.name),
+            behaviour: ArcSwap::from_pointee(options.behaviour()),
+            control: Mutex::new(()),
+            fault_sequence: AtomicU64::new(0),
+            recorder: options
+                .record
+                .then(|| Recorder::new(options.record_limit)),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The current behaviour, copied out so no guard is held across an await.
+    pub(crate) fn behaviour(&self) -> Behaviour {
+        **self.behaviour.load()
+    }
+
+    /// Counts one more faultable request and says whether the configured fault hits it.
+    pub(crate) fn next_request_faulted(&self, ratio: f64) -> bool {
+        let number = self.fault_sequence.fetch_add(1, Ordering::Relaxed) + 1;
+        nth_request_is_faulted(number, ratio)
+    }
+
+    /// Applies a `POST /mock/control` body; returns the new behaviour or why it was refused.
+    pub(crate) fn control(&self, body: &[u8]) -> Result<Behaviour, String> {
+        let _serialised = self.control.lock().unwrap_or_else(PoisonError::into_inner);
+        let ControlChange {
+            behaviour,
+            restarts_fault_sequence,
+        } = apply_control(self.behaviour(), body)?;
+        if restarts_fault_sequence {
+            self.fault_sequence.store(0, Ordering::Relaxed);
+        }
+        self.behaviour.store(std::sync::Arc::new(behaviour));
+        Ok(behaviour)
+    }
+}
