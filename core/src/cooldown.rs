@@ -2,8 +2,8 @@
 //! (`litellm/router_utils/cooldown_handlers.py`).
 //!
 //! Two rules, chosen by whether `router_settings.allowed_fails` is set:
-//! - set: [`AllowedFailsCounter`], LiteLLM's legacy "v1" counter;
-//! - not set: [`failure_rate_says_cool_down`], LiteLLM's default "v2" failure-rate rule over
+//! - set: `AllowedFailsCounter`, LiteLLM's legacy "v1" counter;
+//! - not set: `failure_rate_says_cool_down`, LiteLLM's default "v2" failure-rate rule over
 //!   the deployment's outcomes in the current minute.
 
 use std::time::{Duration, Instant};

@@ -32,9 +32,14 @@ impl<'s> Candidates<'s> {
         mut reject: impl FnMut(DeploymentIdx) -> bool,
     ) {
         let rejected = &mut *self.rejected;
+        let at_most = self.live.len();
         self.live.retain(|&idx| {
             let remove = reject(idx);
             if remove {
+                // One allocation per rejecting filter at most, never one per candidate.
+                if rejected.len() == rejected.capacity() {
+                    rejected.reserve(at_most);
+                }
                 rejected.push((idx, reason));
             }
             !remove

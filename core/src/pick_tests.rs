@@ -363,3 +363,28 @@ fn invariants_hold_over_random_situations() {
         }
     }
 }
+
+#[test]
+fn the_route_reason_counts_each_reason_in_chain_order() {
+    let snap = snap_with(vec![dep("a", "g"), dep("b", "g"), dep("c", "g")]);
+    let mut state = State::new(&snap);
+    let t0 = Instant::now();
+    cool(&snap, &mut state, C, t0);
+    let failed = [A];
+    let req = PickRequest {
+        model: "g",
+        failed: &failed,
+    };
+    let d = pick(&snap, &state, &req, t0, &mut Rng::new(0)).unwrap();
+    assert_eq!(
+        d.rejected,
+        [
+            (C, RejectReason::CoolingDown),
+            (A, RejectReason::RetrySkipped)
+        ]
+    );
+    assert_eq!(
+        d.route_reason(&snap),
+        "simple-shuffle picked b of 3 candidates on retry (1 in cooldown, 1 retry-skipped)"
+    );
+}
