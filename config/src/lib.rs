@@ -1,1 +1,34 @@
+//! Reads LiteLLM proxy `config.yaml` files unchanged (plus Switchyard's own `switchyard:`
+//! section) and compiles them into a [`Config`], whose [`Config::snapshot`] is the routing
+//! [`switchyard_core::Snapshot`].
+//!
+//! Loading walks the whole file and its includes and reports every problem at once, each with
+//! its key path: `model_list[3].litellm_params.weight: expected a positive integer, got "high"`.
+//! LiteLLM settings Switchyard does not implement yet are warnings, not errors.
 
+mod api_base;
+mod check;
+mod config;
+mod deployment_id;
+mod duration;
+mod env;
+mod error;
+mod gateway_settings;
+mod include;
+mod kinds;
+mod load;
+mod model_list;
+mod model_ref;
+mod node;
+mod router;
+mod secret;
+mod sections;
+mod summary;
+mod switchyard_section;
+mod yaml;
+
+pub use config::{Config, DeploymentInfo, EntrySource, Loaded};
+pub use error::{ConfigError, ConfigErrors, ConfigWarning};
+pub use gateway_settings::{GatewaySettings, IoDriver, Limits, Timeouts, DEFAULT_PORT};
+pub use load::{load_file, load_str};
+pub use secret::redact;

@@ -1,0 +1,154 @@
+//! The compiled config: what the gateway runs with, and how it becomes a routing [`Snapshot`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use switchyard_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
+
+use crate::secret::redact;
+use crate::{ConfigError, ConfigErrors, ConfigWarning, GatewaySettings};
+
+/// A config that compiled, and what in it Switchyard ignores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// Everything a LiteLLM `config.yaml` (and its includes) says that Switchyard uses.
+#[derive(Clone, PartialEq)]
+pub struct Config {
+    /// One per `model_list` entry: the main file's first, then each include's.
+    pub deployments: Vec<Deployment>,
+    /// Parallel to `deployments`: where each entry is and the rest of its `model_info`.
+    pub deployment_info: Vec<DeploymentInfo>,
+    pub router: RouterSettings,
+    pub gateway: GatewaySettings,
+    /// `general_settings.master_key`, for client authentication.
+    pub master_key: Option<String>,
+    /// The config file (when read from disk) and every file it includes.
+    pub files: Vec<PathBuf>,
+    /// How many warnings loading produced (the summary reports it).
+    pub warning_count: usize,
+}
+
+/// What the config says about one deployment beyond the router's view of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeploymentInfo {
+    pub source: EntrySource,
+    /// Whether the id was derived from the entry's content (no `model_info.id`).
+    pub derived_id: bool,
+    /// `model_info` without `id` (e.g. `mode`, `base_model`, prices), `os.environ/` substituted.
+    pub model_info: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Where a `model_list` entry is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntrySource {
+    /// The included file as messages name it; `None` = the main file.
+    pub file: Option<String>,
+    /// The entry's position in that file's `model_list`.
+    pub index: usize,
+}
+
+impl EntrySource {
+    /// The key path of something inside the entry, e.g. `models.yaml: model_list[0].model_info.id`.
+    pub fn key_path(&self, keys: &str) -> String {
+        format!("{self}.{keys}")
+    }
+}
+
+impl fmt::Display for EntrySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{file}: model_list[{}]", self.index),
+            None => write!(f, "model_list[{}]", self.index),
+        }
+    }
+}
+
+impl Config {
+    /// Builds the routing snapshot the gateway publishes.
+    pub fn snapshot(&self) -> Result<Snapshot, ConfigErrors> {
+        Snapshot::build(self.deployments.clone(), self.router.clone()).map_err(|e| {
+            #[allow(unreachable_patterns)] // core may add variants; they keep their own message
+            let error = match &e {
+                SnapshotError::DuplicateId { id, first, second } => {
+                    match (
+                        self.deployment_info.get(*first),
+                        self.deployment_info.get(*second),
+                    ) {
+                        (Some(first), Some(second)) => duplicate_id_error(id, first, second),
+                        _ => other_snapshot_error(&e),
+                    }
+                }
+                _ => other_snapshot_error(&e),
+            };
+            ConfigErrors(vec![error])
+        })
+    }
+}
+
+fn other_snapshot_error(e: &SnapshotError) -> ConfigError {
+    ConfigError {
+        path: "model_list".to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Every second use of an id, as an error at the later entry.
+pub(crate) fn duplicate_ids(
+    deployments: &[Deployment],
+    info: &[DeploymentInfo],
+) -> Vec<ConfigError> {
+    let mut first_use: HashMap<&str, usize> = HashMap::with_capacity(deployments.len());
+    let mut errors = Vec::new();
+    for (i, d) in deployments.iter().enumerate() {
+        if let Some(&first) = first_use.get(d.id.as_str()) {
+            errors.push(duplicate_id_error(&d.id, &info[first], &info[i]));
+        } else {
+            first_use.insert(&d.id, i);
+        }
+    }
+    errors
+}
+
+fn duplicate_id_error(id: &str, first: &DeploymentInfo, second: &DeploymentInfo) -> ConfigError {
+    let hint = if second.derived_id {
+        "; entries with the same model_name and litellm_params need distinct model_info.id values"
+    } else {
+        ""
+    };
+    ConfigError {
+        path: second.source.key_path("model_info.id"),
+        message: format!(
+            "duplicate deployment id {id:?} (first used by {}){hint}",
+            first.source
+        ),
+    }
+}
+
+/// Debug output never shows a key: api keys and the master key are redacted.
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let deployments: Vec<Deployment> = self
+            .deployments
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.api_key = d.api_key.as_deref().map(redact);
+                d
+            })
+            .collect();
+        f.debug_struct("Config")
+            .field("deployments", &deployments)
+            .field("deployment_info", &self.deployment_info)
+            .field("router", &self.router)
+            .field("gateway", &self.gateway)
+            .field("master_key", &self.master_key.as_deref().map(redact))
+            .field("files", &self.files)
+            .field("warning_count", &self.warning_count)
+            .finish()
+    }
+}

@@ -1,0 +1,92 @@
+//! The top-level sections of a LiteLLM config that need no module of their own:
+//! `environment_variables`, `general_settings`, and the warning for sections Switchyard ignores.
+
+use crate::check::{Checker, IGNORED};
+use crate::include::{Document, INCLUDE_KEY, MODEL_LIST_KEY};
+use crate::kinds::{self, Kind};
+use crate::node::Node;
+
+pub(crate) const ROUTER_SETTINGS: &str = "router_settings";
+pub(crate) const LITELLM_SETTINGS: &str = "litellm_settings";
+pub(crate) const GENERAL_SETTINGS: &str = "general_settings";
+pub(crate) const ENVIRONMENT_VARIABLES: &str = "environment_variables";
+pub(crate) const SWITCHYARD: &str = "switchyard";
+
+const READ_SECTIONS: [&str; 7] = [
+    MODEL_LIST_KEY,
+    ROUTER_SETTINGS,
+    LITELLM_SETTINGS,
+    GENERAL_SETTINGS,
+    ENVIRONMENT_VARIABLES,
+    INCLUDE_KEY,
+    SWITCHYARD,
+];
+
+/// An environment variable's value: YAML readers often leave numbers and booleans unquoted.
+const ENV_VALUE: Kind<String> = Kind {
+    expected: "a string",
+    parse: |n| match n {
+        Node::Str(s) => Some(s.clone()),
+        Node::Int(i) => Some(i.to_string()),
+        Node::Float(x) => Some(x.to_string()),
+        Node::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
+        _ => None,
+    },
+    // Often secrets (that is why they are variables).
+    secret: true,
+};
+
+/// Makes `environment_variables` visible to `os.environ/` lookups. Its values are taken as
+/// written (not substituted).
+pub(crate) fn read_environment_variables(c: &mut Checker, doc: &Document) {
+    let Some(section) = doc.section(ENVIRONMENT_VARIABLES) else {
+        return;
+    };
+    if matches!(section.node, Node::Null) {
+        return;
+    }
+    let Some(vars) = c.map(&section.node, section.path.clone()) else {
+        return;
+    };
+    for (name, value, path) in vars.untaken() {
+        let value = match value {
+            // Not substituted: a variable is defined here, not referred to.
+            Node::Str(s) => Some(s.clone()),
+            other => (ENV_VALUE.parse)(other).or_else(|| {
+                c.error(
+                    &path,
+                    format!(
+                        "expected {}, got {}",
+                        ENV_VALUE.expected,
+                        other.describe_kind()
+                    ),
+                );
+                None
+            }),
+        };
+        if let Some(value) = value {
+            c.env.define(name.to_string(), value);
+        }
+    }
+}
+
+/// `general_settings.master_key`; every other general setting is warned about.
+pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> Option<String> {
+    let section = doc.section(GENERAL_SETTINGS)?;
+    if matches!(section.node, Node::Null) {
+        return None;
+    }
+    let mut fields = c.map(&section.node, section.path.clone())?;
+    let master_key = c.optional(&mut fields, "master_key", &kinds::SECRET);
+    c.warn_ignored(&fields);
+    master_key
+}
+
+/// Warns about every top-level section Switchyard does not read (`guardrails`, `mcp_servers`…).
+pub(crate) fn warn_ignored_sections(c: &mut Checker, doc: &Document) {
+    for section in &doc.sections {
+        if !READ_SECTIONS.contains(&section.key.as_str()) {
+            c.warn(&section.path, IGNORED);
+        }
+    }
+}

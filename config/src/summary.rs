@@ -1,0 +1,174 @@
+//! `Config::summary()`: the one screen `switchyard check` prints when a config compiles.
+//! Keys are shown redacted (`…` and the last 4 characters), never whole.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use switchyard_core::Deployment;
+
+use crate::router::strategy_name;
+use crate::secret::redact;
+use crate::Config;
+
+impl Config {
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        self.write_files(&mut out);
+        self.write_groups(&mut out);
+        self.write_router(&mut out);
+        self.write_gateway(&mut out);
+        if let Some(key) = &self.master_key {
+            line(
+                &mut out,
+                format_args!("general: master_key {}", redact(key)),
+            );
+        }
+        line(&mut out, format_args!("warnings: {}", self.warning_count));
+        out
+    }
+
+    fn write_files(&self, out: &mut String) {
+        if self.files.is_empty() {
+            return;
+        }
+        let names: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+        line(out, format_args!("files: {}", names.join(", ")));
+    }
+
+    fn write_groups(&self, out: &mut String) {
+        let mut groups: Vec<(&str, Vec<&Deployment>)> = Vec::new();
+        for d in &self.deployments {
+            match groups.iter_mut().find(|(name, _)| *name == d.model_name) {
+                Some((_, members)) => members.push(d),
+                None => groups.push((&d.model_name, vec![d])),
+            }
+        }
+        line(
+            out,
+            format_args!(
+                "model groups: {}, deployments: {}",
+                groups.len(),
+                self.deployments.len()
+            ),
+        );
+        let rows: Vec<[String; 5]> = self.deployments.iter().map(row).collect();
+        let mut widths = [0usize; 4];
+        for r in &rows {
+            for (w, cell) in widths.iter_mut().zip(r.iter()) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for (name, members) in &groups {
+            line(out, format_args!("  {name}"));
+            for d in members {
+                let Some(i) = self.deployments.iter().position(|x| std::ptr::eq(x, *d)) else {
+                    continue;
+                };
+                let r = &rows[i];
+                let mut text = String::from("    ");
+                for (cell, w) in r.iter().zip(widths) {
+                    let _ = write!(text, "{cell:<w$}  ");
+                }
+                text.push_str(&r[4]);
+                line(out, format_args!("{}", text.trim_end()));
+            }
+        }
+    }
+
+    fn write_router(&self, out: &mut String) {
+        let r = &self.router;
+        let allowed_fails = r
+            .allowed_fails
+            .map_or("not set".to_string(), |n| n.to_string());
+        let stream_timeout = r.stream_timeout.map_or("= timeout".to_string(), secs);
+        line(
+            out,
+            format_args!(
+                "router: {}, num_retries {}, allowed_fails {allowed_fails}, cooldown_time {}{}, \
+                 timeout {}, stream_timeout {stream_timeout}, pre-call checks {}",
+                strategy_name(r.routing_strategy),
+                r.num_retries,
+                secs(r.cooldown_time),
+                if r.disable_cooldowns {
+                    " (cooldowns disabled)"
+                } else {
+                    ""
+                },
+                secs(r.timeout),
+                if r.enable_pre_call_checks {
+                    "on"
+                } else {
+                    "off"
+                },
+            ),
+        );
+    }
+
+    fn write_gateway(&self, out: &mut String) {
+        let g = &self.gateway;
+        let shards = g
+            .shards
+            .map_or("one per core".to_string(), |n| n.to_string());
+        line(
+            out,
+            format_args!(
+                "gateway: listen {}, shards {shards}, io_driver {}",
+                g.listen,
+                g.io_driver.name()
+            ),
+        );
+        line(
+            out,
+            format_args!(
+                "  limits: max_header_bytes {}, max_headers {}, max_body_bytes {}",
+                g.limits.max_header_bytes, g.limits.max_headers, g.limits.max_body_bytes
+            ),
+        );
+        let t = &g.timeouts;
+        line(
+            out,
+            format_args!(
+                "  timeouts: connect {}, keepalive_idle {}, upstream_idle {}",
+                secs(t.connect),
+                secs(t.keepalive_idle),
+                secs(t.upstream_idle)
+            ),
+        );
+    }
+}
+
+/// id, provider, upstream model, api_base, then the optional details.
+fn row(d: &Deployment) -> [String; 5] {
+    let mut details = Vec::new();
+    if let Some(w) = d.weight {
+        details.push(format!("weight {w}"));
+    }
+    if let Some(o) = d.order {
+        details.push(format!("order {o}"));
+    }
+    if let Some(rpm) = d.rpm {
+        details.push(format!("rpm {rpm}"));
+    }
+    if let Some(tpm) = d.tpm {
+        details.push(format!("tpm {tpm}"));
+    }
+    let key = d.api_key.as_deref().map_or("none".to_string(), redact);
+    details.push(format!("key {key}"));
+    [
+        d.id.clone(),
+        d.provider.prefix().to_string(),
+        d.upstream_model.clone(),
+        d.api_base.clone(),
+        details.join(", "),
+    ]
+}
+
+fn secs(d: Duration) -> String {
+    format!("{d:?}")
+}
+
+fn line(out: &mut String, args: std::fmt::Arguments) {
+    // Writing to a String cannot fail.
+    let _ = out.write_fmt(args);
+    out.push('\n');
+}

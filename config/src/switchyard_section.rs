@@ -1,0 +1,135 @@
+//! Reads Switchyard's own `switchyard:` section. Unlike the LiteLLM sections it is strict: an
+//! unknown key is an error naming the valid ones, since a typo would otherwise silently keep a
+//! default.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use crate::check::{Checker, Fields, KeyPath};
+use crate::duration::DURATION;
+use crate::kinds::{self, Kind};
+use crate::node::Node;
+use crate::{GatewaySettings, IoDriver};
+
+const KEYS: [&str; 5] = ["listen", "shards", "io_driver", "limits", "timeouts"];
+const LIMIT_KEYS: [&str; 3] = ["max_header_bytes", "max_headers", "max_body_bytes"];
+const TIMEOUT_KEYS: [&str; 3] = ["connect", "keepalive_idle", "upstream_idle"];
+
+pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath) -> GatewaySettings {
+    let mut settings = GatewaySettings::default();
+    if matches!(node, Node::Null) {
+        return settings;
+    }
+    let Some(mut fields) = c.map(node, path) else {
+        return settings;
+    };
+    if let Some(listen) = c.optional(&mut fields, "listen", &kinds::STRING) {
+        match parse_listen(&listen) {
+            Some(addr) => settings.listen = addr,
+            None => c.error(
+                fields.path.key("listen"),
+                format!(r#"expected host:port with an IP address or localhost, like "0.0.0.0:4000", got {listen:?}"#),
+            ),
+        }
+    }
+    if let Some(shards) = c.optional(&mut fields, "shards", &kinds::POSITIVE_USIZE) {
+        settings.shards = Some(shards);
+    }
+    if let Some(driver) = c.optional(&mut fields, "io_driver", &IO_DRIVER) {
+        settings.io_driver = driver;
+    }
+    if let Some(mut limits) = c.optional_map(&mut fields, "limits") {
+        let l = &mut settings.limits;
+        set(
+            c,
+            &mut limits,
+            "max_header_bytes",
+            &kinds::POSITIVE_USIZE,
+            &mut l.max_header_bytes,
+        );
+        set(
+            c,
+            &mut limits,
+            "max_headers",
+            &kinds::POSITIVE_USIZE,
+            &mut l.max_headers,
+        );
+        set(
+            c,
+            &mut limits,
+            "max_body_bytes",
+            &kinds::POSITIVE_USIZE,
+            &mut l.max_body_bytes,
+        );
+        c.refuse_unknown(&limits, &LIMIT_KEYS);
+    }
+    if let Some(mut timeouts) = c.optional_map(&mut fields, "timeouts") {
+        let t = &mut settings.timeouts;
+        set(c, &mut timeouts, "connect", &DURATION, &mut t.connect);
+        set(
+            c,
+            &mut timeouts,
+            "keepalive_idle",
+            &DURATION,
+            &mut t.keepalive_idle,
+        );
+        set(
+            c,
+            &mut timeouts,
+            "upstream_idle",
+            &DURATION,
+            &mut t.upstream_idle,
+        );
+        c.refuse_unknown(&timeouts, &TIMEOUT_KEYS);
+    }
+    c.refuse_unknown(&fields, &KEYS);
+    settings
+}
+
+/// Overwrites `target` when the key is set and valid.
+fn set<T>(c: &mut Checker, fields: &mut Fields, key: &str, kind: &Kind<T>, target: &mut T) {
+    if let Some(value) = c.optional(fields, key, kind) {
+        *target = value;
+    }
+}
+
+const IO_DRIVER: Kind<IoDriver> = Kind {
+    expected: "one of auto, uring, legacy",
+    parse: |n| match n {
+        Node::Str(s) => IoDriver::from_name(s.trim()),
+        _ => None,
+    },
+    secret: false,
+};
+
+/// `0.0.0.0:4000`, `[::]:4000`, or `localhost:4000`; names are not resolved (no DNS in config).
+fn parse_listen(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse() {
+        return Some(addr);
+    }
+    let port = text.strip_prefix("localhost:")?.parse().ok()?;
+    Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(
+            parse_listen("127.0.0.1:8080"),
+            Some("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(
+            parse_listen("[::]:4000"),
+            Some("[::]:4000".parse().unwrap())
+        );
+        assert_eq!(
+            parse_listen("localhost:9"),
+            Some("127.0.0.1:9".parse().unwrap())
+        );
+        assert_eq!(parse_listen("example.com:80"), None);
+        assert_eq!(parse_listen("4000"), None);
+    }
+}
