@@ -1,1 +1,13 @@
-fn main() {}
+//! The `switchyard` binary.
+
+use std::process::ExitCode;
+
+use mimalloc::MiMalloc;
+
+#[global_allocator]
+static GLOBAL: MiMalloc = MiMalloc;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    switchyard_gateway::run(&args)
+}

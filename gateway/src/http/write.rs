@@ -47,7 +47,14 @@ pub fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// A complete response with a fixed body: head, `Content-Length`, extra headers, body.
-pub fn full_response(out: &mut Vec<u8>, status: u16, content_type: &str, extra: &[(&str, &[u8])], body: &[u8], close: bool) {
+pub fn full_response(
+    out: &mut Vec<u8>,
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, &[u8])],
+    body: &[u8],
+    close: bool,
+) {
     status_line(out, status);
     header(out, "content-type", content_type.as_bytes());
     header_decimal(out, "content-length", body.len() as u64);
@@ -68,7 +75,14 @@ mod tests {
     #[test]
     fn writes_a_full_response() {
         let mut out = Vec::new();
-        full_response(&mut out, 429, "application/json", &[("retry-after", b"3")], b"{}", true);
+        full_response(
+            &mut out,
+            429,
+            "application/json",
+            &[("retry-after", b"3")],
+            b"{}",
+            true,
+        );
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: 2\r\nretry-after: 3\r\nconnection: close\r\n\r\n{}"

@@ -1,0 +1,174 @@
+//! Command-line parsing: `switchyard serve|check|demo`, by hand (a handful of flags).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use switchyard_config::IoDriver;
+
+pub const USAGE: &str = "\
+Switchyard — an LLM routing gateway
+
+USAGE:
+    switchyard serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+    switchyard check --config FILE
+    switchyard demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+    switchyard --version | --help
+
+COMMANDS:
+    serve   run the gateway on a LiteLLM-compatible config.yaml
+    check   validate a config: a summary and exit 0, or every error with its key path and exit 1
+    demo    run the gateway in front of built-in mock providers (no keys, no network needed)
+";
+
+/// Flags that override the config's `switchyard:` section.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub listen: Option<SocketAddr>,
+    pub shards: Option<usize>,
+    pub io_driver: Option<IoDriver>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Serve {
+        config: PathBuf,
+        overrides: Overrides,
+    },
+    Check {
+        config: PathBuf,
+    },
+    Demo {
+        overrides: Overrides,
+    },
+    Help,
+    Version,
+}
+
+pub fn parse(args: &[String]) -> Result<Command, String> {
+    let Some((command, rest)) = args.split_first() else {
+        return Ok(Command::Help);
+    };
+    match command.as_str() {
+        "-h" | "--help" | "help" => Ok(Command::Help),
+        "-V" | "--version" | "version" => Ok(Command::Version),
+        "serve" => {
+            let (config, overrides) = parse_flags(rest, true, true)?;
+            let config = config.ok_or("serve: --config FILE is required")?;
+            Ok(Command::Serve { config, overrides })
+        }
+        "check" => {
+            let (config, _) = parse_flags(rest, true, false)?;
+            Ok(Command::Check {
+                config: config.ok_or("check: --config FILE is required")?,
+            })
+        }
+        "demo" => {
+            let (_, overrides) = parse_flags(rest, false, true)?;
+            Ok(Command::Demo { overrides })
+        }
+        other => Err(format!(
+            "unknown command {other:?} (expected serve, check or demo)"
+        )),
+    }
+}
+
+fn parse_flags(
+    args: &[String],
+    takes_config: bool,
+    takes_overrides: bool,
+) -> Result<(Option<PathBuf>, Overrides), String> {
+    let mut config = None;
+    let mut o = Overrides::default();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (flag.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or(format!("{name} needs a value"))
+        };
+        match name {
+            "--config" | "-c" if takes_config => config = Some(PathBuf::from(value()?)),
+            "--listen" if takes_overrides => {
+                let v = value()?;
+                o.listen = Some(v.parse().map_err(|_| {
+                    format!("--listen: expected HOST:PORT (e.g. 127.0.0.1:4000), got {v:?}")
+                })?);
+            }
+            "--shards" if takes_overrides => {
+                let v = value()?;
+                o.shards = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or(format!("--shards: expected a positive integer, got {v:?}"))?,
+                );
+            }
+            "--io-driver" if takes_overrides => {
+                let v = value()?;
+                o.io_driver = Some(match v.as_str() {
+                    "auto" => IoDriver::Auto,
+                    "uring" => IoDriver::Uring,
+                    "legacy" => IoDriver::Legacy,
+                    _ => {
+                        return Err(format!(
+                            "--io-driver: expected auto, uring or legacy, got {v:?}"
+                        ))
+                    }
+                });
+            }
+            _ => return Err(format!("unknown flag {flag:?}")),
+        }
+    }
+    Ok((config, o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn serve_with_overrides() {
+        let cmd = parse(&args(
+            "serve --config c.yaml --listen 127.0.0.1:0 --shards 2 --io-driver=legacy",
+        ))
+        .unwrap();
+        assert_eq!(
+            cmd,
+            Command::Serve {
+                config: "c.yaml".into(),
+                overrides: Overrides {
+                    listen: Some("127.0.0.1:0".parse().unwrap()),
+                    shards: Some(2),
+                    io_driver: Some(IoDriver::Legacy)
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        assert!(parse(&args("serve")).unwrap_err().contains("--config"));
+        assert!(parse(&args("serve --config c --shards 0"))
+            .unwrap_err()
+            .contains("--shards"));
+        assert!(parse(&args("serve --config c --listen nope"))
+            .unwrap_err()
+            .contains("--listen"));
+        assert!(parse(&args("check --config c --shards 2"))
+            .unwrap_err()
+            .contains("unknown flag"));
+        assert!(parse(&args("launch"))
+            .unwrap_err()
+            .contains("unknown command"));
+        assert_eq!(parse(&[]).unwrap(), Command::Help);
+    }
+}

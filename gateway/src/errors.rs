@@ -1,0 +1,75 @@
+//! Error bodies in the OpenAI shape: `{"error":{"message","type","param","code"}}`.
+
+use serde_json::json;
+
+/// The OpenAI `type` for a status Switchyard itself answers with.
+pub fn error_type(status: u16) -> &'static str {
+    match status {
+        400 | 411 | 413 | 414 | 431 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        405 => "invalid_request_error",
+        408 | 504 => "timeout",
+        429 => "rate_limit_error",
+        502 => "upstream_error",
+        _ => "api_error",
+    }
+}
+
+/// An OpenAI-shaped error body.
+pub fn openai_error(status: u16, message: &str, param: Option<&str>) -> Vec<u8> {
+    let body = json!({
+        "error": {
+            "message": message,
+            "type": error_type(status),
+            "param": param,
+            "code": status.to_string(),
+        }
+    });
+    body.to_string().into_bytes()
+}
+
+/// An upstream error body as the client should see it: passed through when it already is an
+/// OpenAI-shaped JSON error, wrapped otherwise.
+pub fn upstream_error_body(status: u16, provider: &str, body: &[u8]) -> Vec<u8> {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        if v.get("error").is_some_and(serde_json::Value::is_object) {
+            return body.to_vec();
+        }
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(2048)]);
+    let message = format!("{provider} returned HTTP {status}: {}", text.trim());
+    openai_error(status, &message, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_shape() {
+        let v: serde_json::Value =
+            serde_json::from_slice(&openai_error(429, "slow down", None)).unwrap();
+        assert_eq!(v["error"]["message"], "slow down");
+        assert_eq!(v["error"]["type"], "rate_limit_error");
+        assert_eq!(v["error"]["code"], "429");
+        assert!(v["error"]["param"].is_null());
+    }
+
+    #[test]
+    fn upstream_errors_pass_through_or_wrap() {
+        let real = std::fs::read("../../shared/fixtures/openai_error_429_rate_limit.json").unwrap();
+        assert_eq!(upstream_error_body(429, "openai", &real), real);
+        let wrapped: serde_json::Value = serde_json::from_slice(&upstream_error_body(
+            502,
+            "openai",
+            b"<html>bad gateway</html>",
+        ))
+        .unwrap();
+        assert_eq!(
+            wrapped["error"]["message"],
+            "openai returned HTTP 502: <html>bad gateway</html>"
+        );
+    }
+}

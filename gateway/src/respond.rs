@@ -1,0 +1,51 @@
+//! Whole responses Switchyard writes itself (errors, health, model lists), each in one write.
+
+use monoio::io::AsyncWriteRentExt;
+use monoio::net::TcpStream;
+
+use crate::http::write;
+
+/// A complete response: status, JSON body, extra header lines.
+pub struct Reply {
+    pub status: u16,
+    pub body: Vec<u8>,
+    headers: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn header(&mut self, name: &str, value: &[u8]) {
+        write::header(&mut self.headers, name, value);
+    }
+
+    pub fn header_decimal(&mut self, name: &str, value: u64) {
+        write::header_decimal(&mut self.headers, name, value);
+    }
+
+    pub fn encode(&self, close: bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(160 + self.headers.len() + self.body.len());
+        write::status_line(&mut out, self.status);
+        write::header(&mut out, "content-type", b"application/json");
+        write::header_decimal(&mut out, "content-length", self.body.len() as u64);
+        out.extend_from_slice(&self.headers);
+        if close {
+            write::header(&mut out, "connection", b"close");
+        }
+        write::end_head(&mut out);
+        out.extend_from_slice(&self.body);
+        out
+    }
+}
+
+/// Writes `reply`; returns whether the connection stays usable.
+pub async fn send(client: &mut TcpStream, reply: Reply, keep_alive: bool) -> bool {
+    let (res, _) = client.write_all(reply.encode(!keep_alive)).await;
+    res.is_ok() && keep_alive
+}

@@ -1,0 +1,144 @@
+//! The gateway's view of a routing snapshot: the core [`Snapshot`] plus, per deployment, what
+//! forwarding needs precomputed (target, request head prefix, encoded model, timeouts).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use switchyard_core::{RouteKind, Snapshot};
+
+use crate::http::write;
+use crate::upstream::target::Target;
+
+/// Forwarding facts for one deployment, parallel to `Snapshot::deployments`.
+pub struct Upstream {
+    pub target: Arc<Target>,
+    /// The upstream model as an encoded JSON string, spliced into the body.
+    pub model_json: Vec<u8>,
+    /// `POST {prefix}/chat/completions HTTP/1.1` and the fixed headers, up to `content-length`.
+    pub chat_head: Vec<u8>,
+    pub embeddings_head: Vec<u8>,
+    /// Whole-response timeout for non-streaming calls.
+    pub timeout: Duration,
+    /// Head and idle timeout for streaming calls.
+    pub stream_timeout: Duration,
+}
+
+impl Upstream {
+    pub fn head_for(&self, route: RouteKind) -> &[u8] {
+        match route {
+            RouteKind::ChatCompletions => &self.chat_head,
+            RouteKind::Embeddings => &self.embeddings_head,
+        }
+    }
+}
+
+pub struct Routes {
+    pub snapshot: Snapshot,
+    pub upstreams: Vec<Upstream>,
+    /// The `GET /v1/models` body.
+    pub models_body: Vec<u8>,
+}
+
+const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
+
+impl Routes {
+    /// Precomputes forwarding facts. Fails when an `api_base` cannot be parsed.
+    pub fn build(snapshot: Snapshot) -> Result<Routes, String> {
+        let mut targets: HashMap<&str, Arc<Target>> = HashMap::new();
+        let mut upstreams = Vec::with_capacity(snapshot.deployments.len());
+        for d in &snapshot.deployments {
+            let target = match targets.get(d.api_base.as_str()) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = Arc::new(
+                        Target::parse(&d.api_base)
+                            .map_err(|e| format!("deployment {}: {e}", d.id))?,
+                    );
+                    targets.insert(&d.api_base, t.clone());
+                    t
+                }
+            };
+            let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
+            let stream_timeout = d
+                .stream_timeout
+                .or(snapshot.settings.stream_timeout)
+                .unwrap_or(timeout);
+            let key = d.api_key.as_deref();
+            upstreams.push(Upstream {
+                chat_head: request_head(&target, RouteKind::ChatCompletions, key),
+                embeddings_head: request_head(&target, RouteKind::Embeddings, key),
+                model_json: serde_json::to_vec(&d.upstream_model).unwrap_or_default(),
+                target,
+                timeout,
+                stream_timeout,
+            });
+        }
+        let models_body = models_list(&snapshot);
+        Ok(Routes {
+            snapshot,
+            upstreams,
+            models_body,
+        })
+    }
+}
+
+/// The fixed part of an upstream request head. The caller's own credentials are never copied:
+/// the deployment's key is the only `authorization` sent.
+fn request_head(target: &Target, route: RouteKind, api_key: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"POST ");
+    out.extend_from_slice(target.path_prefix.as_bytes());
+    out.extend_from_slice(route.upstream_path().as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    write::header(&mut out, "host", target.authority.as_bytes());
+    if let Some(key) = api_key {
+        write::header(
+            &mut out,
+            "authorization",
+            format!("Bearer {key}").as_bytes(),
+        );
+    }
+    write::header(&mut out, "content-type", b"application/json");
+    write::header(&mut out, "user-agent", USER_AGENT.as_bytes());
+    out
+}
+
+fn models_list(snapshot: &Snapshot) -> Vec<u8> {
+    let data: Vec<serde_json::Value> = snapshot
+        .public_model_names()
+        .map(|name| serde_json::json!({"id": name, "object": "model", "created": 1677610602, "owned_by": "openai"}))
+        .collect();
+    serde_json::json!({"object": "list", "data": data})
+        .to_string()
+        .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchyard_core::{Deployment, Provider, RouterSettings};
+
+    #[test]
+    fn precomputes_heads_with_the_deployment_key() {
+        let mut d = Deployment::new(
+            "a",
+            "gpt",
+            Provider::OpenAi,
+            "gpt-4o-mini",
+            "http://127.0.0.1:9/v1",
+        );
+        d.api_key = Some("sk-secret".into());
+        let routes =
+            Routes::build(Snapshot::build(vec![d], RouterSettings::default()).unwrap()).unwrap();
+        let head = String::from_utf8(routes.upstreams[0].chat_head.clone()).unwrap();
+        assert!(
+            head.starts_with("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:9\r\n"),
+            "{head}"
+        );
+        assert!(head.contains("authorization: Bearer sk-secret\r\n"));
+        assert_eq!(routes.upstreams[0].model_json, br#""gpt-4o-mini""#);
+        let models: serde_json::Value = serde_json::from_slice(&routes.models_body).unwrap();
+        assert_eq!(models["data"][0]["id"], "gpt");
+    }
+}

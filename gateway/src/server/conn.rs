@@ -1,0 +1,197 @@
+//! One client connection: read a request (head, then body), dispatch it, repeat while keep-alive.
+//! Pipelined requests are answered in order because each is handled to completion before the
+//! next head is parsed from the buffer.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use monoio::buf::IoBufMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+
+use crate::errors::openai_error;
+use crate::http::chunked::ChunkedDecoder;
+use crate::http::request::{parse_request_head, HeadLimits, RequestHead};
+use crate::http::BodyFraming;
+use crate::respond::{self, Reply};
+use crate::server::endpoints;
+use crate::shard::Shard;
+
+/// How long a client may take to send the rest of a head or body once it started.
+const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub async fn serve_connection(shard: Rc<Shard>, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let limits = HeadLimits {
+        max_header_bytes: shard.settings.limits.max_header_bytes,
+        max_headers: shard.settings.limits.max_headers,
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
+    loop {
+        let head = match read_head(&shard, &mut stream, buf, limits).await {
+            HeadRead::Head(head, b) => {
+                buf = b;
+                head
+            }
+            HeadRead::Closed => return,
+            HeadRead::Refused(status, message) => {
+                let reply = Reply::json(status, openai_error(status, &message, None));
+                respond::send(&mut stream, reply, false).await;
+                return;
+            }
+        };
+        let (body, consumed, b) = match read_body(&shard, &mut stream, buf, &head).await {
+            BodyRead::Body(body, consumed, b) => (body, consumed, b),
+            BodyRead::Closed => return,
+            BodyRead::Refused(status, message) => {
+                let reply = Reply::json(status, openai_error(status, &message, None));
+                respond::send(&mut stream, reply, false).await;
+                return;
+            }
+        };
+        buf = b;
+        let body_bytes: &[u8] = match &body {
+            Body::InBuffer(range) => &buf[range.clone()],
+            Body::Decoded(v) => v,
+        };
+        let keep = endpoints::dispatch(&shard, &head, body_bytes, &mut stream).await;
+        if !keep {
+            return;
+        }
+        buf.drain(..consumed);
+    }
+}
+
+enum HeadRead {
+    Head(RequestHead, Vec<u8>),
+    Closed,
+    Refused(u16, String),
+}
+
+async fn read_head(
+    shard: &Shard,
+    stream: &mut TcpStream,
+    mut buf: Vec<u8>,
+    limits: HeadLimits,
+) -> HeadRead {
+    loop {
+        match parse_request_head(&buf, limits) {
+            Ok(Some(head)) => return HeadRead::Head(head, buf),
+            Ok(None) => {}
+            Err(e) => return HeadRead::Refused(e.status(), e.message()),
+        }
+        let idle = buf.is_empty();
+        let wait = if idle {
+            shard.settings.timeouts.keepalive_idle
+        } else {
+            REQUEST_READ_TIMEOUT
+        };
+        match monoio::time::timeout(wait, read_more(stream, buf)).await {
+            Err(_) if idle => return HeadRead::Closed,
+            Err(_) => {
+                return HeadRead::Refused(408, "timed out reading the request head".to_string())
+            }
+            Ok((Ok(0), _)) | Ok((Err(_), _)) => return HeadRead::Closed,
+            Ok((Ok(_), b)) => buf = b,
+        }
+    }
+}
+
+enum Body {
+    /// The body sits in the read buffer at this range.
+    InBuffer(std::ops::Range<usize>),
+    /// A chunked body, decoded.
+    Decoded(Vec<u8>),
+}
+
+enum BodyRead {
+    /// The body, how many buffer bytes the request used, and the buffer.
+    Body(Body, usize, Vec<u8>),
+    Closed,
+    Refused(u16, String),
+}
+
+async fn read_body(
+    shard: &Shard,
+    stream: &mut TcpStream,
+    mut buf: Vec<u8>,
+    head: &RequestHead,
+) -> BodyRead {
+    let max = shard.settings.limits.max_body_bytes;
+    let start = head.head_len;
+    if head.expect_continue && buf.len() == start && head.framing != BodyFraming::Length(0) {
+        let (res, _) = stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n".to_vec())
+            .await;
+        if res.is_err() {
+            return BodyRead::Closed;
+        }
+    }
+    match head.framing {
+        BodyFraming::Length(n) => {
+            if n > max as u64 {
+                return BodyRead::Refused(413, format!("request body larger than {max} bytes"));
+            }
+            let end = start + n as usize;
+            if buf.capacity() < end {
+                buf.reserve(end - buf.len());
+            }
+            while buf.len() < end {
+                match monoio::time::timeout(REQUEST_READ_TIMEOUT, read_more(stream, buf)).await {
+                    Err(_) => {
+                        return BodyRead::Refused(
+                            408,
+                            "timed out reading the request body".to_string(),
+                        )
+                    }
+                    Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
+                    Ok((Ok(_), b)) => buf = b,
+                }
+            }
+            BodyRead::Body(Body::InBuffer(start..end), end, buf)
+        }
+        BodyFraming::Chunked => {
+            let mut decoder = ChunkedDecoder::new();
+            let mut body = Vec::new();
+            let mut pos = start;
+            loop {
+                match decoder.feed(&buf[pos..], &mut body) {
+                    Ok(n) => pos += n,
+                    Err(e) => return BodyRead::Refused(400, format!("malformed request: {e}")),
+                }
+                if body.len() > max {
+                    return BodyRead::Refused(413, format!("request body larger than {max} bytes"));
+                }
+                if decoder.is_done() {
+                    return BodyRead::Body(Body::Decoded(body), pos, buf);
+                }
+                // Keep the buffer small: decoded bytes are no longer needed.
+                buf.drain(start..pos);
+                pos = start;
+                match monoio::time::timeout(REQUEST_READ_TIMEOUT, read_more(stream, buf)).await {
+                    Err(_) => {
+                        return BodyRead::Refused(
+                            408,
+                            "timed out reading the request body".to_string(),
+                        )
+                    }
+                    Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
+                    Ok((Ok(_), b)) => buf = b,
+                }
+            }
+        }
+        BodyFraming::UntilClose => {
+            BodyRead::Refused(400, "malformed request: body without a length".to_string())
+        }
+    }
+}
+
+/// Reads more bytes, appending to `buf`.
+async fn read_more(stream: &mut TcpStream, mut buf: Vec<u8>) -> (std::io::Result<usize>, Vec<u8>) {
+    if buf.capacity() - buf.len() < 4096 {
+        buf.reserve(8 * 1024);
+    }
+    let len = buf.len();
+    let (res, slice) = stream.read(buf.slice_mut(len..)).await;
+    (res, slice.into_inner())
+}

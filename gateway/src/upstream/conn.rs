@@ -1,0 +1,106 @@
+//! An upstream connection: plain TCP or TLS over TCP, with the reads and writes the exchange needs.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use monoio::buf::IoBufMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+use monoio_rustls::{ClientTlsStream, TlsConnector};
+use rustls::pki_types::ServerName;
+
+use super::target::Target;
+
+pub enum UpstreamConn {
+    Plain(TcpStream),
+    Tls(Box<ClientTlsStream<TcpStream>>),
+}
+
+/// Why a connection could not be made.
+#[derive(Debug)]
+pub enum ConnectError {
+    Timeout,
+    Failed(String),
+}
+
+/// Builds the client TLS configuration once: the bundled Mozilla roots, ring as the provider.
+pub fn tls_connector() -> TlsConnector {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        // Invariant: ring supports the default protocol versions.
+        .expect("ring supports TLS 1.2 and 1.3")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    TlsConnector::from(Arc::new(config))
+}
+
+/// Opens a connection to `target` (TCP_NODELAY on; TLS when the target says https).
+pub async fn connect(
+    target: &Target,
+    tls: &TlsConnector,
+    timeout: Duration,
+) -> Result<UpstreamConn, ConnectError> {
+    let attempt = async {
+        let mut last = format!("could not resolve host {}", target.host);
+        for addr in &target.addrs {
+            match TcpStream::connect_addr(*addr).await {
+                Ok(tcp) => {
+                    let _ = tcp.set_nodelay(true);
+                    if !target.tls {
+                        return Ok(UpstreamConn::Plain(tcp));
+                    }
+                    let name = ServerName::try_from(target.host.clone()).map_err(|e| {
+                        ConnectError::Failed(format!(
+                            "invalid TLS server name {}: {e}",
+                            target.host
+                        ))
+                    })?;
+                    return tls
+                        .connect(name, tcp)
+                        .await
+                        .map(|s| UpstreamConn::Tls(Box::new(s)))
+                        .map_err(|e| {
+                            ConnectError::Failed(format!(
+                                "TLS handshake with {} failed: {e}",
+                                target.authority
+                            ))
+                        });
+                }
+                Err(e) => last = format!("connect to {addr} failed: {e}"),
+            }
+        }
+        Err(ConnectError::Failed(last))
+    };
+    match monoio::time::timeout(timeout, attempt).await {
+        Ok(result) => result,
+        Err(_) => Err(ConnectError::Timeout),
+    }
+}
+
+impl UpstreamConn {
+    /// Reads more bytes, appending to `buf` (grown when nearly full). `Ok(0)` is end of stream.
+    pub async fn read_more(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(16 * 1024);
+        }
+        let len = buf.len();
+        let slice = buf.slice_mut(len..);
+        let (res, slice) = match self {
+            UpstreamConn::Plain(s) => s.read(slice).await,
+            UpstreamConn::Tls(s) => s.read(slice).await,
+        };
+        (res, slice.into_inner())
+    }
+
+    pub async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        match self {
+            UpstreamConn::Plain(s) => s.write_all(buf).await,
+            UpstreamConn::Tls(s) => s.write_all(buf).await,
+        }
+    }
+}

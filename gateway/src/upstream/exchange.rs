@@ -1,0 +1,530 @@
+//! One attempt against one deployment: send the request, read the response head, and either
+//! relay the response to the client or, when nothing has reached the client yet, report a
+//! failure the retry loop may act on.
+
+use std::time::{Duration, Instant};
+
+use monoio::io::AsyncWriteRentExt;
+use monoio::net::TcpStream;
+use switchyard_core::Failure;
+
+use super::conn::{connect, ConnectError, UpstreamConn};
+use super::target::Target;
+use crate::errors::{openai_error, upstream_error_body};
+use crate::http::chunked::{encode_chunk, ChunkedDecoder, LAST_CHUNK};
+use crate::http::response::parse_response_head;
+use crate::http::write;
+use crate::http::BodyFraming;
+use crate::shard::Shard;
+
+/// Largest upstream response head accepted.
+const MAX_RESPONSE_HEAD: usize = 64 * 1024;
+/// Largest upstream error body kept to relay or wrap.
+const MAX_ERROR_BODY: usize = 1024 * 1024;
+/// Upstream headers that describe one hop, the framing, or state we must not pass on.
+const SKIPPED_HEADERS: [&str; 10] = [
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-connection",
+    "set-cookie",
+    "alt-svc",
+];
+
+/// What to send and how long to wait.
+pub struct Exchange<'a> {
+    pub target: &'a Target,
+    pub provider: &'static str,
+    /// The complete upstream request: head and body.
+    pub request: Vec<u8>,
+    pub stream: bool,
+    /// Non-streaming: the whole response must arrive within it. Streaming: the head, and then
+    /// every gap between body reads.
+    pub timeout: Duration,
+}
+
+/// The client connection the response goes to.
+pub struct ClientSide<'a> {
+    pub stream: &'a mut TcpStream,
+    /// Extra rendered header lines (`name: value\r\n`…), e.g. the `x-switchyard-*` headers.
+    pub extra_headers: &'a [u8],
+    pub keep_alive: bool,
+}
+
+/// A failure before any byte reached the client, with the error the client gets if no retry serves it.
+#[derive(Debug)]
+pub struct AttemptError {
+    pub failure: Failure,
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub retry_after: Option<String>,
+}
+
+/// A response that was (at least in part) relayed to the client.
+#[derive(Debug)]
+pub struct Delivered {
+    pub status: u16,
+    /// Set when the upstream failed in the middle of the body.
+    pub body_failure: Option<Failure>,
+    /// The client went away or a write to it failed: its connection must close.
+    pub client_failed: bool,
+    /// `false` when the client connection cannot carry another response (body cut short).
+    pub client_reusable: bool,
+}
+
+pub enum Outcome {
+    Delivered(Delivered),
+    Failed(AttemptError),
+}
+
+enum BodyProgress {
+    Length(u64),
+    Chunked(ChunkedDecoder),
+    UntilClose,
+}
+
+impl BodyProgress {
+    fn new(framing: BodyFraming) -> BodyProgress {
+        match framing {
+            BodyFraming::Length(n) => BodyProgress::Length(n),
+            BodyFraming::Chunked => BodyProgress::Chunked(ChunkedDecoder::new()),
+            BodyFraming::UntilClose => BodyProgress::UntilClose,
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        match self {
+            BodyProgress::Length(n) => *n == 0,
+            BodyProgress::Chunked(d) => d.is_done(),
+            BodyProgress::UntilClose => false,
+        }
+    }
+
+    /// Consumes upstream body bytes, appending what the client gets to `out` (re-chunked when
+    /// the client framing is chunked). Returns the bytes consumed.
+    fn relay(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+    ) -> Result<usize, Failure> {
+        match self {
+            BodyProgress::Length(remaining) => {
+                let take = input
+                    .len()
+                    .min(usize::try_from(*remaining).unwrap_or(usize::MAX));
+                out.extend_from_slice(&input[..take]);
+                *remaining -= take as u64;
+                Ok(take)
+            }
+            BodyProgress::Chunked(decoder) => {
+                scratch.clear();
+                let used = decoder
+                    .feed(input, scratch)
+                    .map_err(|_| Failure::Protocol)?;
+                encode_chunk(scratch, out);
+                Ok(used)
+            }
+            BodyProgress::UntilClose => {
+                encode_chunk(input, out);
+                Ok(input.len())
+            }
+        }
+    }
+
+    /// Appends raw body bytes (no re-framing) — for error bodies kept in memory.
+    fn collect(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Failure> {
+        match self {
+            BodyProgress::Chunked(decoder) => {
+                decoder.feed(input, out).map_err(|_| Failure::Protocol)
+            }
+            _ => {
+                let mut scratch = Vec::new();
+                let before = out.len();
+                let used = self.relay(input, out, &mut scratch)?;
+                debug_assert_eq!(out.len() - before, used);
+                Ok(used)
+            }
+        }
+    }
+}
+
+/// Runs one attempt. A pooled connection the upstream closed before answering is replaced by a
+/// fresh one once, transparently (nothing was processed on it).
+pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
+    let started = Instant::now();
+    let mut request = ex.request;
+    let mut allow_stale_retry = true;
+    loop {
+        let (mut conn, reused) = match take_or_connect(shard, ex.target).await {
+            Ok(c) => c,
+            Err(e) => return Outcome::Failed(connect_error(e, ex.target, ex.provider)),
+        };
+        let (res, back) = conn.write_all(request).await;
+        request = back;
+        if res.is_err() {
+            if reused && allow_stale_retry {
+                allow_stale_retry = false;
+                continue;
+            }
+            return Outcome::Failed(protocol_error(
+                ex.provider,
+                "could not send the request upstream",
+            ));
+        }
+        let head_wait = if ex.stream {
+            ex.timeout
+        } else {
+            ex.timeout.saturating_sub(started.elapsed())
+        };
+        let buf = Vec::with_capacity(16 * 1024);
+        match read_head(&mut conn, buf, head_wait).await {
+            Err(HeadFailure::ClosedBeforeAnyByte) if reused && allow_stale_retry => {
+                allow_stale_retry = false;
+                continue;
+            }
+            Err(HeadFailure::ClosedBeforeAnyByte | HeadFailure::Closed) => {
+                return Outcome::Failed(protocol_error(
+                    ex.provider,
+                    "upstream closed the connection before responding",
+                ));
+            }
+            Err(HeadFailure::Timeout) => {
+                return Outcome::Failed(timeout_error(ex.provider, ex.timeout))
+            }
+            Err(HeadFailure::Malformed(why)) => {
+                return Outcome::Failed(protocol_error(ex.provider, &why))
+            }
+            Ok(buf) => {
+                return respond(
+                    shard,
+                    conn,
+                    buf,
+                    &ex.target.pool_key,
+                    ex.provider,
+                    ex.stream,
+                    ex.timeout,
+                    started,
+                    client,
+                )
+                .await
+            }
+        }
+    }
+}
+
+async fn take_or_connect(
+    shard: &Shard,
+    target: &Target,
+) -> Result<(UpstreamConn, bool), ConnectError> {
+    let pooled = shard
+        .pool
+        .borrow_mut()
+        .take(&target.pool_key, Instant::now());
+    if let Some(conn) = pooled {
+        return Ok((conn, true));
+    }
+    let conn = connect(target, &shard.tls, shard.settings.timeouts.connect).await?;
+    Ok((conn, false))
+}
+
+enum HeadFailure {
+    ClosedBeforeAnyByte,
+    Closed,
+    Timeout,
+    Malformed(String),
+}
+
+/// Reads until a complete response head (1xx interim responses skipped) is in the buffer.
+async fn read_head(
+    conn: &mut UpstreamConn,
+    mut buf: Vec<u8>,
+    wait: Duration,
+) -> Result<Vec<u8>, HeadFailure> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
+            Ok(Some(head)) if (100..200).contains(&head.status) && head.status != 101 => {
+                let n = head.head_len;
+                buf.drain(..n);
+                continue;
+            }
+            Ok(Some(_)) => return Ok(buf),
+            Ok(None) => {}
+            Err(e) => return Err(HeadFailure::Malformed(e.to_string())),
+        }
+        let empty = buf.is_empty();
+        let left = deadline.saturating_duration_since(Instant::now());
+        match monoio::time::timeout(left, conn.read_more(buf)).await {
+            Err(_) => return Err(HeadFailure::Timeout),
+            Ok((Ok(0), _)) | Ok((Err(_), _)) if empty => {
+                return Err(HeadFailure::ClosedBeforeAnyByte)
+            }
+            Ok((Ok(0), _)) | Ok((Err(_), _)) => return Err(HeadFailure::Closed),
+            Ok((Ok(_), back)) => buf = back,
+        }
+    }
+}
+
+/// Handles a complete head in `buf`: error statuses are collected and reported (nothing sent),
+/// success statuses are relayed to the client.
+#[allow(clippy::too_many_arguments)]
+async fn respond(
+    shard: &Shard,
+    conn: UpstreamConn,
+    buf: Vec<u8>,
+    pool_key: &str,
+    provider: &'static str,
+    stream: bool,
+    timeout: Duration,
+    started: Instant,
+    client: ClientSide<'_>,
+) -> Outcome {
+    // Invariant: read_head returned only once the head parsed.
+    let head = match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
+        Ok(Some(h)) => h,
+        _ => return Outcome::Failed(protocol_error(provider, "upstream response head vanished")),
+    };
+    let status = head.status;
+    let keep_alive = head.keep_alive;
+    let head_len = head.head_len;
+    let body = BodyProgress::new(head.framing);
+    let idle_or_total = |now: Instant| {
+        if stream {
+            timeout
+        } else {
+            timeout.saturating_sub(now.saturating_duration_since(started))
+        }
+    };
+    if status >= 400 {
+        let retry_after = head
+            .header("retry-after")
+            .map(|v| String::from_utf8_lossy(v).into_owned());
+        drop(head);
+        let (body_bytes, reusable_conn) =
+            collect_error_body(conn, buf, head_len, body, &idle_or_total).await;
+        if let Some(conn) = reusable_conn.filter(|_| keep_alive) {
+            shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+        }
+        return Outcome::Failed(AttemptError {
+            failure: Failure::Status(status),
+            status,
+            body: upstream_error_body(status, provider, &body_bytes),
+            retry_after,
+        });
+    }
+    let mut out = Vec::with_capacity(buf.len() + 512);
+    write::status_line(&mut out, status);
+    for (name, value) in &head.headers {
+        if !SKIPPED_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+            write::header(&mut out, name, value);
+        }
+    }
+    match head.framing {
+        BodyFraming::Length(n) => write::header_decimal(&mut out, "content-length", n),
+        _ => write::header(&mut out, "transfer-encoding", b"chunked"),
+    }
+    out.extend_from_slice(client.extra_headers);
+    if !client.keep_alive {
+        write::header(&mut out, "connection", b"close");
+    }
+    write::end_head(&mut out);
+    drop(head);
+    relay_body(
+        shard,
+        conn,
+        buf,
+        head_len,
+        body,
+        status,
+        keep_alive,
+        pool_key,
+        out,
+        &idle_or_total,
+        client,
+    )
+    .await
+}
+
+async fn collect_error_body(
+    mut conn: UpstreamConn,
+    mut buf: Vec<u8>,
+    head_len: usize,
+    mut body: BodyProgress,
+    wait: &impl Fn(Instant) -> Duration,
+) -> (Vec<u8>, Option<UpstreamConn>) {
+    let mut collected = Vec::new();
+    let mut consumed = head_len;
+    loop {
+        match body.collect(&buf[consumed..], &mut collected) {
+            Ok(n) => consumed += n,
+            Err(_) => return (collected, None),
+        }
+        if body.is_done() {
+            let clean = consumed == buf.len();
+            return (collected, clean.then_some(conn));
+        }
+        if collected.len() > MAX_ERROR_BODY {
+            return (collected, None);
+        }
+        buf.clear();
+        consumed = 0;
+        match monoio::time::timeout(wait(Instant::now()), conn.read_more(buf)).await {
+            Ok((Ok(n), back)) if n > 0 => buf = back,
+            _ => return (collected, None),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn relay_body(
+    shard: &Shard,
+    mut conn: UpstreamConn,
+    mut buf: Vec<u8>,
+    head_len: usize,
+    mut body: BodyProgress,
+    status: u16,
+    keep_alive: bool,
+    pool_key: &str,
+    mut out: Vec<u8>,
+    wait: &impl Fn(Instant) -> Duration,
+    client: ClientSide<'_>,
+) -> Outcome {
+    let chunked_to_client = !matches!(body, BodyProgress::Length(_));
+    let mut scratch = Vec::new();
+    let mut consumed = head_len;
+    let mut body_failure = None;
+    loop {
+        match body.relay(&buf[consumed..], &mut out, &mut scratch) {
+            Ok(n) => consumed += n,
+            Err(f) => body_failure = Some(f),
+        }
+        let done = body.is_done();
+        if done && chunked_to_client {
+            out.extend_from_slice(LAST_CHUNK);
+        }
+        if body_failure.is_some() && chunked_to_client {
+            out.extend_from_slice(&stream_error_chunk());
+        }
+        if !out.is_empty() {
+            let (res, back) = client.stream.write_all(out).await;
+            out = back;
+            out.clear();
+            if res.is_err() {
+                return Outcome::Delivered(Delivered {
+                    status,
+                    body_failure,
+                    client_failed: true,
+                    client_reusable: false,
+                });
+            }
+        }
+        if done {
+            if keep_alive && consumed == buf.len() {
+                shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+            }
+            return Outcome::Delivered(Delivered {
+                status,
+                body_failure: None,
+                client_failed: false,
+                client_reusable: true,
+            });
+        }
+        if body_failure.is_some() {
+            return Outcome::Delivered(Delivered {
+                status,
+                body_failure,
+                client_failed: false,
+                client_reusable: chunked_to_client,
+            });
+        }
+        buf.clear();
+        consumed = 0;
+        match monoio::time::timeout(wait(Instant::now()), conn.read_more(buf)).await {
+            Ok((Ok(n), back)) if n > 0 => buf = back,
+            Ok((Ok(_), back)) if matches!(body, BodyProgress::UntilClose) => {
+                let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
+                let _ = back;
+                return Outcome::Delivered(Delivered {
+                    status,
+                    body_failure: None,
+                    client_failed: res.is_err(),
+                    client_reusable: res.is_ok(),
+                });
+            }
+            Ok((_, back)) => {
+                buf = back;
+                buf.clear();
+                body_failure = Some(Failure::Protocol);
+            }
+            Err(_) => {
+                buf = Vec::new();
+                body_failure = Some(Failure::Timeout);
+            }
+        }
+    }
+}
+
+/// The end of a chunked response whose upstream failed mid-body: one SSE error event in the
+/// OpenAI shape, then the last chunk, so the client sees an error rather than a silent end.
+fn stream_error_chunk() -> Vec<u8> {
+    let body = openai_error(
+        502,
+        "the upstream connection failed in the middle of the response",
+        None,
+    );
+    let mut event = b"data: ".to_vec();
+    event.extend_from_slice(&body);
+    event.extend_from_slice(b"\n\n");
+    let mut out = Vec::new();
+    encode_chunk(&event, &mut out);
+    out.extend_from_slice(LAST_CHUNK);
+    out
+}
+
+fn connect_error(e: ConnectError, target: &Target, provider: &str) -> AttemptError {
+    match e {
+        ConnectError::Timeout => AttemptError {
+            failure: Failure::Timeout,
+            status: 504,
+            body: openai_error(
+                504,
+                &format!("{provider}: connect to {} timed out", target.authority),
+                None,
+            ),
+            retry_after: None,
+        },
+        ConnectError::Failed(why) => AttemptError {
+            failure: Failure::Connect,
+            status: 502,
+            body: openai_error(502, &format!("{provider}: {why}"), None),
+            retry_after: None,
+        },
+    }
+}
+
+fn protocol_error(provider: &str, why: &str) -> AttemptError {
+    AttemptError {
+        failure: Failure::Protocol,
+        status: 502,
+        body: openai_error(502, &format!("{provider}: {why}"), None),
+        retry_after: None,
+    }
+}
+
+fn timeout_error(provider: &str, after: Duration) -> AttemptError {
+    AttemptError {
+        failure: Failure::Timeout,
+        status: 504,
+        body: openai_error(
+            504,
+            &format!("{provider}: no response within {:.1}s", after.as_secs_f64()),
+            None,
+        ),
+        retry_after: None,
+    }
+}
