@@ -69,7 +69,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             .ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |what: &str| format!("{flag} {value:?}: expected {what}");
         match flag.as_str() {
-            "--listen" => options.listen = value.parse().map_err(|_| bad("an address like 127.0.0.1:8080"))?,
+            "--listen" => {
+                options.listen = value
+                    .parse()
+                    .map_err(|_| bad("an address like 127.0.0.1:8080"))?
+            }
             "--threads" => {
                 options.threads = value
                     .parse()
@@ -78,7 +82,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                     .ok_or_else(|| bad("a thread count of at least 1"))?
             }
             "--name" => options.name = value,
-            "--latency-ms" => options.latency = millis(&value).ok_or_else(|| bad("milliseconds"))?,
+            "--latency-ms" => {
+                options.latency = millis(&value).ok_or_else(|| bad("milliseconds"))?
+            }
             "--chunks" => {
                 options.chunks = value
                     .parse()

@@ -10,8 +10,8 @@ use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 
 use super::dispatch::{self, Action, ConnectionFacts, Plan, Request};
-use super::http::{decode_chunked, parse_head, ChunkedBody, HeadParse, RequestHead, BodyFraming};
 use super::http::MAX_BODY_BYTES;
+use super::http::{decode_chunked, parse_head, BodyFraming, ChunkedBody, HeadParse, RequestHead};
 use super::response::{write_openai_error, Head};
 use super::state::Shared;
 
@@ -19,6 +19,9 @@ use super::state::Shared;
 const MIN_READ_SPACE: usize = 2048;
 /// How much the input buffer grows at a time.
 const READ_GROWTH: usize = 16 * 1024;
+
+/// The interim answer to `Expect: 100-continue`.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
 /// How a connection ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,10 +132,16 @@ impl Connection {
     }
 
     async fn read_body(&mut self, head: &RequestHead) -> Result<BodyBytes, BodyError> {
+        let body_pending = self.input.len() == head.head_len && head.framing != BodyFraming::Empty;
+        if head.expects_continue && body_pending {
+            self.output.clear();
+            self.output.extend_from_slice(CONTINUE);
+            if !self.send(CONTINUE.len()).await {
+                return Err(BodyError::PeerLeft);
+            }
+        }
         match head.framing {
-            BodyFraming::Empty => Ok(BodyBytes::InInput {
-                end: head.head_len,
-            }),
+            BodyFraming::Empty => Ok(BodyBytes::InInput { end: head.head_len }),
             BodyFraming::Length(length) if length > MAX_BODY_BYTES => Err(BodyError::Refused {
                 status: 413,
                 reason: "request body too large",

@@ -27,9 +27,13 @@ pub(crate) struct Plan {
 #[derive(Debug, PartialEq)]
 pub(crate) enum Action {
     /// The output buffer holds a whole response.
-    Send { close: bool },
+    Send {
+        close: bool,
+    },
     /// The output buffer holds a whole response: send this many bytes of it, then close.
-    SendPartThenClose { len: usize },
+    SendPartThenClose {
+        len: usize,
+    },
     Stream(StreamPlan),
     Reset,
     Hang,
@@ -245,7 +249,11 @@ impl Answer<'_> {
 
     fn error(&self, out: &mut Vec<u8>, status: u16, message: &str) -> usize {
         let message = format!("mock {}: {message}", self.shared.name);
-        write_openai_error(out, &Head::json(status, &self.shared.name, self.close), &message)
+        write_openai_error(
+            out,
+            &Head::json(status, &self.shared.name, self.close),
+            &message,
+        )
     }
 }
 
@@ -276,7 +284,10 @@ fn answer_mock_endpoint(shared: &Shared, request: &Request<'_>, out: &mut Vec<u8
             ok.write_with_body(out, &recorded);
         }
         (Route::MockRequests, Method::Delete) => {
-            let cleared = shared.recorder.as_ref().map_or(0, |recorder| recorder.clear());
+            let cleared = shared
+                .recorder
+                .as_ref()
+                .map_or(0, |recorder| recorder.clear());
             ok.write_with_body(out, format!("{{\"cleared\":{cleared}}}").as_bytes());
         }
         (Route::MockStats, Method::Get) => {

@@ -8,7 +8,10 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Answer with this status and an OpenAI-shaped error body, with `Retry-After` when given.
-    Status { status: u16, retry_after: Option<u32> },
+    Status {
+        status: u16,
+        retry_after: Option<u32>,
+    },
     /// Close the connection without any response, with `SO_LINGER` 0 so the peer sees a reset.
     Reset,
     /// Read the request and never answer; the connection stays open until the peer closes it.
@@ -187,13 +190,17 @@ mod tests {
 
     #[test]
     fn ratio_half_faults_every_second_request() {
-        let faulted: Vec<u64> = (1..=10).filter(|&n| nth_request_is_faulted(n, 0.5)).collect();
+        let faulted: Vec<u64> = (1..=10)
+            .filter(|&n| nth_request_is_faulted(n, 0.5))
+            .collect();
         assert_eq!(faulted, vec![2, 4, 6, 8, 10]);
     }
 
     #[test]
     fn ratio_quarter_faults_a_quarter() {
-        let count = (1..=400).filter(|&n| nth_request_is_faulted(n, 0.25)).count();
+        let count = (1..=400)
+            .filter(|&n| nth_request_is_faulted(n, 0.25))
+            .count();
         assert_eq!(count, 100);
     }
 }

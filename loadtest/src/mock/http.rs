@@ -50,6 +50,8 @@ pub(crate) struct RequestHead {
     pub head_len: usize,
     pub framing: BodyFraming,
     pub keep_alive: bool,
+    /// The client waits for `100 Continue` before sending its body (curl does above 1 KiB).
+    pub expects_continue: bool,
     /// `Err` names the `x-mock-*` header whose value could not be read.
     pub overrides: Result<Overrides, &'static str>,
 }
@@ -90,6 +92,7 @@ pub(crate) fn parse_head(buf: &[u8]) -> HeadParse {
     let mut chunked = false;
     let mut connection_close = false;
     let mut connection_keep_alive = false;
+    let mut expects_continue = false;
     let mut overrides = Ok(Overrides::default());
     for header in request.headers.iter() {
         let name = header.name;
@@ -113,6 +116,8 @@ pub(crate) fn parse_head(buf: &[u8]) -> HeadParse {
                 connection_close |= token.eq_ignore_ascii_case(b"close");
                 connection_keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
+        } else if name.eq_ignore_ascii_case("expect") {
+            expects_continue = trim(value).eq_ignore_ascii_case(b"100-continue");
         } else if name.len() > 7 && name.as_bytes()[..7].eq_ignore_ascii_case(b"x-mock-") {
             if let Ok(found) = overrides.as_mut() {
                 if let Err(bad_header) = read_override(found, name, value) {
@@ -137,15 +142,12 @@ pub(crate) fn parse_head(buf: &[u8]) -> HeadParse {
         } else {
             connection_keep_alive && !connection_close
         },
+        expects_continue: expects_continue && http11,
         overrides,
     })
 }
 
-fn read_override(
-    overrides: &mut Overrides,
-    name: &str,
-    value: &[u8],
-) -> Result<(), &'static str> {
+fn read_override(overrides: &mut Overrides, name: &str, value: &[u8]) -> Result<(), &'static str> {
     let text = std::str::from_utf8(value).map(str::trim);
     if name.eq_ignore_ascii_case(FAULT_HEADER) {
         let fault = text.ok().and_then(|spec| spec.parse().ok());
@@ -172,11 +174,9 @@ fn parse_decimal(value: &[u8]) -> Option<usize> {
     if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(
-        digits
-            .iter()
-            .fold(0usize, |total, digit| total * 10 + usize::from(digit - b'0')),
-    )
+    Some(digits.iter().fold(0usize, |total, digit| {
+        total * 10 + usize::from(digit - b'0')
+    }))
 }
 
 fn trim(value: &[u8]) -> &[u8] {
@@ -187,7 +187,10 @@ fn trim(value: &[u8]) -> &[u8] {
 #[derive(Debug, PartialEq)]
 pub(crate) enum ChunkedBody {
     /// The decoded body and how many bytes of `buf` it took, trailers included.
-    Complete { body: Vec<u8>, consumed: usize },
+    Complete {
+        body: Vec<u8>,
+        consumed: usize,
+    },
     Partial,
     Invalid(&'static str),
 }
@@ -270,7 +273,10 @@ mod tests {
 
     #[test]
     fn partial_until_the_blank_line() {
-        assert_eq!(parse_head(b"GET /health HTTP/1.1\r\nHost"), HeadParse::Partial);
+        assert_eq!(
+            parse_head(b"GET /health HTTP/1.1\r\nHost"),
+            HeadParse::Partial
+        );
     }
 
     #[test]
@@ -294,6 +300,13 @@ mod tests {
                 "{raw:?}"
             );
         }
+    }
+
+    #[test]
+    fn notices_expect_continue() {
+        let raw = "POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n";
+        assert!(complete(raw).expects_continue);
+        assert!(!complete("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n").expects_continue);
     }
 
     #[test]
@@ -345,10 +358,7 @@ mod tests {
 
     #[test]
     fn refuses_broken_chunks() {
-        assert!(matches!(
-            decode_chunked(b"zz\r\n"),
-            ChunkedBody::Invalid(_)
-        ));
+        assert!(matches!(decode_chunked(b"zz\r\n"), ChunkedBody::Invalid(_)));
         assert!(matches!(
             decode_chunked(b"2\r\nabc\r\n"),
             ChunkedBody::Invalid(_)

@@ -104,7 +104,9 @@ pub(crate) fn write_chat_completion(
     usage: &Usage,
 ) {
     id.write_common(out, "chat.completion", text);
-    out.extend_from_slice(b",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+    out.extend_from_slice(
+        b",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":",
+    );
     write_json_string(out, &text.content);
     out.extend_from_slice(
         b",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":",
@@ -258,7 +260,10 @@ mod tests {
         assert_eq!(body["object"], "chat.completion");
         assert_eq!(body["model"], "gpt-\"x\"");
         assert_eq!(body["choices"][0]["message"]["role"], "assistant");
-        assert_eq!(body["choices"][0]["message"]["content"], "Hello from mock m1");
+        assert_eq!(
+            body["choices"][0]["message"]["content"],
+            "Hello from mock m1"
+        );
         assert_eq!(body["choices"][0]["finish_reason"], "stop");
         assert_eq!(body["usage"]["prompt_tokens"], 100);
         assert_eq!(body["usage"]["total_tokens"], 108);

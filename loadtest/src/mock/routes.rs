@@ -52,8 +52,14 @@ mod tests {
 
     #[test]
     fn provider_paths_work_with_and_without_v1() {
-        assert_eq!(Route::from_path("/v1/chat/completions"), Route::ChatCompletions);
-        assert_eq!(Route::from_path("/chat/completions"), Route::ChatCompletions);
+        assert_eq!(
+            Route::from_path("/v1/chat/completions"),
+            Route::ChatCompletions
+        );
+        assert_eq!(
+            Route::from_path("/chat/completions"),
+            Route::ChatCompletions
+        );
         assert_eq!(Route::from_path("/v1/embeddings?x=1"), Route::Embeddings);
         assert_eq!(Route::from_path("/models"), Route::Models);
         assert_eq!(Route::from_path("/v1/health"), Route::Unknown);

@@ -75,7 +75,10 @@ impl Connections {
                 return Poll::Ready(());
             }
             if let Some(slot) = self.live.borrow_mut().get_mut(&id) {
-                if !slot.as_ref().is_some_and(|known| known.will_wake(cx.waker())) {
+                if !slot
+                    .as_ref()
+                    .is_some_and(|known| known.will_wake(cx.waker()))
+                {
                     *slot = Some(cx.waker().clone());
                 }
             }

@@ -33,9 +33,7 @@ impl Shared {
             behaviour: ArcSwap::from_pointee(options.behaviour()),
             control: Mutex::new(()),
             fault_sequence: AtomicU64::new(0),
-            recorder: options
-                .record
-                .then(|| Recorder::new(options.record_limit)),
+            recorder: options.record.then(|| Recorder::new(options.record_limit)),
             stats: Stats::default(),
         }
     }
