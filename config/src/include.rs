@@ -65,8 +65,13 @@ struct Assembler<'c, 'e> {
     chain: Vec<Open>,
 }
 
-/// Reads every include of `main` and merges them; problems go to `checker`.
-pub(crate) fn assemble(main: MainFile, checker: &mut Checker) -> Document {
+/// Reads every include of `main` and merges them; problems go to `checker`. `None` when the
+/// main file is not a map of sections (nothing else can be said about it then).
+pub(crate) fn assemble(main: MainFile, checker: &mut Checker) -> Option<Document> {
+    if !is_sections(&main.root) {
+        not_sections(checker, &main.label, &main.root);
+        return None;
+    }
     let mut asm = Assembler {
         checker,
         main_dir: main.dir.to_path_buf(),
@@ -84,7 +89,17 @@ pub(crate) fn assemble(main: MainFile, checker: &mut Checker) -> Document {
         });
     }
     asm.add_file(main.root, None, main.label, main.dir);
-    asm.doc
+    Some(asm.doc)
+}
+
+/// A config file is a map of sections, or empty.
+fn is_sections(root: &Node) -> bool {
+    matches!(root, Node::Map(_) | Node::Null)
+}
+
+fn not_sections(checker: &mut Checker, label: &str, root: &Node) {
+    let message = format!("expected a map of config sections, got {}", root.describe());
+    checker.error(label, message);
 }
 
 impl Assembler<'_, '_> {
@@ -94,16 +109,7 @@ impl Assembler<'_, '_> {
         let entries = match root {
             Node::Map(entries) => entries,
             Node::Null => Vec::new(),
-            other => {
-                self.checker.error(
-                    &label,
-                    format!(
-                        "expected a map of config sections, got {}",
-                        other.describe()
-                    ),
-                );
-                return;
-            }
+            other => return not_sections(self.checker, &label, &other),
         };
         let root_path = KeyPath::root(file);
         let mut includes = None;

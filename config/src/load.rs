@@ -59,7 +59,9 @@ fn compile(
         dir,
         path,
     };
-    let doc = assemble(main, &mut c);
+    let Some(doc) = assemble(main, &mut c) else {
+        return Err(ConfigErrors(c.finish().0));
+    };
 
     // First, so `os.environ/` references everywhere else can see these variables.
     read_environment_variables(&mut c, &doc);

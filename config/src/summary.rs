@@ -36,11 +36,12 @@ impl Config {
     }
 
     fn write_groups(&self, out: &mut String) {
-        let mut groups: Vec<(&str, Vec<&Deployment>)> = Vec::new();
-        for d in &self.deployments {
+        // Groups in order of first appearance, as the snapshot orders them.
+        let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (i, d) in self.deployments.iter().enumerate() {
             match groups.iter_mut().find(|(name, _)| *name == d.model_name) {
-                Some((_, members)) => members.push(d),
-                None => groups.push((&d.model_name, vec![d])),
+                Some((_, members)) => members.push(i),
+                None => groups.push((&d.model_name, vec![i])),
             }
         }
         line(
@@ -52,6 +53,7 @@ impl Config {
             ),
         );
         let rows: Vec<[String; 5]> = self.deployments.iter().map(row).collect();
+        // The last column (details) is not padded.
         let mut widths = [0usize; 4];
         for r in &rows {
             for (w, cell) in widths.iter_mut().zip(r.iter()) {
@@ -60,10 +62,7 @@ impl Config {
         }
         for (name, members) in &groups {
             line(out, format_args!("  {name}"));
-            for d in members {
-                let Some(i) = self.deployments.iter().position(|x| std::ptr::eq(x, *d)) else {
-                    continue;
-                };
+            for &i in members {
                 let r = &rows[i];
                 let mut text = String::from("    ");
                 for (cell, w) in r.iter().zip(widths) {

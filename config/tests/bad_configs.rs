@@ -1,0 +1,369 @@
+//! Configs that are refused: every class of mistake, with its exact message and key path.
+
+mod common;
+
+use common::{errors, fixture, load};
+use switchyard_config::load_file;
+
+const SUPPORTED: &str =
+    "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai";
+
+/// A one-deployment config with `params` as the litellm_params flow map body.
+fn one(params: &str) -> String {
+    format!("model_list:\n  - model_name: g\n    litellm_params: {{{params}}}\n")
+}
+
+#[test]
+fn yaml_syntax_errors_name_the_file_line_and_column() {
+    let path = fixture("bad/syntax.yaml");
+    let err = load_file(&path).unwrap_err();
+    assert_eq!(err.0.len(), 1);
+    let e = &err.0[0];
+    assert_eq!(e.path, format!("{}:5:14", path.display()));
+    assert!(e.message.starts_with("invalid YAML: "), "{e}");
+}
+
+#[test]
+fn yaml_syntax_errors_in_a_string_config() {
+    assert_eq!(
+        errors("model_list: [a\nb: 1\n"),
+        [r#"<config>:2:2: invalid YAML: illegal placement of ':' indicator"#]
+    );
+}
+
+#[test]
+fn a_missing_config_file() {
+    let path = fixture("bad/nope.yaml");
+    let err = load_file(&path).unwrap_err();
+    assert_eq!(err.0[0].path, path.display().to_string());
+    assert!(
+        err.0[0]
+            .message
+            .starts_with("cannot read the config file: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_model_name() {
+    assert_eq!(
+        errors("model_list:\n  - litellm_params: {model: openai/gpt-4o}\n"),
+        ["model_list[0].model_name: required key is missing (expected a non-empty string)"]
+    );
+}
+
+#[test]
+fn missing_litellm_params_and_model() {
+    assert_eq!(
+        errors("model_list:\n  - model_name: a\n  - model_name: b\n    litellm_params: {api_key: sk-x}\n"),
+        [
+            "model_list[0].litellm_params: required key is missing (expected a map)",
+            "model_list[1].litellm_params.model: required key is missing (expected a non-empty string)",
+        ]
+    );
+}
+
+#[test]
+fn unsupported_provider() {
+    assert_eq!(
+        errors(&one("model: anthropic/claude-3-5-sonnet")),
+        [format!(
+            "model_list[0].litellm_params.model: provider anthropic is not supported yet (supported: {SUPPORTED})"
+        )]
+    );
+}
+
+#[test]
+fn bare_model_name_that_is_not_openai() {
+    assert_eq!(
+        errors(&one("model: claude-3-opus")),
+        [format!(
+            r#"model_list[0].litellm_params.model: "claude-3-opus" has no provider prefix; write "openai/claude-3-opus" if an OpenAI-compatible API serves it (supported: {SUPPORTED})"#
+        )]
+    );
+}
+
+#[test]
+fn hosted_vllm_needs_an_api_base() {
+    assert_eq!(
+        errors(&one("model: hosted_vllm/llama")),
+        ["model_list[0].litellm_params.api_base: required for hosted_vllm (a self-hosted server has no default address)"]
+    );
+}
+
+#[test]
+fn api_base_must_be_an_http_url() {
+    assert_eq!(
+        errors(&one("model: openai/x, api_base: 'localhost:8000/v1'")),
+        [
+            r#"model_list[0].litellm_params.api_base: expected an http:// or https:// URL with a host, got "localhost:8000/v1""#
+        ]
+    );
+}
+
+#[test]
+fn bad_weight() {
+    assert_eq!(
+        errors(&one("model: openai/x, weight: high")),
+        [r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#]
+    );
+    assert_eq!(
+        errors(&one("model: openai/x, weight: 0")),
+        ["model_list[0].litellm_params.weight: expected a positive integer, got 0"]
+    );
+}
+
+#[test]
+fn bad_numbers_and_lists() {
+    assert_eq!(
+        errors(&one(
+            "model: openai/x, rpm: -1, tpm: 1.5, order: 0, tags: {a: b}, timeout: 0, stream_timeout: soon, \
+             max_parallel_requests: 0, cooldown_time: -2, region_name: [eu]"
+        )),
+        [
+            "model_list[0].litellm_params.rpm: expected a non-negative integer, got -1",
+            "model_list[0].litellm_params.tpm: expected a non-negative integer, got 1.5",
+            "model_list[0].litellm_params.order: expected a positive integer (at most 4294967295), got 0",
+            "model_list[0].litellm_params.tags: expected a list of strings, got a map",
+            "model_list[0].litellm_params.region_name: expected a string, got a list",
+            "model_list[0].litellm_params.timeout: expected a number of seconds greater than 0, got 0",
+            r#"model_list[0].litellm_params.stream_timeout: expected a number of seconds greater than 0, got "soon""#,
+            "model_list[0].litellm_params.max_parallel_requests: expected a positive integer (at most 4294967295), got 0",
+            "model_list[0].litellm_params.cooldown_time: expected a number of seconds (0 or more), got -2",
+        ]
+    );
+}
+
+#[test]
+fn an_api_key_is_never_shown_in_an_error() {
+    let errs = errors(&one("model: openai/x, api_key: 123456789012345"));
+    assert_eq!(
+        errs,
+        ["model_list[0].litellm_params.api_key: expected a string, got an integer"]
+    );
+}
+
+#[test]
+fn unknown_switchyard_keys_are_errors_naming_the_valid_ones() {
+    let yaml = one("model: openai/x")
+        + "switchyard:\n  listn: 0.0.0.0:4000\n  limits: {max_body: 10}\n  timeouts: {conect: 1s}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            "switchyard.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes",
+            r#"switchyard.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle"#,
+            r#"switchyard.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts"#,
+        ]
+    );
+}
+
+#[test]
+fn bad_switchyard_values() {
+    let yaml = one("model: openai/x")
+        + "switchyard:\n  listen: example.com:80\n  shards: 0\n  io_driver: epoll\n  limits: {max_headers: many}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"switchyard.listen: expected host:port with an IP address or localhost, like "0.0.0.0:4000", got "example.com:80""#,
+            "switchyard.shards: expected a positive integer, got 0",
+            r#"switchyard.io_driver: expected one of auto, uring, legacy, got "epoll""#,
+            r#"switchyard.limits.max_headers: expected a positive integer, got "many""#,
+        ]
+    );
+}
+
+#[test]
+fn bad_duration_string() {
+    let yaml = one("model: openai/x") + "switchyard:\n  timeouts:\n    connect: 30 parsecs\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"switchyard.timeouts.connect: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got "30 parsecs""#
+        ]
+    );
+}
+
+#[test]
+fn missing_environment_variable() {
+    assert_eq!(
+        errors(&one("model: openai/x, api_key: os.environ/NOT_SET_ANYWHERE")),
+        ["model_list[0].litellm_params.api_key: environment variable NOT_SET_ANYWHERE is not set (os.environ/NOT_SET_ANYWHERE)"]
+    );
+}
+
+#[test]
+fn include_cycle() {
+    let main = fixture("bad/cycle_a.yaml");
+    let err = load_file(&main).unwrap_err();
+    let lines: Vec<String> = err.0.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        lines,
+        [format!(
+            "cycle_b.yaml: include[0]: include cycle: {} → cycle_b.yaml → cycle_a.yaml",
+            main.display()
+        )]
+    );
+}
+
+#[test]
+fn missing_include() {
+    let main = fixture("bad/missing_include.yaml");
+    let err = load_file(&main).unwrap_err();
+    assert_eq!(err.0.len(), 1);
+    assert_eq!(err.0[0].path, "include[0]");
+    let missing = fixture("bad/does_not_exist.yaml");
+    assert!(
+        err.0[0]
+            .message
+            .starts_with(&format!("cannot read {}: ", missing.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_section_set_in_two_files_names_both() {
+    let main = fixture("bad/conflict_main.yaml");
+    let err = load_file(&main).unwrap_err();
+    let lines: Vec<String> = err.0.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "conflict_included.yaml: router_settings: router_settings is also set in {}; only model_list may appear in more than one file",
+                main.display()
+            ),
+            r#"conflict_included.yaml: model_list[0].litellm_params.weight: expected a positive integer, got "high""#.to_string(),
+        ]
+    );
+}
+
+#[test]
+fn a_syntax_error_in_an_included_file_names_that_file() {
+    let err = load_file(&fixture("bad/included_syntax.yaml")).unwrap_err();
+    assert_eq!(err.0.len(), 1);
+    assert!(err.0[0].path.starts_with("broken.yaml:"), "{err}");
+    assert!(err.0[0].message.starts_with("invalid YAML: "), "{err}");
+}
+
+#[test]
+fn duplicate_ids() {
+    let yaml = "model_list:\n\
+                - {model_name: a, litellm_params: {model: openai/x}, model_info: {id: same}}\n\
+                - {model_name: b, litellm_params: {model: openai/y}, model_info: {id: same}}\n";
+    assert_eq!(
+        errors(yaml),
+        [
+            r#"model_list[1].model_info.id: duplicate deployment id "same" (first used by model_list[0])"#
+        ]
+    );
+}
+
+#[test]
+fn identical_entries_without_ids_collide() {
+    let entry = "- {model_name: a, litellm_params: {model: openai/x, api_key: sk-one-1111}}\n";
+    let yaml = format!("model_list:\n{entry}{}", entry.replace("one", "two"));
+    let errs = errors(&yaml);
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0].starts_with("model_list[1].model_info.id: duplicate deployment id \""),
+        "{errs:?}"
+    );
+    assert!(
+        errs[0].ends_with("(first used by model_list[0]); entries with the same model_name and litellm_params need distinct model_info.id values"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn empty_model_list() {
+    let expected = ["model_list: at least one deployment is required"];
+    assert_eq!(errors("model_list: []\n"), expected);
+    assert_eq!(
+        errors("general_settings: {master_key: sk-1234}\n"),
+        expected
+    );
+    assert_eq!(errors(""), expected);
+}
+
+#[test]
+fn model_list_of_the_wrong_shape() {
+    assert_eq!(
+        errors("model_list: {model_name: a}\n"),
+        ["model_list: expected a list, got a map"]
+    );
+    assert_eq!(
+        errors("model_list: [gpt-4o]\n"),
+        [r#"model_list[0]: expected a map, got "gpt-4o""#]
+    );
+}
+
+#[test]
+fn the_top_level_must_be_a_map() {
+    assert_eq!(
+        errors("- a\n- b\n"),
+        ["<config>: expected a map of config sections, got a list"]
+    );
+}
+
+#[test]
+fn routing_strategies_not_implemented_yet() {
+    let yaml =
+        one("model: openai/x") + "router_settings: {routing_strategy: latency-based-routing}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"router_settings.routing_strategy: routing strategy "latency-based-routing" is not implemented yet; supported: simple-shuffle"#
+        ]
+    );
+    let yaml = one("model: openai/x") + "router_settings: {routing_strategy: round-robin}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"router_settings.routing_strategy: unknown routing strategy "round-robin"; valid: simple-shuffle, least-busy, usage-based-routing, usage-based-routing-v2, latency-based-routing, cost-based-routing"#
+        ]
+    );
+}
+
+#[test]
+fn bad_router_and_litellm_settings() {
+    let yaml = one("model: openai/x")
+        + "router_settings: {num_retries: -1, disable_cooldowns: maybe, timeout: 0}\n\
+           litellm_settings: {request_timeout: forever}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"litellm_settings.request_timeout: expected a number of seconds greater than 0, got "forever""#,
+            "router_settings.num_retries: expected a non-negative integer (at most 4294967295), got -1",
+            "router_settings.timeout: expected a number of seconds greater than 0, got 0",
+            r#"router_settings.disable_cooldowns: expected true or false, got "maybe""#,
+        ]
+    );
+}
+
+#[test]
+fn several_errors_are_reported_together() {
+    let yaml = "model_list:\n\
+                - model_name: a\n  litellm_params: {model: anthropic/claude, weight: high}\n\
+                - litellm_params: {model: openai/x, api_key: os.environ/MISSING_KEY}\n\
+                switchyard: {shardz: 2}\n";
+    assert_eq!(
+        errors(yaml),
+        [
+            format!("model_list[0].litellm_params.model: provider anthropic is not supported yet (supported: {SUPPORTED})"),
+            r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#.to_string(),
+            "model_list[1].model_name: required key is missing (expected a non-empty string)".to_string(),
+            "model_list[1].litellm_params.api_key: environment variable MISSING_KEY is not set (os.environ/MISSING_KEY)".to_string(),
+            r#"switchyard.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts"#.to_string(),
+        ]
+    );
+}
+
+#[test]
+fn errors_display_one_per_line() {
+    let err = load("model_list:\n- {model_name: a}\n- {model_name: b}\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "model_list[0].litellm_params: required key is missing (expected a map)\n\
+         model_list[1].litellm_params: required key is missing (expected a map)"
+    );
+}
