@@ -85,7 +85,7 @@ fn streaming_chat_sends_each_event_as_a_chunk_then_done_and_last_chunk() {
     let server = start(MockOptions {
         name: "gamma".into(),
         chunks: 4,
-        chunk_delay: Duration::from_millis(60),
+        chunk_delay: Duration::from_millis(100),
         ..MockOptions::default()
     });
     let mut client = Client::connect(server.addr());
