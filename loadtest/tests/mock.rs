@@ -315,6 +315,17 @@ fn invalid_json_is_an_openai_400_on_a_kept_connection() {
 }
 
 #[test]
+fn a_second_mock_cannot_share_a_fixed_port() {
+    let first = start_named("first");
+    let second = spawn(MockOptions {
+        listen: first.addr(),
+        ..MockOptions::default()
+    });
+    let error = second.expect_err("the port is taken");
+    assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
+}
+
+#[test]
 fn threads_share_one_port_and_shutdown_frees_it() {
     let server = start(MockOptions {
         threads: 2,

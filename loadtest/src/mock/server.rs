@@ -39,6 +39,7 @@ struct ServingThread {
 /// Starts a mock provider and returns once every thread is listening.
 pub fn spawn(options: MockOptions) -> io::Result<MockServer> {
     options.validate()?;
+    refuse_taken_port(options.listen)?;
     let shared = Arc::new(Shared::new(&options));
     // Dropping a half-built server on an error stops the threads already running.
     let mut server = MockServer {
@@ -115,6 +116,19 @@ impl Drop for MockServer {
             }
         }
     }
+}
+
+/// `SO_REUSEPORT` would let a second mock (of the same user) share a fixed port silently and
+/// take half its connections; a plain bind first fails if anybody holds the port.
+fn refuse_taken_port(listen: SocketAddr) -> io::Result<()> {
+    if listen.port() == 0 {
+        return Ok(());
+    }
+    std::net::TcpListener::bind(listen)
+        .map(drop)
+        .map_err(|error| {
+            io::Error::new(error.kind(), format!("cannot listen on {listen}: {error}"))
+        })
 }
 
 /// Body of one serving thread: binds, reports the bound address, accepts until stopped.
