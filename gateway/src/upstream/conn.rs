@@ -1,6 +1,8 @@
 //! An upstream connection: plain TCP or TLS over TCP, with the reads and writes the exchange needs.
 
 use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +16,7 @@ use super::target::Target;
 
 pub enum UpstreamConn {
     Plain(TcpStream),
-    Tls(Box<ClientTlsStream<TcpStream>>),
+    Tls(Box<ClientTlsStream<TcpStream>>, RawFd),
 }
 
 /// Why a connection could not be made.
@@ -60,10 +62,11 @@ pub async fn connect(
                             target.host
                         ))
                     })?;
+                    let fd = tcp.as_raw_fd();
                     return tls
                         .connect(name, tcp)
                         .await
-                        .map(|s| UpstreamConn::Tls(Box::new(s)))
+                        .map(|s| UpstreamConn::Tls(Box::new(s), fd))
                         .map_err(|e| {
                             ConnectError::Failed(format!(
                                 "TLS handshake with {} failed: {e}",
@@ -92,7 +95,7 @@ impl UpstreamConn {
         let slice = buf.slice_mut(len..);
         let (res, slice) = match self {
             UpstreamConn::Plain(s) => s.read(slice).await,
-            UpstreamConn::Tls(s) => s.read(slice).await,
+            UpstreamConn::Tls(s, _) => s.read(slice).await,
         };
         (res, slice.into_inner())
     }
@@ -100,7 +103,28 @@ impl UpstreamConn {
     pub async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         match self {
             UpstreamConn::Plain(s) => s.write_all(buf).await,
-            UpstreamConn::Tls(s) => s.write_all(buf).await,
+            UpstreamConn::Tls(s, _) => s.write_all(buf).await,
+        }
+    }
+}
+
+impl UpstreamConn {
+    /// Whether an idle pooled connection is still usable: nothing to read and not closed.
+    /// An idle HTTP/1.1 connection must be silent; EOF, an error, or stray bytes (a late
+    /// response, a TLS close_notify) all mean it must not carry another request.
+    pub fn is_idle_and_open(&self) -> bool {
+        let fd = match self {
+            UpstreamConn::Plain(s) => s.as_raw_fd(),
+            UpstreamConn::Tls(_, fd) => *fd,
+        };
+        // SAFETY: `fd` belongs to the socket this connection owns, which stays open for the
+        // whole borrow (the connection is borrowed by `&self`).
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+        let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
+        match socket2::SockRef::from(&fd).recv_with_flags(&mut byte, flags) {
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+            Ok(_) => false,
         }
     }
 }

@@ -21,11 +21,12 @@ impl Pool {
         }
     }
 
-    /// The most recently used idle connection that has not idled out.
+    /// The most recently used idle connection that has not idled out and that the upstream
+    /// has not closed.
     pub fn take(&mut self, key: &str, now: Instant) -> Option<UpstreamConn> {
         let list = self.idle.get_mut(key)?;
         while let Some((conn, since)) = list.pop() {
-            if now.saturating_duration_since(since) < self.idle_timeout {
+            if now.saturating_duration_since(since) < self.idle_timeout && conn.is_idle_and_open() {
                 return Some(conn);
             }
         }
