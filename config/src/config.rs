@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use switchyard_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
 
-use crate::secret::redact;
 use crate::{ConfigError, ConfigErrors, ConfigWarning, GatewaySettings};
+use switchyard_core::redact;
 
 /// A config that compiled, and what in it Switchyard ignores.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,17 +132,9 @@ fn duplicate_id_error(id: &str, first: &DeploymentInfo, second: &DeploymentInfo)
 /// Debug output never shows a key: api keys and the master key are redacted.
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let deployments: Vec<Deployment> = self
-            .deployments
-            .iter()
-            .map(|d| {
-                let mut d = d.clone();
-                d.api_key = d.api_key.as_deref().map(redact);
-                d
-            })
-            .collect();
+        // `Deployment`'s own Debug redacts its api key.
         f.debug_struct("Config")
-            .field("deployments", &deployments)
+            .field("deployments", &self.deployments)
             .field("deployment_info", &self.deployment_info)
             .field("router", &self.router)
             .field("gateway", &self.gateway)

@@ -7,8 +7,8 @@ use std::time::Duration;
 use switchyard_core::Deployment;
 
 use crate::router::strategy_name;
-use crate::secret::redact;
 use crate::Config;
+use switchyard_core::redact;
 
 impl Config {
     pub fn summary(&self) -> String {

@@ -15,8 +15,9 @@ impl DeploymentIdx {
     }
 }
 
-/// A deployment as the router sees it, compiled from one `model_list` entry.
-#[derive(Clone, Debug, PartialEq)]
+/// A deployment as the router sees it, compiled from one `model_list` entry. Its `Debug`
+/// output redacts the api key.
+#[derive(Clone, PartialEq)]
 pub struct Deployment {
     /// `model_info.id`, or a stable id derived from the entry's content.
     pub id: String,
@@ -74,5 +75,44 @@ impl Deployment {
             max_parallel_requests: None,
             cooldown_time: None,
         }
+    }
+}
+
+impl std::fmt::Debug for Deployment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = self.api_key.as_deref().map(crate::redact);
+        f.debug_struct("Deployment")
+            .field("id", &self.id)
+            .field("model_name", &self.model_name)
+            .field("provider", &self.provider)
+            .field("upstream_model", &self.upstream_model)
+            .field("api_base", &self.api_base)
+            .field("api_key", &key)
+            .field("shuffle_weight", &self.shuffle_weight)
+            .field("weight", &self.weight)
+            .field("rpm", &self.rpm)
+            .field("tpm", &self.tpm)
+            .field("order", &self.order)
+            .field("tags", &self.tags)
+            .field("region_name", &self.region_name)
+            .field("timeout", &self.timeout)
+            .field("stream_timeout", &self.stream_timeout)
+            .field("max_parallel_requests", &self.max_parallel_requests)
+            .field("cooldown_time", &self.cooldown_time)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let mut d = Deployment::new("a", "g", Provider::OpenAi, "m", "http://x");
+        d.api_key = Some("sk-very-secret-1234".into());
+        let shown = format!("{d:?}");
+        assert!(!shown.contains("very-secret"), "{shown}");
+        assert!(shown.contains("…1234"));
     }
 }

@@ -15,6 +15,7 @@ pub mod pick;
 pub mod provider;
 pub mod reason;
 pub mod rng;
+pub mod secret;
 pub mod snapshot;
 pub mod state;
 
@@ -33,5 +34,6 @@ pub use pick::{pick, pick_with_scratch, PickRequest, PickScratch};
 pub use provider::Provider;
 pub use reason::{Cause, RejectReason};
 pub use rng::Rng;
+pub use secret::redact;
 pub use snapshot::{Group, GroupIdx, RouterSettings, RoutingStrategy, Snapshot, SnapshotError};
 pub use state::{DeploymentState, State};
