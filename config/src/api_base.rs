@@ -41,22 +41,10 @@ mod tests {
 
     #[test]
     fn accepts_http_urls_and_trims_the_trailing_slash() {
-        assert_eq!(
-            parse_api_base("https://api.openai.com/v1/").as_deref(),
-            Ok("https://api.openai.com/v1")
-        );
-        assert_eq!(
-            parse_api_base("http://127.0.0.1:8000/v1").as_deref(),
-            Ok("http://127.0.0.1:8000/v1")
-        );
-        assert_eq!(
-            parse_api_base("http://[::1]:8000").as_deref(),
-            Ok("http://[::1]:8000")
-        );
-        assert_eq!(
-            parse_api_base("HTTP://vllm:80").as_deref(),
-            Ok("HTTP://vllm:80")
-        );
+        assert_eq!(parse_api_base("https://api.openai.com/v1/").as_deref(), Ok("https://api.openai.com/v1"));
+        assert_eq!(parse_api_base("http://127.0.0.1:8000/v1").as_deref(), Ok("http://127.0.0.1:8000/v1"));
+        assert_eq!(parse_api_base("http://[::1]:8000").as_deref(), Ok("http://[::1]:8000"));
+        assert_eq!(parse_api_base("HTTP://vllm:80").as_deref(), Ok("HTTP://vllm:80"));
     }
 
     #[test]

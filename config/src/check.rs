@@ -23,10 +23,7 @@ pub(crate) struct KeyPath {
 
 impl KeyPath {
     pub(crate) fn root(file: Option<Rc<str>>) -> KeyPath {
-        KeyPath {
-            file,
-            keys: String::new(),
-        }
+        KeyPath { file, keys: String::new() }
     }
 
     pub(crate) fn key(&self, key: &str) -> KeyPath {
@@ -35,17 +32,11 @@ impl KeyPath {
             keys.push('.');
         }
         keys.push_str(key);
-        KeyPath {
-            file: self.file.clone(),
-            keys,
-        }
+        KeyPath { file: self.file.clone(), keys }
     }
 
     pub(crate) fn index(&self, index: usize) -> KeyPath {
-        KeyPath {
-            file: self.file.clone(),
-            keys: format!("{}[{index}]", self.keys),
-        }
+        KeyPath { file: self.file.clone(), keys: format!("{}[{index}]", self.keys) }
     }
 
     pub(crate) fn file(&self) -> Option<&Rc<str>> {
@@ -99,25 +90,15 @@ pub(crate) struct Checker<'e> {
 
 impl<'e> Checker<'e> {
     pub(crate) fn new(env: Env<'e>) -> Checker<'e> {
-        Checker {
-            env,
-            errors: Vec::new(),
-            warnings: Vec::new(),
-        }
+        Checker { env, errors: Vec::new(), warnings: Vec::new() }
     }
 
     pub(crate) fn error(&mut self, path: impl fmt::Display, message: impl Into<String>) {
-        self.errors.push(ConfigError {
-            path: path.to_string(),
-            message: message.into(),
-        });
+        self.errors.push(ConfigError { path: path.to_string(), message: message.into() });
     }
 
     pub(crate) fn warn(&mut self, path: impl fmt::Display, message: impl Into<String>) {
-        self.warnings.push(ConfigWarning {
-            path: path.to_string(),
-            message: message.into(),
-        });
+        self.warnings.push(ConfigWarning { path: path.to_string(), message: message.into() });
     }
 
     pub(crate) fn finish(self) -> (Vec<ConfigError>, Vec<ConfigWarning>) {
@@ -145,28 +126,18 @@ impl<'e> Checker<'e> {
                 Some(name) => match self.env.lookup(name) {
                     Some(value) => Node::Str(value),
                     None => {
-                        self.error(
-                            path,
-                            format!("environment variable {name} is not set (os.environ/{name})"),
-                        );
+                        self.error(path, format!("environment variable {name} is not set (os.environ/{name})"));
                         Node::Null
                     }
                 },
                 None => node.clone(),
             },
-            Node::List(items) => Node::List(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| self.substitute(item, &path.index(i)))
-                    .collect(),
-            ),
-            Node::Map(entries) => Node::Map(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), self.substitute(v, &path.key(k))))
-                    .collect(),
-            ),
+            Node::List(items) => {
+                Node::List(items.iter().enumerate().map(|(i, item)| self.substitute(item, &path.index(i))).collect())
+            }
+            Node::Map(entries) => {
+                Node::Map(entries.iter().map(|(k, v)| (k.clone(), self.substitute(v, &path.key(k)))).collect())
+            }
             Node::Null | Node::Bool(_) | Node::Int(_) | Node::Float(_) => node.clone(),
         }
     }
@@ -177,11 +148,7 @@ impl<'e> Checker<'e> {
         match (kind.parse)(&node) {
             Some(value) => Some(value),
             None => {
-                let got = if kind.secret {
-                    node.describe_kind().to_string()
-                } else {
-                    node.describe()
-                };
+                let got = if kind.secret { node.describe_kind().to_string() } else { node.describe() };
                 self.error(path, format!("expected {}, got {got}", kind.expected));
                 None
             }
@@ -189,12 +156,7 @@ impl<'e> Checker<'e> {
     }
 
     /// The value of an optional key; an absent key and an explicit `null` both mean "not set".
-    pub(crate) fn optional<T>(
-        &mut self,
-        fields: &mut Fields,
-        key: &str,
-        kind: &Kind<T>,
-    ) -> Option<T> {
+    pub(crate) fn optional<T>(&mut self, fields: &mut Fields, key: &str, kind: &Kind<T>) -> Option<T> {
         match fields.take(key) {
             None | Some((Node::Null, _)) => None,
             Some((node, path)) => self.read(node, &path, kind),
@@ -202,19 +164,11 @@ impl<'e> Checker<'e> {
     }
 
     /// The value of a required key, or an error naming what was expected.
-    pub(crate) fn required<T>(
-        &mut self,
-        fields: &mut Fields,
-        key: &str,
-        kind: &Kind<T>,
-    ) -> Option<T> {
+    pub(crate) fn required<T>(&mut self, fields: &mut Fields, key: &str, kind: &Kind<T>) -> Option<T> {
         match fields.take(key) {
             None | Some((Node::Null, _)) => {
                 let path = fields.path.key(key);
-                self.error(
-                    path,
-                    format!("required key is missing (expected {})", kind.expected),
-                );
+                self.error(path, format!("required key is missing (expected {})", kind.expected));
                 None
             }
             Some((node, path)) => self.read(node, &path, kind),
@@ -224,11 +178,7 @@ impl<'e> Checker<'e> {
     /// The entries of a map, or an error when the node is something else.
     pub(crate) fn map<'n>(&mut self, node: &'n Node, path: KeyPath) -> Option<Fields<'n>> {
         match node {
-            Node::Map(entries) => Some(Fields {
-                path,
-                entries,
-                taken: vec![false; entries.len()],
-            }),
+            Node::Map(entries) => Some(Fields { path, entries, taken: vec![false; entries.len()] }),
             other => {
                 self.error(&path, format!("expected a map, got {}", other.describe()));
                 None
@@ -237,11 +187,7 @@ impl<'e> Checker<'e> {
     }
 
     /// The entries of a map under `key`, if the key is present and not null.
-    pub(crate) fn optional_map<'n>(
-        &mut self,
-        fields: &mut Fields<'n>,
-        key: &str,
-    ) -> Option<Fields<'n>> {
+    pub(crate) fn optional_map<'n>(&mut self, fields: &mut Fields<'n>, key: &str) -> Option<Fields<'n>> {
         match fields.take(key) {
             None | Some((Node::Null, _)) => None,
             Some((node, path)) => self.map(node, path),
@@ -273,10 +219,7 @@ impl<'e> Checker<'e> {
                 Some(close) => format!("did you mean {close:?}? "),
                 None => String::new(),
             };
-            self.error(
-                path,
-                format!("unknown key; {hint}valid keys: {}", valid.join(", ")),
-            );
+            self.error(path, format!("unknown key; {hint}valid keys: {}", valid.join(", ")));
         }
     }
 }
@@ -328,14 +271,9 @@ mod tests {
 
     #[test]
     fn key_paths_name_file_keys_and_indices() {
-        let main = KeyPath::root(None)
-            .key("model_list")
-            .index(3)
-            .key("litellm_params");
+        let main = KeyPath::root(None).key("model_list").index(3).key("litellm_params");
         assert_eq!(main.to_string(), "model_list[3].litellm_params");
-        let inc = KeyPath::root(Some("models.yaml".into()))
-            .key("model_list")
-            .index(0);
+        let inc = KeyPath::root(Some("models.yaml".into())).key("model_list").index(0);
         assert_eq!(inc.to_string(), "models.yaml: model_list[0]");
         assert_eq!(KeyPath::root(Some("m.yaml".into())).to_string(), "m.yaml");
     }
@@ -344,16 +282,10 @@ mod tests {
     fn type_errors_say_what_was_expected_and_got() {
         let mut c = Checker::new(Env::new(&no_env));
         let path = KeyPath::root(None).key("weight");
-        assert_eq!(
-            c.read(&Node::Str("high".into()), &path, &kinds::POSITIVE_INT),
-            None
-        );
+        assert_eq!(c.read(&Node::Str("high".into()), &path, &kinds::POSITIVE_INT), None);
         assert_eq!(c.read(&Node::Int(3), &path, &kinds::POSITIVE_INT), Some(3));
         let (errors, _) = c.finish();
-        assert_eq!(
-            errors[0].to_string(),
-            r#"weight: expected a positive integer, got "high""#
-        );
+        assert_eq!(errors[0].to_string(), r#"weight: expected a positive integer, got "high""#);
     }
 
     #[test]
@@ -369,8 +301,7 @@ mod tests {
     fn env_references_are_substituted_deeply_and_missing_ones_reported() {
         let process = |n: &str| (n == "SET").then(|| "value".to_string());
         let mut c = Checker::new(Env::new(&process));
-        let node = crate::yaml::parse_yaml("a: os.environ/SET\nb: [os.environ/UNSET]\n", "t.yaml")
-            .unwrap();
+        let node = crate::yaml::parse_yaml("a: os.environ/SET\nb: [os.environ/UNSET]\n", "t.yaml").unwrap();
         let path = KeyPath::root(None).key("x");
         assert_eq!(c.resolved(&node, &path), None);
         let ok = crate::yaml::parse_yaml("a: os.environ/SET\n", "t.yaml").unwrap();
@@ -378,10 +309,7 @@ mod tests {
         assert_eq!(resolved.get("a"), Some(&Node::Str("value".into())));
         let (errors, _) = c.finish();
         assert_eq!(errors.len(), 1);
-        assert_eq!(
-            errors[0].to_string(),
-            "x.b[0]: environment variable UNSET is not set (os.environ/UNSET)"
-        );
+        assert_eq!(errors[0].to_string(), "x.b[0]: environment variable UNSET is not set (os.environ/UNSET)");
     }
 
     #[test]

@@ -75,10 +75,7 @@ impl Config {
             #[allow(unreachable_patterns)] // core may add variants; they keep their own message
             let error = match &e {
                 SnapshotError::DuplicateId { id, first, second } => {
-                    match (
-                        self.deployment_info.get(*first),
-                        self.deployment_info.get(*second),
-                    ) {
+                    match (self.deployment_info.get(*first), self.deployment_info.get(*second)) {
                         (Some(first), Some(second)) => duplicate_id_error(id, first, second),
                         _ => other_snapshot_error(&e),
                     }
@@ -91,17 +88,11 @@ impl Config {
 }
 
 fn other_snapshot_error(e: &SnapshotError) -> ConfigError {
-    ConfigError {
-        path: "model_list".to_string(),
-        message: e.to_string(),
-    }
+    ConfigError { path: "model_list".to_string(), message: e.to_string() }
 }
 
 /// Every second use of an id, as an error at the later entry.
-pub(crate) fn duplicate_ids(
-    deployments: &[Deployment],
-    info: &[DeploymentInfo],
-) -> Vec<ConfigError> {
+pub(crate) fn duplicate_ids(deployments: &[Deployment], info: &[DeploymentInfo]) -> Vec<ConfigError> {
     let mut first_use: HashMap<&str, usize> = HashMap::with_capacity(deployments.len());
     let mut errors = Vec::new();
     for (i, d) in deployments.iter().enumerate() {
@@ -122,10 +113,7 @@ fn duplicate_id_error(id: &str, first: &DeploymentInfo, second: &DeploymentInfo)
     };
     ConfigError {
         path: second.source.key_path("model_info.id"),
-        message: format!(
-            "duplicate deployment id {id:?} (first used by {}){hint}",
-            first.source
-        ),
+        message: format!("duplicate deployment id {id:?} (first used by {}){hint}", first.source),
     }
 }
 

@@ -17,10 +17,7 @@ pub(crate) fn derive_id(model_name: &str, litellm_params: &Node) -> String {
     let mut json = String::new();
     match litellm_params {
         Node::Map(entries) => {
-            let kept: Vec<&(String, Node)> = entries
-                .iter()
-                .filter(|(k, _)| k != KEY_EXCLUDED_FROM_ID)
-                .collect();
+            let kept: Vec<&(String, Node)> = entries.iter().filter(|(k, _)| k != KEY_EXCLUDED_FROM_ID).collect();
             write_map(&mut json, &kept);
         }
         other => write_canonical(&mut json, other),
@@ -30,10 +27,7 @@ pub(crate) fn derive_id(model_name: &str, litellm_params: &Node) -> String {
     hasher.update([0]);
     hasher.update(json.as_bytes());
     let digest = hasher.finalize();
-    digest[..ID_BYTES]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    digest[..ID_BYTES].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Writes `node` as canonical JSON: map keys sorted, no whitespace.
@@ -92,22 +86,13 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_level() {
         let n = params("b: 1\na: {z: [1, 'x'], y: 1.5}\nc: ~\n");
-        assert_eq!(
-            canonical(&n),
-            r#"{"a":{"y":1.5,"z":[1,"x"]},"b":1,"c":null}"#
-        );
+        assert_eq!(canonical(&n), r#"{"a":{"y":1.5,"z":[1,"x"]},"b":1,"c":null}"#);
     }
 
     #[test]
     fn the_id_ignores_api_key_and_key_order() {
-        let a = derive_id(
-            "gpt",
-            &params("model: openai/gpt-4o\napi_key: sk-one\nrpm: 10\n"),
-        );
-        let b = derive_id(
-            "gpt",
-            &params("rpm: 10\napi_key: sk-two\nmodel: openai/gpt-4o\n"),
-        );
+        let a = derive_id("gpt", &params("model: openai/gpt-4o\napi_key: sk-one\nrpm: 10\n"));
+        let b = derive_id("gpt", &params("rpm: 10\napi_key: sk-two\nmodel: openai/gpt-4o\n"));
         let c = derive_id("gpt", &params("rpm: 10\nmodel: openai/gpt-4o\n"));
         assert_eq!(a, b);
         assert_eq!(a, c);
@@ -119,10 +104,7 @@ mod tests {
     fn the_id_depends_on_the_group_and_the_other_params() {
         let p = params("model: openai/gpt-4o\n");
         assert_ne!(derive_id("a", &p), derive_id("b", &p));
-        assert_ne!(
-            derive_id("a", &p),
-            derive_id("a", &params("model: openai/gpt-4o\nrpm: 1\n"))
-        );
+        assert_ne!(derive_id("a", &p), derive_id("a", &params("model: openai/gpt-4o\nrpm: 1\n")));
     }
 
     #[test]

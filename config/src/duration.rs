@@ -23,9 +23,7 @@ pub(crate) const DURATION: Kind<Duration> = Kind {
 /// `"500ms"`, `"30s"`, `"2m"`, `"1h"`, or a bare number of seconds.
 pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let number: f64 = number.parse().ok()?;
     let seconds_per_unit = match unit.trim() {
@@ -59,9 +57,6 @@ mod tests {
     fn zero_is_refused() {
         assert_eq!((DURATION.parse)(&Node::Str("0s".into())), None);
         assert_eq!((DURATION.parse)(&Node::Int(0)), None);
-        assert_eq!(
-            (DURATION.parse)(&Node::Int(5)),
-            Some(Duration::from_secs(5))
-        );
+        assert_eq!((DURATION.parse)(&Node::Int(5)), Some(Duration::from_secs(5)));
     }
 }

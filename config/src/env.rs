@@ -21,10 +21,7 @@ pub(crate) struct Env<'a> {
 
 impl<'a> Env<'a> {
     pub(crate) fn new(process: &'a dyn Fn(&str) -> Option<String>) -> Env<'a> {
-        Env {
-            defined: HashMap::new(),
-            process,
-        }
+        Env { defined: HashMap::new(), process }
     }
 
     /// Adds a variable from `environment_variables`; it wins over the process environment.

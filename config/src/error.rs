@@ -68,10 +68,7 @@ mod tests {
                 path: "model_list[0].model_name".into(),
                 message: "required key is missing (expected a string)".into(),
             },
-            ConfigError {
-                path: "switchyard.shards".into(),
-                message: "expected a positive integer, got 0".into(),
-            },
+            ConfigError { path: "switchyard.shards".into(), message: "expected a positive integer, got 0".into() },
         ]);
         assert_eq!(
             errs.to_string(),

@@ -66,11 +66,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_header_bytes: 64 * 1024,
-            max_headers: 100,
-            max_body_bytes: 32 * 1024 * 1024,
-        }
+        Limits { max_header_bytes: 64 * 1024, max_headers: 100, max_body_bytes: 32 * 1024 * 1024 }
     }
 }
 

@@ -83,10 +83,7 @@ pub(crate) fn assemble(main: MainFile, checker: &mut Checker) -> Option<Document
         chain: Vec::new(),
     };
     if let Some(canonical) = main.path.and_then(|p| fs::canonicalize(p).ok()) {
-        asm.chain.push(Open {
-            canonical,
-            label: main.label.clone(),
-        });
+        asm.chain.push(Open { canonical, label: main.label.clone() });
     }
     asm.add_file(main.root, None, main.label, main.dir);
     Some(asm.doc)
@@ -126,12 +123,7 @@ impl Assembler<'_, '_> {
                         );
                         self.checker.error(&path, message);
                     }
-                    None => self.doc.sections.push(Section {
-                        key,
-                        node,
-                        path,
-                        file_label: label.clone(),
-                    }),
+                    None => self.doc.sections.push(Section { key, node, path, file_label: label.clone() }),
                 },
             }
         }
@@ -146,11 +138,7 @@ impl Assembler<'_, '_> {
     fn include_targets(&mut self, node: &Node, path: &KeyPath) -> Vec<(String, KeyPath)> {
         let items: Vec<(&Node, KeyPath)> = match node {
             Node::Null => Vec::new(),
-            Node::List(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n, path.index(i)))
-                .collect(),
+            Node::List(items) => items.iter().enumerate().map(|(i, n)| (n, path.index(i))).collect(),
             single => vec![(single, path.clone())],
         };
         items
@@ -196,10 +184,7 @@ impl Assembler<'_, '_> {
                 return;
             }
         };
-        self.chain.push(Open {
-            canonical,
-            label: label.clone(),
-        });
+        self.chain.push(Open { canonical, label: label.clone() });
         let include_dir = full.parent().unwrap_or(Path::new("")).to_path_buf();
         self.add_file(root, Some(label.clone()), label, &include_dir);
         self.chain.pop();
@@ -221,9 +206,7 @@ fn normalize(path: &Path) -> PathBuf {
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
                 out.pop();
             }
             other => out.push(other),
@@ -238,13 +221,7 @@ mod tests {
 
     #[test]
     fn normalize_folds_dots() {
-        assert_eq!(
-            normalize(Path::new("a/./b/../c.yaml")),
-            PathBuf::from("a/c.yaml")
-        );
-        assert_eq!(
-            normalize(Path::new("../x.yaml")),
-            PathBuf::from("../x.yaml")
-        );
+        assert_eq!(normalize(Path::new("a/./b/../c.yaml")), PathBuf::from("a/c.yaml"));
+        assert_eq!(normalize(Path::new("../x.yaml")), PathBuf::from("../x.yaml"));
     }
 }

@@ -17,37 +17,25 @@ pub(crate) struct Kind<T> {
     pub(crate) secret: bool,
 }
 
-pub(crate) const STRING: Kind<String> = Kind {
-    expected: "a string",
-    parse: |n| string(n).map(str::to_string),
-    secret: false,
-};
+pub(crate) const STRING: Kind<String> =
+    Kind { expected: "a string", parse: |n| string(n).map(str::to_string), secret: false };
 
 pub(crate) const NON_EMPTY_STRING: Kind<String> = Kind {
     expected: "a non-empty string",
-    parse: |n| {
-        string(n)
-            .filter(|s| !s.trim().is_empty())
-            .map(str::to_string)
-    },
+    parse: |n| string(n).filter(|s| !s.trim().is_empty()).map(str::to_string),
     secret: false,
 };
 
 /// An api key or the master key.
-pub(crate) const SECRET: Kind<String> = Kind {
-    expected: "a string",
-    parse: |n| string(n).map(str::to_string),
-    secret: true,
-};
+pub(crate) const SECRET: Kind<String> =
+    Kind { expected: "a string", parse: |n| string(n).map(str::to_string), secret: true };
 
 /// A deployment id: YAML readers write `id: 1` as often as `id: "1"`.
 pub(crate) const ID: Kind<String> = Kind {
     expected: "a non-empty string",
     parse: |n| match n {
         Node::Int(i) => Some(i.to_string()),
-        other => string(other)
-            .filter(|s| !s.trim().is_empty())
-            .map(str::to_string),
+        other => string(other).filter(|s| !s.trim().is_empty()).map(str::to_string),
     },
     secret: false,
 };
@@ -55,10 +43,7 @@ pub(crate) const ID: Kind<String> = Kind {
 pub(crate) const STRING_LIST: Kind<Vec<String>> = Kind {
     expected: "a list of strings",
     parse: |n| match n {
-        Node::List(items) => items
-            .iter()
-            .map(|i| string(i).map(str::to_string))
-            .collect(),
+        Node::List(items) => items.iter().map(|i| string(i).map(str::to_string)).collect(),
         _ => None,
     },
     secret: false,
@@ -81,11 +66,7 @@ pub(crate) const BOOL: Kind<bool> = Kind {
 
 pub(crate) const POSITIVE_INT: Kind<u64> = Kind {
     expected: "a positive integer",
-    parse: |n| {
-        integer(n)
-            .and_then(|i| u64::try_from(i).ok())
-            .filter(|i| *i > 0)
-    },
+    parse: |n| integer(n).and_then(|i| u64::try_from(i).ok()).filter(|i| *i > 0),
     secret: false,
 };
 
@@ -97,11 +78,7 @@ pub(crate) const NON_NEGATIVE_INT: Kind<u64> = Kind {
 
 pub(crate) const POSITIVE_U32: Kind<u32> = Kind {
     expected: "a positive integer (at most 4294967295)",
-    parse: |n| {
-        integer(n)
-            .and_then(|i| u32::try_from(i).ok())
-            .filter(|i| *i > 0)
-    },
+    parse: |n| integer(n).and_then(|i| u32::try_from(i).ok()).filter(|i| *i > 0),
     secret: false,
 };
 
@@ -113,11 +90,7 @@ pub(crate) const NON_NEGATIVE_U32: Kind<u32> = Kind {
 
 pub(crate) const POSITIVE_USIZE: Kind<usize> = Kind {
     expected: "a positive integer",
-    parse: |n| {
-        integer(n)
-            .and_then(|i| usize::try_from(i).ok())
-            .filter(|i| *i > 0)
-    },
+    parse: |n| integer(n).and_then(|i| usize::try_from(i).ok()).filter(|i| *i > 0),
     secret: false,
 };
 
@@ -129,11 +102,8 @@ pub(crate) const POSITIVE_SECONDS: Kind<Duration> = Kind {
 };
 
 /// LiteLLM's cooldowns: a number of seconds, 0 allowed.
-pub(crate) const NON_NEGATIVE_SECONDS: Kind<Duration> = Kind {
-    expected: "a number of seconds (0 or more)",
-    parse: seconds,
-    secret: false,
-};
+pub(crate) const NON_NEGATIVE_SECONDS: Kind<Duration> =
+    Kind { expected: "a number of seconds (0 or more)", parse: seconds, secret: false };
 
 fn string(node: &Node) -> Option<&str> {
     match node {
@@ -182,20 +152,11 @@ mod tests {
 
     #[test]
     fn seconds_accept_fractions_but_not_negatives() {
-        assert_eq!(
-            (POSITIVE_SECONDS.parse)(&Node::Float(0.5)),
-            Some(Duration::from_millis(500))
-        );
+        assert_eq!((POSITIVE_SECONDS.parse)(&Node::Float(0.5)), Some(Duration::from_millis(500)));
         assert_eq!((POSITIVE_SECONDS.parse)(&Node::Int(0)), None);
-        assert_eq!(
-            (NON_NEGATIVE_SECONDS.parse)(&Node::Int(0)),
-            Some(Duration::ZERO)
-        );
+        assert_eq!((NON_NEGATIVE_SECONDS.parse)(&Node::Int(0)), Some(Duration::ZERO));
         assert_eq!((NON_NEGATIVE_SECONDS.parse)(&Node::Int(-5)), None);
-        assert_eq!(
-            (NON_NEGATIVE_SECONDS.parse)(&s("30")),
-            Some(Duration::from_secs(30))
-        );
+        assert_eq!((NON_NEGATIVE_SECONDS.parse)(&s("30")), Some(Duration::from_secs(30)));
         assert_eq!((POSITIVE_SECONDS.parse)(&Node::Float(f64::INFINITY)), None);
     }
 
@@ -206,10 +167,7 @@ mod tests {
         assert_eq!((BOOL.parse)(&s("y")), None);
         assert_eq!((BOOL.parse)(&Node::Int(1)), None);
         let list = Node::List(vec![s("a"), s("b")]);
-        assert_eq!(
-            (STRING_LIST.parse)(&list),
-            Some(vec!["a".into(), "b".into()])
-        );
+        assert_eq!((STRING_LIST.parse)(&list), Some(vec!["a".into(), "b".into()]));
         assert_eq!((STRING_LIST.parse)(&Node::List(vec![Node::Int(1)])), None);
         assert_eq!((STRING_LIST.parse)(&Node::Map(vec![])), None);
     }

@@ -12,8 +12,8 @@ use crate::model_list::read_model_lists;
 use crate::node::Node;
 use crate::router::{read_router, RouterSources};
 use crate::sections::{
-    read_environment_variables, read_general_settings, warn_ignored_sections, LITELLM_SETTINGS,
-    ROUTER_SETTINGS, SWITCHYARD,
+    read_environment_variables, read_general_settings, warn_ignored_sections, LITELLM_SETTINGS, ROUTER_SETTINGS,
+    SWITCHYARD,
 };
 use crate::switchyard_section::read_switchyard;
 use crate::yaml::parse_yaml;
@@ -25,10 +25,8 @@ const INLINE_LABEL: &str = "<config>";
 /// Reads the config file and its includes; `os.environ/` reads the process environment.
 pub fn load_file(path: &Path) -> Result<Loaded, ConfigErrors> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        path: label.clone(),
-        message: format!("cannot read the config file: {e}"),
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError { path: label.clone(), message: format!("cannot read the config file: {e}") })?;
     let process_env = |name: &str| std::env::var(name).ok();
     let dir = path.parent().unwrap_or(Path::new(""));
     compile(&text, label.into(), dir, Some(path), &process_env)
@@ -36,11 +34,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, ConfigErrors> {
 
 /// Compiles a config given as text; includes are resolved against `base_dir` and `os.environ/`
 /// asks `env` (after the config's own `environment_variables`).
-pub fn load_str(
-    yaml: &str,
-    base_dir: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Loaded, ConfigErrors> {
+pub fn load_str(yaml: &str, base_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded, ConfigErrors> {
     compile(yaml, INLINE_LABEL.into(), base_dir, None, env)
 }
 
@@ -53,12 +47,7 @@ fn compile(
 ) -> Result<Loaded, ConfigErrors> {
     let root = parse_yaml(yaml, &label)?;
     let mut c = Checker::new(Env::new(env));
-    let main = MainFile {
-        root,
-        label,
-        dir,
-        path,
-    };
+    let main = MainFile { root, label, dir, path };
     let Some(doc) = assemble(main, &mut c) else {
         return Err(ConfigErrors(c.finish().0));
     };
@@ -67,25 +56,17 @@ fn compile(
     read_environment_variables(&mut c, &doc);
 
     let (entries, entry_count) = read_model_lists(&mut c, &doc.model_lists);
-    let lists_are_well_formed = doc
-        .model_lists
-        .iter()
-        .all(|l| matches!(l.node, Node::Null | Node::List(_)));
+    let lists_are_well_formed = doc.model_lists.iter().all(|l| matches!(l.node, Node::Null | Node::List(_)));
     if entry_count == 0 && lists_are_well_formed {
         c.error(MODEL_LIST_KEY, "at least one deployment is required");
     }
-    let (deployments, deployment_info): (Vec<_>, Vec<_>) =
-        entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
+    let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
 
     let router = read_router(
         &mut c,
         RouterSources {
-            router_settings: doc
-                .section(ROUTER_SETTINGS)
-                .map(|s| (&s.node, s.path.clone())),
-            litellm_settings: doc
-                .section(LITELLM_SETTINGS)
-                .map(|s| (&s.node, s.path.clone())),
+            router_settings: doc.section(ROUTER_SETTINGS).map(|s| (&s.node, s.path.clone())),
+            litellm_settings: doc.section(LITELLM_SETTINGS).map(|s| (&s.node, s.path.clone())),
         },
     );
     let master_key = read_general_settings(&mut c, &doc);

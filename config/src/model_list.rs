@@ -19,10 +19,7 @@ pub(crate) struct CompiledEntry {
 
 /// Compiles every file's `model_list`. Returns the entries that compiled and how many entries
 /// there were in all (to tell an empty list from a list of bad entries).
-pub(crate) fn read_model_lists(
-    c: &mut Checker,
-    lists: &[ModelList],
-) -> (Vec<CompiledEntry>, usize) {
+pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> (Vec<CompiledEntry>, usize) {
     let mut compiled = Vec::new();
     let mut total = 0;
     for list in lists {
@@ -34,10 +31,7 @@ pub(crate) fn read_model_lists(
         };
         for (index, item) in items.iter().enumerate() {
             total += 1;
-            let source = EntrySource {
-                file: list.path.file().map(|f| f.to_string()),
-                index,
-            };
+            let source = EntrySource { file: list.path.file().map(|f| f.to_string()), index };
             if let Some(entry) = read_entry(c, item, list.path.index(index), source) {
                 compiled.push(entry);
             }
@@ -46,12 +40,7 @@ pub(crate) fn read_model_lists(
     (compiled, total)
 }
 
-fn read_entry(
-    c: &mut Checker,
-    node: &Node,
-    path: KeyPath,
-    source: EntrySource,
-) -> Option<CompiledEntry> {
+fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) -> Option<CompiledEntry> {
     let mut entry = c.map(node, path)?;
     let model_name = c.required(&mut entry, "model_name", &kinds::NON_EMPTY_STRING);
     let raw_model_name = entry_string(node, "model_name");
@@ -61,10 +50,9 @@ fn read_entry(
             c.error(path, "required key is missing (expected a map)");
             None
         }
-        Some((params_node, params_path)) => c
-            .map(params_node, params_path)
-            .and_then(|fields| read_litellm_params(c, fields))
-            .map(|p| (p, params_node)),
+        Some((params_node, params_path)) => {
+            c.map(params_node, params_path).and_then(|fields| read_litellm_params(c, fields)).map(|p| (p, params_node))
+        }
     };
     let (explicit_id, model_info) = read_model_info(c, &mut entry);
     c.warn_ignored(&entry);
@@ -76,14 +64,7 @@ fn read_entry(
         Some(id) => id,
         None => derive_id(&raw_model_name?, params_node),
     };
-    Some(CompiledEntry {
-        deployment,
-        info: DeploymentInfo {
-            source,
-            derived_id,
-            model_info,
-        },
-    })
+    Some(CompiledEntry { deployment, info: DeploymentInfo { source, derived_id, model_info } })
 }
 
 /// A string value as written (before `os.environ/` substitution), for the derived id.
@@ -99,19 +80,11 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Deployment> {
     let model_path = p.path.key("model");
     let model = c
         .required(&mut p, "model", &kinds::NON_EMPTY_STRING)
-        .and_then(|m| {
-            parse_model_ref(&m)
-                .map_err(|e| c.error(&model_path, e))
-                .ok()
-        });
+        .and_then(|m| parse_model_ref(&m).map_err(|e| c.error(&model_path, e)).ok());
     let api_base_path = p.path.key("api_base");
     let api_base = c
         .optional(&mut p, "api_base", &kinds::STRING)
-        .and_then(|b| {
-            parse_api_base(&b)
-                .map_err(|e| c.error(&api_base_path, e))
-                .ok()
-        });
+        .and_then(|b| parse_api_base(&b).map_err(|e| c.error(&api_base_path, e)).ok());
     let api_key = c.optional(&mut p, "api_key", &kinds::SECRET);
     let rpm = c.optional(&mut p, "rpm", &kinds::NON_NEGATIVE_INT);
     let tpm = c.optional(&mut p, "tpm", &kinds::NON_NEGATIVE_INT);
@@ -132,10 +105,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Deployment> {
         (None, None) => {
             c.error(
                 api_base_path,
-                format!(
-                    "required for {} (a self-hosted server has no default address)",
-                    model.provider.prefix()
-                ),
+                format!("required for {} (a self-hosted server has no default address)", model.provider.prefix()),
             );
             return None;
         }

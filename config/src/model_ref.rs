@@ -44,11 +44,7 @@ pub(crate) fn parse_model_ref(model: &str) -> Result<ModelRef, String> {
 }
 
 fn supported_list() -> String {
-    Provider::ALL
-        .iter()
-        .map(|p| p.prefix())
-        .collect::<Vec<_>>()
-        .join(", ")
+    Provider::ALL.iter().map(|p| p.prefix()).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -66,35 +62,21 @@ mod tests {
             ok("openrouter/anthropic/claude-3.5-sonnet"),
             (Provider::OpenRouter, "anthropic/claude-3.5-sonnet".into())
         );
-        assert_eq!(
-            ok("hosted_vllm/meta-llama/Llama-3.1-8B"),
-            (Provider::HostedVllm, "meta-llama/Llama-3.1-8B".into())
-        );
-        assert_eq!(
-            ok("groq/llama3-8b-8192"),
-            (Provider::Groq, "llama3-8b-8192".into())
-        );
+        assert_eq!(ok("hosted_vllm/meta-llama/Llama-3.1-8B"), (Provider::HostedVllm, "meta-llama/Llama-3.1-8B".into()));
+        assert_eq!(ok("groq/llama3-8b-8192"), (Provider::Groq, "llama3-8b-8192".into()));
     }
 
     #[test]
     fn bare_openai_names_are_openai() {
         assert_eq!(ok("gpt-4o"), (Provider::OpenAi, "gpt-4o".into()));
         assert_eq!(ok("o3-mini"), (Provider::OpenAi, "o3-mini".into()));
-        assert_eq!(
-            ok("text-embedding-3-small"),
-            (Provider::OpenAi, "text-embedding-3-small".into())
-        );
+        assert_eq!(ok("text-embedding-3-small"), (Provider::OpenAi, "text-embedding-3-small".into()));
     }
 
     #[test]
     fn other_bare_names_suggest_the_openai_prefix() {
         let err = parse_model_ref("claude-3-opus").unwrap_err();
-        assert!(
-            err.starts_with(
-                r#""claude-3-opus" has no provider prefix; write "openai/claude-3-opus""#
-            ),
-            "{err}"
-        );
+        assert!(err.starts_with(r#""claude-3-opus" has no provider prefix; write "openai/claude-3-opus""#), "{err}");
     }
 
     #[test]
@@ -103,9 +85,6 @@ mod tests {
             parse_model_ref("anthropic/claude-3-opus").unwrap_err(),
             "provider anthropic is not supported yet (supported: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai)"
         );
-        assert_eq!(
-            parse_model_ref("openai/").unwrap_err(),
-            "missing the model name after \"openai/\""
-        );
+        assert_eq!(parse_model_ref("openai/").unwrap_err(), "missing the model name after \"openai/\"");
     }
 }

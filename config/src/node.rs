@@ -63,12 +63,7 @@ impl Node {
             Node::Float(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
             Node::Str(s) => Value::String(s.clone()),
             Node::List(items) => Value::Array(items.iter().map(Node::to_json).collect()),
-            Node::Map(entries) => Value::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_json()))
-                    .collect(),
-            ),
+            Node::Map(entries) => Value::Object(entries.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
         }
     }
 }
@@ -156,9 +151,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 Node::Int(i) => i.to_string(),
                 Node::Float(x) => x.to_string(),
                 Node::Null => return Err(de::Error::custom("a mapping key must not be null")),
-                Node::List(_) | Node::Map(_) => {
-                    return Err(de::Error::custom("a mapping key must be a scalar"))
-                }
+                Node::List(_) | Node::Map(_) => return Err(de::Error::custom("a mapping key must be a scalar")),
             };
             let value = map.next_value::<Node>()?;
             entries.push((key, value));
@@ -176,12 +169,7 @@ mod tests {
     }
 
     fn map(entries: &[(&str, Node)]) -> Node {
-        Node::Map(
-            entries
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
+        Node::Map(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
     }
 
     #[test]

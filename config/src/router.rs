@@ -10,15 +10,9 @@ use crate::kinds::{self, Kind};
 use crate::node::Node;
 
 /// LiteLLM's routing strategies that Switchyard does not implement yet.
-const PLANNED_STRATEGIES: [&str; 5] = [
-    "least-busy",
-    "usage-based-routing",
-    "usage-based-routing-v2",
-    "latency-based-routing",
-    "cost-based-routing",
-];
-const IMPLEMENTED_STRATEGIES: [(&str, RoutingStrategy); 1] =
-    [("simple-shuffle", RoutingStrategy::SimpleShuffle)];
+const PLANNED_STRATEGIES: [&str; 5] =
+    ["least-busy", "usage-based-routing", "usage-based-routing-v2", "latency-based-routing", "cost-based-routing"];
+const IMPLEMENTED_STRATEGIES: [(&str, RoutingStrategy); 1] = [("simple-shuffle", RoutingStrategy::SimpleShuffle)];
 
 /// The router knobs both sections can set; `None` = not set there.
 #[derive(Default)]
@@ -84,13 +78,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> RouterSett
             disable_cooldowns: c.optional(&mut fields, "disable_cooldowns", &kinds::BOOL),
         };
         knobs.apply_to(&mut settings);
-        set_option(
-            c,
-            &mut fields,
-            "stream_timeout",
-            &kinds::POSITIVE_SECONDS,
-            &mut settings.stream_timeout,
-        );
+        set_option(c, &mut fields, "stream_timeout", &kinds::POSITIVE_SECONDS, &mut settings.stream_timeout);
         if let Some(v) = c.optional(&mut fields, "enable_pre_call_checks", &kinds::BOOL) {
             settings.enable_pre_call_checks = v;
         }
@@ -107,13 +95,7 @@ fn section<'n>(c: &mut Checker, node: &'n Node, path: KeyPath) -> Option<Fields<
     }
 }
 
-fn set_option<T>(
-    c: &mut Checker,
-    f: &mut Fields,
-    key: &str,
-    kind: &Kind<T>,
-    target: &mut Option<T>,
-) {
+fn set_option<T>(c: &mut Checker, f: &mut Fields, key: &str, kind: &Kind<T>, target: &mut Option<T>) {
     if let Some(v) = c.optional(f, key, kind) {
         *target = Some(v);
     }
@@ -126,28 +108,15 @@ fn parse_strategy(name: &str) -> Result<RoutingStrategy, String> {
     }
     let implemented: Vec<&str> = IMPLEMENTED_STRATEGIES.iter().map(|(n, _)| *n).collect();
     if PLANNED_STRATEGIES.contains(&name) {
-        return Err(format!(
-            "routing strategy {name:?} is not implemented yet; supported: {}",
-            implemented.join(", ")
-        ));
+        return Err(format!("routing strategy {name:?} is not implemented yet; supported: {}", implemented.join(", ")));
     }
-    let valid: Vec<&str> = implemented
-        .iter()
-        .chain(&PLANNED_STRATEGIES)
-        .copied()
-        .collect();
-    Err(format!(
-        "unknown routing strategy {name:?}; valid: {}",
-        valid.join(", ")
-    ))
+    let valid: Vec<&str> = implemented.iter().chain(&PLANNED_STRATEGIES).copied().collect();
+    Err(format!("unknown routing strategy {name:?}; valid: {}", valid.join(", ")))
 }
 
 /// How the summary names a strategy.
 pub(crate) fn strategy_name(strategy: RoutingStrategy) -> &'static str {
-    IMPLEMENTED_STRATEGIES
-        .iter()
-        .find(|(_, s)| *s == strategy)
-        .map_or("?", |(n, _)| n)
+    IMPLEMENTED_STRATEGIES.iter().find(|(_, s)| *s == strategy).map_or("?", |(n, _)| n)
 }
 
 #[cfg(test)]
@@ -156,10 +125,7 @@ mod tests {
 
     #[test]
     fn strategies() {
-        assert_eq!(
-            parse_strategy("simple-shuffle"),
-            Ok(RoutingStrategy::SimpleShuffle)
-        );
+        assert_eq!(parse_strategy("simple-shuffle"), Ok(RoutingStrategy::SimpleShuffle));
         assert_eq!(
             parse_strategy("least-busy").unwrap_err(),
             r#"routing strategy "least-busy" is not implemented yet; supported: simple-shuffle"#
@@ -168,9 +134,6 @@ mod tests {
             parse_strategy("fastest").unwrap_err(),
             r#"unknown routing strategy "fastest"; valid: simple-shuffle, least-busy, usage-based-routing, usage-based-routing-v2, latency-based-routing, cost-based-routing"#
         );
-        assert_eq!(
-            strategy_name(RoutingStrategy::SimpleShuffle),
-            "simple-shuffle"
-        );
+        assert_eq!(strategy_name(RoutingStrategy::SimpleShuffle), "simple-shuffle");
     }
 }

@@ -53,14 +53,7 @@ pub(crate) fn read_environment_variables(c: &mut Checker, doc: &Document) {
             // Not substituted: a variable is defined here, not referred to.
             Node::Str(s) => Some(s.clone()),
             other => (ENV_VALUE.parse)(other).or_else(|| {
-                c.error(
-                    &path,
-                    format!(
-                        "expected {}, got {}",
-                        ENV_VALUE.expected,
-                        other.describe_kind()
-                    ),
-                );
+                c.error(&path, format!("expected {}, got {}", ENV_VALUE.expected, other.describe_kind()));
                 None
             }),
         };

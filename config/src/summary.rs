@@ -18,10 +18,7 @@ impl Config {
         self.write_router(&mut out);
         self.write_gateway(&mut out);
         if let Some(key) = &self.master_key {
-            line(
-                &mut out,
-                format_args!("general: master_key {}", redact(key)),
-            );
+            line(&mut out, format_args!("general: master_key {}", redact(key)));
         }
         line(&mut out, format_args!("warnings: {}", self.warning_count));
         out
@@ -44,14 +41,7 @@ impl Config {
                 None => groups.push((&d.model_name, vec![i])),
             }
         }
-        line(
-            out,
-            format_args!(
-                "model groups: {}, deployments: {}",
-                groups.len(),
-                self.deployments.len()
-            ),
-        );
+        line(out, format_args!("model groups: {}, deployments: {}", groups.len(), self.deployments.len()));
         let rows: Vec<[String; 5]> = self.deployments.iter().map(row).collect();
         // The last column (details) is not padded.
         let mut widths = [0usize; 4];
@@ -76,9 +66,7 @@ impl Config {
 
     fn write_router(&self, out: &mut String) {
         let r = &self.router;
-        let allowed_fails = r
-            .allowed_fails
-            .map_or("not set".to_string(), |n| n.to_string());
+        let allowed_fails = r.allowed_fails.map_or("not set".to_string(), |n| n.to_string());
         let stream_timeout = r.stream_timeout.map_or("= timeout".to_string(), secs);
         line(
             out,
@@ -88,34 +76,17 @@ impl Config {
                 strategy_name(r.routing_strategy),
                 r.num_retries,
                 secs(r.cooldown_time),
-                if r.disable_cooldowns {
-                    " (cooldowns disabled)"
-                } else {
-                    ""
-                },
+                if r.disable_cooldowns { " (cooldowns disabled)" } else { "" },
                 secs(r.timeout),
-                if r.enable_pre_call_checks {
-                    "on"
-                } else {
-                    "off"
-                },
+                if r.enable_pre_call_checks { "on" } else { "off" },
             ),
         );
     }
 
     fn write_gateway(&self, out: &mut String) {
         let g = &self.gateway;
-        let shards = g
-            .shards
-            .map_or("one per core".to_string(), |n| n.to_string());
-        line(
-            out,
-            format_args!(
-                "gateway: listen {}, shards {shards}, io_driver {}",
-                g.listen,
-                g.io_driver.name()
-            ),
-        );
+        let shards = g.shards.map_or("one per core".to_string(), |n| n.to_string());
+        line(out, format_args!("gateway: listen {}, shards {shards}, io_driver {}", g.listen, g.io_driver.name()));
         line(
             out,
             format_args!(
@@ -153,13 +124,7 @@ fn row(d: &Deployment) -> [String; 5] {
     }
     let key = d.api_key.as_deref().map_or("none".to_string(), redact);
     details.push(format!("key {key}"));
-    [
-        d.id.clone(),
-        d.provider.prefix().to_string(),
-        d.upstream_model.clone(),
-        d.api_base.clone(),
-        details.join(", "),
-    ]
+    [d.id.clone(), d.provider.prefix().to_string(), d.upstream_model.clone(), d.api_base.clone(), details.join(", ")]
 }
 
 fn secs(d: Duration) -> String {

@@ -39,46 +39,16 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath) -> Ga
     }
     if let Some(mut limits) = c.optional_map(&mut fields, "limits") {
         let l = &mut settings.limits;
-        set(
-            c,
-            &mut limits,
-            "max_header_bytes",
-            &kinds::POSITIVE_USIZE,
-            &mut l.max_header_bytes,
-        );
-        set(
-            c,
-            &mut limits,
-            "max_headers",
-            &kinds::POSITIVE_USIZE,
-            &mut l.max_headers,
-        );
-        set(
-            c,
-            &mut limits,
-            "max_body_bytes",
-            &kinds::POSITIVE_USIZE,
-            &mut l.max_body_bytes,
-        );
+        set(c, &mut limits, "max_header_bytes", &kinds::POSITIVE_USIZE, &mut l.max_header_bytes);
+        set(c, &mut limits, "max_headers", &kinds::POSITIVE_USIZE, &mut l.max_headers);
+        set(c, &mut limits, "max_body_bytes", &kinds::POSITIVE_USIZE, &mut l.max_body_bytes);
         c.refuse_unknown(&limits, &LIMIT_KEYS);
     }
     if let Some(mut timeouts) = c.optional_map(&mut fields, "timeouts") {
         let t = &mut settings.timeouts;
         set(c, &mut timeouts, "connect", &DURATION, &mut t.connect);
-        set(
-            c,
-            &mut timeouts,
-            "keepalive_idle",
-            &DURATION,
-            &mut t.keepalive_idle,
-        );
-        set(
-            c,
-            &mut timeouts,
-            "upstream_idle",
-            &DURATION,
-            &mut t.upstream_idle,
-        );
+        set(c, &mut timeouts, "keepalive_idle", &DURATION, &mut t.keepalive_idle);
+        set(c, &mut timeouts, "upstream_idle", &DURATION, &mut t.upstream_idle);
         c.refuse_unknown(&timeouts, &TIMEOUT_KEYS);
     }
     c.refuse_unknown(&fields, &KEYS);
@@ -117,18 +87,9 @@ mod tests {
 
     #[test]
     fn listen_addresses() {
-        assert_eq!(
-            parse_listen("127.0.0.1:8080"),
-            Some("127.0.0.1:8080".parse().unwrap())
-        );
-        assert_eq!(
-            parse_listen("[::]:4000"),
-            Some("[::]:4000".parse().unwrap())
-        );
-        assert_eq!(
-            parse_listen("localhost:9"),
-            Some("127.0.0.1:9".parse().unwrap())
-        );
+        assert_eq!(parse_listen("127.0.0.1:8080"), Some("127.0.0.1:8080".parse().unwrap()));
+        assert_eq!(parse_listen("[::]:4000"), Some("[::]:4000".parse().unwrap()));
+        assert_eq!(parse_listen("localhost:9"), Some("127.0.0.1:9".parse().unwrap()));
         assert_eq!(parse_listen("example.com:80"), None);
         assert_eq!(parse_listen("4000"), None);
     }

@@ -27,10 +27,7 @@ fn syntax_error(error: &serde_saphyr::Error, label: &str) -> ConfigError {
                 message: format!("invalid YAML: {message}"),
             }
         }
-        _ => ConfigError {
-            path: label.to_string(),
-            message: format!("invalid YAML: {message}"),
-        },
+        _ => ConfigError { path: label.to_string(), message: format!("invalid YAML: {message}") },
     }
 }
 
@@ -42,21 +39,14 @@ mod tests {
     fn syntax_errors_name_file_line_and_column() {
         let err = parse_yaml("a: [1, 2\nb: 3\n", "config.yaml").unwrap_err();
         assert_eq!(err.path, "config.yaml:2:2");
-        assert_eq!(
-            err.message,
-            "invalid YAML: illegal placement of ':' indicator"
-        );
+        assert_eq!(err.message, "invalid YAML: illegal placement of ':' indicator");
     }
 
     #[test]
     fn duplicate_keys_are_syntax_errors() {
         let err = parse_yaml("a: 1\na: 2\n", "c.yaml").unwrap_err();
         assert_eq!(err.path, "c.yaml:2:1");
-        assert!(
-            err.message
-                .starts_with("invalid YAML: duplicate mapping key: a"),
-            "{err}"
-        );
+        assert!(err.message.starts_with("invalid YAML: duplicate mapping key: a"), "{err}");
     }
 
     #[test]

@@ -5,8 +5,7 @@ mod common;
 use common::{errors, fixture, load};
 use switchyard_config::load_file;
 
-const SUPPORTED: &str =
-    "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai";
+const SUPPORTED: &str = "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai";
 
 /// A one-deployment config with `params` as the litellm_params flow map body.
 fn one(params: &str) -> String {
@@ -25,10 +24,7 @@ fn yaml_syntax_errors_name_the_file_line_and_column() {
 
 #[test]
 fn yaml_syntax_errors_in_a_string_config() {
-    assert_eq!(
-        errors("model_list: [a\nb: 1\n"),
-        [r#"<config>:2:2: invalid YAML: illegal placement of ':' indicator"#]
-    );
+    assert_eq!(errors("model_list: [a\nb: 1\n"), [r#"<config>:2:2: invalid YAML: illegal placement of ':' indicator"#]);
 }
 
 #[test]
@@ -36,12 +32,7 @@ fn a_missing_config_file() {
     let path = fixture("bad/nope.yaml");
     let err = load_file(&path).unwrap_err();
     assert_eq!(err.0[0].path, path.display().to_string());
-    assert!(
-        err.0[0]
-            .message
-            .starts_with("cannot read the config file: "),
-        "{err}"
-    );
+    assert!(err.0[0].message.starts_with("cannot read the config file: "), "{err}");
 }
 
 #[test]
@@ -137,10 +128,7 @@ fn bad_numbers_and_lists() {
 #[test]
 fn an_api_key_is_never_shown_in_an_error() {
     let errs = errors(&one("model: openai/x, api_key: 123456789012345"));
-    assert_eq!(
-        errs,
-        ["model_list[0].litellm_params.api_key: expected a string, got an integer"]
-    );
+    assert_eq!(errs, ["model_list[0].litellm_params.api_key: expected a string, got an integer"]);
 }
 
 #[test]
@@ -198,10 +186,7 @@ fn include_cycle() {
     let lines: Vec<String> = err.0.iter().map(|e| e.to_string()).collect();
     assert_eq!(
         lines,
-        [format!(
-            "cycle_b.yaml: include[0]: include cycle: {} → cycle_b.yaml → cycle_a.yaml",
-            main.display()
-        )]
+        [format!("cycle_b.yaml: include[0]: include cycle: {} → cycle_b.yaml → cycle_a.yaml", main.display())]
     );
 }
 
@@ -212,12 +197,7 @@ fn missing_include() {
     assert_eq!(err.0.len(), 1);
     assert_eq!(err.0[0].path, "include[0]");
     let missing = fixture("bad/does_not_exist.yaml");
-    assert!(
-        err.0[0]
-            .message
-            .starts_with(&format!("cannot read {}: ", missing.display())),
-        "{err}"
-    );
+    assert!(err.0[0].message.starts_with(&format!("cannot read {}: ", missing.display())), "{err}");
 }
 
 #[test]
@@ -252,9 +232,7 @@ fn duplicate_ids() {
                 - {model_name: b, litellm_params: {model: openai/y}, model_info: {id: same}}\n";
     assert_eq!(
         errors(yaml),
-        [
-            r#"model_list[1].model_info.id: duplicate deployment id "same" (first used by model_list[0])"#
-        ]
+        [r#"model_list[1].model_info.id: duplicate deployment id "same" (first used by model_list[0])"#]
     );
 }
 
@@ -264,10 +242,7 @@ fn identical_entries_without_ids_collide() {
     let yaml = format!("model_list:\n{entry}{}", entry.replace("one", "two"));
     let errs = errors(&yaml);
     assert_eq!(errs.len(), 1);
-    assert!(
-        errs[0].starts_with("model_list[1].model_info.id: duplicate deployment id \""),
-        "{errs:?}"
-    );
+    assert!(errs[0].starts_with("model_list[1].model_info.id: duplicate deployment id \""), "{errs:?}");
     assert!(
         errs[0].ends_with("(first used by model_list[0]); entries with the same model_name and litellm_params need distinct model_info.id values"),
         "{errs:?}"
@@ -278,37 +253,24 @@ fn identical_entries_without_ids_collide() {
 fn empty_model_list() {
     let expected = ["model_list: at least one deployment is required"];
     assert_eq!(errors("model_list: []\n"), expected);
-    assert_eq!(
-        errors("general_settings: {master_key: sk-1234}\n"),
-        expected
-    );
+    assert_eq!(errors("general_settings: {master_key: sk-1234}\n"), expected);
     assert_eq!(errors(""), expected);
 }
 
 #[test]
 fn model_list_of_the_wrong_shape() {
-    assert_eq!(
-        errors("model_list: {model_name: a}\n"),
-        ["model_list: expected a list, got a map"]
-    );
-    assert_eq!(
-        errors("model_list: [gpt-4o]\n"),
-        [r#"model_list[0]: expected a map, got "gpt-4o""#]
-    );
+    assert_eq!(errors("model_list: {model_name: a}\n"), ["model_list: expected a list, got a map"]);
+    assert_eq!(errors("model_list: [gpt-4o]\n"), [r#"model_list[0]: expected a map, got "gpt-4o""#]);
 }
 
 #[test]
 fn the_top_level_must_be_a_map() {
-    assert_eq!(
-        errors("- a\n- b\n"),
-        ["<config>: expected a map of config sections, got a list"]
-    );
+    assert_eq!(errors("- a\n- b\n"), ["<config>: expected a map of config sections, got a list"]);
 }
 
 #[test]
 fn routing_strategies_not_implemented_yet() {
-    let yaml =
-        one("model: openai/x") + "router_settings: {routing_strategy: latency-based-routing}\n";
+    let yaml = one("model: openai/x") + "router_settings: {routing_strategy: latency-based-routing}\n";
     assert_eq!(
         errors(&yaml),
         [

@@ -21,9 +21,7 @@ fn minimal_config_gets_litellm_defaults() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let config = loaded.config;
     assert_eq!(config.files, [path]);
-    let [d] = config.deployments.as_slice() else {
-        panic!("one deployment expected")
-    };
+    let [d] = config.deployments.as_slice() else { panic!("one deployment expected") };
     assert_eq!(d.model_name, "gpt-4o-mini");
     assert_eq!(d.provider, Provider::OpenAi);
     assert_eq!(d.upstream_model, "gpt-4o-mini");
@@ -36,10 +34,7 @@ fn minimal_config_gets_litellm_defaults() {
     assert_eq!(config.gateway.listen.to_string(), "0.0.0.0:4000");
     assert_eq!(config.master_key, None);
     let snapshot = config.snapshot().unwrap();
-    assert_eq!(
-        snapshot.public_model_names().collect::<Vec<_>>(),
-        ["gpt-4o-mini"]
-    );
+    assert_eq!(snapshot.public_model_names().collect::<Vec<_>>(), ["gpt-4o-mini"]);
 }
 
 #[test]
@@ -48,48 +43,16 @@ fn realistic_config_compiles_every_deployment_in_order() {
     let summary: Vec<(&str, &str, Provider, &str, &str)> = config
         .deployments
         .iter()
-        .map(|d| {
-            (
-                d.model_name.as_str(),
-                d.id.as_str(),
-                d.provider,
-                d.upstream_model.as_str(),
-                d.api_base.as_str(),
-            )
-        })
+        .map(|d| (d.model_name.as_str(), d.id.as_str(), d.provider, d.upstream_model.as_str(), d.api_base.as_str()))
         .collect();
     let derived = |i: usize| config.deployments[i].id.as_str();
     assert_eq!(
         summary,
         [
-            (
-                "gpt-4o",
-                "gpt-4o-primary",
-                Provider::OpenAi,
-                "gpt-4o",
-                "https://api.openai.com/v1"
-            ),
-            (
-                "gpt-4o",
-                derived(1),
-                Provider::OpenRouter,
-                "openai/gpt-4o",
-                "https://openrouter.ai/api/v1"
-            ),
-            (
-                "llama-3.1-8b",
-                derived(2),
-                Provider::Groq,
-                "llama-3.1-8b-instant",
-                "https://api.groq.com/openai/v1"
-            ),
-            (
-                "gpt-4o-mini",
-                derived(3),
-                Provider::OpenAi,
-                "gpt-4o-mini",
-                "https://api.openai.com/v1"
-            ),
+            ("gpt-4o", "gpt-4o-primary", Provider::OpenAi, "gpt-4o", "https://api.openai.com/v1"),
+            ("gpt-4o", derived(1), Provider::OpenRouter, "openai/gpt-4o", "https://openrouter.ai/api/v1"),
+            ("llama-3.1-8b", derived(2), Provider::Groq, "llama-3.1-8b-instant", "https://api.groq.com/openai/v1"),
+            ("gpt-4o-mini", derived(3), Provider::OpenAi, "gpt-4o-mini", "https://api.openai.com/v1"),
             (
                 "llama-3.1-70b",
                 "vllm-70b",
@@ -106,11 +69,7 @@ fn realistic_config_compiles_every_deployment_in_order() {
             ),
         ]
     );
-    let sources: Vec<String> = config
-        .deployment_info
-        .iter()
-        .map(|i| i.source.to_string())
-        .collect();
+    let sources: Vec<String> = config.deployment_info.iter().map(|i| i.source.to_string()).collect();
     assert_eq!(
         sources,
         [
@@ -122,21 +81,13 @@ fn realistic_config_compiles_every_deployment_in_order() {
             "shared/embeddings.yaml: model_list[0]",
         ]
     );
-    assert_eq!(
-        config.files,
-        [
-            fixtures().join("shared/self_hosted.yaml"),
-            fixtures().join("shared/embeddings.yaml")
-        ]
-    );
+    assert_eq!(config.files, [fixtures().join("shared/self_hosted.yaml"), fixtures().join("shared/embeddings.yaml")]);
 }
 
 #[test]
 fn anchors_and_merge_keys_share_params_and_explicit_keys_win() {
     let config = realistic().config;
-    let [primary, openrouter, ..] = config.deployments.as_slice() else {
-        panic!("deployments missing")
-    };
+    let [primary, openrouter, ..] = config.deployments.as_slice() else { panic!("deployments missing") };
     for d in [primary, openrouter] {
         assert_eq!(d.timeout, Some(Duration::from_secs(30)));
         assert_eq!(d.stream_timeout, Some(Duration::from_secs(120)));
@@ -151,21 +102,14 @@ fn anchors_and_merge_keys_share_params_and_explicit_keys_win() {
 fn litellm_params_are_read() {
     let config = realistic().config;
     let d = &config.deployments;
-    assert_eq!(
-        (d[0].weight, d[0].rpm, d[0].order),
-        (Some(3), Some(500), None)
-    );
+    assert_eq!((d[0].weight, d[0].rpm, d[0].order), (Some(3), Some(500), None));
     assert_eq!(d[0].tags, ["prod", "us"]);
     assert_eq!(d[0].region_name.as_deref(), Some("us-east-1"));
     assert_eq!((d[1].weight, d[1].order), (Some(1), Some(2)));
     assert_eq!(d[1].cooldown_time, Some(Duration::ZERO));
     assert_eq!(d[2].tpm, Some(100000));
     let snapshot = config.snapshot().unwrap();
-    let weights: Vec<u64> = snapshot
-        .deployments
-        .iter()
-        .map(|d| d.shuffle_weight)
-        .collect();
+    let weights: Vec<u64> = snapshot.deployments.iter().map(|d| d.shuffle_weight).collect();
     assert_eq!(weights, [3, 1, 100000, 1, 1, 1]);
 }
 
@@ -173,10 +117,7 @@ fn litellm_params_are_read() {
 fn environment_variables_win_over_the_process_environment() {
     let config = realistic().config;
     // The test environment also sets GROQ_API_KEY; the config's own value wins, as in LiteLLM.
-    assert_eq!(
-        config.deployments[2].api_key.as_deref(),
-        Some("gsk-from-config-0000aaaa")
-    );
+    assert_eq!(config.deployments[2].api_key.as_deref(), Some("gsk-from-config-0000aaaa"));
     assert_eq!(config.master_key.as_deref(), Some("sk-master-secret-3333"));
 }
 
@@ -275,14 +216,13 @@ fn the_derived_id_follows_the_documented_recipe() {
 #[test]
 fn the_derived_id_survives_key_rotation_and_reformatting() {
     let before = "model_list:\n  - model_name: g\n    litellm_params:\n      model: openai/gpt-4o\n      api_key: os.environ/OPENAI_API_KEY\n      rpm: 10\n";
-    let rotated =
-        |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-rotated-key-0000".to_string());
+    let rotated = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-rotated-key-0000".to_string());
     let a = load_str(before, &fixtures(), &test_env).unwrap().config;
     let b = load_str(before, &fixtures(), &rotated).unwrap().config;
-    let literal_key = "model_list:\n- model_name: g\n  litellm_params: {rpm: 10, api_key: sk-literal, model: openai/gpt-4o}\n";
+    let literal_key =
+        "model_list:\n- model_name: g\n  litellm_params: {rpm: 10, api_key: sk-literal, model: openai/gpt-4o}\n";
     let c = load(literal_key).unwrap().config;
-    let no_key =
-        "model_list:\n- model_name: g\n  litellm_params: {rpm: 10, model: openai/gpt-4o}\n";
+    let no_key = "model_list:\n- model_name: g\n  litellm_params: {rpm: 10, model: openai/gpt-4o}\n";
     let d = load(no_key).unwrap().config;
     assert_eq!(a.deployments[0].id, b.deployments[0].id);
     assert_eq!(a.deployments[0].id, c.deployments[0].id);
@@ -307,11 +247,7 @@ fn provider_default_api_bases() {
         .map(|(m, _)| format!("  - {{model_name: {m}, litellm_params: {{model: {m}}}}}\n"))
         .collect::<String>();
     let config = load(&yaml).unwrap().config;
-    let bases: Vec<&str> = config
-        .deployments
-        .iter()
-        .map(|d| d.api_base.as_str())
-        .collect();
+    let bases: Vec<&str> = config.deployments.iter().map(|d| d.api_base.as_str()).collect();
     assert_eq!(
         bases,
         [
@@ -328,11 +264,10 @@ fn provider_default_api_bases() {
 
 #[test]
 fn explicit_api_base_loses_its_trailing_slash() {
-    let config = load(
-        "model_list: [{model_name: a, litellm_params: {model: openai/x, api_base: 'http://127.0.0.1:9000/v1/'}}]",
-    )
-    .unwrap()
-    .config;
+    let config =
+        load("model_list: [{model_name: a, litellm_params: {model: openai/x, api_base: 'http://127.0.0.1:9000/v1/'}}]")
+            .unwrap()
+            .config;
     assert_eq!(config.deployments[0].api_base, "http://127.0.0.1:9000/v1");
 }
 
@@ -343,8 +278,7 @@ fn values_from_the_environment_are_parsed_like_written_ones() {
         "SHARDS" => Some("4".to_string()),
         _ => None,
     };
-    let yaml =
-        "model_list: [{model_name: a, litellm_params: {model: openai/x, rpm: os.environ/RPM}}]\n\
+    let yaml = "model_list: [{model_name: a, litellm_params: {model: openai/x, rpm: os.environ/RPM}}]\n\
                 switchyard: {shards: os.environ/SHARDS}\n";
     let config = load_str(yaml, &fixtures(), &env).unwrap().config;
     assert_eq!(config.deployments[0].rpm, Some(120));
@@ -353,11 +287,8 @@ fn values_from_the_environment_are_parsed_like_written_ones() {
 
 #[test]
 fn integer_ids_are_strings() {
-    let config = load(
-        "model_list: [{model_name: a, litellm_params: {model: openai/x}, model_info: {id: 7}}]",
-    )
-    .unwrap()
-    .config;
+    let config =
+        load("model_list: [{model_name: a, litellm_params: {model: openai/x}, model_info: {id: 7}}]").unwrap().config;
     assert_eq!(config.deployments[0].id, "7");
 }
 

@@ -10,12 +10,8 @@ fn realistic() -> switchyard_config::Config {
     load(&yaml).unwrap_or_else(|e| panic!("{e}")).config
 }
 
-const FULL_KEYS: [&str; 4] = [
-    "sk-openai-test-key-1111",
-    "sk-or-test-key-2222",
-    "gsk-from-config-0000aaaa",
-    "sk-master-secret-3333",
-];
+const FULL_KEYS: [&str; 4] =
+    ["sk-openai-test-key-1111", "sk-or-test-key-2222", "gsk-from-config-0000aaaa", "sk-master-secret-3333"];
 
 #[test]
 fn the_summary_is_one_screen() {
@@ -50,10 +46,7 @@ warnings: 1
 fn the_summary_lists_the_files() {
     let path = fixture("minimal.yaml");
     let summary = load_file(&path).unwrap().config.summary();
-    assert!(
-        summary.starts_with(&format!("files: {}\n", path.display())),
-        "{summary}"
-    );
+    assert!(summary.starts_with(&format!("files: {}\n", path.display())), "{summary}");
 }
 
 #[test]

@@ -30,11 +30,7 @@ pub struct AttemptPlan {
 
 impl AttemptPlan {
     pub fn new(settings: &RouterSettings) -> AttemptPlan {
-        AttemptPlan {
-            max_attempts: settings.num_retries.saturating_add(1),
-            failed_attempts: 0,
-            failed: Vec::new(),
-        }
+        AttemptPlan { max_attempts: settings.num_retries.saturating_add(1), failed_attempts: 0, failed: Vec::new() }
     }
 
     /// Records that the attempt at `idx` failed, and says whether to try again.
@@ -43,18 +39,12 @@ impl AttemptPlan {
     /// retryable (see [`Failure::is_retryable`]). A 401 is retried only when
     /// `group_has_other_candidates` (another key or account may work; the same one will not);
     /// [`AttemptPlan::other_candidate_remains`] computes it.
-    pub fn after_failure(
-        &mut self,
-        idx: DeploymentIdx,
-        failure: Failure,
-        group_has_other_candidates: bool,
-    ) -> Next {
+    pub fn after_failure(&mut self, idx: DeploymentIdx, failure: Failure, group_has_other_candidates: bool) -> Next {
         self.failed_attempts = self.failed_attempts.saturating_add(1);
         if !self.failed.contains(&idx) {
             self.failed.push(idx);
         }
-        let may_retry = failure.is_retryable()
-            || (failure == Failure::Status(401) && group_has_other_candidates);
+        let may_retry = failure.is_retryable() || (failure == Failure::Status(401) && group_has_other_candidates);
         if !may_retry || self.failed_attempts >= self.max_attempts {
             Next::Stop
         } else {
@@ -86,9 +76,10 @@ impl AttemptPlan {
         just_failed: DeploymentIdx,
         now: Instant,
     ) -> bool {
-        snap.group(group).members.iter().any(|&idx| {
-            idx != just_failed && !self.failed.contains(&idx) && !state.is_cooling_down(idx, now)
-        })
+        snap.group(group)
+            .members
+            .iter()
+            .any(|&idx| idx != just_failed && !self.failed.contains(&idx) && !state.is_cooling_down(idx, now))
     }
 }
 
@@ -101,10 +92,7 @@ mod tests {
     const B: DeploymentIdx = DeploymentIdx(1);
 
     fn plan(num_retries: u32) -> AttemptPlan {
-        AttemptPlan::new(&RouterSettings {
-            num_retries,
-            ..RouterSettings::default()
-        })
+        AttemptPlan::new(&RouterSettings { num_retries, ..RouterSettings::default() })
     }
 
     #[test]
@@ -129,45 +117,29 @@ mod tests {
     fn final_client_errors_stop_at_once() {
         for status in [400, 403, 404, 413, 422] {
             let mut p = plan(5);
-            assert_eq!(
-                p.after_failure(A, Failure::Status(status), true),
-                Next::Stop
-            );
+            assert_eq!(p.after_failure(A, Failure::Status(status), true), Next::Stop);
         }
     }
 
     #[test]
     fn retryable_failures_retry_even_without_another_candidate() {
-        for f in [
-            Failure::Status(408),
-            Failure::Status(409),
-            Failure::Status(429),
-            Failure::Status(500),
-            Failure::Protocol,
-        ] {
+        for f in
+            [Failure::Status(408), Failure::Status(409), Failure::Status(429), Failure::Status(500), Failure::Protocol]
+        {
             assert_eq!(plan(1).after_failure(A, f, false), Next::Retry, "{f}");
         }
     }
 
     #[test]
     fn unauthorized_retries_only_when_another_candidate_remains() {
-        assert_eq!(
-            plan(2).after_failure(A, Failure::Status(401), true),
-            Next::Retry
-        );
-        assert_eq!(
-            plan(2).after_failure(A, Failure::Status(401), false),
-            Next::Stop
-        );
+        assert_eq!(plan(2).after_failure(A, Failure::Status(401), true), Next::Retry);
+        assert_eq!(plan(2).after_failure(A, Failure::Status(401), false), Next::Stop);
     }
 
     #[test]
     fn other_candidates_exclude_failed_and_cooling_deployments() {
         let dep = |id: &str| Deployment::new(id, "g", Provider::OpenAi, "m", "http://h/v1");
-        let settings = RouterSettings {
-            allowed_fails: Some(0),
-            ..RouterSettings::default()
-        };
+        let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
         let snap = Snapshot::build(vec![dep("a"), dep("b"), dep("c")], settings).unwrap();
         let mut state = State::new(&snap);
         let t0 = Instant::now();

@@ -60,11 +60,7 @@ impl Outcomes {
 
 /// LiteLLM's v2 rule, for a failure that counts for cooldown. `outcomes` already includes this
 /// failure; `group_size` is the number of deployments in the failed deployment's group.
-pub(crate) fn failure_rate_says_cool_down(
-    outcomes: Outcomes,
-    failure: Failure,
-    group_size: usize,
-) -> bool {
+pub(crate) fn failure_rate_says_cool_down(outcomes: Outcomes, failure: Failure, group_size: usize) -> bool {
     // A single deployment is never cooled down for load alone: its callers would get "no
     // deployments" instead of the upstream's own, more useful, error.
     let has_siblings = group_size > 1;
@@ -112,10 +108,7 @@ mod tests {
     use super::*;
 
     fn outcomes(successes: u32, failures: u32) -> Outcomes {
-        Outcomes {
-            successes,
-            failures,
-        }
+        Outcomes { successes, failures }
     }
 
     #[test]
@@ -143,21 +136,9 @@ mod tests {
 
     #[test]
     fn final_errors_cool_even_a_single_deployment() {
-        assert!(failure_rate_says_cool_down(
-            outcomes(5, 1),
-            Failure::Status(401),
-            1
-        ));
-        assert!(failure_rate_says_cool_down(
-            outcomes(5, 1),
-            Failure::Status(404),
-            1
-        ));
-        assert!(!failure_rate_says_cool_down(
-            outcomes(5, 1),
-            Failure::Status(503),
-            1
-        ));
+        assert!(failure_rate_says_cool_down(outcomes(5, 1), Failure::Status(401), 1));
+        assert!(failure_rate_says_cool_down(outcomes(5, 1), Failure::Status(404), 1));
+        assert!(!failure_rate_says_cool_down(outcomes(5, 1), Failure::Status(503), 1));
     }
 
     #[test]

@@ -31,10 +31,7 @@ impl Decision {
         // Writing into a String cannot fail; the results are ignored for that reason.
         match self.cause {
             Cause::DeploymentId => {
-                let _ = write!(
-                    reason,
-                    "{id} requested by deployment id (filters and strategy skipped)"
-                );
+                let _ = write!(reason, "{id} requested by deployment id (filters and strategy skipped)");
             }
             Cause::Fresh | Cause::Retry => {
                 let plural = if self.candidates == 1 { "" } else { "s" };

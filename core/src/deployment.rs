@@ -49,13 +49,7 @@ pub struct Deployment {
 
 impl Deployment {
     /// A deployment with LiteLLM's defaults for everything but its identity and endpoint.
-    pub fn new(
-        id: &str,
-        model_name: &str,
-        provider: Provider,
-        upstream_model: &str,
-        api_base: &str,
-    ) -> Deployment {
+    pub fn new(id: &str, model_name: &str, provider: Provider, upstream_model: &str, api_base: &str) -> Deployment {
         Deployment {
             id: id.to_string(),
             model_name: model_name.to_string(),

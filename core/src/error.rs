@@ -34,9 +34,7 @@ impl RouteError {
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
             RouteError::UnknownModel { .. } => None,
-            RouteError::NoDeployments {
-                retry_after_secs, ..
-            } => Some(*retry_after_secs),
+            RouteError::NoDeployments { retry_after_secs, .. } => Some(*retry_after_secs),
         }
     }
 }
@@ -48,12 +46,7 @@ impl fmt::Display for RouteError {
                 f,
                 "Invalid model name passed in model={model}. Call `/v1/models` to view available models for your key."
             ),
-            RouteError::NoDeployments {
-                model,
-                cooldown_ids,
-                retry_after_secs,
-                pre_call_checks,
-            } => {
+            RouteError::NoDeployments { model, cooldown_ids, retry_after_secs, pre_call_checks } => {
                 write!(
                     f,
                     "No deployments available for selected model, Try again in {retry_after_secs} seconds. Passed model={model}. pre-call-checks={}, cooldown_list=[",
@@ -85,11 +78,7 @@ fn python_bool(b: bool) -> &'static str {
 /// holds a single quote and no double quote; backslashes, the chosen quote and the common
 /// control characters escaped.
 fn write_python_str_repr(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     write!(f, "{quote}")?;
     for c in s.chars() {
         match c {
@@ -111,9 +100,7 @@ mod tests {
 
     #[test]
     fn unknown_model_is_a_400_with_litellms_text() {
-        let err = RouteError::UnknownModel {
-            model: "gpt-5-nano".into(),
-        };
+        let err = RouteError::UnknownModel { model: "gpt-5-nano".into() };
         assert_eq!(err.status(), 400);
         assert_eq!(err.retry_after_secs(), None);
         assert_eq!(

@@ -26,11 +26,7 @@ impl<'s> Candidates<'s> {
     }
 
     /// Removes every candidate `reject` holds for, recording `reason` for each.
-    fn remove_where(
-        &mut self,
-        reason: RejectReason,
-        mut reject: impl FnMut(DeploymentIdx) -> bool,
-    ) {
+    fn remove_where(&mut self, reason: RejectReason, mut reject: impl FnMut(DeploymentIdx) -> bool) {
         let rejected = &mut *self.rejected;
         let at_most = self.live.len();
         self.live.retain(|&idx| {
@@ -60,9 +56,7 @@ pub(crate) struct CooldownFilter<'a> {
 
 impl Filter for CooldownFilter<'_> {
     fn apply(&self, candidates: &mut Candidates<'_>) {
-        candidates.remove_where(RejectReason::CoolingDown, |idx| {
-            self.state.is_cooling_down(idx, self.now)
-        });
+        candidates.remove_where(RejectReason::CoolingDown, |idx| self.state.is_cooling_down(idx, self.now));
     }
 }
 
@@ -78,11 +72,7 @@ impl Filter for RetrySkipFilter<'_> {
         }
         // Fails open: a retry skips what already failed only while something else remains.
         // Trying a failed deployment again beats giving up with "no deployments".
-        let untried = candidates
-            .live()
-            .iter()
-            .filter(|idx| !self.failed.contains(idx))
-            .count();
+        let untried = candidates.live().iter().filter(|idx| !self.failed.contains(idx)).count();
         if untried == 0 {
             return;
         }
@@ -100,35 +90,20 @@ mod tests {
         let mut live: Vec<_> = input.iter().map(|&i| DeploymentIdx(i)).collect();
         let mut rejected = Vec::new();
         filter.apply(&mut Candidates::new(&mut live, &mut rejected));
-        (
-            live.iter().map(|d| d.0).collect(),
-            rejected.iter().map(|(d, r)| (d.0, *r)).collect(),
-        )
+        (live.iter().map(|d| d.0).collect(), rejected.iter().map(|(d, r)| (d.0, *r)).collect())
     }
 
     #[test]
     fn cooldown_filter_drops_what_cools_down_now() {
         let dep = |id: &str| Deployment::new(id, "g", Provider::OpenAi, "m", "http://h/v1");
-        let settings = RouterSettings {
-            allowed_fails: Some(0),
-            ..RouterSettings::default()
-        };
+        let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
         let snap = Snapshot::build(vec![dep("a"), dep("b"), dep("c")], settings).unwrap();
         let mut state = State::new(&snap);
         let t0 = Instant::now();
         state.record_failure(&snap, DeploymentIdx(1), Failure::Connect, t0);
-        let filter = CooldownFilter {
-            state: &state,
-            now: t0,
-        };
-        assert_eq!(
-            run(&filter, &[0, 1, 2]),
-            (vec![0, 2], vec![(1, RejectReason::CoolingDown)])
-        );
-        let later = CooldownFilter {
-            state: &state,
-            now: t0 + Duration::from_secs(5),
-        };
+        let filter = CooldownFilter { state: &state, now: t0 };
+        assert_eq!(run(&filter, &[0, 1, 2]), (vec![0, 2], vec![(1, RejectReason::CoolingDown)]));
+        let later = CooldownFilter { state: &state, now: t0 + Duration::from_secs(5) };
         assert_eq!(run(&later, &[0, 1, 2]), (vec![0, 1, 2], vec![]));
     }
 
@@ -138,13 +113,7 @@ mod tests {
         let filter = RetrySkipFilter { failed: &failed };
         assert_eq!(
             run(&filter, &[0, 1, 2]),
-            (
-                vec![1],
-                vec![
-                    (0, RejectReason::RetrySkipped),
-                    (2, RejectReason::RetrySkipped)
-                ]
-            )
+            (vec![1], vec![(0, RejectReason::RetrySkipped), (2, RejectReason::RetrySkipped)])
         );
     }
 

@@ -64,9 +64,7 @@ pub fn pick_with_scratch(
             rejected: Vec::new(),
         });
     }
-    Err(RouteError::UnknownModel {
-        model: req.model.to_string(),
-    })
+    Err(RouteError::UnknownModel { model: req.model.to_string() })
 }
 
 fn pick_in_group(
@@ -84,10 +82,7 @@ fn pick_in_group(
     let mut rejected = Vec::new();
     let chosen = {
         let mut candidates = Candidates::new(&mut scratch.live, &mut rejected);
-        let chain: [&dyn Filter; 2] = [
-            &CooldownFilter { state, now },
-            &RetrySkipFilter { failed: req.failed },
-        ];
+        let chain: [&dyn Filter; 2] = [&CooldownFilter { state, now }, &RetrySkipFilter { failed: req.failed }];
         for filter in chain {
             filter.apply(&mut candidates);
         }
@@ -99,11 +94,7 @@ fn pick_in_group(
     Ok(Decision {
         deployment,
         group,
-        cause: if req.failed.is_empty() {
-            Cause::Fresh
-        } else {
-            Cause::Retry
-        },
+        cause: if req.failed.is_empty() { Cause::Fresh } else { Cause::Retry },
         candidates: u32::try_from(members.len()).unwrap_or(u32::MAX),
         rejected,
     })
@@ -111,13 +102,7 @@ fn pick_in_group(
 
 /// The error for a group the filters emptied: which members cool down, and when the first
 /// of them is back.
-fn no_deployments(
-    snap: &Snapshot,
-    state: &State,
-    model: &str,
-    group: GroupIdx,
-    now: Instant,
-) -> RouteError {
+fn no_deployments(snap: &Snapshot, state: &State, model: &str, group: GroupIdx, now: Instant) -> RouteError {
     let mut cooldown_ids = Vec::new();
     let mut soonest: Option<Duration> = None;
     for &idx in &snap.group(group).members {

@@ -21,10 +21,7 @@ fn snap() -> Snapshot {
 }
 
 fn snap_with(deployments: Vec<Deployment>) -> Snapshot {
-    let settings = RouterSettings {
-        allowed_fails: Some(0),
-        ..RouterSettings::default()
-    };
+    let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
     Snapshot::build(deployments, settings).unwrap()
 }
 
@@ -33,9 +30,7 @@ fn request(model: &str) -> PickRequest<'_> {
 }
 
 fn cool(snap: &Snapshot, state: &mut State, idx: DeploymentIdx, at: Instant) {
-    assert!(state
-        .record_failure(snap, idx, Failure::Status(503), at)
-        .is_some());
+    assert!(state.record_failure(snap, idx, Failure::Status(503), at).is_some());
 }
 
 #[test]
@@ -50,23 +45,13 @@ fn a_group_name_picks_among_its_members() {
     assert_eq!(d.candidates, 2);
     assert!(d.rejected.is_empty());
     let id = &snap.deployment(d.deployment).id;
-    assert_eq!(
-        d.route_reason(&snap),
-        format!("simple-shuffle picked {id} of 2 candidates")
-    );
+    assert_eq!(d.route_reason(&snap), format!("simple-shuffle picked {id} of 2 candidates"));
 }
 
 #[test]
 fn an_unknown_name_is_a_400_with_litellms_text() {
     let snap = snap();
-    let err = pick(
-        &snap,
-        &State::new(&snap),
-        &request("gpt-9"),
-        Instant::now(),
-        &mut Rng::new(0),
-    )
-    .unwrap_err();
+    let err = pick(&snap, &State::new(&snap), &request("gpt-9"), Instant::now(), &mut Rng::new(0)).unwrap_err();
     assert_eq!(err.status(), 400);
     assert_eq!(
         err.to_string(),
@@ -87,10 +72,7 @@ fn a_deployment_cooling_down_is_never_picked() {
         assert_eq!(d.rejected, [(A, RejectReason::CoolingDown)]);
     }
     let d = pick(&snap, &state, &request("pair"), t0, &mut rng).unwrap();
-    assert_eq!(
-        d.route_reason(&snap),
-        "simple-shuffle picked b of 2 candidates (1 in cooldown)"
-    );
+    assert_eq!(d.route_reason(&snap), "simple-shuffle picked b of 2 candidates (1 in cooldown)");
     // Once the cooldown ends, `a` is a candidate again.
     let later = pick(&snap, &state, &request("pair"), t0 + secs(5), &mut rng).unwrap();
     assert!(later.rejected.is_empty());
@@ -104,38 +86,19 @@ fn a_deployment_id_is_served_even_while_cooling_down() {
     cool(&snap, &mut state, A, t0);
     cool(&snap, &mut state, B, t0);
     let failed = [A];
-    let req = PickRequest {
-        model: "a",
-        failed: &failed,
-    };
+    let req = PickRequest { model: "a", failed: &failed };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(3)).unwrap();
     assert_eq!(
         d,
-        Decision {
-            deployment: A,
-            group: GroupIdx(0),
-            cause: Cause::DeploymentId,
-            candidates: 1,
-            rejected: vec![],
-        }
+        Decision { deployment: A, group: GroupIdx(0), cause: Cause::DeploymentId, candidates: 1, rejected: vec![] }
     );
-    assert_eq!(
-        d.route_reason(&snap),
-        "a requested by deployment id (filters and strategy skipped)"
-    );
+    assert_eq!(d.route_reason(&snap), "a requested by deployment id (filters and strategy skipped)");
 }
 
 #[test]
 fn a_group_name_wins_over_a_deployment_id() {
     let snap = snap_with(vec![dep("pair", "x"), dep("b", "pair")]);
-    let d = pick(
-        &snap,
-        &State::new(&snap),
-        &request("pair"),
-        Instant::now(),
-        &mut Rng::new(0),
-    )
-    .unwrap();
+    let d = pick(&snap, &State::new(&snap), &request("pair"), Instant::now(), &mut Rng::new(0)).unwrap();
     assert_eq!((d.deployment, d.cause), (B, Cause::Fresh));
 }
 
@@ -144,28 +107,16 @@ fn a_retry_skips_the_deployments_that_failed() {
     let snap = snap_with(vec![dep("a", "g"), dep("b", "g"), dep("c", "g")]);
     let state = State::new(&snap);
     let failed = [A, C];
-    let req = PickRequest {
-        model: "g",
-        failed: &failed,
-    };
+    let req = PickRequest { model: "g", failed: &failed };
     let mut rng = Rng::new(4);
     for _ in 0..100 {
         let d = pick(&snap, &state, &req, Instant::now(), &mut rng).unwrap();
         assert_eq!(d.deployment, B);
         assert_eq!(d.cause, Cause::Retry);
-        assert_eq!(
-            d.rejected,
-            [
-                (A, RejectReason::RetrySkipped),
-                (C, RejectReason::RetrySkipped)
-            ]
-        );
+        assert_eq!(d.rejected, [(A, RejectReason::RetrySkipped), (C, RejectReason::RetrySkipped)]);
     }
     let d = pick(&snap, &state, &req, Instant::now(), &mut rng).unwrap();
-    assert_eq!(
-        d.route_reason(&snap),
-        "simple-shuffle picked b of 3 candidates on retry (2 retry-skipped)"
-    );
+    assert_eq!(d.route_reason(&snap), "simple-shuffle picked b of 3 candidates on retry (2 retry-skipped)");
 }
 
 #[test]
@@ -176,18 +127,12 @@ fn the_retry_skip_fails_open_when_nothing_else_remains() {
     // `a` cools down and `b` already failed: `b` is tried again rather than nothing.
     cool(&snap, &mut state, A, t0);
     let failed = [B];
-    let req = PickRequest {
-        model: "pair",
-        failed: &failed,
-    };
+    let req = PickRequest { model: "pair", failed: &failed };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(5)).unwrap();
     assert_eq!(d.deployment, B);
     assert_eq!(d.cause, Cause::Retry);
     assert_eq!(d.rejected, [(A, RejectReason::CoolingDown)]);
-    assert_eq!(
-        d.route_reason(&snap),
-        "simple-shuffle picked b of 2 candidates on retry (1 in cooldown)"
-    );
+    assert_eq!(d.route_reason(&snap), "simple-shuffle picked b of 2 candidates on retry (1 in cooldown)");
 }
 
 #[test]
@@ -200,14 +145,7 @@ fn everything_cooling_down_is_a_429_naming_the_cooldowns_and_the_soonest_end() {
     cool(&snap, &mut state, A, t0); // until t0 + 5 s
     cool(&snap, &mut state, B, t0 + Duration::from_millis(500)); // until t0 + 3.5 s
     cool(&snap, &mut state, C, t0); // another group: not listed
-    let err = pick(
-        &snap,
-        &state,
-        &request("gpt-4o"),
-        t0 + secs(1),
-        &mut Rng::new(6),
-    )
-    .unwrap_err();
+    let err = pick(&snap, &state, &request("gpt-4o"), t0 + secs(1), &mut Rng::new(6)).unwrap_err();
     assert_eq!(err.status(), 429);
     // The soonest cooldown ends in 2.5 s, rounded up to 3.
     assert_eq!(err.retry_after_secs(), Some(3));
@@ -223,14 +161,7 @@ fn a_cooldown_ending_within_the_second_still_says_one_second() {
     let mut state = State::new(&snap);
     let t0 = Instant::now();
     cool(&snap, &mut state, C, t0);
-    let err = pick(
-        &snap,
-        &state,
-        &request("other"),
-        t0 + Duration::from_millis(4999),
-        &mut Rng::new(0),
-    )
-    .unwrap_err();
+    let err = pick(&snap, &state, &request("other"), t0 + Duration::from_millis(4999), &mut Rng::new(0)).unwrap_err();
     assert_eq!(err.retry_after_secs(), Some(1));
 }
 
@@ -262,15 +193,7 @@ fn equal_seeds_give_equal_decisions_and_the_scratch_changes_nothing() {
     let mut scratch = PickScratch::new();
     for _ in 0..1000 {
         let a = pick(&snap, &state, &request("g"), now, &mut with_pick).unwrap();
-        let b = pick_with_scratch(
-            &snap,
-            &state,
-            &request("g"),
-            now,
-            &mut with_scratch,
-            &mut scratch,
-        )
-        .unwrap();
+        let b = pick_with_scratch(&snap, &state, &request("g"), now, &mut with_scratch, &mut scratch).unwrap();
         assert_eq!(a, b);
         assert_ne!(a.deployment, DeploymentIdx(0), "d0 weighs 0");
     }
@@ -320,15 +243,8 @@ fn invariants_hold_over_random_situations() {
                 cool(&snap, &mut state, idx, t0);
             }
         }
-        let failed: Vec<_> = members
-            .iter()
-            .copied()
-            .filter(|_| gen.below(3) == 0)
-            .collect();
-        let req = PickRequest {
-            model: "g",
-            failed: &failed,
-        };
+        let failed: Vec<_> = members.iter().copied().filter(|_| gen.below(3) == 0).collect();
+        let req = PickRequest { model: "g", failed: &failed };
         let cooling = |idx: DeploymentIdx| state.is_cooling_down(idx, t0);
         match pick(&snap, &state, &req, t0, &mut Rng::new(case)) {
             Ok(d) => {
@@ -340,19 +256,11 @@ fn invariants_hold_over_random_situations() {
                     let times = d.rejected.iter().filter(|(r, _)| r == m).count();
                     assert!(times <= 1, "case {case}");
                 }
-                let survivors: Vec<_> = members
-                    .iter()
-                    .filter(|m| !d.rejected.iter().any(|(r, _)| r == *m))
-                    .collect();
+                let survivors: Vec<_> = members.iter().filter(|m| !d.rejected.iter().any(|(r, _)| r == *m)).collect();
                 assert!(survivors.contains(&&d.deployment), "case {case}");
-                let any_weight = survivors
-                    .iter()
-                    .any(|m| snap.deployment(**m).shuffle_weight > 0);
+                let any_weight = survivors.iter().any(|m| snap.deployment(**m).shuffle_weight > 0);
                 if any_weight {
-                    assert!(
-                        snap.deployment(d.deployment).shuffle_weight > 0,
-                        "case {case}"
-                    );
+                    assert!(snap.deployment(d.deployment).shuffle_weight > 0, "case {case}");
                 }
             }
             Err(RouteError::NoDeployments { cooldown_ids, .. }) => {
@@ -371,18 +279,9 @@ fn the_route_reason_counts_each_reason_in_chain_order() {
     let t0 = Instant::now();
     cool(&snap, &mut state, C, t0);
     let failed = [A];
-    let req = PickRequest {
-        model: "g",
-        failed: &failed,
-    };
+    let req = PickRequest { model: "g", failed: &failed };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(0)).unwrap();
-    assert_eq!(
-        d.rejected,
-        [
-            (C, RejectReason::CoolingDown),
-            (A, RejectReason::RetrySkipped)
-        ]
-    );
+    assert_eq!(d.rejected, [(C, RejectReason::CoolingDown), (A, RejectReason::RetrySkipped)]);
     assert_eq!(
         d.route_reason(&snap),
         "simple-shuffle picked b of 3 candidates on retry (1 in cooldown, 1 retry-skipped)"

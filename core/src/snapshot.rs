@@ -78,11 +78,7 @@ impl Default for RouterSettings {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SnapshotError {
     /// Two deployments share one id; the indices are positions in the input.
-    DuplicateId {
-        id: String,
-        first: usize,
-        second: usize,
-    },
+    DuplicateId { id: String, first: usize, second: usize },
 }
 
 impl fmt::Display for SnapshotError {
@@ -114,63 +110,41 @@ impl Snapshot {
     /// Groups the deployments by `model_name` (groups in order of first appearance) and resolves
     /// each deployment's shuffle weight from its group: `weight` if any member sets one, else
     /// `rpm`, else `tpm`, else 1 for everyone (a member without the chosen field weighs 0).
-    pub fn build(
-        mut deployments: Vec<Deployment>,
-        settings: RouterSettings,
-    ) -> Result<Snapshot, SnapshotError> {
+    pub fn build(mut deployments: Vec<Deployment>, settings: RouterSettings) -> Result<Snapshot, SnapshotError> {
         let mut deployment_by_id = HashMap::with_capacity(deployments.len());
         for (i, d) in deployments.iter().enumerate() {
             if let Some(prev) = deployment_by_id.insert(d.id.clone(), DeploymentIdx(i as u32)) {
-                return Err(SnapshotError::DuplicateId {
-                    id: d.id.clone(),
-                    first: prev.get(),
-                    second: i,
-                });
+                return Err(SnapshotError::DuplicateId { id: d.id.clone(), first: prev.get(), second: i });
             }
         }
         let mut groups: Vec<Group> = Vec::new();
         let mut group_by_name: HashMap<String, GroupIdx> = HashMap::new();
         let mut group_of = Vec::with_capacity(deployments.len());
         for (i, d) in deployments.iter().enumerate() {
-            let g = *group_by_name
-                .entry(d.model_name.clone())
-                .or_insert_with(|| {
-                    groups.push(Group {
-                        name: d.model_name.clone(),
-                        members: Vec::new(),
-                    });
-                    GroupIdx(groups.len() as u32 - 1)
-                });
+            let g = *group_by_name.entry(d.model_name.clone()).or_insert_with(|| {
+                groups.push(Group { name: d.model_name.clone(), members: Vec::new() });
+                GroupIdx(groups.len() as u32 - 1)
+            });
             groups[g.0 as usize].members.push(DeploymentIdx(i as u32));
             group_of.push(g);
         }
         for g in &groups {
-            let basis: fn(&Deployment) -> Option<u64> = if g
-                .members
-                .iter()
-                .any(|m| deployments[m.get()].weight.is_some())
-            {
-                |d| d.weight
-            } else if g.members.iter().any(|m| deployments[m.get()].rpm.is_some()) {
-                |d| d.rpm
-            } else if g.members.iter().any(|m| deployments[m.get()].tpm.is_some()) {
-                |d| d.tpm
-            } else {
-                |_| Some(1)
-            };
+            let basis: fn(&Deployment) -> Option<u64> =
+                if g.members.iter().any(|m| deployments[m.get()].weight.is_some()) {
+                    |d| d.weight
+                } else if g.members.iter().any(|m| deployments[m.get()].rpm.is_some()) {
+                    |d| d.rpm
+                } else if g.members.iter().any(|m| deployments[m.get()].tpm.is_some()) {
+                    |d| d.tpm
+                } else {
+                    |_| Some(1)
+                };
             for m in &g.members {
                 let d = &mut deployments[m.get()];
                 d.shuffle_weight = basis(d).unwrap_or(0);
             }
         }
-        Ok(Snapshot {
-            deployments,
-            groups,
-            settings,
-            group_by_name,
-            deployment_by_id,
-            group_of,
-        })
+        Ok(Snapshot { deployments, groups, settings, group_by_name, deployment_by_id, group_of })
     }
 
     pub fn deployment(&self, idx: DeploymentIdx) -> &Deployment {
@@ -207,29 +181,17 @@ mod tests {
     use crate::Provider;
 
     fn dep(id: &str, group: &str) -> Deployment {
-        Deployment::new(
-            id,
-            group,
-            Provider::OpenAi,
-            "gpt-4o-mini",
-            "http://127.0.0.1:1/v1/",
-        )
+        Deployment::new(id, group, Provider::OpenAi, "gpt-4o-mini", "http://127.0.0.1:1/v1/")
     }
 
     #[test]
     fn groups_follow_config_order_and_trim_api_base() {
-        let snap = Snapshot::build(
-            vec![dep("a", "x"), dep("b", "y"), dep("c", "x")],
-            RouterSettings::default(),
-        )
-        .unwrap();
+        let snap =
+            Snapshot::build(vec![dep("a", "x"), dep("b", "y"), dep("c", "x")], RouterSettings::default()).unwrap();
         assert_eq!(snap.public_model_names().collect::<Vec<_>>(), ["x", "y"]);
         let x = snap.group(snap.group_by_name("x").unwrap());
         assert_eq!(x.members, [DeploymentIdx(0), DeploymentIdx(2)]);
-        assert_eq!(
-            snap.deployment(DeploymentIdx(0)).api_base,
-            "http://127.0.0.1:1/v1"
-        );
+        assert_eq!(snap.deployment(DeploymentIdx(0)).api_base, "http://127.0.0.1:1/v1");
         assert_eq!(snap.deployment_by_id("c"), Some(DeploymentIdx(2)));
         assert_eq!(snap.group_of(DeploymentIdx(1)), GroupIdx(1));
         assert_eq!(snap.group_of(DeploymentIdx(2)), GroupIdx(0));
@@ -237,19 +199,8 @@ mod tests {
 
     #[test]
     fn duplicate_ids_are_refused_with_both_positions() {
-        let err = Snapshot::build(
-            vec![dep("a", "x"), dep("a", "y")],
-            RouterSettings::default(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err,
-            SnapshotError::DuplicateId {
-                id: "a".into(),
-                first: 0,
-                second: 1
-            }
-        );
+        let err = Snapshot::build(vec![dep("a", "x"), dep("a", "y")], RouterSettings::default()).unwrap_err();
+        assert_eq!(err, SnapshotError::DuplicateId { id: "a".into(), first: 0, second: 1 });
     }
 
     #[test]
@@ -269,11 +220,7 @@ mod tests {
 
     #[test]
     fn uniform_weights_without_any_field() {
-        let snap = Snapshot::build(
-            vec![dep("a", "x"), dep("b", "x")],
-            RouterSettings::default(),
-        )
-        .unwrap();
+        let snap = Snapshot::build(vec![dep("a", "x"), dep("b", "x")], RouterSettings::default()).unwrap();
         assert!(snap.deployments.iter().all(|d| d.shuffle_weight == 1));
     }
 }

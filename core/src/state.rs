@@ -50,9 +50,7 @@ pub struct State {
 
 impl State {
     pub fn new(snapshot: &Snapshot) -> State {
-        State {
-            deployments: vec![DeploymentState::default(); snapshot.deployments.len()],
-        }
+        State { deployments: vec![DeploymentState::default(); snapshot.deployments.len()] }
     }
 
     pub fn deployment(&self, idx: DeploymentIdx) -> Option<&DeploymentState> {
@@ -85,9 +83,7 @@ impl State {
         if snap.settings.disable_cooldowns || !failure.counts_for_cooldown() {
             return None;
         }
-        let cooldown_time = deployment
-            .cooldown_time
-            .unwrap_or(snap.settings.cooldown_time);
+        let cooldown_time = deployment.cooldown_time.unwrap_or(snap.settings.cooldown_time);
         let cool_down = match snap.settings.allowed_fails {
             Some(allowed_fails) => ds.allowed_fails.count(allowed_fails, now, cooldown_time),
             None => {
@@ -100,11 +96,7 @@ impl State {
         }
         let until = instant_after(now, cooldown_time);
         ds.extend_cooldown(until, failure);
-        Some(CooldownStarted {
-            idx,
-            until,
-            cause: failure,
-        })
+        Some(CooldownStarted { idx, until, cause: failure })
     }
 
     /// Applies a cooldown another shard started.
@@ -144,14 +136,8 @@ mod tests {
 
     /// Group `pair` = {a, b}, group `solo` = {solo}.
     fn snap_with(settings: RouterSettings) -> Snapshot {
-        let dep = |id: &str, group: &str| {
-            Deployment::new(id, group, Provider::OpenAi, "m", "http://127.0.0.1:1/v1")
-        };
-        Snapshot::build(
-            vec![dep("a", "pair"), dep("b", "pair"), dep("solo", "solo")],
-            settings,
-        )
-        .unwrap()
+        let dep = |id: &str, group: &str| Deployment::new(id, group, Provider::OpenAi, "m", "http://127.0.0.1:1/v1");
+        Snapshot::build(vec![dep("a", "pair"), dep("b", "pair"), dep("solo", "solo")], settings).unwrap()
     }
 
     fn default_snap() -> Snapshot {
@@ -159,10 +145,7 @@ mod tests {
     }
 
     fn allowed_fails_snap(n: u32) -> Snapshot {
-        snap_with(RouterSettings {
-            allowed_fails: Some(n),
-            ..RouterSettings::default()
-        })
+        snap_with(RouterSettings { allowed_fails: Some(n), ..RouterSettings::default() })
     }
 
     #[test]
@@ -186,14 +169,7 @@ mod tests {
         assert_eq!(state.record_failure(&snap, A, f, t0), None);
         assert_eq!(state.record_failure(&snap, A, f, t0 + secs(1)), None);
         let started = state.record_failure(&snap, A, f, t0 + secs(2)).unwrap();
-        assert_eq!(
-            started,
-            CooldownStarted {
-                idx: A,
-                until: t0 + secs(7),
-                cause: f
-            }
-        );
+        assert_eq!(started, CooldownStarted { idx: A, until: t0 + secs(7), cause: f });
         assert!(state.is_cooling_down(A, t0 + secs(2)));
         assert_eq!(state.cooldown_remaining(A, t0 + secs(4)), Some(secs(3)));
         assert!(!state.is_cooling_down(A, t0 + secs(7)));
@@ -206,9 +182,7 @@ mod tests {
         let snap = allowed_fails_snap(0);
         let mut state = State::new(&snap);
         let now = Instant::now();
-        assert!(state
-            .record_failure(&snap, SOLO, Failure::Connect, now)
-            .is_some());
+        assert!(state.record_failure(&snap, SOLO, Failure::Connect, now).is_some());
     }
 
     #[test]
@@ -229,10 +203,7 @@ mod tests {
         let mut state = State::new(&snap);
         let now = Instant::now();
         for status in [400, 403, 409, 422] {
-            assert_eq!(
-                state.record_failure(&snap, A, Failure::Status(status), now),
-                None
-            );
+            assert_eq!(state.record_failure(&snap, A, Failure::Status(status), now), None);
         }
     }
 
@@ -264,13 +235,7 @@ mod tests {
         assert_eq!(state.record_failure(&snap, A, f, t0), None); // 1 of 3
         assert_eq!(state.record_failure(&snap, A, f, t0), None); // 2 of 4
         assert!(state.record_failure(&snap, A, f, t0).is_some()); // 3 of 5
-        assert_eq!(
-            state.deployment(A).unwrap().outcomes_at(t0),
-            Outcomes {
-                successes: 2,
-                failures: 3
-            }
-        );
+        assert_eq!(state.deployment(A).unwrap().outcomes_at(t0), Outcomes { successes: 2, failures: 3 });
     }
 
     #[test]
@@ -292,15 +257,10 @@ mod tests {
         let mut state = State::new(&snap);
         let now = Instant::now();
         for _ in 0..999 {
-            assert_eq!(
-                state.record_failure(&snap, SOLO, Failure::Status(500), now),
-                None
-            );
+            assert_eq!(state.record_failure(&snap, SOLO, Failure::Status(500), now), None);
         }
         // The 1000th failure of 1000 requests this minute is a total outage.
-        assert!(state
-            .record_failure(&snap, SOLO, Failure::Status(500), now)
-            .is_some());
+        assert!(state.record_failure(&snap, SOLO, Failure::Status(500), now).is_some());
     }
 
     #[test]
@@ -314,9 +274,7 @@ mod tests {
         let started = state.record_failure(&snap, SOLO, Failure::Status(401), now);
         assert_eq!(started.map(|s| s.cause), Some(Failure::Status(401)));
         state.record_success(B, now);
-        assert!(state
-            .record_failure(&snap, B, Failure::Status(404), now)
-            .is_some());
+        assert!(state.record_failure(&snap, B, Failure::Status(404), now).is_some());
     }
 
     #[test]
@@ -325,50 +283,34 @@ mod tests {
         let mut state = State::new(&snap);
         let now = Instant::now();
         for _ in 0..3 {
-            assert_eq!(
-                state.record_failure(&snap, A, Failure::Status(400), now),
-                None
-            );
+            assert_eq!(state.record_failure(&snap, A, Failure::Status(400), now), None);
         }
         assert!(!state.is_cooling_down(A, now));
         // Three bad requests, one success and one 500: 4 of 5 failed.
         state.record_success(A, now);
-        assert!(state
-            .record_failure(&snap, A, Failure::Status(500), now)
-            .is_some());
+        assert!(state.record_failure(&snap, A, Failure::Status(500), now).is_some());
     }
 
     // --- cooldown length and switches --------------------------------------------------------
 
     #[test]
     fn a_deployment_cooldown_time_overrides_the_router_setting() {
-        let settings = RouterSettings {
-            allowed_fails: Some(0),
-            cooldown_time: secs(30),
-            ..RouterSettings::default()
-        };
+        let settings = RouterSettings { allowed_fails: Some(0), cooldown_time: secs(30), ..RouterSettings::default() };
         let mut deployments = default_snap().deployments;
         deployments[0].cooldown_time = Some(secs(2));
         let snap = Snapshot::build(deployments, settings).unwrap();
         let mut state = State::new(&snap);
         let t0 = Instant::now();
-        let a = state
-            .record_failure(&snap, A, Failure::Connect, t0)
-            .unwrap();
-        let b = state
-            .record_failure(&snap, B, Failure::Connect, t0)
-            .unwrap();
+        let a = state.record_failure(&snap, A, Failure::Connect, t0).unwrap();
+        let b = state.record_failure(&snap, B, Failure::Connect, t0).unwrap();
         assert_eq!(a.until, t0 + secs(2));
         assert_eq!(b.until, t0 + secs(30));
     }
 
     #[test]
     fn disable_cooldowns_never_cools() {
-        let snap = snap_with(RouterSettings {
-            disable_cooldowns: true,
-            allowed_fails: Some(0),
-            ..RouterSettings::default()
-        });
+        let snap =
+            snap_with(RouterSettings { disable_cooldowns: true, allowed_fails: Some(0), ..RouterSettings::default() });
         let mut state = State::new(&snap);
         let now = Instant::now();
         for f in [Failure::Status(401), Failure::Status(429), Failure::Connect] {
@@ -383,23 +325,13 @@ mod tests {
         let mut state = State::new(&snap);
         let t0 = Instant::now();
         let cause = Failure::Status(429);
-        state.apply_cooldown(CooldownStarted {
-            idx: A,
-            until: t0 + secs(20),
-            cause,
-        });
+        state.apply_cooldown(CooldownStarted { idx: A, until: t0 + secs(20), cause });
         assert_eq!(state.cooldown_remaining(A, t0), Some(secs(20)));
         // This shard's own, shorter cooldown does not cut the other one short.
-        state
-            .record_failure(&snap, A, Failure::Timeout, t0)
-            .unwrap();
+        state.record_failure(&snap, A, Failure::Timeout, t0).unwrap();
         let live = state.cooldown(A, t0).unwrap();
         assert_eq!(live.until, t0 + secs(20));
         assert_eq!(live.cause, Failure::Timeout);
-        state.apply_cooldown(CooldownStarted {
-            idx: DeploymentIdx(42),
-            until: t0 + secs(20),
-            cause,
-        });
+        state.apply_cooldown(CooldownStarted { idx: DeploymentIdx(42), until: t0 + secs(20), cause });
     }
 }

@@ -17,11 +17,7 @@ pub(crate) fn choose(
 /// LiteLLM's `simple-shuffle`: a weighted random choice by [`crate::Deployment::shuffle_weight`];
 /// uniform when every survivor weighs 0. Draws exactly one number per pick, so equal seeds give
 /// equal picks, and walks the survivors twice instead of collecting anything.
-fn simple_shuffle(
-    snap: &Snapshot,
-    survivors: &[DeploymentIdx],
-    rng: &mut Rng,
-) -> Option<DeploymentIdx> {
+fn simple_shuffle(snap: &Snapshot, survivors: &[DeploymentIdx], rng: &mut Rng) -> Option<DeploymentIdx> {
     let weight = |idx: &DeploymentIdx| snap.deployment(*idx).shuffle_weight;
     // Saturates rather than wraps: weights summing past u64::MAX are not meaningful rpm/tpm
     // values, and saturation only skews the split between such giants.
@@ -52,8 +48,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                let mut d =
-                    Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h");
+                let mut d = Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h");
                 d.weight = *w;
                 d
             })
@@ -105,9 +100,7 @@ mod tests {
         let survivors = all(&snap);
         let run = |seed| {
             let mut rng = Rng::new(seed);
-            (0..100)
-                .map(|_| simple_shuffle(&snap, &survivors, &mut rng).unwrap())
-                .collect::<Vec<_>>()
+            (0..100).map(|_| simple_shuffle(&snap, &survivors, &mut rng).unwrap()).collect::<Vec<_>>()
         };
         assert_eq!(run(9), run(9));
         assert_ne!(run(9), run(10));

@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use switchyard_core::{
-    pick_with_scratch, Deployment, Failure, PickRequest, PickScratch, Provider, Rng,
-    RouterSettings, Snapshot, State,
+    pick_with_scratch, Deployment, Failure, PickRequest, PickScratch, Provider, Rng, RouterSettings, Snapshot, State,
 };
 
 struct CountingAllocator;
@@ -45,19 +44,13 @@ fn a_warm_pick_allocates_only_when_it_rejects() {
             d
         })
         .collect();
-    let settings = RouterSettings {
-        allowed_fails: Some(0),
-        ..RouterSettings::default()
-    };
+    let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
     let snap = Snapshot::build(deployments, settings).unwrap();
     let mut state = State::new(&snap);
     let now = Instant::now();
     let mut rng = Rng::new(1);
     let mut scratch = PickScratch::new();
-    let fresh = PickRequest {
-        model: "g",
-        failed: &[],
-    };
+    let fresh = PickRequest { model: "g", failed: &[] };
     pick_with_scratch(&snap, &state, &fresh, now, &mut rng, &mut scratch).unwrap();
 
     let n = allocations_during(|| {

@@ -30,12 +30,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Check { config } => match switchyard_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
-                match loaded
-                    .config
-                    .snapshot()
-                    .map_err(|e| e.to_string())
-                    .and_then(Routes::build)
-                {
+                match loaded.config.snapshot().map_err(|e| e.to_string()).and_then(Routes::build) {
                     Ok(_) => {
                         println!("{}", loaded.config.summary());
                         ExitCode::SUCCESS
@@ -73,11 +68,7 @@ pub fn serve(
 ) -> ExitCode {
     print_warnings(&loaded);
     let config: Config = loaded.config;
-    let routes = match config
-        .snapshot()
-        .map_err(|e| e.to_string())
-        .and_then(Routes::build)
-    {
+    let routes = match config.snapshot().map_err(|e| e.to_string()).and_then(Routes::build) {
         Ok(r) => r,
         Err(e) => return fail(&format!("invalid config:\n{e}")),
     };

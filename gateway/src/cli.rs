@@ -30,16 +30,9 @@ pub struct Overrides {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    Serve {
-        config: PathBuf,
-        overrides: Overrides,
-    },
-    Check {
-        config: PathBuf,
-    },
-    Demo {
-        overrides: Overrides,
-    },
+    Serve { config: PathBuf, overrides: Overrides },
+    Check { config: PathBuf },
+    Demo { overrides: Overrides },
     Help,
     Version,
 }
@@ -58,17 +51,13 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         }
         "check" => {
             let (config, _) = parse_flags(rest, true, false)?;
-            Ok(Command::Check {
-                config: config.ok_or("check: --config FILE is required")?,
-            })
+            Ok(Command::Check { config: config.ok_or("check: --config FILE is required")? })
         }
         "demo" => {
             let (_, overrides) = parse_flags(rest, false, true)?;
             Ok(Command::Demo { overrides })
         }
-        other => Err(format!(
-            "unknown command {other:?} (expected serve, check or demo)"
-        )),
+        other => Err(format!("unknown command {other:?} (expected serve, check or demo)")),
     }
 }
 
@@ -85,19 +74,14 @@ fn parse_flags(
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (flag.as_str(), None),
         };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or(format!("{name} needs a value"))
-        };
+        let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{name} needs a value"));
         match name {
             "--config" | "-c" if takes_config => config = Some(PathBuf::from(value()?)),
             "--listen" if takes_overrides => {
                 let v = value()?;
-                o.listen = Some(v.parse().map_err(|_| {
-                    format!("--listen: expected HOST:PORT (e.g. 127.0.0.1:4000), got {v:?}")
-                })?);
+                o.listen = Some(
+                    v.parse().map_err(|_| format!("--listen: expected HOST:PORT (e.g. 127.0.0.1:4000), got {v:?}"))?,
+                );
             }
             "--shards" if takes_overrides => {
                 let v = value()?;
@@ -114,11 +98,7 @@ fn parse_flags(
                     "auto" => IoDriver::Auto,
                     "uring" => IoDriver::Uring,
                     "legacy" => IoDriver::Legacy,
-                    _ => {
-                        return Err(format!(
-                            "--io-driver: expected auto, uring or legacy, got {v:?}"
-                        ))
-                    }
+                    _ => return Err(format!("--io-driver: expected auto, uring or legacy, got {v:?}")),
                 });
             }
             _ => return Err(format!("unknown flag {flag:?}")),
@@ -137,10 +117,7 @@ mod tests {
 
     #[test]
     fn serve_with_overrides() {
-        let cmd = parse(&args(
-            "serve --config c.yaml --listen 127.0.0.1:0 --shards 2 --io-driver=legacy",
-        ))
-        .unwrap();
+        let cmd = parse(&args("serve --config c.yaml --listen 127.0.0.1:0 --shards 2 --io-driver=legacy")).unwrap();
         assert_eq!(
             cmd,
             Command::Serve {
@@ -157,18 +134,10 @@ mod tests {
     #[test]
     fn errors_name_the_flag() {
         assert!(parse(&args("serve")).unwrap_err().contains("--config"));
-        assert!(parse(&args("serve --config c --shards 0"))
-            .unwrap_err()
-            .contains("--shards"));
-        assert!(parse(&args("serve --config c --listen nope"))
-            .unwrap_err()
-            .contains("--listen"));
-        assert!(parse(&args("check --config c --shards 2"))
-            .unwrap_err()
-            .contains("unknown flag"));
-        assert!(parse(&args("launch"))
-            .unwrap_err()
-            .contains("unknown command"));
+        assert!(parse(&args("serve --config c --shards 0")).unwrap_err().contains("--shards"));
+        assert!(parse(&args("serve --config c --listen nope")).unwrap_err().contains("--listen"));
+        assert!(parse(&args("check --config c --shards 2")).unwrap_err().contains("unknown flag"));
+        assert!(parse(&args("launch")).unwrap_err().contains("unknown command"));
         assert_eq!(parse(&[]).unwrap(), Command::Help);
     }
 }

@@ -26,9 +26,7 @@ pub fn run(overrides: &Overrides) -> ExitCode {
         .replace("{healthy}", &format!("{}/v1", mocks[0].url()))
         .replace("{flaky}", &format!("{}/v1", mocks[1].url()))
         .replace("{embed}", &format!("{}/v1", mocks[2].url()));
-    let loaded = match switchyard_config::load_str(&yaml, Path::new("."), &|name| {
-        std::env::var(name).ok()
-    }) {
+    let loaded = match switchyard_config::load_str(&yaml, Path::new("."), &|name| std::env::var(name).ok()) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("switchyard demo: the bundled config is invalid (a bug):\n{e}");
@@ -36,9 +34,7 @@ pub fn run(overrides: &Overrides) -> ExitCode {
         }
     };
     let mut overrides = overrides.clone();
-    overrides.listen = overrides
-        .listen
-        .or(Some(SocketAddr::from(([127, 0, 0, 1], 4000))));
+    overrides.listen = overrides.listen.or(Some(SocketAddr::from(([127, 0, 0, 1], 4000))));
     let banner = |addr: SocketAddr| {
         format!(
             "\n--- demo config (mock providers on loopback) ---\n{yaml}\n--- try it ---\n\
@@ -56,29 +52,14 @@ pub fn run(overrides: &Overrides) -> ExitCode {
 
 fn start_mocks() -> std::io::Result<Vec<MockServer>> {
     let local = SocketAddr::from(([127, 0, 0, 1], 0));
-    let base = MockOptions {
-        listen: local,
-        threads: 1,
-        latency: Duration::from_millis(20),
-        ..MockOptions::default()
-    };
-    let healthy = mock::spawn(MockOptions {
-        name: "healthy".into(),
-        ..base.clone()
-    })?;
+    let base = MockOptions { listen: local, threads: 1, latency: Duration::from_millis(20), ..MockOptions::default() };
+    let healthy = mock::spawn(MockOptions { name: "healthy".into(), ..base.clone() })?;
     let flaky = mock::spawn(MockOptions {
         name: "flaky".into(),
-        fault: Some(Fault::Status {
-            status: 500,
-            retry_after: None,
-        }),
+        fault: Some(Fault::Status { status: 500, retry_after: None }),
         fault_ratio: 0.5,
         ..base.clone()
     })?;
-    let embed = mock::spawn(MockOptions {
-        name: "embed".into(),
-        latency: Duration::ZERO,
-        ..base
-    })?;
+    let embed = mock::spawn(MockOptions { name: "embed".into(), latency: Duration::ZERO, ..base })?;
     Ok(vec![healthy, flaky, embed])
 }

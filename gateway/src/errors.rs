@@ -49,8 +49,7 @@ mod tests {
 
     #[test]
     fn openai_shape() {
-        let v: serde_json::Value =
-            serde_json::from_slice(&openai_error(429, "slow down", None)).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&openai_error(429, "slow down", None)).unwrap();
         assert_eq!(v["error"]["message"], "slow down");
         assert_eq!(v["error"]["type"], "rate_limit_error");
         assert_eq!(v["error"]["code"], "429");
@@ -61,15 +60,8 @@ mod tests {
     fn upstream_errors_pass_through_or_wrap() {
         let real = std::fs::read("../../shared/fixtures/openai_error_429_rate_limit.json").unwrap();
         assert_eq!(upstream_error_body(429, "openai", &real), real);
-        let wrapped: serde_json::Value = serde_json::from_slice(&upstream_error_body(
-            502,
-            "openai",
-            b"<html>bad gateway</html>",
-        ))
-        .unwrap();
-        assert_eq!(
-            wrapped["error"]["message"],
-            "openai returned HTTP 502: <html>bad gateway</html>"
-        );
+        let wrapped: serde_json::Value =
+            serde_json::from_slice(&upstream_error_body(502, "openai", b"<html>bad gateway</html>")).unwrap();
+        assert_eq!(wrapped["error"]["message"], "openai returned HTTP 502: <html>bad gateway</html>");
     }
 }

@@ -32,12 +32,8 @@ impl fmt::Display for FactsError {
             FactsError::InvalidJson(why) => write!(f, "request body is not valid JSON: {why}"),
             FactsError::NotAnObject => f.write_str("request body must be a JSON object"),
             FactsError::MissingModel => f.write_str("missing required parameter: 'model'"),
-            FactsError::ModelNotString => {
-                f.write_str("invalid type for 'model': expected a string")
-            }
-            FactsError::StreamNotBool => {
-                f.write_str("invalid type for 'stream': expected a boolean")
-            }
+            FactsError::ModelNotString => f.write_str("invalid type for 'model': expected a string"),
+            FactsError::StreamNotBool => f.write_str("invalid type for 'stream': expected a boolean"),
         }
     }
 }
@@ -69,11 +65,9 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
             Ok(_) => Err(FactsError::NotAnObject),
         };
     }
-    let top: TopLevel<'_> =
-        serde_json::from_slice(body).map_err(|e| FactsError::InvalidJson(e.to_string()))?;
+    let top: TopLevel<'_> = serde_json::from_slice(body).map_err(|e| FactsError::InvalidJson(e.to_string()))?;
     let raw_model = top.model.ok_or(FactsError::MissingModel)?;
-    let model: Cow<'_, str> =
-        serde_json::from_str(raw_model.get()).map_err(|_| FactsError::ModelNotString)?;
+    let model: Cow<'_, str> = serde_json::from_str(raw_model.get()).map_err(|_| FactsError::ModelNotString)?;
     let stream = match top.stream.map(RawValue::get) {
         None | Some("null") | Some("false") => false,
         Some("true") => true,
@@ -81,14 +75,7 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
     };
     let start = raw_model.get().as_ptr() as usize - body.as_ptr() as usize;
     let model_span = start..start + raw_model.get().len();
-    Ok(Extracted {
-        facts: RequestFacts {
-            route,
-            model: model.into_owned(),
-            stream,
-        },
-        model_span,
-    })
+    Ok(Extracted { facts: RequestFacts { route, model: model.into_owned(), stream }, model_span })
 }
 
 /// Appends `body` to `out` with the bytes in `span` replaced by `model_json` (an encoded JSON string).
@@ -118,18 +105,10 @@ mod tests {
         assert_eq!(ex.facts.model, "gpt-4o-mini");
         assert!(ex.facts.stream);
         let mut out = Vec::new();
-        append_with_model(
-            &mut out,
-            body.as_bytes(),
-            &ex.model_span,
-            br#""upstream-x""#,
-        );
+        append_with_model(&mut out, body.as_bytes(), &ex.model_span, br#""upstream-x""#);
         let expected = body.replace(r#""gpt-4o-mini""#, r#""upstream-x""#);
         assert_eq!(String::from_utf8(out).unwrap(), expected);
-        assert_eq!(
-            rewritten_len(body.as_bytes(), &ex.model_span, br#""upstream-x""#),
-            expected.len()
-        );
+        assert_eq!(rewritten_len(body.as_bytes(), &ex.model_span, br#""upstream-x""#), expected.len());
     }
 
     #[test]
@@ -141,26 +120,14 @@ mod tests {
 
     #[test]
     fn bad_bodies_say_what_is_wrong() {
-        assert!(matches!(
-            chat(r#"{"model":"x""#),
-            Err(FactsError::InvalidJson(_))
-        ));
+        assert!(matches!(chat(r#"{"model":"x""#), Err(FactsError::InvalidJson(_))));
         assert!(matches!(chat("not json"), Err(FactsError::InvalidJson(_))));
         assert_eq!(chat("[1]"), Err(FactsError::NotAnObject));
         assert_eq!(chat(r#"{"messages":[]}"#), Err(FactsError::MissingModel));
         assert_eq!(chat(r#"{"model":3}"#), Err(FactsError::ModelNotString));
-        assert_eq!(
-            chat(r#"{"model":"x","stream":"yes"}"#),
-            Err(FactsError::StreamNotBool)
-        );
-        assert!(matches!(
-            chat(r#"{"model":"x","model":"y"}"#),
-            Err(FactsError::InvalidJson(_))
-        ));
-        assert!(matches!(
-            extract(RouteKind::Embeddings, b"{\"model\":\"\xff\"}"),
-            Err(FactsError::InvalidJson(_))
-        ));
+        assert_eq!(chat(r#"{"model":"x","stream":"yes"}"#), Err(FactsError::StreamNotBool));
+        assert!(matches!(chat(r#"{"model":"x","model":"y"}"#), Err(FactsError::InvalidJson(_))));
+        assert!(matches!(extract(RouteKind::Embeddings, b"{\"model\":\"\xff\"}"), Err(FactsError::InvalidJson(_))));
     }
 
     #[test]

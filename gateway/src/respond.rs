@@ -14,11 +14,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(status: u16, body: Vec<u8>) -> Reply {
-        Reply {
-            status,
-            body,
-            headers: Vec::new(),
-        }
+        Reply { status, body, headers: Vec::new() }
     }
 
     pub fn header(&mut self, name: &str, value: &[u8]) {

@@ -51,19 +51,13 @@ impl Routes {
             let target = match targets.get(d.api_base.as_str()) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = Arc::new(
-                        Target::parse(&d.api_base)
-                            .map_err(|e| format!("deployment {}: {e}", d.id))?,
-                    );
+                    let t = Arc::new(Target::parse(&d.api_base).map_err(|e| format!("deployment {}: {e}", d.id))?);
                     targets.insert(&d.api_base, t.clone());
                     t
                 }
             };
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
-            let stream_timeout = d
-                .stream_timeout
-                .or(snapshot.settings.stream_timeout)
-                .unwrap_or(timeout);
+            let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
             let key = d.api_key.as_deref();
             upstreams.push(Upstream {
                 chat_head: request_head(&target, RouteKind::ChatCompletions, key),
@@ -75,11 +69,7 @@ impl Routes {
             });
         }
         let models_body = models_list(&snapshot);
-        Ok(Routes {
-            snapshot,
-            upstreams,
-            models_body,
-        })
+        Ok(Routes { snapshot, upstreams, models_body })
     }
 }
 
@@ -93,11 +83,7 @@ fn request_head(target: &Target, route: RouteKind, api_key: Option<&str>) -> Vec
     out.extend_from_slice(b" HTTP/1.1\r\n");
     write::header(&mut out, "host", target.authority.as_bytes());
     if let Some(key) = api_key {
-        write::header(
-            &mut out,
-            "authorization",
-            format!("Bearer {key}").as_bytes(),
-        );
+        write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes());
     }
     write::header(&mut out, "content-type", b"application/json");
     write::header(&mut out, "user-agent", USER_AGENT.as_bytes());
@@ -109,9 +95,7 @@ fn models_list(snapshot: &Snapshot) -> Vec<u8> {
         .public_model_names()
         .map(|name| serde_json::json!({"id": name, "object": "model", "created": 1677610602, "owned_by": "openai"}))
         .collect();
-    serde_json::json!({"object": "list", "data": data})
-        .to_string()
-        .into_bytes()
+    serde_json::json!({"object": "list", "data": data}).to_string().into_bytes()
 }
 
 #[cfg(test)]
@@ -121,21 +105,11 @@ mod tests {
 
     #[test]
     fn precomputes_heads_with_the_deployment_key() {
-        let mut d = Deployment::new(
-            "a",
-            "gpt",
-            Provider::OpenAi,
-            "gpt-4o-mini",
-            "http://127.0.0.1:9/v1",
-        );
+        let mut d = Deployment::new("a", "gpt", Provider::OpenAi, "gpt-4o-mini", "http://127.0.0.1:9/v1");
         d.api_key = Some("sk-secret".into());
-        let routes =
-            Routes::build(Snapshot::build(vec![d], RouterSettings::default()).unwrap()).unwrap();
+        let routes = Routes::build(Snapshot::build(vec![d], RouterSettings::default()).unwrap()).unwrap();
         let head = String::from_utf8(routes.upstreams[0].chat_head.clone()).unwrap();
-        assert!(
-            head.starts_with("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:9\r\n"),
-            "{head}"
-        );
+        assert!(head.starts_with("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:9\r\n"), "{head}");
         assert!(head.contains("authorization: Bearer sk-secret\r\n"));
         assert_eq!(routes.upstreams[0].model_json, br#""gpt-4o-mini""#);
         let models: serde_json::Value = serde_json::from_slice(&routes.models_body).unwrap();

@@ -28,18 +28,17 @@ impl Shard {
         id: usize,
         routes: Arc<ArcSwap<Routes>>,
         settings: Arc<GatewaySettings>,
+        tls: TlsConnector,
         seed: u64,
     ) -> Shard {
         let state = State::new(&routes.load().snapshot);
         Shard {
             id,
             state: RefCell::new(state),
-            rng: RefCell::new(Rng::new(
-                seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            )),
+            rng: RefCell::new(Rng::new(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
             scratch: RefCell::new(PickScratch::new()),
             pool: RefCell::new(Pool::new(settings.timeouts.upstream_idle)),
-            tls: crate::upstream::conn::tls_connector(),
+            tls,
             routes,
             settings,
         }

@@ -61,13 +61,7 @@ pub struct ChunkedDecoder {
 
 impl Default for ChunkedDecoder {
     fn default() -> Self {
-        ChunkedDecoder {
-            step: Step::Size,
-            size: 0,
-            digits: 0,
-            line_len: 0,
-            trailer_len: 0,
-        }
+        ChunkedDecoder { step: Step::Size, size: 0, digits: 0, line_len: 0, trailer_len: 0 }
     }
 }
 
@@ -93,11 +87,7 @@ impl ChunkedDecoder {
                         if self.digits > 16 {
                             return Err(ChunkedError::SizeOverflow);
                         }
-                        self.size = self
-                            .size
-                            .checked_mul(16)
-                            .ok_or(ChunkedError::SizeOverflow)?
-                            + d;
+                        self.size = self.size.checked_mul(16).ok_or(ChunkedError::SizeOverflow)? + d;
                     } else if self.digits == 0 {
                         return Err(ChunkedError::InvalidSize);
                     } else if b == b'\r' {
@@ -128,15 +118,10 @@ impl ChunkedDecoder {
                     i += 1;
                     self.line_len = 0;
                     self.digits = 0;
-                    self.step = if self.size == 0 {
-                        Step::TrailerStart
-                    } else {
-                        Step::Data
-                    };
+                    self.step = if self.size == 0 { Step::TrailerStart } else { Step::Data };
                 }
                 Step::Data => {
-                    let take =
-                        (input.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
+                    let take = (input.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
                     out.extend_from_slice(&input[i..i + take]);
                     i += take;
                     self.size -= take as u64;
@@ -153,11 +138,7 @@ impl ChunkedDecoder {
                     i += 1;
                 }
                 Step::TrailerStart => {
-                    self.step = if b == b'\r' {
-                        Step::FinalLf
-                    } else {
-                        Step::TrailerLine
-                    };
+                    self.step = if b == b'\r' { Step::FinalLf } else { Step::TrailerLine };
                     self.count_trailer()?;
                     i += 1;
                 }
@@ -257,8 +238,7 @@ mod tests {
 
     #[test]
     fn decodes_chunks_extensions_and_trailers() {
-        let (out, n, done) =
-            decode_all(b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\nNEXT").unwrap();
+        let (out, n, done) = decode_all(b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\nNEXT").unwrap();
         assert_eq!(out, b"hello world");
         assert!(done);
         assert_eq!(n, 40);
@@ -280,23 +260,11 @@ mod tests {
     fn rejects_bad_framing() {
         assert_eq!(decode_all(b"x\r\n").unwrap_err(), ChunkedError::InvalidSize);
         assert_eq!(decode_all(b"\r\n").unwrap_err(), ChunkedError::InvalidSize);
-        assert_eq!(
-            decode_all(b"11111111111111111\r\n").unwrap_err(),
-            ChunkedError::SizeOverflow
-        );
-        assert_eq!(
-            decode_all(b"3\r\nabcX").unwrap_err(),
-            ChunkedError::MissingCrlf
-        );
-        assert_eq!(
-            decode_all(b"3\nabc").unwrap_err(),
-            ChunkedError::MissingCrlf
-        );
+        assert_eq!(decode_all(b"11111111111111111\r\n").unwrap_err(), ChunkedError::SizeOverflow);
+        assert_eq!(decode_all(b"3\r\nabcX").unwrap_err(), ChunkedError::MissingCrlf);
+        assert_eq!(decode_all(b"3\nabc").unwrap_err(), ChunkedError::MissingCrlf);
         let long = [b"1;".as_slice(), &[b'a'; 2000]].concat();
-        assert_eq!(
-            decode_all(&long).unwrap_err(),
-            ChunkedError::SizeLineTooLong
-        );
+        assert_eq!(decode_all(&long).unwrap_err(), ChunkedError::SizeLineTooLong);
     }
 
     #[test]

@@ -24,9 +24,7 @@ pub fn header_is(name: &str, want: &str) -> bool {
 
 /// Whether a comma-separated header value contains `token` (case-insensitive), e.g. `Connection: close`.
 pub fn has_token(value: &[u8], token: &str) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    value.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 /// Parses a `Content-Length` value: plain ASCII digits only (no sign, no spaces inside, no overflow).
@@ -35,9 +33,7 @@ pub fn parse_content_length(value: &[u8]) -> Option<u64> {
     if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    v.iter().try_fold(0u64, |acc, &d| {
-        acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })
+    v.iter().try_fold(0u64, |acc, &d| acc.checked_mul(10)?.checked_add(u64::from(d - b'0')))
 }
 
 #[cfg(test)]
@@ -48,20 +44,8 @@ mod tests {
     fn content_length_is_plain_digits() {
         assert_eq!(parse_content_length(b"42"), Some(42));
         assert_eq!(parse_content_length(b" 7 "), Some(7));
-        for bad in [
-            &b"+3"[..],
-            b"-1",
-            b"3 3",
-            b"",
-            b"0x10",
-            b"99999999999999999999",
-        ] {
-            assert_eq!(
-                parse_content_length(bad),
-                None,
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
+        for bad in [&b"+3"[..], b"-1", b"3 3", b"", b"0x10", b"99999999999999999999"] {
+            assert_eq!(parse_content_length(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }
 

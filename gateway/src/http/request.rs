@@ -79,10 +79,7 @@ impl HeadError {
 const STACK_HEADERS: usize = 128;
 
 /// Parses a request head from the start of `buf`. `Ok(None)` means more bytes are needed.
-pub fn parse_request_head(
-    buf: &[u8],
-    limits: HeadLimits,
-) -> Result<Option<RequestHead>, HeadError> {
+pub fn parse_request_head(buf: &[u8], limits: HeadLimits) -> Result<Option<RequestHead>, HeadError> {
     if limits.max_headers <= STACK_HEADERS {
         let mut slots = [httparse::EMPTY_HEADER; STACK_HEADERS];
         parse_with(buf, limits, &mut slots[..limits.max_headers])
@@ -101,11 +98,7 @@ fn parse_with<'h, 'b>(
     let head_len = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
-            return if buf.len() > limits.max_header_bytes {
-                Err(HeadError::TooLarge)
-            } else {
-                Ok(None)
-            };
+            return if buf.len() > limits.max_header_bytes { Err(HeadError::TooLarge) } else { Ok(None) };
         }
         Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyHeaders),
         Err(e) => return Err(HeadError::Malformed(e.to_string())),
@@ -128,9 +121,7 @@ fn parse_with<'h, 'b>(
             let n = parse_content_length(h.value)
                 .ok_or_else(|| HeadError::Malformed("invalid Content-Length".to_string()))?;
             if content_length.is_some_and(|prev| prev != n) {
-                return Err(HeadError::Malformed(
-                    "conflicting Content-Length values".to_string(),
-                ));
+                return Err(HeadError::Malformed("conflicting Content-Length values".to_string()));
             }
             content_length = Some(n);
         } else if header_is(h.name, "transfer-encoding") {
@@ -153,21 +144,13 @@ fn parse_with<'h, 'b>(
     }
     let framing = match (transfer_encoding, content_length) {
         (true, Some(_)) => {
-            return Err(HeadError::Malformed(
-                "both Transfer-Encoding and Content-Length".to_string(),
-            ));
+            return Err(HeadError::Malformed("both Transfer-Encoding and Content-Length".to_string()));
         }
         (true, None) if minor_version == 0 => {
-            return Err(HeadError::Malformed(
-                "Transfer-Encoding in HTTP/1.0".to_string(),
-            ));
+            return Err(HeadError::Malformed("Transfer-Encoding in HTTP/1.0".to_string()));
         }
         (true, None) if chunked => BodyFraming::Chunked,
-        (true, None) => {
-            return Err(HeadError::Malformed(
-                "unsupported Transfer-Encoding".to_string(),
-            ))
-        }
+        (true, None) => return Err(HeadError::Malformed("unsupported Transfer-Encoding".to_string())),
         (false, Some(n)) => BodyFraming::Length(n),
         (false, None) => BodyFraming::Length(0),
     };
@@ -184,15 +167,10 @@ fn parse_with<'h, 'b>(
 
 /// Only `chunked` is accepted, and it must be the one and final coding.
 fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
-    let mut codings = value
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|c| !c.is_empty());
+    let mut codings = value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|c| !c.is_empty());
     match (codings.next(), codings.next()) {
         (Some(c), None) if c.eq_ignore_ascii_case(b"chunked") => Ok(true),
-        _ => Err(HeadError::Malformed(
-            "unsupported Transfer-Encoding".to_string(),
-        )),
+        _ => Err(HeadError::Malformed("unsupported Transfer-Encoding".to_string())),
     }
 }
 
@@ -200,10 +178,7 @@ fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
 mod tests {
     use super::*;
 
-    const LIMITS: HeadLimits = HeadLimits {
-        max_header_bytes: 1024,
-        max_headers: 8,
-    };
+    const LIMITS: HeadLimits = HeadLimits { max_header_bytes: 1024, max_headers: 8 };
 
     fn parse(raw: &str) -> Result<Option<RequestHead>, HeadError> {
         parse_request_head(raw.as_bytes(), LIMITS)
@@ -231,21 +206,15 @@ mod tests {
     fn keep_alive_follows_version_and_connection() {
         let h10 = parse("GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert!(!h10.keep_alive);
-        let h10ka = parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            .unwrap()
-            .unwrap();
+        let h10ka = parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap().unwrap();
         assert!(h10ka.keep_alive);
-        let close = parse("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .unwrap()
-            .unwrap();
+        let close = parse("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap().unwrap();
         assert!(!close.keep_alive);
     }
 
     #[test]
     fn chunked_and_ambiguous_framing() {
-        let h = parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-            .unwrap()
-            .unwrap();
+        let h = parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap().unwrap();
         assert_eq!(h.framing, BodyFraming::Chunked);
         for bad in [
             "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
@@ -256,15 +225,10 @@ mod tests {
             "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
             "GET / HTTP/1.1\r\n\r\n",
         ] {
-            assert!(
-                matches!(parse(bad), Err(HeadError::Malformed(_))),
-                "{bad:?}"
-            );
+            assert!(matches!(parse(bad), Err(HeadError::Malformed(_))), "{bad:?}");
         }
         let same =
-            parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n")
-                .unwrap()
-                .unwrap();
+            parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n").unwrap().unwrap();
         assert_eq!(same.framing, BodyFraming::Length(3));
     }
 

@@ -14,10 +14,7 @@ pub struct ResponseHead<'b> {
 
 impl<'b> ResponseHead<'b> {
     pub fn header(&self, name: &str) -> Option<&'b [u8]> {
-        self.headers
-            .iter()
-            .find(|(n, _)| header_is(n, name))
-            .map(|(_, v)| *v)
+        self.headers.iter().find(|(n, _)| header_is(n, name)).map(|(_, v)| *v)
     }
 }
 
@@ -40,20 +37,13 @@ const MAX_RESPONSE_HEADERS: usize = 128;
 
 /// Parses a response head from the start of `buf`; `Ok(None)` means more bytes are needed.
 
-pub fn parse_response_head(
-    buf: &[u8],
-    max_bytes: usize,
-) -> Result<Option<ResponseHead<'_>>, ResponseHeadError> {
+pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<ResponseHead<'_>>, ResponseHeadError> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_RESPONSE_HEADERS];
     let mut res = httparse::Response::new(&mut slots);
     let head_len = match res.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
-            return if buf.len() > max_bytes {
-                Err(ResponseHeadError::TooLarge)
-            } else {
-                Ok(None)
-            };
+            return if buf.len() > max_bytes { Err(ResponseHeadError::TooLarge) } else { Ok(None) };
         }
         Err(e) => return Err(ResponseHeadError::Malformed(e.to_string())),
     };
@@ -68,13 +58,10 @@ pub fn parse_response_head(
     let mut headers = Vec::with_capacity(res.headers.len());
     for h in res.headers.iter() {
         if header_is(h.name, "content-length") {
-            let n = parse_content_length(h.value).ok_or_else(|| {
-                ResponseHeadError::Malformed("invalid Content-Length".to_string())
-            })?;
+            let n = parse_content_length(h.value)
+                .ok_or_else(|| ResponseHeadError::Malformed("invalid Content-Length".to_string()))?;
             if content_length.is_some_and(|prev| prev != n) {
-                return Err(ResponseHeadError::Malformed(
-                    "conflicting Content-Length values".to_string(),
-                ));
+                return Err(ResponseHeadError::Malformed("conflicting Content-Length values".to_string()));
             }
             content_length = Some(n);
         } else if header_is(h.name, "transfer-encoding") {
@@ -93,11 +80,7 @@ pub fn parse_response_head(
     } else if let Some(te) = transfer_encoding {
         // RFC 9112 §6.3: chunked last means chunked, whatever Content-Length says; otherwise
         // the body runs until the connection closes.
-        let last = te
-            .rsplit(|&b| b == b',')
-            .next()
-            .unwrap_or_default()
-            .trim_ascii();
+        let last = te.rsplit(|&b| b == b',').next().unwrap_or_default().trim_ascii();
         keep_alive &= content_length.is_none();
         if last.eq_ignore_ascii_case(b"chunked") {
             BodyFraming::Chunked
@@ -111,13 +94,7 @@ pub fn parse_response_head(
         keep_alive = false;
         BodyFraming::UntilClose
     };
-    Ok(Some(ResponseHead {
-        status,
-        framing,
-        keep_alive,
-        head_len,
-        headers,
-    }))
+    Ok(Some(ResponseHead { status, framing, keep_alive, head_len, headers }))
 }
 
 #[cfg(test)]
@@ -130,20 +107,14 @@ mod tests {
 
     #[test]
     fn framing_by_headers() {
-        assert_eq!(
-            parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n").framing,
-            BodyFraming::Length(5)
-        );
+        assert_eq!(parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n").framing, BodyFraming::Length(5));
         let chunked = parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
         assert_eq!(chunked.framing, BodyFraming::Chunked);
         assert!(chunked.keep_alive);
         let close = parse("HTTP/1.1 200 OK\r\n\r\n");
         assert_eq!(close.framing, BodyFraming::UntilClose);
         assert!(!close.keep_alive);
-        assert_eq!(
-            parse("HTTP/1.1 204 No Content\r\n\r\n").framing,
-            BodyFraming::Length(0)
-        );
+        assert_eq!(parse("HTTP/1.1 204 No Content\r\n\r\n").framing, BodyFraming::Length(0));
     }
 
     #[test]
@@ -156,17 +127,10 @@ mod tests {
 
     #[test]
     fn partial_and_malformed() {
-        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n", 4096)
-            .unwrap()
-            .is_none());
-        assert!(
-            parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 4096).is_err()
-        );
+        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n", 4096).unwrap().is_none());
+        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 4096).is_err());
         assert!(parse_response_head(b"garbage\r\n\r\n", 4096).is_err());
         let long = format!("HTTP/1.1 200 OK\r\nX: {}", "a".repeat(100));
-        assert_eq!(
-            parse_response_head(long.as_bytes(), 50).unwrap_err(),
-            ResponseHeadError::TooLarge
-        );
+        assert_eq!(parse_response_head(long.as_bytes(), 50).unwrap_err(), ResponseHeadError::TooLarge);
     }
 }

@@ -75,14 +75,7 @@ mod tests {
     #[test]
     fn writes_a_full_response() {
         let mut out = Vec::new();
-        full_response(
-            &mut out,
-            429,
-            "application/json",
-            &[("retry-after", b"3")],
-            b"{}",
-            true,
-        );
+        full_response(&mut out, 429, "application/json", &[("retry-after", b"3")], b"{}", true);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: 2\r\nretry-after: 3\r\nconnection: close\r\n\r\n{}"

@@ -68,12 +68,7 @@ enum HeadRead {
     Refused(u16, String),
 }
 
-async fn read_head(
-    shard: &Shard,
-    stream: &mut TcpStream,
-    mut buf: Vec<u8>,
-    limits: HeadLimits,
-) -> HeadRead {
+async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limits: HeadLimits) -> HeadRead {
     loop {
         match parse_request_head(&buf, limits) {
             Ok(Some(head)) => return HeadRead::Head(head, buf),
@@ -81,16 +76,10 @@ async fn read_head(
             Err(e) => return HeadRead::Refused(e.status(), e.message()),
         }
         let idle = buf.is_empty();
-        let wait = if idle {
-            shard.settings.timeouts.keepalive_idle
-        } else {
-            REQUEST_READ_TIMEOUT
-        };
+        let wait = if idle { shard.settings.timeouts.keepalive_idle } else { REQUEST_READ_TIMEOUT };
         match monoio::time::timeout(wait, read_more(stream, buf)).await {
             Err(_) if idle => return HeadRead::Closed,
-            Err(_) => {
-                return HeadRead::Refused(408, "timed out reading the request head".to_string())
-            }
+            Err(_) => return HeadRead::Refused(408, "timed out reading the request head".to_string()),
             Ok((Ok(0), _)) | Ok((Err(_), _)) => return HeadRead::Closed,
             Ok((Ok(_), b)) => buf = b,
         }
@@ -111,18 +100,11 @@ enum BodyRead {
     Refused(u16, String),
 }
 
-async fn read_body(
-    shard: &Shard,
-    stream: &mut TcpStream,
-    mut buf: Vec<u8>,
-    head: &RequestHead,
-) -> BodyRead {
+async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head: &RequestHead) -> BodyRead {
     let max = shard.settings.limits.max_body_bytes;
     let start = head.head_len;
     if head.expect_continue && buf.len() == start && head.framing != BodyFraming::Length(0) {
-        let (res, _) = stream
-            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n".to_vec())
-            .await;
+        let (res, _) = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n".to_vec()).await;
         if res.is_err() {
             return BodyRead::Closed;
         }
@@ -138,12 +120,7 @@ async fn read_body(
             }
             while buf.len() < end {
                 match monoio::time::timeout(REQUEST_READ_TIMEOUT, read_more(stream, buf)).await {
-                    Err(_) => {
-                        return BodyRead::Refused(
-                            408,
-                            "timed out reading the request body".to_string(),
-                        )
-                    }
+                    Err(_) => return BodyRead::Refused(408, "timed out reading the request body".to_string()),
                     Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
                     Ok((Ok(_), b)) => buf = b,
                 }
@@ -169,20 +146,13 @@ async fn read_body(
                 buf.drain(start..pos);
                 pos = start;
                 match monoio::time::timeout(REQUEST_READ_TIMEOUT, read_more(stream, buf)).await {
-                    Err(_) => {
-                        return BodyRead::Refused(
-                            408,
-                            "timed out reading the request body".to_string(),
-                        )
-                    }
+                    Err(_) => return BodyRead::Refused(408, "timed out reading the request body".to_string()),
                     Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
                     Ok((Ok(_), b)) => buf = b,
                 }
             }
         }
-        BodyFraming::UntilClose => {
-            BodyRead::Refused(400, "malformed request: body without a length".to_string())
-        }
+        BodyFraming::UntilClose => BodyRead::Refused(400, "malformed request: body without a length".to_string()),
     }
 }
 

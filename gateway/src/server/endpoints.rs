@@ -20,10 +20,7 @@ enum Endpoint {
 
 fn endpoint(path: &str) -> Option<Endpoint> {
     let path = path.split_once('?').map_or(path, |(p, _)| p);
-    let path = path
-        .strip_prefix("/v1")
-        .filter(|p| p.starts_with('/'))
-        .unwrap_or(path);
+    let path = path.strip_prefix("/v1").filter(|p| p.starts_with('/')).unwrap_or(path);
     match path {
         "/chat/completions" => Some(Endpoint::Api(RouteKind::ChatCompletions)),
         "/embeddings" => Some(Endpoint::Api(RouteKind::Embeddings)),
@@ -35,43 +32,21 @@ fn endpoint(path: &str) -> Option<Endpoint> {
 }
 
 /// Serves one request; returns whether the connection stays open.
-pub async fn dispatch(
-    shard: &Shard,
-    head: &RequestHead,
-    body: &[u8],
-    client: &mut TcpStream,
-) -> bool {
+pub async fn dispatch(shard: &Shard, head: &RequestHead, body: &[u8], client: &mut TcpStream) -> bool {
     let keep_alive = head.keep_alive;
     let reply = match (endpoint(&head.path), head.method) {
         (Some(Endpoint::Api(route)), Method::Post) => {
             return proxy::serve(shard, route, body, client, keep_alive).await;
         }
-        (Some(Endpoint::Models), Method::Get) => {
-            Reply::json(200, shard.routes.load().models_body.clone())
-        }
+        (Some(Endpoint::Models), Method::Get) => Reply::json(200, shard.routes.load().models_body.clone()),
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
-        (Some(Endpoint::Readiness), Method::Get) => {
-            Reply::json(200, br#"{"status":"healthy"}"#.to_vec())
-        }
+        (Some(Endpoint::Readiness), Method::Get) => Reply::json(200, br#"{"status":"healthy"}"#.to_vec()),
         (Some(_), _) => {
-            let mut r = Reply::json(
-                405,
-                openai_error(405, &format!("method not allowed on {}", head.path), None),
-            );
-            r.header(
-                "allow",
-                if matches!(endpoint(&head.path), Some(Endpoint::Api(_))) {
-                    b"POST"
-                } else {
-                    b"GET"
-                },
-            );
+            let mut r = Reply::json(405, openai_error(405, &format!("method not allowed on {}", head.path), None));
+            r.header("allow", if matches!(endpoint(&head.path), Some(Endpoint::Api(_))) { b"POST" } else { b"GET" });
             r
         }
-        (None, _) => Reply::json(
-            404,
-            openai_error(404, &format!("no route for {}", head.path), None),
-        ),
+        (None, _) => Reply::json(404, openai_error(404, &format!("no route for {}", head.path), None)),
     };
     respond::send(client, reply, keep_alive).await
 }
@@ -82,18 +57,9 @@ mod tests {
 
     #[test]
     fn paths_with_and_without_v1() {
-        assert_eq!(
-            endpoint("/v1/chat/completions"),
-            Some(Endpoint::Api(RouteKind::ChatCompletions))
-        );
-        assert_eq!(
-            endpoint("/chat/completions?x=1"),
-            Some(Endpoint::Api(RouteKind::ChatCompletions))
-        );
-        assert_eq!(
-            endpoint("/v1/embeddings"),
-            Some(Endpoint::Api(RouteKind::Embeddings))
-        );
+        assert_eq!(endpoint("/v1/chat/completions"), Some(Endpoint::Api(RouteKind::ChatCompletions)));
+        assert_eq!(endpoint("/chat/completions?x=1"), Some(Endpoint::Api(RouteKind::ChatCompletions)));
+        assert_eq!(endpoint("/v1/embeddings"), Some(Endpoint::Api(RouteKind::Embeddings)));
         assert_eq!(endpoint("/v1/models"), Some(Endpoint::Models));
         assert_eq!(endpoint("/health/readiness"), Some(Endpoint::Readiness));
         assert_eq!(endpoint("/v1x/models"), None);

@@ -30,15 +30,11 @@ impl Driver {
     pub fn resolve(choice: IoDriver) -> Result<Driver, StartError> {
         let uring = monoio::utils::detect_uring();
         match choice {
-            IoDriver::Auto => Ok(if uring {
-                Driver::IoUring
-            } else {
-                Driver::Epoll
-            }),
+            IoDriver::Auto => Ok(if uring { Driver::IoUring } else { Driver::Epoll }),
             IoDriver::Uring if uring => Ok(Driver::IoUring),
-            IoDriver::Uring => Err(StartError(
-                "io_uring is not available on this kernel (use --io-driver legacy or auto)".into(),
-            )),
+            IoDriver::Uring => {
+                Err(StartError("io_uring is not available on this kernel (use --io-driver legacy or auto)".into()))
+            }
             IoDriver::Legacy => Ok(Driver::Epoll),
         }
     }
@@ -86,6 +82,7 @@ pub fn start(
     settings: Arc<GatewaySettings>,
     routes: Arc<ArcSwap<Routes>>,
 ) -> Result<Running, StartError> {
+    let tls = crate::upstream::conn::tls_connector().map_err(StartError)?;
     let addr = claim_address(listen)?;
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
     let seed = seed();
@@ -94,27 +91,23 @@ pub fn start(
         let ready = ready_tx.clone();
         let settings = settings.clone();
         let routes = routes.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("shard-{id}"))
-            .spawn(move || {
-                let shard = Shard::new(id, routes, settings, seed);
-                let result = match driver {
-                    Driver::IoUring => monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
-                        .enable_timer()
-                        .build()
-                        .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone()))),
-                    Driver::Epoll => monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
-                        .enable_timer()
-                        .build()
-                        .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone()))),
-                };
-                if let Err(e) = result {
-                    let _ = ready.send(Err(format!(
-                        "shard {id}: cannot start the {} runtime: {e}",
-                        driver.name()
-                    )));
-                }
-            });
+        let tls = tls.clone();
+        let spawned = std::thread::Builder::new().name(format!("shard-{id}")).spawn(move || {
+            let shard = Shard::new(id, routes, settings, tls, seed);
+            let result = match driver {
+                Driver::IoUring => monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+                    .enable_timer()
+                    .build()
+                    .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone()))),
+                Driver::Epoll => monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+                    .enable_timer()
+                    .build()
+                    .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone()))),
+            };
+            if let Err(e) = result {
+                let _ = ready.send(Err(format!("shard {id}: cannot start the {} runtime: {e}", driver.name())));
+            }
+        });
         let handle = spawned.map_err(|e| StartError(format!("cannot spawn shard thread: {e}")))?;
         threads.push(handle);
     }
@@ -126,21 +119,16 @@ pub fn start(
             Err(_) => return Err(StartError("a shard thread ended during start-up".into())),
         }
     }
-    Ok(Running {
-        addr,
-        driver,
-        shards,
-        threads,
-    })
+    Ok(Running { addr, driver, shards, threads })
 }
 
 /// Checks that no other process listens on `listen` (a plain bind without `SO_REUSEPORT` fails
 /// if one does) and resolves port 0 to a concrete free port.
 fn claim_address(listen: SocketAddr) -> Result<SocketAddr, StartError> {
     match std::net::TcpListener::bind(listen) {
-        Ok(probe) => probe
-            .local_addr()
-            .map_err(|e| StartError(format!("cannot read the bound address of {listen}: {e}"))),
+        Ok(probe) => {
+            probe.local_addr().map_err(|e| StartError(format!("cannot read the bound address of {listen}: {e}")))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(StartError(format!(
             "{listen} is already in use by another process; stop it or choose another --listen address"
         ))),
@@ -149,9 +137,7 @@ fn claim_address(listen: SocketAddr) -> Result<SocketAddr, StartError> {
 }
 
 fn seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     t.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)
 }
 
@@ -159,17 +145,11 @@ fn seed() -> u64 {
 const POOL_SWEEP_EVERY: Duration = Duration::from_secs(5);
 
 async fn run_shard(shard: Shard, addr: SocketAddr, ready: mpsc::Sender<Result<(), String>>) {
-    let opts = ListenerOpts::new()
-        .reuse_port(true)
-        .reuse_addr(true)
-        .backlog(4096);
+    let opts = ListenerOpts::new().reuse_port(true).reuse_addr(true).backlog(4096);
     let listener = match TcpListener::bind_with_config(addr, &opts) {
         Ok(l) => l,
         Err(e) => {
-            let _ = ready.send(Err(format!(
-                "shard {}: cannot listen on {addr}: {e}",
-                shard.id
-            )));
+            let _ = ready.send(Err(format!("shard {}: cannot listen on {addr}: {e}", shard.id)));
             return;
         }
     };

@@ -10,7 +10,8 @@ use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio_rustls::{ClientTlsStream, TlsConnector};
-use rustls::pki_types::ServerName;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
 
 use super::target::Target;
 
@@ -26,27 +27,38 @@ pub enum ConnectError {
     Failed(String),
 }
 
-/// Builds the client TLS configuration once: the bundled Mozilla roots, ring as the provider.
-pub fn tls_connector() -> TlsConnector {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
+/// The environment variable naming an extra PEM bundle of trusted CAs (a site or corporate CA),
+/// trusted in addition to the bundled roots — the convention OpenSSL and Python clients follow.
+pub const EXTRA_CA_ENV: &str = "SSL_CERT_FILE";
+
+/// Builds the client TLS configuration once: the bundled Mozilla roots plus the CAs in
+/// `$SSL_CERT_FILE` if set, ring as the provider.
+pub fn tls_connector() -> Result<TlsConnector, String> {
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    if let Some(path) = std::env::var_os(EXTRA_CA_ENV) {
+        let shown = std::path::Path::new(&path).display().to_string();
+        let certs = CertificateDer::pem_file_iter(&path).map_err(|e| format!("{EXTRA_CA_ENV}={shown}: {e}"))?;
+        let mut added = 0;
+        for cert in certs {
+            let cert = cert.map_err(|e| format!("{EXTRA_CA_ENV}={shown}: {e}"))?;
+            roots.add(cert).map_err(|e| format!("{EXTRA_CA_ENV}={shown}: {e}"))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(format!("{EXTRA_CA_ENV}={shown}: no PEM certificate in the file"));
+        }
+    }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        // Invariant: ring supports the default protocol versions.
-        .expect("ring supports TLS 1.2 and 1.3")
+        .map_err(|e| format!("TLS configuration: {e}"))?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    TlsConnector::from(Arc::new(config))
+    Ok(TlsConnector::from(Arc::new(config)))
 }
 
 /// Opens a connection to `target` (TCP_NODELAY on; TLS when the target says https).
-pub async fn connect(
-    target: &Target,
-    tls: &TlsConnector,
-    timeout: Duration,
-) -> Result<UpstreamConn, ConnectError> {
+pub async fn connect(target: &Target, tls: &TlsConnector, timeout: Duration) -> Result<UpstreamConn, ConnectError> {
     let attempt = async {
         let mut last = format!("could not resolve host {}", target.host);
         for addr in &target.addrs {
@@ -56,23 +68,12 @@ pub async fn connect(
                     if !target.tls {
                         return Ok(UpstreamConn::Plain(tcp));
                     }
-                    let name = ServerName::try_from(target.host.clone()).map_err(|e| {
-                        ConnectError::Failed(format!(
-                            "invalid TLS server name {}: {e}",
-                            target.host
-                        ))
-                    })?;
+                    let name = ServerName::try_from(target.host.clone())
+                        .map_err(|e| ConnectError::Failed(format!("invalid TLS server name {}: {e}", target.host)))?;
                     let fd = tcp.as_raw_fd();
-                    return tls
-                        .connect(name, tcp)
-                        .await
-                        .map(|s| UpstreamConn::Tls(Box::new(s), fd))
-                        .map_err(|e| {
-                            ConnectError::Failed(format!(
-                                "TLS handshake with {} failed: {e}",
-                                target.authority
-                            ))
-                        });
+                    return tls.connect(name, tcp).await.map(|s| UpstreamConn::Tls(Box::new(s), fd)).map_err(|e| {
+                        ConnectError::Failed(format!("TLS handshake with {} failed: {e}", target.authority))
+                    });
                 }
                 Err(e) => last = format!("connect to {addr} failed: {e}"),
             }

@@ -106,26 +106,17 @@ impl BodyProgress {
 
     /// Consumes upstream body bytes, appending what the client gets to `out` (re-chunked when
     /// the client framing is chunked). Returns the bytes consumed.
-    fn relay(
-        &mut self,
-        input: &[u8],
-        out: &mut Vec<u8>,
-        scratch: &mut Vec<u8>,
-    ) -> Result<usize, Failure> {
+    fn relay(&mut self, input: &[u8], out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> Result<usize, Failure> {
         match self {
             BodyProgress::Length(remaining) => {
-                let take = input
-                    .len()
-                    .min(usize::try_from(*remaining).unwrap_or(usize::MAX));
+                let take = input.len().min(usize::try_from(*remaining).unwrap_or(usize::MAX));
                 out.extend_from_slice(&input[..take]);
                 *remaining -= take as u64;
                 Ok(take)
             }
             BodyProgress::Chunked(decoder) => {
                 scratch.clear();
-                let used = decoder
-                    .feed(input, scratch)
-                    .map_err(|_| Failure::Protocol)?;
+                let used = decoder.feed(input, scratch).map_err(|_| Failure::Protocol)?;
                 encode_chunk(scratch, out);
                 Ok(used)
             }
@@ -139,9 +130,7 @@ impl BodyProgress {
     /// Appends raw body bytes (no re-framing) — for error bodies kept in memory.
     fn collect(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Failure> {
         match self {
-            BodyProgress::Chunked(decoder) => {
-                decoder.feed(input, out).map_err(|_| Failure::Protocol)
-            }
+            BodyProgress::Chunked(decoder) => decoder.feed(input, out).map_err(|_| Failure::Protocol),
             _ => {
                 let mut scratch = Vec::new();
                 let before = out.len();
@@ -171,16 +160,9 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
                 allow_stale_retry = false;
                 continue;
             }
-            return Outcome::Failed(protocol_error(
-                ex.provider,
-                "could not send the request upstream",
-            ));
+            return Outcome::Failed(protocol_error(ex.provider, "could not send the request upstream"));
         }
-        let head_wait = if ex.stream {
-            ex.timeout
-        } else {
-            ex.timeout.saturating_sub(started.elapsed())
-        };
+        let head_wait = if ex.stream { ex.timeout } else { ex.timeout.saturating_sub(started.elapsed()) };
         let buf = Vec::with_capacity(16 * 1024);
         match read_head(&mut conn, buf, head_wait).await {
             Err(HeadFailure::ClosedBeforeAnyByte) if reused && allow_stale_retry => {
@@ -193,12 +175,8 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
                     "upstream closed the connection before responding",
                 ));
             }
-            Err(HeadFailure::Timeout) => {
-                return Outcome::Failed(timeout_error(ex.provider, ex.timeout))
-            }
-            Err(HeadFailure::Malformed(why)) => {
-                return Outcome::Failed(protocol_error(ex.provider, &why))
-            }
+            Err(HeadFailure::Timeout) => return Outcome::Failed(timeout_error(ex.provider, ex.timeout)),
+            Err(HeadFailure::Malformed(why)) => return Outcome::Failed(protocol_error(ex.provider, &why)),
             Ok(buf) => {
                 return respond(
                     shard,
@@ -217,14 +195,8 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
     }
 }
 
-async fn take_or_connect(
-    shard: &Shard,
-    target: &Target,
-) -> Result<(UpstreamConn, bool), ConnectError> {
-    let pooled = shard
-        .pool
-        .borrow_mut()
-        .take(&target.pool_key, Instant::now());
+async fn take_or_connect(shard: &Shard, target: &Target) -> Result<(UpstreamConn, bool), ConnectError> {
+    let pooled = shard.pool.borrow_mut().take(&target.pool_key, Instant::now());
     if let Some(conn) = pooled {
         return Ok((conn, true));
     }
@@ -240,11 +212,7 @@ enum HeadFailure {
 }
 
 /// Reads until a complete response head (1xx interim responses skipped) is in the buffer.
-async fn read_head(
-    conn: &mut UpstreamConn,
-    mut buf: Vec<u8>,
-    wait: Duration,
-) -> Result<Vec<u8>, HeadFailure> {
+async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) -> Result<Vec<u8>, HeadFailure> {
     let deadline = Instant::now() + wait;
     loop {
         match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
@@ -261,9 +229,7 @@ async fn read_head(
         let left = deadline.saturating_duration_since(Instant::now());
         match monoio::time::timeout(left, conn.read_more(buf)).await {
             Err(_) => return Err(HeadFailure::Timeout),
-            Ok((Ok(0), _)) | Ok((Err(_), _)) if empty => {
-                return Err(HeadFailure::ClosedBeforeAnyByte)
-            }
+            Ok((Ok(0), _)) | Ok((Err(_), _)) if empty => return Err(HeadFailure::ClosedBeforeAnyByte),
             Ok((Ok(0), _)) | Ok((Err(_), _)) => return Err(HeadFailure::Closed),
             Ok((Ok(_), back)) => buf = back,
         }
@@ -301,12 +267,9 @@ async fn respond(
         }
     };
     if status >= 400 {
-        let retry_after = head
-            .header("retry-after")
-            .map(|v| String::from_utf8_lossy(v).into_owned());
+        let retry_after = head.header("retry-after").map(|v| String::from_utf8_lossy(v).into_owned());
         drop(head);
-        let (body_bytes, reusable_conn) =
-            collect_error_body(conn, buf, head_len, body, &idle_or_total).await;
+        let (body_bytes, reusable_conn) = collect_error_body(conn, buf, head_len, body, &idle_or_total).await;
         if let Some(conn) = reusable_conn.filter(|_| keep_alive) {
             shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
         }
@@ -334,20 +297,7 @@ async fn respond(
     }
     write::end_head(&mut out);
     drop(head);
-    relay_body(
-        shard,
-        conn,
-        buf,
-        head_len,
-        body,
-        status,
-        keep_alive,
-        pool_key,
-        out,
-        &idle_or_total,
-        client,
-    )
-    .await
+    relay_body(shard, conn, buf, head_len, body, status, keep_alive, pool_key, out, &idle_or_total, client).await
 }
 
 async fn collect_error_body(
@@ -472,11 +422,7 @@ async fn relay_body(
 /// The end of a chunked response whose upstream failed mid-body: one SSE error event in the
 /// OpenAI shape, then the last chunk, so the client sees an error rather than a silent end.
 fn stream_error_chunk() -> Vec<u8> {
-    let body = openai_error(
-        502,
-        "the upstream connection failed in the middle of the response",
-        None,
-    );
+    let body = openai_error(502, "the upstream connection failed in the middle of the response", None);
     let mut event = b"data: ".to_vec();
     event.extend_from_slice(&body);
     event.extend_from_slice(b"\n\n");
@@ -491,11 +437,7 @@ fn connect_error(e: ConnectError, target: &Target, provider: &str) -> AttemptErr
         ConnectError::Timeout => AttemptError {
             failure: Failure::Timeout,
             status: 504,
-            body: openai_error(
-                504,
-                &format!("{provider}: connect to {} timed out", target.authority),
-                None,
-            ),
+            body: openai_error(504, &format!("{provider}: connect to {} timed out", target.authority), None),
             retry_after: None,
         },
         ConnectError::Failed(why) => AttemptError {
@@ -520,11 +462,7 @@ fn timeout_error(provider: &str, after: Duration) -> AttemptError {
     AttemptError {
         failure: Failure::Timeout,
         status: 504,
-        body: openai_error(
-            504,
-            &format!("{provider}: no response within {:.1}s", after.as_secs_f64()),
-            None,
-        ),
+        body: openai_error(504, &format!("{provider}: no response within {:.1}s", after.as_secs_f64()), None),
         retry_after: None,
     }
 }

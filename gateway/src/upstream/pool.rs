@@ -15,10 +15,7 @@ pub struct Pool {
 
 impl Pool {
     pub fn new(idle_timeout: Duration) -> Pool {
-        Pool {
-            idle: HashMap::new(),
-            idle_timeout,
-        }
+        Pool { idle: HashMap::new(), idle_timeout }
     }
 
     /// The most recently used idle connection that has not idled out and that the upstream

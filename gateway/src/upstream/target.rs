@@ -36,9 +36,7 @@ impl Target {
         } else if let Some(r) = api_base.strip_prefix("http://") {
             (false, r)
         } else {
-            return Err(TargetError(format!(
-                "{api_base}: expected an http:// or https:// URL"
-            )));
+            return Err(TargetError(format!("{api_base}: expected an http:// or https:// URL")));
         };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -83,10 +81,7 @@ fn resolve(host: &str, port: u16) -> Vec<SocketAddr> {
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return vec![SocketAddr::new(ip, port)];
     }
-    (host, port)
-        .to_socket_addrs()
-        .map(Iterator::collect)
-        .unwrap_or_default()
+    (host, port).to_socket_addrs().map(Iterator::collect).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -96,10 +91,7 @@ mod tests {
     #[test]
     fn parses_bases() {
         let t = Target::parse("http://127.0.0.1:9000/v1/").unwrap();
-        assert_eq!(
-            (t.tls, t.host.as_str(), t.port, t.path_prefix.as_str()),
-            (false, "127.0.0.1", 9000, "/v1")
-        );
+        assert_eq!((t.tls, t.host.as_str(), t.port, t.path_prefix.as_str()), (false, "127.0.0.1", 9000, "/v1"));
         assert_eq!(t.authority, "127.0.0.1:9000");
         assert_eq!(t.addrs, vec!["127.0.0.1:9000".parse().unwrap()]);
         let t = Target::parse("https://api.example.invalid").unwrap();
