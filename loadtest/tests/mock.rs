@@ -22,10 +22,7 @@ pub fn start(options: MockOptions) -> MockServer {
 }
 
 pub fn start_named(name: &str) -> MockServer {
-    start(MockOptions {
-        name: name.to_owned(),
-        ..MockOptions::default()
-    })
+    start(MockOptions { name: name.to_owned(), ..MockOptions::default() })
 }
 
 pub fn chat_body(model: &str, stream: bool) -> serde_json::Value {
@@ -47,27 +44,18 @@ fn non_streaming_chat_is_an_openai_completion_for_the_received_model() {
     assert_eq!(response.header("x-mock-name"), Some("alpha"));
     assert_eq!(response.header("content-type"), Some("application/json"));
     let answer = response.json();
-    assert!(answer["id"]
-        .as_str()
-        .is_some_and(|id| id.starts_with("chatcmpl-mock-")));
+    assert!(answer["id"].as_str().is_some_and(|id| id.starts_with("chatcmpl-mock-")));
     assert_eq!(answer["object"], "chat.completion");
-    assert!(answer["created"]
-        .as_u64()
-        .is_some_and(|created| created > 1_600_000_000));
+    assert!(answer["created"].as_u64().is_some_and(|created| created > 1_600_000_000));
     assert_eq!(answer["model"], "my-model-7");
     assert_eq!(answer["choices"][0]["message"]["role"], "assistant");
-    assert_eq!(
-        answer["choices"][0]["message"]["content"],
-        "Hello from mock alpha"
-    );
+    assert_eq!(answer["choices"][0]["message"]["content"], "Hello from mock alpha");
     assert_eq!(answer["choices"][0]["finish_reason"], "stop");
     assert_eq!(answer["system_fingerprint"], "mock-alpha");
     let prompt_tokens = answer["usage"]["prompt_tokens"].as_u64().expect("prompt");
     let sent = body.to_string().len() as u64;
     assert_eq!(prompt_tokens, sent / 4);
-    let completion = answer["usage"]["completion_tokens"]
-        .as_u64()
-        .expect("completion");
+    let completion = answer["usage"]["completion_tokens"].as_u64().expect("completion");
     assert_eq!(answer["usage"]["total_tokens"], prompt_tokens + completion);
 }
 
@@ -97,27 +85,15 @@ fn streaming_chat_sends_each_event_as_a_chunk_then_done_and_last_chunk() {
     let events = response.events();
     assert_eq!(events.len(), 5, "4 content events and [DONE]: {events:?}");
     assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
-    let chunks: Vec<serde_json::Value> = events[..4]
-        .iter()
-        .map(|event| serde_json::from_str(event).expect("event JSON"))
-        .collect();
+    let chunks: Vec<serde_json::Value> =
+        events[..4].iter().map(|event| serde_json::from_str(event).expect("event JSON")).collect();
     assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
-    assert!(chunks
-        .iter()
-        .all(|chunk| chunk["object"] == "chat.completion.chunk"));
+    assert!(chunks.iter().all(|chunk| chunk["object"] == "chat.completion.chunk"));
     assert!(chunks.iter().all(|chunk| chunk["model"] == "stream-model"));
     assert_eq!(chunks[3]["choices"][0]["finish_reason"], "stop");
-    assert!(chunks[..3]
-        .iter()
-        .all(|chunk| chunk["choices"][0]["finish_reason"].is_null()));
-    let content: String = chunks
-        .iter()
-        .map(|chunk| {
-            chunk["choices"][0]["delta"]["content"]
-                .as_str()
-                .unwrap_or("")
-        })
-        .collect();
+    assert!(chunks[..3].iter().all(|chunk| chunk["choices"][0]["finish_reason"].is_null()));
+    let content: String =
+        chunks.iter().map(|chunk| chunk["choices"][0]["delta"]["content"].as_str().unwrap_or("")).collect();
     assert_eq!(content, "Hello from mock gamma");
 
     // One HTTP chunk per content event, and the first arrived well before the stream ended.
@@ -145,21 +121,14 @@ fn streaming_with_include_usage_ends_with_a_usage_chunk() {
     assert_eq!(events[9], "[DONE]");
 
     let plain = client.post_json("/v1/chat/completions", &chat_body("m", true));
-    assert_eq!(
-        plain.events().len(),
-        8 + 1,
-        "no usage chunk unless asked for"
-    );
+    assert_eq!(plain.events().len(), 8 + 1, "no usage chunk unless asked for");
 }
 
 #[test]
 fn embeddings_return_eight_floats_per_input() {
     let server = start_named("emb");
     let mut client = Client::connect(server.addr());
-    let response = client.post_json(
-        "/v1/embeddings",
-        &json!({"model": "embed-3", "input": ["a", "b", "c"]}),
-    );
+    let response = client.post_json("/v1/embeddings", &json!({"model": "embed-3", "input": ["a", "b", "c"]}));
     assert_eq!(response.status, 200);
     assert_eq!(response.header("x-mock-name"), Some("emb"));
     let answer = response.json();
@@ -217,10 +186,7 @@ fn keep_alive_serves_many_requests_and_connection_close_is_honoured() {
     assert_eq!(last.status, 200);
     assert_eq!(last.header("connection"), Some("close"));
     let (rest, ended) = client.read_to_end();
-    assert!(
-        rest.is_empty() && ended.is_ok(),
-        "the mock must close after Connection: close"
-    );
+    assert!(rest.is_empty() && ended.is_ok(), "the mock must close after Connection: close");
 }
 
 #[test]
@@ -230,12 +196,7 @@ fn pipelined_requests_are_answered_in_order() {
     let mut burst = Vec::new();
     for model in ["first", "second", "third"] {
         let body = chat_body(model, false).to_string();
-        burst.extend(client::request_bytes(
-            "POST",
-            "/v1/chat/completions",
-            &[],
-            body.as_bytes(),
-        ));
+        burst.extend(client::request_bytes("POST", "/v1/chat/completions", &[], body.as_bytes()));
     }
     client.send_raw(&burst);
     for model in ["first", "second", "third"] {
@@ -317,20 +278,14 @@ fn invalid_json_is_an_openai_400_on_a_kept_connection() {
 #[test]
 fn a_second_mock_cannot_share_a_fixed_port() {
     let first = start_named("first");
-    let second = spawn(MockOptions {
-        listen: first.addr(),
-        ..MockOptions::default()
-    });
+    let second = spawn(MockOptions { listen: first.addr(), ..MockOptions::default() });
     let error = second.expect_err("the port is taken");
     assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
 }
 
 #[test]
 fn threads_share_one_port_and_shutdown_frees_it() {
-    let server = start(MockOptions {
-        threads: 2,
-        ..MockOptions::default()
-    });
+    let server = start(MockOptions { threads: 2, ..MockOptions::default() });
     let addr = server.addr();
     assert_ne!(addr.port(), 0);
     let mut clients: Vec<Client> = (0..8).map(|_| Client::connect(addr)).collect();
@@ -342,13 +297,7 @@ fn threads_share_one_port_and_shutdown_frees_it() {
     assert!(started.elapsed() < Duration::from_secs(5));
     for client in &mut clients {
         let (_, ended) = client.read_to_end();
-        assert!(
-            ended.is_ok(),
-            "idle keep-alive connections are closed on shutdown"
-        );
+        assert!(ended.is_ok(), "idle keep-alive connections are closed on shutdown");
     }
-    assert!(
-        TcpStream::connect(addr).is_err(),
-        "nobody listens after shutdown"
-    );
+    assert!(TcpStream::connect(addr).is_err(), "nobody listens after shutdown");
 }

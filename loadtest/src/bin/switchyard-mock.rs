@@ -35,10 +35,8 @@ enum Command {
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
-    let mut options = MockOptions {
-        threads: std::thread::available_parallelism().map_or(1, usize::from),
-        ..MockOptions::default()
-    };
+    let mut options =
+        MockOptions { threads: std::thread::available_parallelism().map_or(1, usize::from), ..MockOptions::default() };
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
             return Ok(Command::Help);
@@ -64,16 +62,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown option {flag:?}"));
         }
-        let value = inline_value
-            .or_else(|| args.next())
-            .ok_or_else(|| format!("{flag} needs a value"))?;
+        let value = inline_value.or_else(|| args.next()).ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |what: &str| format!("{flag} {value:?}: expected {what}");
         match flag.as_str() {
-            "--listen" => {
-                options.listen = value
-                    .parse()
-                    .map_err(|_| bad("an address like 127.0.0.1:8080"))?
-            }
+            "--listen" => options.listen = value.parse().map_err(|_| bad("an address like 127.0.0.1:8080"))?,
             "--threads" => {
                 options.threads = value
                     .parse()
@@ -82,9 +74,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                     .ok_or_else(|| bad("a thread count of at least 1"))?
             }
             "--name" => options.name = value,
-            "--latency-ms" => {
-                options.latency = millis(&value).ok_or_else(|| bad("milliseconds"))?
-            }
+            "--latency-ms" => options.latency = millis(&value).ok_or_else(|| bad("milliseconds"))?,
             "--chunks" => {
                 options.chunks = value
                     .parse()
@@ -92,12 +82,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                     .filter(|&chunks| chunks >= 1)
                     .ok_or_else(|| bad("an event count of at least 1"))?
             }
-            "--chunk-delay-ms" => {
-                options.chunk_delay = millis(&value).ok_or_else(|| bad("milliseconds"))?
-            }
-            "--fault" => {
-                options.fault = Some(value.parse::<Fault>().map_err(|error| error.to_string())?)
-            }
+            "--chunk-delay-ms" => options.chunk_delay = millis(&value).ok_or_else(|| bad("milliseconds"))?,
+            "--fault" => options.fault = Some(value.parse::<Fault>().map_err(|error| error.to_string())?),
             "--fault-ratio" => {
                 options.fault_ratio = value
                     .parse()
@@ -139,13 +125,8 @@ fn main() -> ExitCode {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    let announced = writeln!(
-        stdout,
-        "switchyard-mock {} listening on {}",
-        server.name(),
-        server.url()
-    )
-    .and_then(|()| stdout.flush());
+    let announced = writeln!(stdout, "switchyard-mock {} listening on {}", server.name(), server.url())
+        .and_then(|()| stdout.flush());
     drop(stdout);
     if let Err(error) = announced {
         eprintln!("switchyard-mock: cannot write to stdout: {error}");

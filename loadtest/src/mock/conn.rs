@@ -99,9 +99,7 @@ impl Connection {
             let body = match self.read_body(&head).await {
                 Ok(body) => body,
                 Err(BodyError::PeerLeft) => return Ending::Close,
-                Err(BodyError::Refused { status, reason }) => {
-                    return self.refuse(status, reason).await
-                }
+                Err(BodyError::Refused { status, reason }) => return self.refuse(status, reason).await,
             };
             let plan = self.plan(&head, &body);
             self.input.drain(..body.end());
@@ -116,19 +114,9 @@ impl Connection {
             BodyBytes::InInput { end } => &self.input[head.head_len..*end],
             BodyBytes::Decoded { body, .. } => body.as_slice(),
         };
-        let request = Request {
-            head,
-            head_bytes: &self.input[..head.head_len],
-            body: body_bytes,
-        };
+        let request = Request { head, head_bytes: &self.input[..head.head_len], body: body_bytes };
         self.output.clear();
-        dispatch::plan(
-            &self.shared,
-            &request,
-            &mut self.facts,
-            &mut self.output,
-            &mut self.scratch,
-        )
+        dispatch::plan(&self.shared, &request, &mut self.facts, &mut self.output, &mut self.scratch)
     }
 
     async fn read_body(&mut self, head: &RequestHead) -> Result<BodyBytes, BodyError> {
@@ -142,10 +130,9 @@ impl Connection {
         }
         match head.framing {
             BodyFraming::Empty => Ok(BodyBytes::InInput { end: head.head_len }),
-            BodyFraming::Length(length) if length > MAX_BODY_BYTES => Err(BodyError::Refused {
-                status: 413,
-                reason: "request body too large",
-            }),
+            BodyFraming::Length(length) if length > MAX_BODY_BYTES => {
+                Err(BodyError::Refused { status: 413, reason: "request body too large" })
+            }
             BodyFraming::Length(length) => {
                 let end = head.head_len + length;
                 self.input.reserve(end.saturating_sub(self.input.len()));
@@ -159,22 +146,14 @@ impl Connection {
             BodyFraming::Chunked => loop {
                 match decode_chunked(&self.input[head.head_len..]) {
                     ChunkedBody::Complete { body, consumed } => {
-                        return Ok(BodyBytes::Decoded {
-                            body,
-                            end: head.head_len + consumed,
-                        })
+                        return Ok(BodyBytes::Decoded { body, end: head.head_len + consumed })
                     }
                     ChunkedBody::Partial => {
                         if !self.read_more().await {
                             return Err(BodyError::PeerLeft);
                         }
                     }
-                    ChunkedBody::Invalid(reason) => {
-                        return Err(BodyError::Refused {
-                            status: 400,
-                            reason,
-                        })
-                    }
+                    ChunkedBody::Invalid(reason) => return Err(BodyError::Refused { status: 400, reason }),
                 }
             },
         }
@@ -202,11 +181,7 @@ impl Connection {
     async fn refuse(&mut self, status: u16, reason: &str) -> Ending {
         self.output.clear();
         let message = format!("mock {}: {reason}", self.shared.name);
-        write_openai_error(
-            &mut self.output,
-            &Head::json(status, &self.shared.name, true),
-            &message,
-        );
+        write_openai_error(&mut self.output, &Head::json(status, &self.shared.name, true), &message);
         self.send(self.output.len()).await;
         Ending::Close
     }

@@ -19,8 +19,7 @@ pub(crate) struct ControlChange {
 /// Reads `{"fault": "status:500" | null, "fault_ratio": 1.0, "latency_ms": 0, "chunks": 8,
 /// "chunk_delay_ms": 0}`; absent fields keep their value, unknown fields are refused.
 pub(crate) fn apply_control(current: Behaviour, body: &[u8]) -> Result<ControlChange, String> {
-    let fields: Map<String, Value> =
-        serde_json::from_slice(body).map_err(|error| format!("control body: {error}"))?;
+    let fields: Map<String, Value> = serde_json::from_slice(body).map_err(|error| format!("control body: {error}"))?;
     let mut behaviour = current;
     let mut restarts_fault_sequence = false;
     for (key, value) in &fields {
@@ -28,9 +27,7 @@ pub(crate) fn apply_control(current: Behaviour, body: &[u8]) -> Result<ControlCh
             "fault" => {
                 behaviour.fault = match value {
                     Value::Null => None,
-                    Value::String(spec) => {
-                        Some(spec.parse::<Fault>().map_err(|error| error.to_string())?)
-                    }
+                    Value::String(spec) => Some(spec.parse::<Fault>().map_err(|error| error.to_string())?),
                     _ => return Err("fault must be a fault string or null".to_owned()),
                 };
                 restarts_fault_sequence = true;
@@ -60,16 +57,11 @@ pub(crate) fn apply_control(current: Behaviour, body: &[u8]) -> Result<ControlCh
             }
         }
     }
-    Ok(ControlChange {
-        behaviour,
-        restarts_fault_sequence,
-    })
+    Ok(ControlChange { behaviour, restarts_fault_sequence })
 }
 
 fn millis(key: &str, value: &Value) -> Result<u64, String> {
-    value
-        .as_u64()
-        .ok_or_else(|| format!("{key} must be a whole number of milliseconds"))
+    value.as_u64().ok_or_else(|| format!("{key} must be a whole number of milliseconds"))
 }
 
 /// The behaviour in the shape `POST /mock/control` accepts.
@@ -96,15 +88,8 @@ mod tests {
 
     #[test]
     fn sets_given_fields_and_keeps_the_rest() {
-        let change = apply_control(initial(), br#"{"fault":"status:500","latency_ms":15}"#)
-            .expect("valid control");
-        assert_eq!(
-            change.behaviour.fault,
-            Some(Fault::Status {
-                status: 500,
-                retry_after: None
-            })
-        );
+        let change = apply_control(initial(), br#"{"fault":"status:500","latency_ms":15}"#).expect("valid control");
+        assert_eq!(change.behaviour.fault, Some(Fault::Status { status: 500, retry_after: None }));
         assert_eq!(change.behaviour.latency, Duration::from_millis(15));
         assert_eq!(change.behaviour.chunks, 8);
         assert!(change.restarts_fault_sequence);
@@ -112,10 +97,7 @@ mod tests {
 
     #[test]
     fn null_fault_clears_it() {
-        let faulty = Behaviour {
-            fault: Some(Fault::Reset),
-            ..initial()
-        };
+        let faulty = Behaviour { fault: Some(Fault::Reset), ..initial() };
         let change = apply_control(faulty, br#"{"fault":null}"#).expect("valid control");
         assert_eq!(change.behaviour.fault, None);
     }

@@ -8,8 +8,8 @@ use super::control::behaviour_json;
 use super::fault::Fault;
 use super::http::{Method, RequestHead};
 use super::openai::{
-    embedding_input_count, embeddings_body, models_body, write_chat_completion, AnswerId,
-    ChatRequest, EmbeddingsRequest, Usage,
+    embedding_input_count, embeddings_body, models_body, write_chat_completion, AnswerId, ChatRequest,
+    EmbeddingsRequest, Usage,
 };
 use super::record::RecordedRequest;
 use super::response::{write_openai_error, Head};
@@ -78,10 +78,7 @@ pub(crate) fn plan(
     let close = !head.keep_alive;
     if head.route.is_mock_control() {
         answer_mock_endpoint(shared, request, out);
-        return Plan {
-            latency: Duration::ZERO,
-            action: Action::Send { close },
-        };
+        return Plan { latency: Duration::ZERO, action: Action::Send { close } };
     }
 
     let number = shared.stats.requests.fetch_add(1, relaxed()) + 1;
@@ -98,19 +95,13 @@ pub(crate) fn plan(
         Err(bad_header) => {
             let message = format!("mock {}: invalid {bad_header} header", shared.name);
             write_openai_error(out, &Head::json(400, &shared.name, close), &message);
-            return Plan {
-                latency: Duration::ZERO,
-                action: Action::Send { close },
-            };
+            return Plan { latency: Duration::ZERO, action: Action::Send { close } };
         }
     };
     let behaviour = shared.behaviour();
     let latency = overrides.latency.unwrap_or(behaviour.latency);
-    let fault = overrides.fault.or_else(|| {
-        behaviour
-            .fault
-            .filter(|_| shared.next_request_faulted(behaviour.fault_ratio))
-    });
+    let fault =
+        overrides.fault.or_else(|| behaviour.fault.filter(|_| shared.next_request_faulted(behaviour.fault_ratio)));
     let answer = Answer {
         shared,
         request,
@@ -122,15 +113,9 @@ pub(crate) fn plan(
     };
     let action = match fault {
         None => answer.write(out, scratch, None),
-        Some(Fault::Status {
-            status,
-            retry_after,
-        }) => {
+        Some(Fault::Status { status, retry_after }) => {
             let message = format!("mock {} injected status {status}", shared.name);
-            let head = Head {
-                retry_after,
-                ..Head::json(status, &shared.name, close)
-            };
+            let head = Head { retry_after, ..Head::json(status, &shared.name, close) };
             write_openai_error(out, &head, &message);
             Action::Send { close }
         }
@@ -177,19 +162,12 @@ impl Answer<'_> {
         };
         match abort_after {
             None => Action::Send { close: self.close },
-            Some(_) => Action::SendPartThenClose {
-                len: head_len + (out.len() - head_len) / 2,
-            },
+            Some(_) => Action::SendPartThenClose { len: head_len + (out.len() - head_len) / 2 },
         }
     }
 
     /// Writes a whole chat answer (or a 400), or plans the stream to send.
-    fn chat(
-        &self,
-        out: &mut Vec<u8>,
-        scratch: &mut Vec<u8>,
-        abort_after: Option<u32>,
-    ) -> ChatAnswer {
+    fn chat(&self, out: &mut Vec<u8>, scratch: &mut Vec<u8>, abort_after: Option<u32>) -> ChatAnswer {
         let body = self.request.body;
         let parsed: ChatRequest<'_> = match serde_json::from_slice(body) {
             Ok(parsed) => parsed,
@@ -204,10 +182,7 @@ impl Answer<'_> {
         };
         let usage = Usage::new(body.len(), self.chunks);
         if parsed.stream == Some(true) {
-            let include_usage = parsed
-                .stream_options
-                .and_then(|options| options.include_usage)
-                == Some(true);
+            let include_usage = parsed.stream_options.and_then(|options| options.include_usage) == Some(true);
             return ChatAnswer::Stream(StreamPlan {
                 number: self.number,
                 created: self.created,
@@ -219,11 +194,7 @@ impl Answer<'_> {
                 close: self.close,
             });
         }
-        let id = AnswerId {
-            number: self.number,
-            created: self.created,
-            model: &model,
-        };
+        let id = AnswerId { number: self.number, created: self.created, model: &model };
         scratch.clear();
         write_chat_completion(scratch, &id, &self.shared.text, &usage);
         let head_len = Head::json(200, &self.shared.name, self.close).write_with_body(out, scratch);
@@ -249,11 +220,7 @@ impl Answer<'_> {
 
     fn error(&self, out: &mut Vec<u8>, status: u16, message: &str) -> usize {
         let message = format!("mock {}: {message}", self.shared.name);
-        write_openai_error(
-            out,
-            &Head::json(status, &self.shared.name, self.close),
-            &message,
-        )
+        write_openai_error(out, &Head::json(status, &self.shared.name, self.close), &message)
     }
 }
 
@@ -277,17 +244,11 @@ fn answer_mock_endpoint(shared: &Shared, request: &Request<'_>, out: &mut Vec<u8
             Err(message) => error(out, 400, &message),
         },
         (Route::MockRequests, Method::Get) => {
-            let recorded = shared
-                .recorder
-                .as_ref()
-                .map_or_else(|| b"[]".to_vec(), |recorder| recorder.to_json());
+            let recorded = shared.recorder.as_ref().map_or_else(|| b"[]".to_vec(), |recorder| recorder.to_json());
             ok.write_with_body(out, &recorded);
         }
         (Route::MockRequests, Method::Delete) => {
-            let cleared = shared
-                .recorder
-                .as_ref()
-                .map_or(0, |recorder| recorder.clear());
+            let cleared = shared.recorder.as_ref().map_or(0, |recorder| recorder.clear());
             ok.write_with_body(out, format!("{{\"cleared\":{cleared}}}").as_bytes());
         }
         (Route::MockStats, Method::Get) => {
@@ -302,7 +263,5 @@ fn relaxed() -> std::sync::atomic::Ordering {
 }
 
 fn unix_seconds() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs())
 }

@@ -8,10 +8,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Answer with this status and an OpenAI-shaped error body, with `Retry-After` when given.
-    Status {
-        status: u16,
-        retry_after: Option<u32>,
-    },
+    Status { status: u16, retry_after: Option<u32> },
     /// Close the connection without any response, with `SO_LINGER` 0 so the peer sees a reset.
     Reset,
     /// Read the request and never answer; the connection stays open until the peer closes it.
@@ -47,10 +44,7 @@ impl FromStr for Fault {
     type Err = ParseFaultError;
 
     fn from_str(spec: &str) -> Result<Self, Self::Err> {
-        let error = |reason| ParseFaultError {
-            spec: spec.to_owned(),
-            reason,
-        };
+        let error = |reason| ParseFaultError { spec: spec.to_owned(), reason };
         let trimmed = spec.trim();
         match trimmed {
             "reset" => return Ok(Fault::Reset),
@@ -58,9 +52,7 @@ impl FromStr for Fault {
             _ => {}
         }
         if let Some(count) = trimmed.strip_prefix("abort-after:") {
-            let chunks = count
-                .parse()
-                .map_err(|_| error("abort-after needs a non-negative event count"))?;
+            let chunks = count.parse().map_err(|_| error("abort-after needs a non-negative event count"))?;
             return Ok(Fault::AbortAfter { chunks });
         }
         let Some(rest) = trimmed.strip_prefix("status:") else {
@@ -70,9 +62,7 @@ impl FromStr for Fault {
             Some((status, option)) => (status, Some(option)),
             None => (rest, None),
         };
-        let status: u16 = status_text
-            .parse()
-            .map_err(|_| error("status needs a number"))?;
+        let status: u16 = status_text.parse().map_err(|_| error("status needs a number"))?;
         if !INJECTABLE_STATUS.contains(&status) {
             return Err(error("status must be between 400 and 599"));
         }
@@ -82,31 +72,18 @@ impl FromStr for Fault {
                 let seconds = option
                     .strip_prefix("retry-after=")
                     .ok_or_else(|| error("the only status option is retry-after=N"))?;
-                Some(
-                    seconds
-                        .parse()
-                        .map_err(|_| error("retry-after needs whole seconds"))?,
-                )
+                Some(seconds.parse().map_err(|_| error("retry-after needs whole seconds"))?)
             }
         };
-        Ok(Fault::Status {
-            status,
-            retry_after,
-        })
+        Ok(Fault::Status { status, retry_after })
     }
 }
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Fault::Status {
-                status,
-                retry_after: None,
-            } => write!(f, "status:{status}"),
-            Fault::Status {
-                status,
-                retry_after: Some(seconds),
-            } => write!(f, "status:{status}:retry-after={seconds}"),
+            Fault::Status { status, retry_after: None } => write!(f, "status:{status}"),
+            Fault::Status { status, retry_after: Some(seconds) } => write!(f, "status:{status}:retry-after={seconds}"),
             Fault::Reset => f.write_str("reset"),
             Fault::Hang => f.write_str("hang"),
             Fault::AbortAfter { chunks } => write!(f, "abort-after:{chunks}"),
@@ -132,20 +109,8 @@ mod tests {
 
     #[test]
     fn parses_every_documented_spec() {
-        assert_eq!(
-            "status:429".parse(),
-            Ok(Fault::Status {
-                status: 429,
-                retry_after: None
-            })
-        );
-        assert_eq!(
-            "status:429:retry-after=3".parse(),
-            Ok(Fault::Status {
-                status: 429,
-                retry_after: Some(3)
-            })
-        );
+        assert_eq!("status:429".parse(), Ok(Fault::Status { status: 429, retry_after: None }));
+        assert_eq!("status:429:retry-after=3".parse(), Ok(Fault::Status { status: 429, retry_after: Some(3) }));
         assert_eq!("reset".parse(), Ok(Fault::Reset));
         assert_eq!("hang".parse(), Ok(Fault::Hang));
         assert_eq!("abort-after:3".parse(), Ok(Fault::AbortAfter { chunks: 3 }));
@@ -153,13 +118,7 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for spec in [
-            "status:503",
-            "status:429:retry-after=7",
-            "reset",
-            "hang",
-            "abort-after:0",
-        ] {
+        for spec in ["status:503", "status:429:retry-after=7", "reset", "hang", "abort-after:0"] {
             let fault: Fault = spec.parse().expect("valid spec");
             assert_eq!(fault.to_string(), spec);
         }
@@ -190,17 +149,13 @@ mod tests {
 
     #[test]
     fn ratio_half_faults_every_second_request() {
-        let faulted: Vec<u64> = (1..=10)
-            .filter(|&n| nth_request_is_faulted(n, 0.5))
-            .collect();
+        let faulted: Vec<u64> = (1..=10).filter(|&n| nth_request_is_faulted(n, 0.5)).collect();
         assert_eq!(faulted, vec![2, 4, 6, 8, 10]);
     }
 
     #[test]
     fn ratio_quarter_faults_a_quarter() {
-        let count = (1..=400)
-            .filter(|&n| nth_request_is_faulted(n, 0.25))
-            .count();
+        let count = (1..=400).filter(|&n| nth_request_is_faulted(n, 0.25)).count();
         assert_eq!(count, 100);
     }
 }

@@ -137,11 +137,7 @@ pub(crate) fn parse_head(buf: &[u8]) -> HeadParse {
         route,
         head_len,
         framing,
-        keep_alive: if http11 {
-            !connection_close
-        } else {
-            connection_keep_alive && !connection_close
-        },
+        keep_alive: if http11 { !connection_close } else { connection_keep_alive && !connection_close },
         expects_continue: expects_continue && http11,
         overrides,
     })
@@ -174,9 +170,7 @@ fn parse_decimal(value: &[u8]) -> Option<usize> {
     if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(digits.iter().fold(0usize, |total, digit| {
-        total * 10 + usize::from(digit - b'0')
-    }))
+    Some(digits.iter().fold(0usize, |total, digit| total * 10 + usize::from(digit - b'0')))
 }
 
 fn trim(value: &[u8]) -> &[u8] {
@@ -212,13 +206,8 @@ pub(crate) fn decode_chunked(buf: &[u8]) -> ChunkedBody {
         };
         if size == 0 {
             return match skip_trailers(&buf[position..]) {
-                Some(trailer_len) => ChunkedBody::Complete {
-                    body,
-                    consumed: position + trailer_len,
-                },
-                None if buf.len() - position > MAX_HEAD_BYTES => {
-                    ChunkedBody::Invalid("trailers too large")
-                }
+                Some(trailer_len) => ChunkedBody::Complete { body, consumed: position + trailer_len },
+                None if buf.len() - position > MAX_HEAD_BYTES => ChunkedBody::Invalid("trailers too large"),
                 None => ChunkedBody::Partial,
             };
         }
@@ -262,9 +251,7 @@ mod tests {
 
     #[test]
     fn reads_method_route_and_length() {
-        let head = complete(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{}",
-        );
+        let head = complete("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{}");
         assert_eq!(head.method, Method::Post);
         assert_eq!(head.route, Route::ChatCompletions);
         assert_eq!(head.framing, BodyFraming::Length(12));
@@ -273,10 +260,7 @@ mod tests {
 
     #[test]
     fn partial_until_the_blank_line() {
-        assert_eq!(
-            parse_head(b"GET /health HTTP/1.1\r\nHost"),
-            HeadParse::Partial
-        );
+        assert_eq!(parse_head(b"GET /health HTTP/1.1\r\nHost"), HeadParse::Partial);
     }
 
     #[test]
@@ -295,10 +279,7 @@ mod tests {
             "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
             "NOT HTTP AT ALL\r\n\r\n",
         ] {
-            assert!(
-                matches!(parse_head(raw.as_bytes()), HeadParse::Invalid(_)),
-                "{raw:?}"
-            );
+            assert!(matches!(parse_head(raw.as_bytes()), HeadParse::Invalid(_)), "{raw:?}");
         }
     }
 
@@ -316,13 +297,7 @@ mod tests {
              x-mock-chunks: 3\r\nx-mock-chunk-delay-ms: 5\r\n\r\n",
         );
         let overrides = head.overrides.expect("valid overrides");
-        assert_eq!(
-            overrides.fault,
-            Some(Fault::Status {
-                status: 503,
-                retry_after: None
-            })
-        );
+        assert_eq!(overrides.fault, Some(Fault::Status { status: 503, retry_after: None }));
         assert_eq!(overrides.latency, Some(Duration::from_millis(20)));
         assert_eq!(overrides.chunks, Some(3));
         assert_eq!(overrides.chunk_delay, Some(Duration::from_millis(5)));
@@ -339,13 +314,7 @@ mod tests {
     #[test]
     fn decodes_chunked_bodies_with_trailers() {
         let raw = b"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\nx-trailer: 1\r\n\r\nNEXT";
-        assert_eq!(
-            decode_chunked(raw),
-            ChunkedBody::Complete {
-                body: b"Wikipedia".to_vec(),
-                consumed: raw.len() - 4
-            }
-        );
+        assert_eq!(decode_chunked(raw), ChunkedBody::Complete { body: b"Wikipedia".to_vec(), consumed: raw.len() - 4 });
     }
 
     #[test]
@@ -359,9 +328,6 @@ mod tests {
     #[test]
     fn refuses_broken_chunks() {
         assert!(matches!(decode_chunked(b"zz\r\n"), ChunkedBody::Invalid(_)));
-        assert!(matches!(
-            decode_chunked(b"2\r\nabc\r\n"),
-            ChunkedBody::Invalid(_)
-        ));
+        assert!(matches!(decode_chunked(b"2\r\nabc\r\n"), ChunkedBody::Invalid(_)));
     }
 }

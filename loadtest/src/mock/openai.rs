@@ -39,10 +39,7 @@ pub(crate) struct Usage {
 
 impl Usage {
     pub(crate) fn new(body_len: usize, completion_tokens: u32) -> Self {
-        Usage {
-            prompt_tokens: (body_len / 4) as u64,
-            completion_tokens: u64::from(completion_tokens),
-        }
+        Usage { prompt_tokens: (body_len / 4) as u64, completion_tokens: u64::from(completion_tokens) }
     }
 
     fn write(&self, out: &mut Vec<u8>) {
@@ -66,10 +63,7 @@ pub(crate) struct AnswerText {
 
 impl AnswerText {
     pub(crate) fn new(name: &str) -> Self {
-        AnswerText {
-            content: format!("Hello from mock {name}"),
-            system_fingerprint: format!("mock-{name}"),
-        }
+        AnswerText { content: format!("Hello from mock {name}"), system_fingerprint: format!("mock-{name}") }
     }
 }
 
@@ -97,33 +91,18 @@ impl AnswerId<'_> {
 }
 
 /// Appends a `chat.completion` object.
-pub(crate) fn write_chat_completion(
-    out: &mut Vec<u8>,
-    id: &AnswerId<'_>,
-    text: &AnswerText,
-    usage: &Usage,
-) {
+pub(crate) fn write_chat_completion(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &AnswerText, usage: &Usage) {
     id.write_common(out, "chat.completion", text);
-    out.extend_from_slice(
-        b",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":",
-    );
+    out.extend_from_slice(b",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
     write_json_string(out, &text.content);
-    out.extend_from_slice(
-        b",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":",
-    );
+    out.extend_from_slice(b",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":");
     usage.write(out);
     out.push(b'}');
 }
 
 /// Appends `data: {chat.completion.chunk}\n\n` for content event `index` of `count`: the first
 /// carries the role, the last the finish reason, and the pieces together make the whole answer.
-pub(crate) fn write_chunk_event(
-    out: &mut Vec<u8>,
-    id: &AnswerId<'_>,
-    text: &AnswerText,
-    index: u32,
-    count: u32,
-) {
+pub(crate) fn write_chunk_event(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &AnswerText, index: u32, count: u32) {
     out.extend_from_slice(b"data: ");
     id.write_common(out, "chat.completion.chunk", text);
     out.extend_from_slice(b",\"choices\":[{\"index\":0,\"delta\":{");
@@ -142,12 +121,7 @@ pub(crate) fn write_chunk_event(
 }
 
 /// Appends the final usage event sent when `stream_options.include_usage` is true.
-pub(crate) fn write_usage_event(
-    out: &mut Vec<u8>,
-    id: &AnswerId<'_>,
-    text: &AnswerText,
-    usage: &Usage,
-) {
+pub(crate) fn write_usage_event(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &AnswerText, usage: &Usage) {
     out.extend_from_slice(b"data: ");
     id.write_common(out, "chat.completion.chunk", text);
     out.extend_from_slice(b",\"choices\":[],\"usage\":");
@@ -173,9 +147,7 @@ fn content_piece(content: &str, index: u32, count: u32) -> &str {
 pub(crate) fn embeddings_body(model: &str, inputs: usize, usage: &Usage) -> Vec<u8> {
     let data: Vec<serde_json::Value> = (0..inputs)
         .map(|index| {
-            let vector: Vec<f64> = (0..8)
-                .map(|dimension| ((index * 8 + dimension) % 17) as f64 / 16.0 - 0.5)
-                .collect();
+            let vector: Vec<f64> = (0..8).map(|dimension| ((index * 8 + dimension) % 17) as f64 / 16.0 - 0.5).collect();
             serde_json::json!({ "object": "embedding", "index": index, "embedding": vector })
         })
         .collect();
@@ -214,9 +186,7 @@ pub(crate) fn models_body(created: u64) -> Vec<u8> {
             })
         })
         .collect();
-    serde_json::json!({ "object": "list", "data": data })
-        .to_string()
-        .into_bytes()
+    serde_json::json!({ "object": "list", "data": data }).to_string().into_bytes()
 }
 
 fn write_u64(out: &mut Vec<u8>, value: u64) {
@@ -225,9 +195,7 @@ fn write_u64(out: &mut Vec<u8>, value: u64) {
 
 /// Appends `value` as a JSON string, copying it as is when nothing needs escaping.
 pub(crate) fn write_json_string(out: &mut Vec<u8>, value: &str) {
-    let plain = value
-        .bytes()
-        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
+    let plain = value.bytes().all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
     if plain {
         out.push(b'"');
         out.extend_from_slice(value.as_bytes());
@@ -243,11 +211,7 @@ mod tests {
     use super::*;
 
     fn id() -> AnswerId<'static> {
-        AnswerId {
-            number: 7,
-            created: 1_700_000_000,
-            model: "gpt-\"x\"",
-        }
+        AnswerId { number: 7, created: 1_700_000_000, model: "gpt-\"x\"" }
     }
 
     #[test]
@@ -260,10 +224,7 @@ mod tests {
         assert_eq!(body["object"], "chat.completion");
         assert_eq!(body["model"], "gpt-\"x\"");
         assert_eq!(body["choices"][0]["message"]["role"], "assistant");
-        assert_eq!(
-            body["choices"][0]["message"]["content"],
-            "Hello from mock m1"
-        );
+        assert_eq!(body["choices"][0]["message"]["content"], "Hello from mock m1");
         assert_eq!(body["choices"][0]["finish_reason"], "stop");
         assert_eq!(body["usage"]["prompt_tokens"], 100);
         assert_eq!(body["usage"]["total_tokens"], 108);
@@ -278,10 +239,8 @@ mod tests {
             for index in 0..count {
                 let mut out = Vec::new();
                 write_chunk_event(&mut out, &id(), &text, index, count);
-                let json = out
-                    .strip_prefix(b"data: ")
-                    .and_then(|rest| rest.strip_suffix(b"\n\n"))
-                    .expect("event framing");
+                let json =
+                    out.strip_prefix(b"data: ").and_then(|rest| rest.strip_suffix(b"\n\n")).expect("event framing");
                 let event: serde_json::Value = serde_json::from_slice(json).expect("json");
                 let choice = &event["choices"][0];
                 assert_eq!(choice["delta"].get("role").is_some(), index == 0);

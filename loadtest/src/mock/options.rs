@@ -62,10 +62,7 @@ impl MockOptions {
             ));
         }
         if !(0.0..=1.0).contains(&self.fault_ratio) {
-            return invalid(format!(
-                "mock fault_ratio {} must be between 0 and 1",
-                self.fault_ratio
-            ));
+            return invalid(format!("mock fault_ratio {} must be between 0 and 1", self.fault_ratio));
         }
         Ok(())
     }
@@ -84,10 +81,7 @@ impl MockOptions {
 /// The name goes verbatim into a header and into JSON strings, so it is kept to characters
 /// that need no escaping in either.
 fn is_valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\')
+    !name.is_empty() && name.bytes().all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\')
 }
 
 /// The behaviour shared by all threads and replaced as a whole by `POST /mock/control`.
@@ -118,21 +112,12 @@ mod tests {
     #[test]
     fn rejects_bad_names_ratios_and_thread_counts() {
         for name in ["", "a b", "quo\"te", "back\\slash", "ünï"] {
-            let options = MockOptions {
-                name: name.to_owned(),
-                ..MockOptions::default()
-            };
+            let options = MockOptions { name: name.to_owned(), ..MockOptions::default() };
             assert!(options.validate().is_err(), "{name:?}");
         }
-        let options = MockOptions {
-            fault_ratio: 1.5,
-            ..MockOptions::default()
-        };
+        let options = MockOptions { fault_ratio: 1.5, ..MockOptions::default() };
         assert!(options.validate().is_err());
-        let options = MockOptions {
-            threads: 0,
-            ..MockOptions::default()
-        };
+        let options = MockOptions { threads: 0, ..MockOptions::default() };
         assert!(options.validate().is_err());
     }
 }

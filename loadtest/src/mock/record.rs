@@ -31,12 +31,7 @@ impl RecordedRequest {
             headers: request
                 .headers
                 .iter()
-                .map(|header| {
-                    (
-                        header.name.to_owned(),
-                        String::from_utf8_lossy(header.value).into_owned(),
-                    )
-                })
+                .map(|header| (header.name.to_owned(), String::from_utf8_lossy(header.value).into_owned()))
                 .collect(),
             body: String::from_utf8_lossy(body).into_owned(),
         }
@@ -52,10 +47,7 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     pub(crate) fn new(limit: usize) -> Self {
-        Recorder {
-            limit,
-            requests: Mutex::new(VecDeque::with_capacity(limit.min(1024))),
-        }
+        Recorder { limit, requests: Mutex::new(VecDeque::with_capacity(limit.min(1024))) }
     }
 
     fn locked(&self) -> MutexGuard<'_, VecDeque<RecordedRequest>> {

@@ -19,13 +19,7 @@ pub(crate) struct Head<'a> {
 
 impl<'a> Head<'a> {
     pub(crate) fn json(status: u16, name: &'a str, close: bool) -> Self {
-        Head {
-            status,
-            content_type: JSON,
-            name,
-            retry_after: None,
-            close,
-        }
+        Head { status, content_type: JSON, name, retry_after: None, close }
     }
 
     fn write_common(&self, out: &mut Vec<u8>) {
@@ -145,14 +139,7 @@ pub(crate) fn write_openai_error(out: &mut Vec<u8>, head: &Head<'_>, message: &s
         code: Option<&'a str>,
     }
     let (kind, code) = openai_error_kind(head.status);
-    let body = ErrorBody {
-        error: ErrorFields {
-            message,
-            kind,
-            param: None,
-            code,
-        },
-    };
+    let body = ErrorBody { error: ErrorFields { message, kind, param: None, code } };
     // Plain strings always serialise.
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     head.write_with_body(out, &bytes)
@@ -179,10 +166,7 @@ mod tests {
     #[test]
     fn error_body_has_openai_shape_and_retry_after() {
         let mut out = Vec::new();
-        let head = Head {
-            retry_after: Some(3),
-            ..Head::json(429, "m1", true)
-        };
+        let head = Head { retry_after: Some(3), ..Head::json(429, "m1", true) };
         let head_len = write_openai_error(&mut out, &head, "slow down");
         let text = std::str::from_utf8(&out[..head_len]).expect("ascii");
         assert!(text.starts_with("HTTP/1.1 429 Too Many Requests\r\n"));

@@ -34,10 +34,7 @@ impl Route {
 
     /// `/mock/*` endpoints steer the mock itself: they are never faulted, delayed or recorded.
     pub(crate) fn is_mock_control(self) -> bool {
-        matches!(
-            self,
-            Route::MockControl | Route::MockRequests | Route::MockStats
-        )
+        matches!(self, Route::MockControl | Route::MockRequests | Route::MockStats)
     }
 
     /// Requests a gateway would send to a provider, kept by the recorder.
@@ -52,14 +49,8 @@ mod tests {
 
     #[test]
     fn provider_paths_work_with_and_without_v1() {
-        assert_eq!(
-            Route::from_path("/v1/chat/completions"),
-            Route::ChatCompletions
-        );
-        assert_eq!(
-            Route::from_path("/chat/completions"),
-            Route::ChatCompletions
-        );
+        assert_eq!(Route::from_path("/v1/chat/completions"), Route::ChatCompletions);
+        assert_eq!(Route::from_path("/chat/completions"), Route::ChatCompletions);
         assert_eq!(Route::from_path("/v1/embeddings?x=1"), Route::Embeddings);
         assert_eq!(Route::from_path("/models"), Route::Models);
         assert_eq!(Route::from_path("/v1/health"), Route::Unknown);

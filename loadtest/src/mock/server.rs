@@ -42,31 +42,21 @@ pub fn spawn(options: MockOptions) -> io::Result<MockServer> {
     refuse_taken_port(options.listen)?;
     let shared = Arc::new(Shared::new(&options));
     // Dropping a half-built server on an error stops the threads already running.
-    let mut server = MockServer {
-        addr: options.listen,
-        name: options.name.clone(),
-        threads: Vec::with_capacity(options.threads),
-    };
+    let mut server =
+        MockServer { addr: options.listen, name: options.name.clone(), threads: Vec::with_capacity(options.threads) };
     for index in 0..options.threads {
         let (bound_sender, bound) = sync_channel(1);
         let stop = Arc::new(ThreadStop::default());
-        let handle = thread::Builder::new()
-            .name(format!("mock-{}-{index}", options.name))
-            .spawn({
-                // The first thread binds the requested address (maybe port 0); the others bind
-                // the address it got, so all share one port.
-                let listen = server.addr;
-                let shared = shared.clone();
-                let stop = stop.clone();
-                move || serve_thread(listen, shared, stop, bound_sender)
-            })?;
-        server.threads.push(ServingThread {
-            stop,
-            handle: Some(handle),
-        });
-        let bound_addr = bound
-            .recv()
-            .map_err(|_| io::Error::other("mock thread ended before listening"))??;
+        let handle = thread::Builder::new().name(format!("mock-{}-{index}", options.name)).spawn({
+            // The first thread binds the requested address (maybe port 0); the others bind
+            // the address it got, so all share one port.
+            let listen = server.addr;
+            let shared = shared.clone();
+            let stop = stop.clone();
+            move || serve_thread(listen, shared, stop, bound_sender)
+        })?;
+        server.threads.push(ServingThread { stop, handle: Some(handle) });
+        let bound_addr = bound.recv().map_err(|_| io::Error::other("mock thread ended before listening"))??;
         if index == 0 {
             server.addr = bound_addr;
         }
@@ -126,9 +116,7 @@ fn refuse_taken_port(listen: SocketAddr) -> io::Result<()> {
     }
     std::net::TcpListener::bind(listen)
         .map(drop)
-        .map_err(|error| {
-            io::Error::new(error.kind(), format!("cannot listen on {listen}: {error}"))
-        })
+        .map_err(|error| io::Error::new(error.kind(), format!("cannot listen on {listen}: {error}")))
 }
 
 /// Body of one serving thread: binds, reports the bound address, accepts until stopped.
@@ -138,9 +126,7 @@ fn serve_thread(
     stop: Arc<ThreadStop>,
     bound: SyncSender<io::Result<SocketAddr>>,
 ) {
-    let runtime = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
-        .enable_timer()
-        .build();
+    let runtime = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build();
     let mut runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -162,11 +148,7 @@ fn serve_thread(
             }
         };
         let connections = Rc::new(Connections::default());
-        until(
-            accept_loop(&listener, &shared, &connections),
-            stop.requested(),
-        )
-        .await;
+        until(accept_loop(&listener, &shared, &connections), stop.requested()).await;
         drop(listener);
         connections.stop_all().await;
     });
@@ -179,10 +161,7 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, connections: 
                 if connections.is_stopping() {
                     return;
                 }
-                shared
-                    .stats
-                    .connections
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                shared.stats.connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let connection = conn::serve(stream, shared.clone());
                 monoio::spawn(connections.clone().run(connection));
             }

@@ -21,11 +21,7 @@ pub(crate) struct ThreadStop {
 impl ThreadStop {
     pub(crate) fn request(&self) {
         self.requested.store(true, Ordering::Release);
-        let waker = self
-            .waker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let waker = self.waker.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -62,10 +58,7 @@ impl Connections {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         self.live.borrow_mut().insert(id, None);
-        let _ticket = Ticket {
-            connections: &self,
-            id,
-        };
+        let _ticket = Ticket { connections: &self, id };
         let mut connection = pin!(connection);
         poll_fn(|cx| {
             if self.stopping.get() {
@@ -75,10 +68,7 @@ impl Connections {
                 return Poll::Ready(());
             }
             if let Some(slot) = self.live.borrow_mut().get_mut(&id) {
-                if !slot
-                    .as_ref()
-                    .is_some_and(|known| known.will_wake(cx.waker()))
-                {
+                if !slot.as_ref().is_some_and(|known| known.will_wake(cx.waker())) {
                     *slot = Some(cx.waker().clone());
                 }
             }
@@ -90,12 +80,7 @@ impl Connections {
     /// Ends every connection at its next poll and waits until all are gone.
     pub(crate) async fn stop_all(&self) {
         self.stopping.set(true);
-        let wakers: Vec<Waker> = self
-            .live
-            .borrow_mut()
-            .values_mut()
-            .filter_map(Option::take)
-            .collect();
+        let wakers: Vec<Waker> = self.live.borrow_mut().values_mut().filter_map(Option::take).collect();
         for waker in wakers {
             waker.wake();
         }

@@ -52,10 +52,7 @@ impl Shared {
     /// Applies a `POST /mock/control` body; returns the new behaviour or why it was refused.
     pub(crate) fn control(&self, body: &[u8]) -> Result<Behaviour, String> {
         let _serialised = self.control.lock().unwrap_or_else(PoisonError::into_inner);
-        let ControlChange {
-            behaviour,
-            restarts_fault_sequence,
-        } = apply_control(self.behaviour(), body)?;
+        let ControlChange { behaviour, restarts_fault_sequence } = apply_control(self.behaviour(), body)?;
         if restarts_fault_sequence {
             self.fault_sequence.store(0, Ordering::Relaxed);
         }

@@ -21,15 +21,7 @@ impl Drop for KillOnDrop {
 #[test]
 fn announces_its_address_on_one_line_and_serves() {
     let child = Command::new(BINARY)
-        .args([
-            "--name",
-            "bin",
-            "--threads",
-            "2",
-            "--chunks",
-            "2",
-            "--no-record",
-        ])
+        .args(["--name", "bin", "--threads", "2", "--chunks", "2", "--no-record"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -37,9 +29,7 @@ fn announces_its_address_on_one_line_and_serves() {
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().expect("stdout");
     let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("announcement");
+    BufReader::new(stdout).read_line(&mut line).expect("announcement");
     let url = line
         .trim_end()
         .strip_prefix("switchyard-mock bin listening on http://")
@@ -54,11 +44,7 @@ fn announces_its_address_on_one_line_and_serves() {
     let stream = client.post_json("/v1/chat/completions", &crate::chat_body("m", true));
     assert_eq!(stream.events().len(), 2 + 1, "--chunks 2");
     client.post_json("/v1/chat/completions", &crate::chat_body("m", false));
-    assert_eq!(
-        client.get("/mock/requests").json(),
-        serde_json::json!([]),
-        "--no-record"
-    );
+    assert_eq!(client.get("/mock/requests").json(), serde_json::json!([]), "--no-record");
 }
 
 #[test]

@@ -26,19 +26,12 @@ pub struct Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
-            panic!(
-                "body is not JSON ({error}): {}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("body is not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
     }
 
     /// The `data:` payloads of a server-sent event stream, in order.
@@ -64,20 +57,13 @@ pub enum Broken {
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
         let stream = TcpStream::connect(addr).expect("connect to mock");
-        stream
-            .set_read_timeout(Some(READ_TIMEOUT))
-            .expect("timeout");
+        stream.set_read_timeout(Some(READ_TIMEOUT)).expect("timeout");
         stream.set_nodelay(true).expect("nodelay");
-        Client {
-            stream,
-            buffer: Vec::new(),
-        }
+        Client { stream, buffer: Vec::new() }
     }
 
     pub fn set_read_timeout(&self, timeout: Duration) {
-        self.stream
-            .set_read_timeout(Some(timeout))
-            .expect("timeout");
+        self.stream.set_read_timeout(Some(timeout)).expect("timeout");
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
@@ -89,13 +75,7 @@ impl Client {
     }
 
     /// Sends a request and reads its whole response.
-    pub fn request(
-        &mut self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Response {
+    pub fn request(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
         self.send(method, path, headers, body);
         self.read_response()
     }
@@ -109,8 +89,7 @@ impl Client {
     }
 
     pub fn read_response(&mut self) -> Response {
-        self.try_read_response()
-            .unwrap_or_else(|broken| panic!("incomplete response: {broken:?}"))
+        self.try_read_response().unwrap_or_else(|broken| panic!("incomplete response: {broken:?}"))
     }
 
     /// Reads one response; says how it broke if the peer closed early or IO failed.
@@ -139,20 +118,11 @@ impl Client {
                 (name.trim().to_owned(), value.trim().to_owned())
             })
             .collect();
-        let mut response = Response {
-            status,
-            headers,
-            body: Vec::new(),
-            chunks: Vec::new(),
-            last_chunk_at: None,
-        };
+        let mut response = Response { status, headers, body: Vec::new(), chunks: Vec::new(), last_chunk_at: None };
         if status / 100 == 1 {
             return Ok(response);
         }
-        if response
-            .header("transfer-encoding")
-            .is_some_and(|coding| coding.eq_ignore_ascii_case("chunked"))
-        {
+        if response.header("transfer-encoding").is_some_and(|coding| coding.eq_ignore_ascii_case("chunked")) {
             if !self.read_chunked(&mut response).map_err(Broken::Io)? {
                 return Err(Broken::Closed(response));
             }
@@ -237,7 +207,5 @@ pub fn request_bytes(method: &str, path: &str, headers: &[(&str, &str)], body: &
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
+    haystack.windows(needle.len()).position(|window| window == needle)
 }

@@ -9,19 +9,12 @@ use crate::client::{Broken, Client};
 use crate::{chat_body, start, start_named};
 
 fn with_fault(fault: Fault) -> MockOptions {
-    MockOptions {
-        name: "faulty".into(),
-        fault: Some(fault),
-        ..MockOptions::default()
-    }
+    MockOptions { name: "faulty".into(), fault: Some(fault), ..MockOptions::default() }
 }
 
 #[test]
 fn status_fault_answers_with_an_openai_error() {
-    let server = start(with_fault(Fault::Status {
-        status: 503,
-        retry_after: None,
-    }));
+    let server = start(with_fault(Fault::Status { status: 503, retry_after: None }));
     let mut client = Client::connect(server.addr());
     let response = client.post_json("/v1/chat/completions", &chat_body("m", false));
     assert_eq!(response.status, 503);
@@ -55,19 +48,12 @@ fn header_fault_with_retry_after_is_a_rate_limit() {
     assert_eq!(unauthorized.status, 401);
     assert_eq!(unauthorized.json()["error"]["code"], "invalid_api_key");
 
-    assert_eq!(
-        client.get("/v1/models").status,
-        200,
-        "no fault without the header"
-    );
+    assert_eq!(client.get("/v1/models").status, 200, "no fault without the header");
 }
 
 #[test]
 fn header_fault_overrides_the_option() {
-    let server = start(with_fault(Fault::Status {
-        status: 500,
-        retry_after: None,
-    }));
+    let server = start(with_fault(Fault::Status { status: 500, retry_after: None }));
     let mut client = Client::connect(server.addr());
     let response = client.request("GET", "/v1/models", &[("x-mock-fault", "status:418")], b"");
     assert_eq!(response.status, 418);
@@ -95,12 +81,7 @@ fn hang_fault_never_answers_and_does_not_block_others() {
     let server = start(with_fault(Fault::Hang));
     let mut hanging = Client::connect(server.addr());
     hanging.set_read_timeout(Duration::from_millis(300));
-    hanging.send(
-        "POST",
-        "/v1/chat/completions",
-        &[],
-        chat_body("m", false).to_string().as_bytes(),
-    );
+    hanging.send("POST", "/v1/chat/completions", &[], chat_body("m", false).to_string().as_bytes());
 
     // Another connection is served meanwhile (/mock/* is not faulted).
     let mut other = Client::connect(server.addr());
@@ -109,10 +90,7 @@ fn hang_fault_never_answers_and_does_not_block_others() {
     let (received, ended) = hanging.read_to_end();
     assert!(received.is_empty());
     let error = ended.expect_err("still open: the read times out");
-    assert!(
-        matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
-        "{error:?}"
-    );
+    assert!(matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut), "{error:?}");
 
     // Stopping the server ends the hanging connection too.
     hanging.set_read_timeout(Duration::from_secs(5));
@@ -125,12 +103,7 @@ fn hang_fault_never_answers_and_does_not_block_others() {
 fn abort_after_cuts_a_stream_after_k_events() {
     let server = start(with_fault(Fault::AbortAfter { chunks: 3 }));
     let mut client = Client::connect(server.addr());
-    client.send(
-        "POST",
-        "/v1/chat/completions",
-        &[],
-        chat_body("m", true).to_string().as_bytes(),
-    );
+    client.send("POST", "/v1/chat/completions", &[], chat_body("m", true).to_string().as_bytes());
     let Err(Broken::Closed(partial)) = client.try_read_response() else {
         panic!("the stream must end without its last chunk");
     };
@@ -153,33 +126,21 @@ fn abort_after_cuts_a_whole_body_in_half() {
     let Err(Broken::Closed(partial)) = client.try_read_response() else {
         panic!("the body must be cut short");
     };
-    let announced: usize = partial
-        .header("content-length")
-        .and_then(|length| length.parse().ok())
-        .expect("content-length");
+    let announced: usize =
+        partial.header("content-length").and_then(|length| length.parse().ok()).expect("content-length");
     assert_eq!(partial.body.len(), announced / 2);
 }
 
 #[test]
 fn fault_ratio_picks_the_same_requests_every_time() {
-    let server = start(MockOptions {
-        fault_ratio: 0.5,
-        ..with_fault(Fault::Status {
-            status: 503,
-            retry_after: None,
-        })
-    });
+    let server =
+        start(MockOptions { fault_ratio: 0.5, ..with_fault(Fault::Status { status: 503, retry_after: None }) });
     let mut client = Client::connect(server.addr());
     let statuses: Vec<u16> = (0..6).map(|_| client.get("/v1/models").status).collect();
     assert_eq!(statuses, [200, 503, 200, 503, 200, 503]);
 
-    let quarter = start(MockOptions {
-        fault_ratio: 0.25,
-        ..with_fault(Fault::Status {
-            status: 500,
-            retry_after: None,
-        })
-    });
+    let quarter =
+        start(MockOptions { fault_ratio: 0.25, ..with_fault(Fault::Status { status: 500, retry_after: None }) });
     let mut client = Client::connect(quarter.addr());
     let statuses: Vec<u16> = (0..8).map(|_| client.get("/health").status).collect();
     assert_eq!(statuses, [200, 200, 200, 500, 200, 200, 200, 500]);
@@ -196,18 +157,12 @@ fn latency_header_delays_the_head() {
 
     let started = Instant::now();
     client.get("/v1/models");
-    assert!(
-        started.elapsed() < Duration::from_millis(200),
-        "no latency by default"
-    );
+    assert!(started.elapsed() < Duration::from_millis(200), "no latency by default");
 }
 
 #[test]
 fn latency_option_applies_to_every_provider_request() {
-    let server = start(MockOptions {
-        latency: Duration::from_millis(200),
-        ..MockOptions::default()
-    });
+    let server = start(MockOptions { latency: Duration::from_millis(200), ..MockOptions::default() });
     let mut client = Client::connect(server.addr());
     let started = Instant::now();
     client.get("/health");

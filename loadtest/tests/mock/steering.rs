@@ -40,10 +40,7 @@ fn records_provider_requests_oldest_first_and_clears() {
 
 #[test]
 fn the_ring_keeps_only_the_newest_requests() {
-    let server = start(MockOptions {
-        record_limit: 2,
-        ..MockOptions::default()
-    });
+    let server = start(MockOptions { record_limit: 2, ..MockOptions::default() });
     let mut client = Client::connect(server.addr());
     for model in ["one", "two", "three"] {
         client.post_json("/v1/chat/completions", &chat_body(model, false));
@@ -54,8 +51,7 @@ fn the_ring_keeps_only_the_newest_requests() {
         .expect("array")
         .iter()
         .map(|request| {
-            let body: serde_json::Value =
-                serde_json::from_str(request["body"].as_str().expect("body")).expect("json");
+            let body: serde_json::Value = serde_json::from_str(request["body"].as_str().expect("body")).expect("json");
             body["model"].as_str().expect("model").to_owned()
         })
         .collect();
@@ -64,10 +60,7 @@ fn the_ring_keeps_only_the_newest_requests() {
 
 #[test]
 fn recording_can_be_turned_off() {
-    let server = start(MockOptions {
-        record: false,
-        ..MockOptions::default()
-    });
+    let server = start(MockOptions { record: false, ..MockOptions::default() });
     let mut client = Client::connect(server.addr());
     client.post_json("/v1/chat/completions", &chat_body("m", false));
     assert_eq!(client.get("/mock/requests").json(), json!([]));
@@ -108,16 +101,10 @@ fn control_changes_fault_and_latency_at_run_time() {
     assert_eq!(client.get("/v1/models").status, 200);
     assert!(started.elapsed() >= Duration::from_millis(200));
 
-    client.post_json(
-        "/mock/control",
-        &json!({"latency_ms": 0, "chunks": 2, "fault": "status:503", "fault_ratio": 0.5}),
-    );
+    client
+        .post_json("/mock/control", &json!({"latency_ms": 0, "chunks": 2, "fault": "status:503", "fault_ratio": 0.5}));
     let statuses: Vec<u16> = (0..4).map(|_| client.get("/v1/models").status).collect();
-    assert_eq!(
-        statuses,
-        [200, 503, 200, 503],
-        "the ratio sequence restarts on control"
-    );
+    assert_eq!(statuses, [200, 503, 200, 503], "the ratio sequence restarts on control");
     client.post_json("/mock/control", &json!({"fault": null}));
     let stream = client.post_json("/v1/chat/completions", &chat_body("m", true));
     assert_eq!(stream.events().len(), 2 + 1);
@@ -131,8 +118,6 @@ fn control_refuses_unknown_fields_and_bad_faults() {
     assert_eq!(bad.status, 400);
     let unknown = client.post_json("/mock/control", &json!({"latencyms": 3}));
     assert_eq!(unknown.status, 400);
-    assert!(unknown.json()["error"]["message"]
-        .as_str()
-        .is_some_and(|message| message.contains("latencyms")));
+    assert!(unknown.json()["error"]["message"].as_str().is_some_and(|message| message.contains("latencyms")));
     assert_eq!(client.get("/v1/models").status, 200, "nothing changed");
 }
