@@ -72,7 +72,12 @@ pub async fn connect(target: &Target, tls: &TlsConnector, timeout: Duration) -> 
                         .map_err(|e| ConnectError::Failed(format!("invalid TLS server name {}: {e}", target.host)))?;
                     let fd = tcp.as_raw_fd();
                     return tls.connect(name, tcp).await.map(|s| UpstreamConn::Tls(Box::new(s), fd)).map_err(|e| {
-                        ConnectError::Failed(format!("TLS handshake with {} failed: {e}", target.authority))
+                        // monoio-rustls's Display says only "io error": show the cause.
+                        let cause = match e {
+                            monoio_rustls::TlsError::Io(io) => io.to_string(),
+                            monoio_rustls::TlsError::Rustls(tls) => tls.to_string(),
+                        };
+                        ConnectError::Failed(format!("TLS handshake with {} failed: {cause}", target.authority))
                     });
                 }
                 Err(e) => last = format!("connect to {addr} failed: {e}"),
