@@ -8,17 +8,13 @@ use std::time::Duration;
 
 use common::http::Event;
 use common::{
-    chat_body, config, deployment, normalize_mock_answer, recorded_headers, Client, Gateway,
-    GatewayOptions, Mock,
+    chat_body, config, deployment, normalize_mock_answer, recorded_headers, Client, Gateway, GatewayOptions, Mock,
 };
 use serde_json::{json, Value};
 
 /// One group `gpt` → `openai/gpt-4o-mini` on `mock`, id `dep-a`.
 fn single(mock: &Mock) -> Gateway {
-    Gateway::start(&config(
-        &[deployment("gpt", "dep-a", "openai/gpt-4o-mini", mock, "")],
-        "",
-    ))
+    Gateway::start(&config(&[deployment("gpt", "dep-a", "openai/gpt-4o-mini", mock, "")], ""))
 }
 
 #[test]
@@ -33,10 +29,7 @@ fn non_streaming_answer_is_passed_through_byte_for_byte() {
     assert_eq!(through.deployment(), "dep-a");
     assert_eq!(through.header("x-switchyard-model-group"), Some("gpt"));
     assert_eq!(through.attempts(), 1);
-    assert_eq!(
-        through.header("content-length"),
-        Some(through.body.len().to_string().as_str())
-    );
+    assert_eq!(through.header("content-length"), Some(through.body.len().to_string().as_str()));
 
     // The same request sent straight to the mock gives the same answer, up to the request
     // number and the clock.
@@ -45,10 +38,7 @@ fn non_streaming_answer_is_passed_through_byte_for_byte() {
     let upstream_body = sent[0]["body"].as_str().expect("recorded body");
     let direct = Client::connect(mock.addr).post_json("/v1/chat/completions", upstream_body);
     assert_eq!(direct.status, 200);
-    assert_eq!(
-        normalize_mock_answer(&through.body),
-        normalize_mock_answer(&direct.body)
-    );
+    assert_eq!(normalize_mock_answer(&through.body), normalize_mock_answer(&direct.body));
     let answer = through.json();
     assert_eq!(answer["model"], "gpt-4o-mini");
     assert_eq!(answer["choices"][0]["message"]["content"], "Hello from mock a");
@@ -58,10 +48,7 @@ fn non_streaming_answer_is_passed_through_byte_for_byte() {
 fn streaming_events_arrive_one_by_one_intact_and_in_order() {
     const CHUNKS: usize = 5;
     const DELAY_MS: u64 = 200;
-    let mock = Mock::start(
-        "s",
-        &["--chunks", "5", "--chunk-delay-ms", &DELAY_MS.to_string()],
-    );
+    let mock = Mock::start("s", &["--chunks", "5", "--chunk-delay-ms", &DELAY_MS.to_string()]);
     let gateway = single(&mock);
 
     let mut client = gateway.client();
@@ -84,10 +71,7 @@ fn streaming_events_arrive_one_by_one_intact_and_in_order() {
     let mut content = String::new();
     for (i, event) in events[..CHUNKS].iter().enumerate() {
         let json: Value = serde_json::from_str(
-            event
-                .text
-                .strip_prefix("data: ")
-                .unwrap_or_else(|| panic!("not a data event: {:?}", event.text)),
+            event.text.strip_prefix("data: ").unwrap_or_else(|| panic!("not a data event: {:?}", event.text)),
         )
         .expect("event JSON");
         assert_eq!(json["object"], "chat.completion.chunk");
@@ -102,10 +86,7 @@ fn streaming_events_arrive_one_by_one_intact_and_in_order() {
     // long before the stream ended.
     let spread = events.last().unwrap().at - events[0].at;
     let expected = Duration::from_millis(DELAY_MS * (CHUNKS as u64 - 1));
-    assert!(
-        spread >= expected / 2,
-        "events arrived within {spread:?}; the mock spaced them over {expected:?}"
-    );
+    assert!(spread >= expected / 2, "events arrived within {spread:?}; the mock spaced them over {expected:?}");
 
     // Byte for byte what the mock streams for the same request.
     let upstream_body = mock.requests()[0]["body"].as_str().unwrap().to_string();
@@ -146,10 +127,7 @@ fn model_is_rewritten_key_injected_and_the_rest_of_the_body_kept() {
     let response = gateway.client().request(
         "POST",
         "/v1/chat/completions",
-        &[
-            ("content-type", "application/json"),
-            ("authorization", "Bearer sk-caller-secret"),
-        ],
+        &[("content-type", "application/json"), ("authorization", "Bearer sk-caller-secret")],
         original.as_bytes(),
     );
     assert_eq!(response.status, 200, "{}", response.text());
@@ -160,19 +138,10 @@ fn model_is_rewritten_key_injected_and_the_rest_of_the_body_kept() {
     assert_eq!(request["method"], "POST");
     assert_eq!(request["path"], "/v1/chat/completions");
     assert_eq!(request["body"].as_str().unwrap(), expected);
-    assert_eq!(
-        recorded_headers(request, "authorization"),
-        ["Bearer sk-upstream-from-env"]
-    );
-    assert_eq!(
-        recorded_headers(request, "content-length"),
-        [expected.len().to_string()]
-    );
+    assert_eq!(recorded_headers(request, "authorization"), ["Bearer sk-upstream-from-env"]);
+    assert_eq!(recorded_headers(request, "content-length"), [expected.len().to_string()]);
     let all = request["headers"].to_string();
-    assert!(
-        !all.contains("sk-caller-secret"),
-        "the caller's credentials went upstream: {all}"
-    );
+    assert!(!all.contains("sk-caller-secret"), "the caller's credentials went upstream: {all}");
 }
 
 #[test]
@@ -199,10 +168,7 @@ fn chunked_request_body_is_accepted_and_forwarded() {
     let sent = mock.requests();
     let expected = body.replace("\"model\":\"gpt\"", "\"model\":\"gpt-4o-mini\"");
     assert_eq!(sent[0]["body"].as_str().unwrap(), expected);
-    assert_eq!(
-        recorded_headers(&sent[0], "content-length"),
-        [expected.len().to_string()]
-    );
+    assert_eq!(recorded_headers(&sent[0], "content-length"), [expected.len().to_string()]);
     assert!(recorded_headers(&sent[0], "transfer-encoding").is_empty());
 
     // The connection is still good for another request.
@@ -213,16 +179,8 @@ fn chunked_request_body_is_accepted_and_forwarded() {
 #[test]
 fn embeddings_are_forwarded_with_the_upstream_model() {
     let mock = Mock::start("e", &[]);
-    let gateway = Gateway::start(&config(
-        &[deployment(
-            "embed",
-            "dep-e",
-            "openai/text-embedding-3-small",
-            &mock,
-            "",
-        )],
-        "",
-    ));
+    let gateway =
+        Gateway::start(&config(&[deployment("embed", "dep-e", "openai/text-embedding-3-small", &mock, "")], ""));
     for path in ["/v1/embeddings", "/embeddings"] {
         let response = gateway.post(path, r#"{"model":"embed","input":["one","two"]}"#);
         assert_eq!(response.status, 200, "{path}: {}", response.text());
@@ -237,10 +195,7 @@ fn embeddings_are_forwarded_with_the_upstream_model() {
     assert_eq!(sent.len(), 2);
     for request in &sent {
         assert_eq!(request["path"], "/v1/embeddings");
-        assert_eq!(
-            request["body"],
-            r#"{"model":"text-embedding-3-small","input":["one","two"]}"#
-        );
+        assert_eq!(request["body"], r#"{"model":"text-embedding-3-small","input":["one","two"]}"#);
     }
 }
 
@@ -300,17 +255,10 @@ fn health_endpoints_answer_and_unknown_paths_are_404() {
 #[test]
 fn legacy_driver_with_two_shards_serves_every_connection() {
     let mock = Mock::start("l", &[]);
-    let yaml = config(
-        &[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &mock, "")],
-        "",
-    );
+    let yaml = config(&[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &mock, "")], "");
     let gateway = Gateway::start_with(
         &yaml,
-        GatewayOptions {
-            shards: 2,
-            io_driver: Some("legacy"),
-            ..GatewayOptions::default()
-        },
+        GatewayOptions { shards: 2, io_driver: Some("legacy"), ..GatewayOptions::default() },
     );
     let banner = gateway.process.stdout();
     assert!(banner.contains("2 shards"), "{banner}");
@@ -318,12 +266,7 @@ fn legacy_driver_with_two_shards_serves_every_connection() {
     for i in 0..12 {
         let stream = i % 2 == 0;
         let mut client = gateway.client();
-        client.send(
-            "POST",
-            "/v1/chat/completions",
-            &[],
-            chat_body("gpt", stream).as_bytes(),
-        );
+        client.send("POST", "/v1/chat/completions", &[], chat_body("gpt", stream).as_bytes());
         let response = client.read_response();
         assert_eq!(response.status, 200, "request {i}: {}", response.text());
         if stream {

@@ -6,11 +6,7 @@
 
 mod common;
 
-use common::{chat_body, config, deployment, Gateway, Mock, Response};
-
-/// How many requests a test may send while waiting for the random shuffle to pick a given
-/// deployment first; at one chance in two each, missing it this often has odds of 2^-64.
-const SHUFFLE_TRIES: usize = 64;
+use common::{chat_body, config, deployment, until_tried, Gateway, Mock};
 
 /// Group `gpt` with `dep-a` on `a` and `dep-b` on `b`, then `router`.
 fn pair(a: &Mock, b: &Mock, router: &str) -> Gateway {
@@ -23,25 +19,13 @@ fn pair(a: &Mock, b: &Mock, router: &str) -> Gateway {
     ))
 }
 
-/// Sends chat requests until `mock` has received a request; returns every response in order.
-fn until_tried(gateway: &Gateway, mock: &Mock) -> Vec<Response> {
-    let mut responses = Vec::new();
-    for _ in 0..SHUFFLE_TRIES {
-        responses.push(gateway.chat("gpt"));
-        if mock.request_count() > 0 {
-            return responses;
-        }
-    }
-    panic!("mock {} never picked in {SHUFFLE_TRIES} requests", mock.name);
-}
-
 #[test]
 fn failing_deployment_cools_down_and_traffic_moves_to_the_healthy_one() {
     let a = Mock::start("a", &["--fault", "status:500"]);
     let b = Mock::start("b", &[]);
     let gateway = pair(&a, &b, "router_settings:\n  cooldown_time: 60\n");
 
-    let before = until_tried(&gateway, &a);
+    let before = until_tried(&gateway, &a, "gpt");
     let first_failure = before.last().unwrap();
     assert_eq!(first_failure.status, 200, "{}", first_failure.text());
     assert_eq!(first_failure.deployment(), "dep-b");
@@ -183,7 +167,7 @@ fn deployment_id_as_model_name_reaches_that_deployment_even_while_it_cools_down(
     let a = Mock::start("a", &["--fault", "status:500"]);
     let b = Mock::start("b", &[]);
     let gateway = pair(&a, &b, "router_settings:\n  cooldown_time: 60\n");
-    until_tried(&gateway, &a); // A failed once and cools down.
+    until_tried(&gateway, &a, "gpt"); // A failed once and cools down.
     assert_eq!(gateway.chat("gpt").deployment(), "dep-b");
 
     let by_id = gateway.chat("dep-b");

@@ -19,28 +19,19 @@ pub struct Head {
 
 impl Head {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn headers_named(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect()
+        self.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).collect()
     }
 
     fn is_chunked(&self) -> bool {
-        self.header("transfer-encoding")
-            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
+        self.header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
     }
 
     fn content_length(&self) -> Option<usize> {
-        self.header("content-length")
-            .map(|v| v.trim().parse().expect("numeric content-length"))
+        self.header("content-length").map(|v| v.trim().parse().expect("numeric content-length"))
     }
 }
 
@@ -54,10 +45,7 @@ pub struct Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn text(&self) -> String {
@@ -65,14 +53,12 @@ impl Response {
     }
 
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
 
     /// `x-switchyard-deployment`.
     pub fn deployment(&self) -> &str {
-        self.header("x-switchyard-deployment")
-            .unwrap_or_else(|| panic!("no x-switchyard-deployment in {self:?}"))
+        self.header("x-switchyard-deployment").unwrap_or_else(|| panic!("no x-switchyard-deployment in {self:?}"))
     }
 
     /// `x-switchyard-attempts` as a number.
@@ -93,22 +79,14 @@ pub struct Client {
 
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream =
-            TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
+        let stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
         stream.set_nodelay(true).expect("nodelay");
-        stream
-            .set_read_timeout(Some(READ_TIMEOUT))
-            .expect("read timeout");
-        Client {
-            stream,
-            buf: Vec::new(),
-        }
+        stream.set_read_timeout(Some(READ_TIMEOUT)).expect("read timeout");
+        Client { stream, buf: Vec::new() }
     }
 
     pub fn set_read_timeout(&self, timeout: Duration) {
-        self.stream
-            .set_read_timeout(Some(timeout))
-            .expect("read timeout");
+        self.stream.set_read_timeout(Some(timeout)).expect("read timeout");
     }
 
     /// Writes raw bytes.
@@ -132,35 +110,20 @@ impl Client {
     }
 
     /// Sends a request and reads its whole response.
-    pub fn request(
-        &mut self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Response {
+    pub fn request(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
         self.send(method, path, headers, body);
         self.read_response()
     }
 
     pub fn post_json(&mut self, path: &str, body: &str) -> Response {
-        self.request(
-            "POST",
-            path,
-            &[("content-type", "application/json")],
-            body.as_bytes(),
-        )
+        self.request("POST", path, &[("content-type", "application/json")], body.as_bytes())
     }
 
     /// Reads one whole response (head and body).
     pub fn read_response(&mut self) -> Response {
         let head = self.read_head().expect("response head");
         let body = self.read_body(&head).expect("response body");
-        Response {
-            status: head.status,
-            headers: head.headers,
-            body,
-        }
+        Response { status: head.status, headers: head.headers, body }
     }
 
     /// Reads more bytes into the buffer; `Ok(0)` at end of stream.
@@ -183,12 +146,7 @@ impl Client {
                         headers: parsed
                             .headers
                             .iter()
-                            .map(|h| {
-                                (
-                                    h.name.to_string(),
-                                    String::from_utf8_lossy(h.value).into_owned(),
-                                )
-                            })
+                            .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
                             .collect(),
                     };
                     self.buf.drain(..len);
@@ -208,10 +166,7 @@ impl Client {
             if self.fill()? == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
-                    format!(
-                        "connection closed before a complete head: {:?}",
-                        String::from_utf8_lossy(&self.buf)
-                    ),
+                    format!("connection closed before a complete head: {:?}", String::from_utf8_lossy(&self.buf)),
                 ));
             }
         }
@@ -250,9 +205,8 @@ impl Client {
             if let Some(line_end) = find(&self.buf, b"\r\n") {
                 let line = String::from_utf8_lossy(&self.buf[..line_end]).into_owned();
                 let size_text = line.split(';').next().unwrap_or("").trim();
-                let size = usize::from_str_radix(size_text, 16).map_err(|_| {
-                    io::Error::new(io::ErrorKind::InvalidData, format!("bad chunk size {line:?}"))
-                })?;
+                let size = usize::from_str_radix(size_text, 16)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("bad chunk size {line:?}")))?;
                 if size == 0 {
                     // Trailers end with an empty line.
                     loop {
@@ -273,10 +227,7 @@ impl Client {
                     self.fill_or_eof("a chunk")?;
                 }
                 if &self.buf[need - 2..need] != b"\r\n" {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "chunk data not followed by CRLF",
-                    ));
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk data not followed by CRLF"));
                 }
                 let data = self.buf[line_end + 2..need - 2].to_vec();
                 self.buf.drain(..need);
@@ -307,11 +258,7 @@ impl Client {
 
     /// Reads a streamed (chunked) body as server-sent events, each with its arrival time.
     pub fn events(&mut self) -> Events<'_> {
-        Events {
-            client: self,
-            pending: Vec::new(),
-            ended: false,
-        }
+        Events { client: self, pending: Vec::new(), ended: false }
     }
 }
 
@@ -337,10 +284,7 @@ impl Events<'_> {
             if let Some(end) = find(&self.pending, b"\n\n") {
                 let text = String::from_utf8_lossy(&self.pending[..end]).into_owned();
                 self.pending.drain(..end + 2);
-                return Ok(Some(Event {
-                    text,
-                    at: Instant::now(),
-                }));
+                return Ok(Some(Event { text, at: Instant::now() }));
             }
             if self.ended {
                 if self.pending.is_empty() {
@@ -348,10 +292,7 @@ impl Events<'_> {
                 }
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!(
-                        "body ended inside an event: {:?}",
-                        String::from_utf8_lossy(&self.pending)
-                    ),
+                    format!("body ended inside an event: {:?}", String::from_utf8_lossy(&self.pending)),
                 ));
             }
             match self.client.next_chunk()? {

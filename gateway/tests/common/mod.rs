@@ -40,10 +40,8 @@ pub fn mock_bin() -> PathBuf {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("the test executable has a path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test executable lives in <target>/<profile>/deps");
+    let profile_dir =
+        exe.parent().and_then(Path::parent).expect("the test executable lives in <target>/<profile>/deps");
     let bin = profile_dir.join(format!("switchyard-mock{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
@@ -71,13 +69,8 @@ pub struct Process {
 
 impl Process {
     pub fn spawn(name: &str, mut command: Command) -> Process {
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name} ({command:?}): {e}"));
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {name} ({command:?}): {e}"));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (tx, lines) = mpsc::channel();
@@ -180,11 +173,7 @@ impl Process {
     }
 }
 
-fn spawn_stdout_reader(
-    stdout: ChildStdout,
-    lines: mpsc::Sender<String>,
-    seen: Arc<Mutex<String>>,
-) {
+fn spawn_stdout_reader(stdout: ChildStdout, lines: mpsc::Sender<String>, seen: Arc<Mutex<String>>) {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();
@@ -209,29 +198,17 @@ impl Drop for Process {
             let _ = self.child.wait();
         }
         if std::thread::panicking() {
-            eprintln!(
-                "--- {} (pid {}) stderr ---\n{}",
-                self.name,
-                self.child.id(),
-                self.stderr()
-            );
+            eprintln!("--- {} (pid {}) stderr ---\n{}", self.name, self.child.id(), self.stderr());
         }
     }
 }
 
 /// Parses `ADDR` out of a line containing `http://ADDR`.
 pub fn addr_after_http(line: &str) -> SocketAddr {
-    let start = line
-        .find("http://")
-        .unwrap_or_else(|| panic!("no http:// in {line:?}"))
-        + "http://".len();
+    let start = line.find("http://").unwrap_or_else(|| panic!("no http:// in {line:?}")) + "http://".len();
     let rest = &line[start..];
-    let end = rest
-        .find(|c: char| c.is_whitespace() || c == '/')
-        .unwrap_or(rest.len());
-    rest[..end]
-        .parse()
-        .unwrap_or_else(|e| panic!("bad address in {line:?}: {e}"))
+    let end = rest.find(|c: char| c.is_whitespace() || c == '/').unwrap_or(rest.len());
+    rest[..end].parse().unwrap_or_else(|e| panic!("bad address in {line:?}: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,16 +225,10 @@ impl Mock {
     /// Starts `switchyard-mock --name NAME` with extra flags, e.g. `&["--fault", "status:500"]`.
     pub fn start(name: &str, flags: &[&str]) -> Mock {
         let mut command = Command::new(mock_bin());
-        command
-            .args(["--listen", "127.0.0.1:0", "--threads", "1", "--name", name])
-            .args(flags);
+        command.args(["--listen", "127.0.0.1:0", "--threads", "1", "--name", name]).args(flags);
         let mut process = Process::spawn(&format!("mock {name}"), command);
         let line = process.wait_for_line("listening on http://", READY_DEADLINE);
-        Mock {
-            addr: addr_after_http(&line),
-            process,
-            name: name.to_string(),
-        }
+        Mock { addr: addr_after_http(&line), process, name: name.to_string() }
     }
 
     /// The `api_base` a deployment uses for this mock.
@@ -267,13 +238,7 @@ impl Mock {
 
     fn call(&self, method: &str, path: &str, body: &[u8]) -> Response {
         let response = Client::connect(self.addr).request(method, path, &[], body);
-        assert_eq!(
-            response.status,
-            200,
-            "mock {} {method} {path}: {}",
-            self.name,
-            response.text()
-        );
+        assert_eq!(response.status, 200, "mock {} {method} {path}: {}", self.name, response.text());
         response
     }
 
@@ -352,11 +317,7 @@ impl Drop for TempDir {
 /// One `model_list` entry in flow style: `litellm_params` gets `model`, `api_base`,
 /// `api_key: sk-ID` and `extra` (more `key: value` pairs, comma-separated).
 pub fn deployment(group: &str, id: &str, model: &str, mock: &Mock, extra: &str) -> String {
-    let extra = if extra.is_empty() {
-        String::new()
-    } else {
-        format!(", {extra}")
-    };
+    let extra = if extra.is_empty() { String::new() } else { format!(", {extra}") };
     format!(
         "  - model_name: {group}\n    litellm_params: {{model: {model}, api_base: \"{}\", api_key: sk-{id}{extra}}}\n    model_info: {{id: {id}}}\n",
         mock.api_base()
@@ -386,21 +347,14 @@ pub struct GatewayOptions<'a> {
 
 impl Default for GatewayOptions<'_> {
     fn default() -> Self {
-        GatewayOptions {
-            shards: 1,
-            io_driver: None,
-            listen: None,
-            env: Vec::new(),
-        }
+        GatewayOptions { shards: 1, io_driver: None, listen: None, env: Vec::new() }
     }
 }
 
 /// The `switchyard serve` command for a config file.
 pub fn serve_command(config_path: &Path, options: &GatewayOptions<'_>) -> Command {
     let mut command = Command::new(switchyard_bin());
-    let listen = options
-        .listen
-        .map_or_else(|| "127.0.0.1:0".to_string(), |a| a.to_string());
+    let listen = options.listen.map_or_else(|| "127.0.0.1:0".to_string(), |a| a.to_string());
     command
         .arg("serve")
         .arg("--config")
@@ -428,12 +382,7 @@ impl Gateway {
         let command = serve_command(&config_path, &options);
         let mut process = Process::spawn("switchyard serve", command);
         let line = process.wait_for_line("listening on http://", READY_DEADLINE);
-        Gateway {
-            addr: addr_after_http(&line),
-            process,
-            config_path,
-            _dir: dir,
-        }
+        Gateway { addr: addr_after_http(&line), process, config_path, _dir: dir }
     }
 
     pub fn client(&self) -> Client {
@@ -453,6 +402,24 @@ impl Gateway {
     pub fn chat(&self, model: &str) -> Response {
         self.post("/v1/chat/completions", &chat_body(model, false))
     }
+}
+
+/// How many requests a test may send while waiting for the random shuffle to pick a given
+/// deployment of a pair first; at one chance in two each, missing it this often has odds of
+/// 2^-64.
+pub const SHUFFLE_TRIES: usize = 64;
+
+/// Sends chat requests for `model` until `mock` has received a request; returns every
+/// response in order (the last one is the request that reached `mock`).
+pub fn until_tried(gateway: &Gateway, mock: &Mock, model: &str) -> Vec<Response> {
+    let mut responses = Vec::new();
+    for _ in 0..SHUFFLE_TRIES {
+        responses.push(gateway.chat(model));
+        if mock.request_count() > 0 {
+            return responses;
+        }
+    }
+    panic!("mock {} never picked in {SHUFFLE_TRIES} requests", mock.name);
 }
 
 /// A chat request body.

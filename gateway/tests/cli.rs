@@ -1,0 +1,206 @@
+//! The `switchyard` command line as a user meets it: `serve` refusing a busy port, `serve`
+//! refusing a bad config, and `check` with its summary or its list of errors.
+
+mod common;
+
+use std::process::Command;
+
+use common::{
+    config, deployment, serve_command, switchyard_bin, Gateway, GatewayOptions, Mock, Process, TempDir, EXIT_DEADLINE,
+};
+
+/// Runs `switchyard serve` on `config_path` at `listen` and waits for it to exit.
+fn serve_expecting_exit(config_path: &std::path::Path, listen: std::net::SocketAddr) -> Process {
+    let command = serve_command(config_path, &GatewayOptions { listen: Some(listen), ..GatewayOptions::default() });
+    let mut process = Process::spawn("second switchyard serve", command);
+    process.wait_exit(EXIT_DEADLINE);
+    process
+}
+
+fn assert_refused(process: &mut Process, addr: std::net::SocketAddr) {
+    let status = process.wait_exit(EXIT_DEADLINE);
+    assert_eq!(status.code(), Some(1), "stderr: {}", process.stderr());
+    let stderr = process.stderr();
+    assert!(
+        stderr.contains(&addr.to_string()) && stderr.contains("already in use"),
+        "the message names the address and the cause: {stderr}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_port_another_gateway_serves() {
+    let mock = Mock::start("a", &[]);
+    let first = Gateway::start(&config(&[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &mock, "")], ""));
+    let mut second = serve_expecting_exit(&first.config_path, first.addr);
+    assert_refused(&mut second, first.addr);
+
+    // The first one still serves, and alone: every request reaches it.
+    for _ in 0..5 {
+        assert_eq!(first.chat("gpt").status, 200);
+    }
+}
+
+#[test]
+fn serve_refuses_a_port_another_process_listens_on() {
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = holder.local_addr().unwrap();
+    let dir = TempDir::new("busy");
+    let path = dir.write(
+        "config.yaml",
+        "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o-mini, api_base: \"http://127.0.0.1:9/v1\"}\n",
+    );
+    let mut process = serve_expecting_exit(&path, addr);
+    assert_refused(&mut process, addr);
+}
+
+#[test]
+fn serve_refuses_an_invalid_config_with_the_key_path() {
+    let dir = TempDir::new("bad-serve");
+    let path = dir.write(
+        "config.yaml",
+        "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o-mini, weight: high}\n",
+    );
+    let mut process = Process::spawn("switchyard serve", serve_command(&path, &GatewayOptions::default()));
+    let status = process.wait_exit(EXIT_DEADLINE);
+    assert_eq!(status.code(), Some(1));
+    let stderr = process.stderr();
+    assert!(stderr.contains("model_list[0].litellm_params.weight"), "{stderr}");
+    assert!(!process.stdout().contains("listening"));
+}
+
+fn check(path: &std::path::Path) -> std::process::Output {
+    Command::new(switchyard_bin()).arg("check").arg("--config").arg(path).output().expect("run switchyard check")
+}
+
+#[test]
+fn check_prints_a_summary_and_exits_0_on_a_good_config() {
+    let dir = TempDir::new("check-good");
+    let path = dir.write(
+        "config.yaml",
+        r#"model_list:
+  - model_name: gpt-4o-mini
+    litellm_params:
+      model: openai/gpt-4o-mini
+      api_base: http://127.0.0.1:9/v1
+      api_key: sk-abcdef123456
+      weight: 3
+    model_info:
+      id: mini-1
+  - model_name: gpt-4o-mini
+    litellm_params:
+      model: groq/llama-3.1-8b-instant
+      api_key: os.environ/SWITCHYARD_TEST_UNSET_KEY_FOR_CHECK
+    model_info:
+      id: mini-2
+  - model_name: text-embedding-3-small
+    litellm_params:
+      model: openai/text-embedding-3-small
+      api_base: http://127.0.0.1:9/v1
+router_settings:
+  routing_strategy: simple-shuffle
+  num_retries: 3
+  cooldown_time: 30
+"#,
+    );
+    let out = Command::new(switchyard_bin())
+        .args(["check", "--config"])
+        .arg(&path)
+        .env("SWITCHYARD_TEST_UNSET_KEY_FOR_CHECK", "sk-zzzzzzzz9876")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    for expected in [
+        "model groups: 2, deployments: 3",
+        "gpt-4o-mini",
+        "text-embedding-3-small",
+        "mini-1",
+        "mini-2",
+        "num_retries 3",
+        "cooldown_time 30s",
+    ] {
+        assert!(stdout.contains(expected), "{expected:?} missing from:\n{stdout}");
+    }
+    assert!(
+        !stdout.contains("sk-abcdef123456") && !stdout.contains("sk-zzzzzzzz9876"),
+        "keys are redacted in the summary:\n{stdout}"
+    );
+}
+
+#[test]
+fn check_lists_every_error_with_its_key_path_and_exits_1() {
+    let dir = TempDir::new("check-bad");
+    let path = dir.write(
+        "config.yaml",
+        r#"model_list:
+  - model_name: gpt
+    litellm_params:
+      model: openai/gpt-4o-mini
+      weight: high
+  - model_name: gpt
+    litellm_params:
+      model: openai/gpt-4o
+      timeout: -3
+router_settings:
+  num_retries: lots
+switchyard:
+  listn: 127.0.0.1:4000
+"#,
+    );
+    let out = check(&path);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for expected in [
+        r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#,
+        "model_list[1].litellm_params.timeout:",
+        "router_settings.num_retries:",
+        "switchyard.listn:",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} missing from:\n{stderr}");
+    }
+    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+}
+
+#[test]
+fn check_reports_a_missing_file_and_a_yaml_syntax_error() {
+    let dir = TempDir::new("check-syntax");
+    let missing = dir.path.join("nope.yaml");
+    let out = check(&missing);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.yaml"));
+
+    let broken =
+        dir.write("broken.yaml", "model_list:\n  - model_name: b\n    litellm_params: {model: openai/gpt-4o\n");
+    let out = check(&broken);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken.yaml"), "{stderr}");
+}
+
+#[test]
+fn demo_serves_both_groups_and_prints_how_to_try_it() {
+    let mut command = Command::new(switchyard_bin());
+    command.args(["demo", "--listen", "127.0.0.1:0", "--shards", "1"]);
+    let mut process = Process::spawn("switchyard demo", command);
+    let line = process.wait_for_line("listening on http://", common::READY_DEADLINE);
+    let addr = common::addr_after_http(&line);
+    // The banner follows the ready line: the config it used and a curl to try.
+    process.wait_for_line("Ctrl-C", common::READY_DEADLINE);
+    let banner = process.stdout();
+    assert!(banner.contains("model_list:"), "{banner}");
+    assert!(banner.contains(&format!("curl -s http://{addr}/v1/chat/completions")), "{banner}");
+
+    // The flaky deployment fails half its calls; retries and cooldowns hide it from clients.
+    for i in 0..20 {
+        let response =
+            common::Client::connect(addr).post_json("/v1/chat/completions", &common::chat_body("gpt-4o-mini", false));
+        assert_eq!(response.status, 200, "request {i}: {}", response.text());
+    }
+    let embedding = common::Client::connect(addr)
+        .post_json("/v1/embeddings", r#"{"model":"text-embedding-3-small","input":"hello"}"#);
+    assert_eq!(embedding.status, 200, "{}", embedding.text());
+    let models = common::Client::connect(addr).request("GET", "/v1/models", &[], b"");
+    assert_eq!(models.status, 200);
+    assert!(process.is_running());
+}
