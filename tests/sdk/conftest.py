@@ -1,0 +1,186 @@
+"""Fixtures: two healthy `switchyard-mock` providers, one failing one, and `switchyard serve`
+in front of them, started once per test session as real processes on loopback ephemeral
+ports. The binaries come from SWITCHYARD_BIN / SWITCHYARD_MOCK_BIN (scripts/test sets them),
+else from the workspace's target/debug."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+READY_DEADLINE = 30.0  # seconds; a debug build on a busy CI machine
+
+
+def _binary(env_var: str, name: str) -> Path:
+    if os.environ.get(env_var):
+        path = Path(os.environ[env_var])
+    else:
+        target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+        path = target / "debug" / name
+    if not path.exists():
+        pytest.exit(
+            f"{path} does not exist: run scripts/test, or build with "
+            f"`cargo build --workspace --bins` and/or set {env_var}",
+            returncode=2,
+        )
+    return path
+
+
+class Process:
+    """A child process whose stdout lines arrive on a queue; killed at teardown."""
+
+    def __init__(self, name: str, args: list[str]):
+        self.name = name
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr_text: list[str] = []
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_text.append(line)
+
+    def wait_for_address(self) -> str:
+        """Waits for the line with `listening on http://ADDR`; returns ADDR."""
+        deadline = time.monotonic() + READY_DEADLINE
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                line = self.lines.get(timeout=max(left, 0.001))
+            except queue.Empty:
+                raise RuntimeError(
+                    f"{self.name}: not listening after {READY_DEADLINE}s; "
+                    f"stderr: {''.join(self.stderr_text)}"
+                ) from None
+            if line is None:
+                self.proc.wait(timeout=10)
+                raise RuntimeError(
+                    f"{self.name}: exited with {self.proc.returncode} before listening; "
+                    f"stderr: {''.join(self.stderr_text)}"
+                )
+            match = re.search(r"listening on http://(\S+)", line)
+            if match:
+                return match.group(1)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+
+
+@dataclass
+class Mock:
+    name: str
+    process: Process
+    addr: str
+
+    @property
+    def api_base(self) -> str:
+        return f"http://{self.addr}/v1"
+
+    def _get(self, path: str):
+        with urllib.request.urlopen(f"http://{self.addr}{path}", timeout=10) as response:
+            return json.load(response)
+
+    def requests(self) -> list[dict]:
+        """What the mock received: [{method, path, headers: [[name, value]...], body}]."""
+        return self._get("/mock/requests")
+
+    def stats(self) -> dict:
+        return self._get("/mock/stats")
+
+
+@dataclass
+class Stack:
+    gateway_url: str
+    mocks: dict[str, Mock] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.gateway_url}/v1"
+
+
+def _start_mock(name: str, *flags: str) -> Mock:
+    binary = _binary("SWITCHYARD_MOCK_BIN", "switchyard-mock")
+    process = Process(
+        f"mock {name}",
+        [str(binary), "--listen", "127.0.0.1:0", "--threads", "1", "--name", name, *flags],
+    )
+    return Mock(name=name, process=process, addr=process.wait_for_address())
+
+
+def _deployment(group: str, ident: str, model: str, mock: Mock) -> str:
+    return (
+        f"  - model_name: {group}\n"
+        f"    litellm_params: {{model: {model}, api_base: \"{mock.api_base}\", api_key: sk-{ident}}}\n"
+        f"    model_info: {{id: {ident}}}\n"
+    )
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory):
+    started: list[Process] = []
+    try:
+        alpha = _start_mock("alpha")
+        started.append(alpha.process)
+        beta = _start_mock("beta")
+        started.append(beta.process)
+        broken = _start_mock("broken", "--fault", "status:503")
+        started.append(broken.process)
+        config = (
+            "model_list:\n"
+            + _deployment("gpt-4o-mini", "mini-alpha", "openai/gpt-4o-mini", alpha)
+            + _deployment("gpt-4o-mini", "mini-beta", "openai/gpt-4o-mini", beta)
+            + _deployment("text-embedding-3-small", "embed-alpha", "openai/text-embedding-3-small", alpha)
+            + _deployment("broken", "broken-1", "openai/gpt-4o", broken)
+            + "router_settings:\n  num_retries: 1\n"
+        )
+        path = tmp_path_factory.mktemp("gateway") / "config.yaml"
+        path.write_text(config)
+        gateway = Process(
+            "switchyard serve",
+            [
+                str(_binary("SWITCHYARD_BIN", "switchyard")),
+                "serve",
+                "--config",
+                str(path),
+                "--listen",
+                "127.0.0.1:0",
+                "--shards",
+                "1",
+            ],
+        )
+        started.append(gateway)
+        addr = gateway.wait_for_address()
+        yield Stack(
+            gateway_url=f"http://{addr}",
+            mocks={"alpha": alpha, "beta": beta, "broken": broken},
+        )
+    finally:
+        for process in reversed(started):
+            process.stop()
