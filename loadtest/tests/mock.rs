@@ -9,6 +9,8 @@ mod client;
 mod faults;
 #[path = "mock/steering.rs"]
 mod steering;
+#[path = "mock/tls.rs"]
+mod tls;
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

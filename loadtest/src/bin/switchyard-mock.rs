@@ -1,16 +1,18 @@
 //! `switchyard-mock`: runs the mock OpenAI-compatible provider until killed.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use switchyard_loadtest::mock::{spawn, Fault, MockOptions};
+use switchyard_loadtest::mock::{spawn, Fault, MockOptions, TlsFiles};
 
 const USAGE: &str = "\
 usage: switchyard-mock [OPTIONS]
 
 Runs a mock OpenAI-compatible provider. Prints one line
-`switchyard-mock NAME listening on http://ADDR` once listening, then serves until killed.
+`switchyard-mock NAME listening on http://ADDR` (https:// with --tls-cert) once listening,
+then serves until killed.
 
 options:
   --listen ADDR          address to listen on (default 127.0.0.1:0, a free port)
@@ -22,6 +24,8 @@ options:
   --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K
   --fault-ratio R        fraction of requests faulted, 0..=1 (default 1)
   --no-record            do not keep requests for GET /mock/requests
+  --tls-cert FILE        serve HTTPS with this PEM certificate (chain); needs --tls-key
+  --tls-key FILE         the PEM private key of --tls-cert
   -h, --help             print this help
 
 per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chunk-delay-ms.
@@ -37,6 +41,7 @@ enum Command {
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
     let mut options =
         MockOptions { threads: std::thread::available_parallelism().map_or(1, usize::from), ..MockOptions::default() };
+    let (mut tls_cert, mut tls_key) = (None, None);
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
             return Ok(Command::Help);
@@ -58,6 +63,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--chunk-delay-ms",
             "--fault",
             "--fault-ratio",
+            "--tls-cert",
+            "--tls-key",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown option {flag:?}"));
@@ -91,9 +98,17 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                     .filter(|ratio| (0.0..=1.0).contains(ratio))
                     .ok_or_else(|| bad("a number between 0 and 1"))?
             }
+            "--tls-cert" => tls_cert = Some(PathBuf::from(value)),
+            "--tls-key" => tls_key = Some(PathBuf::from(value)),
             _ => unreachable!("every known flag is matched above"),
         }
     }
+    options.tls = match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+        (None, None) => None,
+        (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
+        (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
+    };
     Ok(Command::Serve(options))
 }
 

@@ -1,12 +1,15 @@
 //! One accepted connection: reads requests in order (keep-alive, pipelining), lets
-//! [`dispatch`](super::dispatch) decide each answer, and carries it out on the socket.
+//! [`dispatch`](super::dispatch) decide each answer, and carries it out on the stream.
+//!
+//! The code is generic over the [`Transport`]: plain TCP and TLS (see [`tls`](super::tls)) run
+//! the same HTTP handling, and the plain path stays direct calls on the socket.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use monoio::buf::{IoBuf, IoBufMut};
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 
 use super::dispatch::{self, Action, ConnectionFacts, Plan, Request};
@@ -32,8 +35,21 @@ pub(crate) enum Ending {
     Reset,
 }
 
-pub(crate) struct Connection {
-    pub(super) stream: TcpStream,
+/// A byte stream a connection is served over.
+pub(crate) trait Transport: AsyncReadRent + AsyncWriteRent {
+    /// What goes out before an orderly close: nothing for TCP (the FIN says it), `close_notify`
+    /// for TLS.
+    async fn finish(&mut self);
+}
+
+impl Transport for TcpStream {
+    async fn finish(&mut self) {}
+}
+
+pub(crate) struct Connection<S> {
+    pub(super) stream: S,
+    /// The descriptor of the TCP socket under `stream`, which owns it.
+    socket: RawFd,
     pub(super) shared: Arc<Shared>,
     /// Received bytes not yet answered; starts with the next request.
     input: Vec<u8>,
@@ -44,21 +60,37 @@ pub(crate) struct Connection {
     facts: ConnectionFacts,
 }
 
-/// Serves `stream` until the peer leaves, a request ends the connection, or IO fails.
-pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+/// Serves an accepted socket as plain HTTP.
+pub(crate) async fn serve_plain(stream: TcpStream, shared: Arc<Shared>) {
+    tune(&stream);
+    let fd = stream.as_raw_fd();
+    serve(stream, fd, shared).await;
+}
+
+/// Socket options every accepted connection gets.
+pub(super) fn tune(stream: &TcpStream) {
     // Without this, Nagle holds back the second write of a stream for up to 40 ms.
     let _ = stream.set_nodelay(true);
+}
+
+/// Serves `stream` until the peer leaves, a request ends the connection, or IO fails. `socket`
+/// is the descriptor of the TCP socket under it, owned by `stream`.
+pub(super) async fn serve<S: Transport>(stream: S, socket: RawFd, shared: Arc<Shared>) {
     let mut connection = Connection {
         stream,
+        socket,
         shared,
         input: Vec::with_capacity(READ_GROWTH),
         output: Vec::with_capacity(4096),
         scratch: Vec::with_capacity(1024),
         facts: ConnectionFacts::default(),
     };
-    if connection.serve_requests().await == Ending::Reset {
-        // Best effort: if the option cannot be set the peer sees a FIN instead.
-        let _ = set_linger_zero(&connection.stream);
+    match connection.serve_requests().await {
+        Ending::Close => connection.stream.finish().await,
+        Ending::Reset => {
+            // Best effort: if the option cannot be set the peer sees a FIN instead.
+            let _ = connection.set_linger_zero();
+        }
     }
 }
 
@@ -83,7 +115,7 @@ enum BodyError {
     Refused { status: u16, reason: &'static str },
 }
 
-impl Connection {
+impl<S: Transport> Connection<S> {
     async fn serve_requests(&mut self) -> Ending {
         loop {
             let head = match parse_head(&self.input) {
@@ -208,6 +240,13 @@ impl Connection {
         matches!(result, Ok(read) if read > 0)
     }
 
+    /// Makes the coming close a reset.
+    fn set_linger_zero(&self) -> std::io::Result<()> {
+        // SAFETY: `socket` belongs to `self.stream`, which stays open for the whole borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.socket) };
+        socket2::SockRef::from(&fd).set_linger(Some(Duration::ZERO))
+    }
+
     /// Writes `output[..len]` in one go and empties `output`; false when IO failed.
     pub(super) async fn send(&mut self, len: usize) -> bool {
         let output = std::mem::take(&mut self.output);
@@ -223,10 +262,4 @@ pub(super) async fn pause(duration: Duration) {
     if !duration.is_zero() {
         monoio::time::sleep(duration).await;
     }
-}
-
-fn set_linger_zero(stream: &TcpStream) -> std::io::Result<()> {
-    // SAFETY: the descriptor belongs to `stream`, which outlives this borrow.
-    let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
-    socket2::SockRef::from(&fd).set_linger(Some(Duration::ZERO))
 }

@@ -3,7 +3,8 @@
 //! It answers chat completions (whole or streamed as server-sent events), embeddings and the
 //! model list, injects faults (error statuses, resets, hangs, cut-off answers) by option, by
 //! ratio, per request through `x-mock-*` headers or at run time through `POST /mock/control`,
-//! and records what it was sent for `GET /mock/requests`. See `loadtest/README.md`.
+//! and records what it was sent for `GET /mock/requests`. It serves plain HTTP, or HTTPS with
+//! [`MockOptions::tls`]. See `loadtest/README.md`.
 //!
 //! ```no_run
 //! use switchyard_loadtest::mock::{spawn, MockOptions};
@@ -26,7 +27,9 @@ mod server;
 mod shutdown;
 mod state;
 mod stream;
+mod tls;
 
 pub use fault::{Fault, ParseFaultError};
 pub use options::MockOptions;
 pub use server::{spawn, MockServer};
+pub use tls::TlsFiles;

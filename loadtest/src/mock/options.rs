@@ -5,6 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::fault::Fault;
+use super::tls::TlsFiles;
 
 /// Everything [`spawn`](super::spawn) needs to start a mock provider.
 #[derive(Debug, Clone)]
@@ -29,6 +30,8 @@ pub struct MockOptions {
     pub record: bool,
     /// How many recorded requests are kept; the oldest go first.
     pub record_limit: usize,
+    /// Serve HTTPS with this certificate and key instead of plain HTTP.
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for MockOptions {
@@ -44,6 +47,7 @@ impl Default for MockOptions {
             fault_ratio: 1.0,
             record: true,
             record_limit: 1000,
+            tls: None,
         }
     }
 }
@@ -106,6 +110,7 @@ mod tests {
         assert_eq!(options.fault_ratio, 1.0);
         assert!(options.record);
         assert_eq!(options.record_limit, 1000);
+        assert_eq!(options.tls, None);
         assert!(options.validate().is_ok());
     }
 

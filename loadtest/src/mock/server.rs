@@ -1,5 +1,6 @@
 //! Starting and stopping a mock: one thread per `threads`, each a monoio runtime (legacy epoll
-//! driver) with its own `SO_REUSEPORT` listener on the same address.
+//! driver) with its own `SO_REUSEPORT` listener on the same address, serving plain HTTP or,
+//! with a TLS acceptor built once for all of them, HTTPS.
 
 use std::future::{poll_fn, Future};
 use std::io;
@@ -13,11 +14,13 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use monoio::net::{ListenerOpts, TcpListener};
+use monoio_rustls::TlsAcceptor;
 
 use super::conn;
 use super::options::MockOptions;
 use super::shutdown::{Connections, ThreadStop};
 use super::state::Shared;
+use super::tls;
 
 /// Pause after a failed accept (for example out of file descriptors) before trying again.
 const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(20);
@@ -27,6 +30,7 @@ const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(20);
 pub struct MockServer {
     addr: SocketAddr,
     name: String,
+    https: bool,
     threads: Vec<ServingThread>,
 }
 
@@ -39,11 +43,16 @@ struct ServingThread {
 /// Starts a mock provider and returns once every thread is listening.
 pub fn spawn(options: MockOptions) -> io::Result<MockServer> {
     options.validate()?;
+    let acceptor = options.tls.as_ref().map(tls::acceptor).transpose()?;
     refuse_taken_port(options.listen)?;
     let shared = Arc::new(Shared::new(&options));
     // Dropping a half-built server on an error stops the threads already running.
-    let mut server =
-        MockServer { addr: options.listen, name: options.name.clone(), threads: Vec::with_capacity(options.threads) };
+    let mut server = MockServer {
+        addr: options.listen,
+        name: options.name.clone(),
+        https: acceptor.is_some(),
+        threads: Vec::with_capacity(options.threads),
+    };
     for index in 0..options.threads {
         let (bound_sender, bound) = sync_channel(1);
         let stop = Arc::new(ThreadStop::default());
@@ -52,8 +61,9 @@ pub fn spawn(options: MockOptions) -> io::Result<MockServer> {
             // the address it got, so all share one port.
             let listen = server.addr;
             let shared = shared.clone();
+            let acceptor = acceptor.clone();
             let stop = stop.clone();
-            move || serve_thread(listen, shared, stop, bound_sender)
+            move || serve_thread(listen, shared, acceptor, stop, bound_sender)
         })?;
         server.threads.push(ServingThread { stop, handle: Some(handle) });
         let bound_addr = bound.recv().map_err(|_| io::Error::other("mock thread ended before listening"))??;
@@ -70,9 +80,11 @@ impl MockServer {
         self.addr
     }
 
-    /// `http://ADDR`, the base URL to point a gateway at (add `/v1` for OpenAI clients).
+    /// `http://ADDR` (`https://ADDR` with TLS), the base URL to point a gateway at (add `/v1`
+    /// for OpenAI clients).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     pub fn name(&self) -> &str {
@@ -123,6 +135,7 @@ fn refuse_taken_port(listen: SocketAddr) -> io::Result<()> {
 fn serve_thread(
     listen: SocketAddr,
     shared: Arc<Shared>,
+    acceptor: Option<TlsAcceptor>,
     stop: Arc<ThreadStop>,
     bound: SyncSender<io::Result<SocketAddr>>,
 ) {
@@ -148,13 +161,18 @@ fn serve_thread(
             }
         };
         let connections = Rc::new(Connections::default());
-        until(accept_loop(&listener, &shared, &connections), stop.requested()).await;
+        until(accept_loop(&listener, &shared, acceptor.as_ref(), &connections), stop.requested()).await;
         drop(listener);
         connections.stop_all().await;
     });
 }
 
-async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, connections: &Rc<Connections>) {
+async fn accept_loop(
+    listener: &TcpListener,
+    shared: &Arc<Shared>,
+    acceptor: Option<&TlsAcceptor>,
+    connections: &Rc<Connections>,
+) {
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -162,8 +180,14 @@ async fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, connections: 
                     return;
                 }
                 shared.stats.connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let connection = conn::serve(stream, shared.clone());
-                monoio::spawn(connections.clone().run(connection));
+                // The handshake runs in the connection's task, so a slow client holds up nobody.
+                match acceptor {
+                    None => monoio::spawn(connections.clone().run(conn::serve_plain(stream, shared.clone()))),
+                    Some(acceptor) => {
+                        let connection = tls::serve(stream, acceptor.clone(), shared.clone());
+                        monoio::spawn(connections.clone().run(connection))
+                    }
+                };
             }
             Err(_) => monoio::time::sleep(ACCEPT_RETRY_PAUSE).await,
         }

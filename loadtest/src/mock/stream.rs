@@ -1,12 +1,12 @@
 //! Sending a streamed chat answer: server-sent events in a chunked body, one chunk per event,
 //! with the chunk delay between content events.
 
-use super::conn::{pause, Connection, Ending};
+use super::conn::{pause, Connection, Ending, Transport};
 use super::dispatch::StreamPlan;
 use super::openai::{write_chunk_event, write_usage_event, AnswerId, DONE_EVENT};
 use super::response::{write_chunk, Head, EVENT_STREAM, LAST_CHUNK};
 
-impl Connection {
+impl<S: Transport> Connection<S> {
     /// Sends the head with the first event, then each content event on its own, then the usage
     /// event (when asked for), `[DONE]` and the last chunk together. `None` to go on with the
     /// next request.

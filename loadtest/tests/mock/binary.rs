@@ -6,16 +6,24 @@ use std::process::{Command, Stdio};
 
 use crate::client::Client;
 
-const BINARY: &str = env!("CARGO_BIN_EXE_switchyard-mock");
+pub const BINARY: &str = env!("CARGO_BIN_EXE_switchyard-mock");
 
 /// Kills the child even when an assertion fails.
-struct KillOnDrop(std::process::Child);
+pub struct KillOnDrop(pub std::process::Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The child's first stdout line (its announcement).
+pub fn first_line(child: &mut KillOnDrop) -> String {
+    let stdout = child.0.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("announcement");
+    line
 }
 
 #[test]
@@ -27,9 +35,7 @@ fn announces_its_address_on_one_line_and_serves() {
         .spawn()
         .expect("run switchyard-mock");
     let mut child = KillOnDrop(child);
-    let stdout = child.0.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("announcement");
+    let line = first_line(&mut child);
     let url = line
         .trim_end()
         .strip_prefix("switchyard-mock bin listening on http://")

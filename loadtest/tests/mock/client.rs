@@ -1,15 +1,38 @@
-//! A tiny blocking HTTP/1.1 client over `std::net::TcpStream`, strict enough to notice a
-//! missing last chunk or a short body, and timing each chunk's arrival.
+//! A tiny blocking HTTP/1.1 client over `std::net::TcpStream` (or rustls over one), strict
+//! enough to notice a missing last chunk or a short body, and timing each chunk's arrival.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 
 /// Long enough for any answer of these tests, short enough that a hang fails fast.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub struct Client {
-    stream: TcpStream,
+/// What a client talks over: plain TCP, or TLS over TCP.
+pub trait Wire: Read + Write {
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Wire for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+pub type TlsWire = StreamOwned<ClientConnection, TcpStream>;
+
+impl Wire for TlsWire {
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref()
+    }
+}
+
+pub struct Client<S = TcpStream> {
+    stream: S,
     buffer: Vec<u8>,
 }
 
@@ -54,20 +77,46 @@ pub enum Broken {
     Io(io::Error),
 }
 
+fn connect_tcp(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect to mock");
+    stream.set_read_timeout(Some(READ_TIMEOUT)).expect("timeout");
+    stream.set_nodelay(true).expect("nodelay");
+    stream
+}
+
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connect to mock");
-        stream.set_read_timeout(Some(READ_TIMEOUT)).expect("timeout");
-        stream.set_nodelay(true).expect("nodelay");
-        Client { stream, buffer: Vec::new() }
+        Client { stream: connect_tcp(addr), buffer: Vec::new() }
+    }
+}
+
+impl Client<TlsWire> {
+    /// Connects over TLS to `addr`, verifying the server as `server_name` with `config`. The
+    /// handshake happens with the first request (see [`Client::handshake`] to force it).
+    pub fn connect_tls(addr: SocketAddr, server_name: &str, config: Arc<ClientConfig>) -> Client<TlsWire> {
+        let name = ServerName::try_from(server_name.to_owned()).expect("valid server name");
+        let connection = ClientConnection::new(config, name).expect("TLS client connection");
+        Client { stream: StreamOwned::new(connection, connect_tcp(addr)), buffer: Vec::new() }
     }
 
+    /// Completes the TLS handshake now; its error is the reason the server was refused.
+    pub fn handshake(&mut self) -> io::Result<()> {
+        let TlsWire { conn, sock } = &mut self.stream;
+        while conn.is_handshaking() {
+            conn.complete_io(sock)?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: Wire> Client<S> {
     pub fn set_read_timeout(&self, timeout: Duration) {
-        self.stream.set_read_timeout(Some(timeout)).expect("timeout");
+        self.stream.tcp().set_read_timeout(Some(timeout)).expect("timeout");
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).expect("send request");
+        self.stream.flush().expect("send request");
     }
 
     pub fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
