@@ -1,13 +1,14 @@
 //! Request-facts extraction on chat bodies of 1 KB … 1 MB, with each JSON library DESIGN.md
 //! asks us to compare. `serde_json_borrowed` is the gateway's own `facts::extract`;
-//! `serde_json_borrowed_utf8` adds the whole-body UTF-8 check the other two libraries make.
+//! the `+std_utf8` / `+simdutf8` variants add the whole-body UTF-8 check the other two make.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use switchyard_benches::bodies::{chat_body, SIZES};
 use switchyard_benches::json::{
-    serde_json_borrowed, serde_json_borrowed_utf8, simd_json_tape, sonic_rs_lazy, SimdJsonScratch,
+    serde_json_borrowed, serde_json_borrowed_simdutf8, serde_json_borrowed_std_utf8, simd_json_tape, sonic_rs_lazy,
+    SimdJsonScratch,
 };
 
 fn facts(c: &mut Criterion) {
@@ -18,8 +19,11 @@ fn facts(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("serde_json_borrowed", label), &body, |b, body| {
             b.iter(|| serde_json_borrowed(black_box(body)).expect("valid"))
         });
-        group.bench_with_input(BenchmarkId::new("serde_json_borrowed_utf8", label), &body, |b, body| {
-            b.iter(|| serde_json_borrowed_utf8(black_box(body)).expect("valid"))
+        group.bench_with_input(BenchmarkId::new("serde_json_borrowed+std_utf8", label), &body, |b, body| {
+            b.iter(|| serde_json_borrowed_std_utf8(black_box(body)).expect("valid"))
+        });
+        group.bench_with_input(BenchmarkId::new("serde_json_borrowed+simdutf8", label), &body, |b, body| {
+            b.iter(|| serde_json_borrowed_simdutf8(black_box(body)).expect("valid"))
         });
         group.bench_with_input(BenchmarkId::new("sonic_rs", label), &body, |b, body| {
             b.iter(|| sonic_rs_lazy(black_box(body)).expect("valid"))

@@ -16,11 +16,22 @@ pub fn serde_json_borrowed(body: &[u8]) -> Result<Extracted, FactsError> {
     facts::extract(RouteKind::ChatCompletions, body)
 }
 
-/// [`serde_json_borrowed`] plus a UTF-8 check of the whole body: serde_json skips ignored
-/// strings without checking their UTF-8, which sonic-rs and simd-json do check. This variant
-/// prices the difference.
-pub fn serde_json_borrowed_utf8(body: &[u8]) -> Result<Extracted, FactsError> {
+/// [`serde_json_borrowed`] plus a UTF-8 check of the whole body with `std::str::from_utf8`:
+/// serde_json skips ignored strings without checking their UTF-8, which sonic-rs and simd-json
+/// do check. This variant and the next price the difference.
+pub fn serde_json_borrowed_std_utf8(body: &[u8]) -> Result<Extracted, FactsError> {
     std::str::from_utf8(body).map_err(|e| FactsError::InvalidJson(e.to_string()))?;
+    serde_json_borrowed(body)
+}
+
+/// [`serde_json_borrowed`] plus a SIMD UTF-8 check of the whole body (`simdutf8`, which
+/// sonic-rs and simd-json use themselves).
+pub fn serde_json_borrowed_simdutf8(body: &[u8]) -> Result<Extracted, FactsError> {
+    if simdutf8::basic::from_utf8(body).is_err() {
+        // The slow path only to say where: the compat API gives the offset.
+        let e = simdutf8::compat::from_utf8(body).expect_err("invalid UTF-8");
+        return Err(FactsError::InvalidJson(e.to_string()));
+    }
     serde_json_borrowed(body)
 }
 
@@ -205,7 +216,8 @@ mod tests {
             let body = chat_body(size);
             let ex = serde_json_borrowed(&body).unwrap();
             assert_eq!(&body[ex.model_span.clone()], br#""gpt-4o""#);
-            assert_eq!(serde_json_borrowed_utf8(&body), Ok(ex));
+            assert_eq!(serde_json_borrowed_std_utf8(&body).as_ref(), Ok(&ex));
+            assert_eq!(serde_json_borrowed_simdutf8(&body), Ok(ex));
             assert_agree(&body);
         }
     }
@@ -241,5 +253,7 @@ mod tests {
         assert_eq!(serde.unwrap().facts.model, "x");
         assert!(matches!(sonic, Err(FactsError::InvalidJson(_))), "{sonic:?}");
         assert!(matches!(simd, Err(FactsError::InvalidJson(_))), "{simd:?}");
+        assert!(matches!(serde_json_borrowed_std_utf8(body), Err(FactsError::InvalidJson(_))));
+        assert!(matches!(serde_json_borrowed_simdutf8(body), Err(FactsError::InvalidJson(_))));
     }
 }
