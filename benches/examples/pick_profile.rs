@@ -1,0 +1,41 @@
+//! Loops the pick of the `pick` bench for a profiler with stable counts (callgrind):
+//! `pick_profile [group size] [picks] [fresh|retry]`, defaults 10000, 1000, fresh.
+//!
+//! `valgrind --tool=callgrind --toggle-collect='pick_profile::one_pick' \
+//!     target/release/examples/pick_profile 10000 200 fresh`
+
+use std::hint::black_box;
+
+use switchyard_benches::pick_setup::{pick_setup, PickSetup, GROUP};
+use switchyard_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
+
+/// Out of line so that `--toggle-collect=pick_profile::one_pick` counts the pick alone.
+#[inline(never)]
+fn one_pick(setup: &PickSetup, req: &PickRequest<'_>, rng: &mut Rng, scratch: &mut PickScratch) -> u64 {
+    let d = pick_with_scratch(&setup.snap, &setup.state, req, setup.now, rng, scratch).expect("pick");
+    u64::from(d.deployment.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n = args.first().map_or(10_000, |a| a.parse().expect("group size"));
+    let picks: u64 = args.get(1).map_or(1_000, |a| a.parse().expect("picks"));
+    let retry = args.get(2).is_some_and(|a| a == "retry");
+    let setup = pick_setup(n);
+    let failed = if retry { &setup.failed[..] } else { &[][..] };
+    let mut rng = Rng::new(0x5eed);
+    let mut scratch = PickScratch::new();
+    let mut sum = 0u64;
+    for _ in 0..picks {
+        let req = PickRequest { model: black_box(GROUP), failed: black_box(failed) };
+        sum += one_pick(&setup, &req, &mut rng, &mut scratch);
+    }
+    println!("{picks} picks of {n} ({}): checksum {sum}", if retry { "retry" } else { "fresh" });
+    // What each candidate drags through the cache: the strategy reads one `Deployment`, the
+    // cooldown filter one `DeploymentState`.
+    println!(
+        "size_of Deployment {} B, DeploymentState {} B",
+        std::mem::size_of::<switchyard_core::Deployment>(),
+        std::mem::size_of::<switchyard_core::DeploymentState>()
+    );
+}
