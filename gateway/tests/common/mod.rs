@@ -49,7 +49,37 @@ pub fn mock_bin() -> PathBuf {
          or set SWITCHYARD_MOCK_BIN",
         bin.display()
     );
+    // `cargo test -p switchyard-gateway` does not rebuild another package's binary: refuse
+    // to test against a mock older than its sources rather than fail in confusing ways.
+    let built = std::fs::metadata(&bin).and_then(|m| m.modified()).expect("mock binary mtime");
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../loadtest/src");
+    if let Some(newer) = newest_file(&sources).filter(|(t, _)| *t > built) {
+        panic!(
+            "{} is older than {}: rebuild it (`cargo build --workspace --bins`, as scripts/test does)",
+            bin.display(),
+            newer.1.display()
+        );
+    }
     bin
+}
+
+/// The most recently modified file under `dir` (recursively), with its time.
+fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let candidate = if path.is_dir() {
+            newest_file(&path)
+        } else {
+            entry.metadata().and_then(|m| m.modified()).ok().map(|t| (t, path))
+        };
+        if let Some(c) = candidate {
+            if newest.as_ref().is_none_or(|n| c.0 > n.0) {
+                newest = Some(c);
+            }
+        }
+    }
+    newest
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -108,6 +138,20 @@ impl Process {
     /// What the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until stderr contains `needle` (its reader thread runs behind the process);
+    /// panics with stderr after `deadline`.
+    pub fn wait_for_stderr(&self, needle: &str, deadline: Duration) -> String {
+        let until = Instant::now() + deadline;
+        loop {
+            let text = self.stderr();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(Instant::now() < until, "{}: no {needle:?} on stderr within {deadline:?}:\n{text}", self.name);
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// What the process wrote to stdout so far (lines already read).
