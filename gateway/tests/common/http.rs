@@ -129,7 +129,12 @@ impl Client {
     /// Reads more bytes into the buffer; `Ok(0)` at end of stream.
     fn fill(&mut self) -> io::Result<usize> {
         let mut chunk = [0u8; 16 * 1024];
-        let n = self.stream.read(&mut chunk)?;
+        let n = loop {
+            match self.stream.read(&mut chunk) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
         self.buf.extend_from_slice(&chunk[..n]);
         Ok(n)
     }
