@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use switchyard_benches::pick_prototype::{fused_pick, Dense};
+use switchyard_benches::pick_prototype::{fused_pick, Dense, PrototypeScratch};
 use switchyard_benches::pick_setup::{pick_setup, GROUP, GROUP_SIZES};
 use switchyard_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
 
@@ -37,12 +37,13 @@ fn prototype(c: &mut Criterion) {
         let setup = pick_setup(n);
         let members = &setup.snap.group(setup.snap.group_by_name(GROUP).expect("group")).members;
         let dense = Dense::new(&setup.snap, &setup.state, members, setup.now);
+        let mut scratch = PrototypeScratch::default();
         let mut rng = Rng::new(0x5eed);
         for (variant, failed) in [("fresh", &[][..]), ("retry", &setup.failed[..])] {
             group.bench_with_input(BenchmarkId::new(format!("one_pass_dense/{variant}"), n), &n, |b, _| {
                 b.iter(|| {
                     let req = PickRequest { model: black_box(GROUP), failed: black_box(failed) };
-                    fused_pick(&setup.snap, &req, setup.now, &mut rng, &dense).expect("survivors remain")
+                    fused_pick(&setup.snap, &req, setup.now, &mut rng, &dense, &mut scratch).expect("survivors remain")
                 })
             });
         }

@@ -7,13 +7,13 @@
 
 use std::hint::black_box;
 
-use switchyard_benches::pick_prototype::{fused_pick, Dense};
+use switchyard_benches::pick_prototype::{fused_pick, Dense, PrototypeScratch};
 use switchyard_benches::pick_setup::{pick_setup, PickSetup, GROUP};
 use switchyard_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
 
 enum Which {
     Core(PickScratch),
-    Prototype(Dense),
+    Prototype(Dense, PrototypeScratch),
 }
 
 /// Out of line so that `--toggle-collect=pick_profile::one_pick` counts the pick alone.
@@ -23,7 +23,9 @@ fn one_pick(setup: &PickSetup, req: &PickRequest<'_>, rng: &mut Rng, which: &mut
         Which::Core(scratch) => {
             pick_with_scratch(&setup.snap, &setup.state, req, setup.now, rng, scratch).expect("pick").deployment
         }
-        Which::Prototype(dense) => fused_pick(&setup.snap, req, setup.now, rng, dense).expect("pick").0,
+        Which::Prototype(dense, scratch) => {
+            fused_pick(&setup.snap, req, setup.now, rng, dense, scratch).expect("pick").0
+        }
     };
     u64::from(chosen.0)
 }
@@ -39,7 +41,9 @@ fn main() {
     let members = &setup.snap.group(setup.snap.group_by_name(GROUP).expect("group")).members;
     let mut state = match which {
         "core" => Which::Core(PickScratch::new()),
-        "one_pass_dense" => Which::Prototype(Dense::new(&setup.snap, &setup.state, members, setup.now)),
+        "one_pass_dense" => {
+            Which::Prototype(Dense::new(&setup.snap, &setup.state, members, setup.now), PrototypeScratch::default())
+        }
         other => panic!("unknown pick {other:?}: core or one_pass_dense"),
     };
     let mut rng = Rng::new(0x5eed);
