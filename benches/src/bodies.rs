@@ -91,7 +91,7 @@ impl Prose {
             let word = WORDS[(self.next() % WORDS.len() as u64) as usize];
             out.push_str(word);
             since_break += 1;
-            if since_break > 30 && self.next() % 8 == 0 {
+            if since_break > 30 && self.next().is_multiple_of(8) {
                 out.push_str(".\n\n");
                 since_break = 0;
             } else {
