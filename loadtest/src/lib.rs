@@ -1,4 +1,5 @@
-//! Switchyard's load-testing tools: the mock OpenAI-compatible provider used by integration
-//! tests, benchmarks and `switchyard demo`.
+//! Switchyard's load-testing tools: the load generator `switchyard-load` and the mock
+//! OpenAI-compatible provider used by integration tests, benchmarks and `switchyard demo`.
 
+pub mod load;
 pub mod mock;

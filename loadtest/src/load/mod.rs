@@ -1,0 +1,25 @@
+//! `switchyard-load`: the bundled HTTP/1.1 load generator.
+//!
+//! Closed loop (each connection sends its next request when the last one ends) or open loop
+//! (`--rate`: requests on a fixed schedule, latency measured from each request's intended start),
+//! plain `http://` keep-alive connections spread over one thread per core, each thread an epoll
+//! loop of its own, HDR histograms per thread merged at the end. Streams are parsed as
+//! server-sent events and count as successes only when they end with `data: [DONE]` and the last
+//! chunk. See `loadtest/README.md`.
+
+mod chunked;
+mod conn;
+pub mod options;
+pub mod report;
+pub mod request;
+mod response;
+mod run;
+mod schedule;
+mod sse;
+pub mod stats;
+mod sys;
+mod worker;
+
+pub use options::{parse_args, Command, LoadOptions};
+pub use report::Report;
+pub use run::run;

@@ -1,0 +1,97 @@
+//! The one request every connection sends, built once: head and body in one buffer, so each send
+//! is a single write of shared bytes.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::options::{BodySource, LoadOptions};
+
+/// A chat completion body whose single user message is `prompt_bytes` bytes of text.
+pub fn chat_body(model: &str, prompt_bytes: usize, stream: bool) -> Vec<u8> {
+    // Printable ASCII that needs no JSON escaping, so the message is exactly `prompt_bytes` long.
+    const WORDS: &[u8] = b"the quick brown fox jumps over the lazy dog ";
+    let content: String = WORDS.iter().cycle().take(prompt_bytes).map(|&byte| byte as char).collect();
+    let mut body = json!({
+        "model": model,
+        "messages": [{"role": "user", "content": content}],
+    });
+    if stream {
+        body["stream"] = json!(true);
+    }
+    serde_json::to_vec(&body).expect("a JSON value always serialises")
+}
+
+/// The body of `options`: the `--body` file as it is, or the generated chat body.
+pub fn body(options: &LoadOptions) -> Result<Vec<u8>, String> {
+    match &options.body {
+        BodySource::File(path) => {
+            std::fs::read(path).map_err(|error| format!("--body {}: {error}", path.display()))
+        }
+        BodySource::Chat { model, prompt_bytes } => Ok(chat_body(model, *prompt_bytes, options.stream)),
+    }
+}
+
+/// `POST PATH HTTP/1.1` with `Host`, `Content-Type: application/json` (unless a `--header`
+/// sets it), `Content-Length`, the extra headers, then the body.
+pub fn request_bytes(options: &LoadOptions, body: &[u8]) -> Vec<u8> {
+    let mut head = String::with_capacity(256);
+    let has = |name: &str| options.headers.iter().any(|(header, _)| header.eq_ignore_ascii_case(name));
+    // Writing into a String cannot fail.
+    let _ = write!(head, "POST {} HTTP/1.1\r\n", options.target.path);
+    if !has("host") {
+        let _ = write!(head, "host: {}\r\n", options.target.authority);
+    }
+    if !has("content-type") {
+        head.push_str("content-type: application/json\r\n");
+    }
+    if options.stream && !has("accept") {
+        head.push_str("accept: text/event-stream\r\n");
+    }
+    for (name, value) in &options.headers {
+        let _ = write!(head, "{name}: {value}\r\n");
+    }
+    let _ = write!(head, "content-length: {}\r\n\r\n", body.len());
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::options::{parse_args, Command};
+
+    fn parsed(line: &str) -> LoadOptions {
+        match parse_args(line.split_whitespace().map(str::to_owned)) {
+            Ok(Command::Run(options)) => options,
+            _ => panic!("bad test options"),
+        }
+    }
+
+    #[test]
+    fn chat_body_has_the_exact_prompt_size() {
+        let body = chat_body("m", 1000, true);
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(value["messages"][0]["content"].as_str().unwrap().len(), 1000);
+        assert_eq!(value["stream"], true);
+        assert_eq!(value["model"], "m");
+        let value: serde_json::Value = serde_json::from_slice(&chat_body("m", 0, false)).unwrap();
+        assert!(value.get("stream").is_none());
+    }
+
+    #[test]
+    fn request_head() {
+        let options = parsed("--url http://127.0.0.1:9/v1/chat/completions --header x-k:v --stream");
+        let bytes = request_bytes(&options, b"{}");
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(
+            text,
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:9\r\ncontent-type: application/json\r\n\
+             accept: text/event-stream\r\nx-k: v\r\ncontent-length: 2\r\n\r\n{}"
+        );
+        let options = parsed("--url http://h:9/ --header Content-Type:text/plain --header HOST:x");
+        let text = String::from_utf8(request_bytes(&options, b"")).unwrap();
+        assert!(!text.contains("application/json") && !text.contains("host: h:9"));
+    }
+}
