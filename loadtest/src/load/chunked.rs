@@ -8,12 +8,21 @@ const MAX_CHUNK: u64 = 1 << 40;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Hex digits of a chunk size; `any` once at least one was read.
-    Size { size: u64, any: bool },
+    Size {
+        size: u64,
+        any: bool,
+    },
     /// A chunk extension, skipped up to its CR.
-    Extension { size: u64 },
+    Extension {
+        size: u64,
+    },
     /// The LF after a size line's CR.
-    SizeLf { size: u64 },
-    Data { remaining: u64 },
+    SizeLf {
+        size: u64,
+    },
+    Data {
+        remaining: u64,
+    },
     DataCr,
     DataLf,
     /// After the last chunk: the start of a trailer line or the final CRLF.

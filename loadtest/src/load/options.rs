@@ -107,6 +107,7 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 pub const DEFAULT_MODEL: &str = "mock-chat";
 pub const DEFAULT_PROMPT_BYTES: usize = 1024;
 
+#[allow(clippy::large_enum_variant)] // built once per process
 pub enum Command {
     Run(LoadOptions),
     Help,

@@ -209,7 +209,9 @@ impl Report {
             let _ = write!(out, ", {} unfinished", requests.unfinished);
         }
         let _ = writeln!(out, " in {:.3}s", self.elapsed_s);
-        let _ = writeln!(out, "throughput  {:.1} requests/s", self.throughput_rps);
+        if self.idle.is_none() {
+            let _ = writeln!(out, "throughput  {:.1} requests/s", self.throughput_rps);
+        }
         let lines = [
             ("latency", &self.latency_us),
             ("ttfb", &self.ttfb_us),

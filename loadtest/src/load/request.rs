@@ -25,9 +25,7 @@ pub fn chat_body(model: &str, prompt_bytes: usize, stream: bool) -> Vec<u8> {
 /// The body of `options`: the `--body` file as it is, or the generated chat body.
 pub fn body(options: &LoadOptions) -> Result<Vec<u8>, String> {
     match &options.body {
-        BodySource::File(path) => {
-            std::fs::read(path).map_err(|error| format!("--body {}: {error}", path.display()))
-        }
+        BodySource::File(path) => std::fs::read(path).map_err(|error| format!("--body {}: {error}", path.display())),
         BodySource::Chat { model, prompt_bytes } => Ok(chat_body(model, *prompt_bytes, options.stream)),
     }
 }

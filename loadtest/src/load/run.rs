@@ -136,7 +136,9 @@ fn watch(
             let seconds = now.saturating_duration_since(start).as_secs_f64();
             let ok = sum(|c| &c.ok);
             let line = match mode {
-                Mode::Idle => format!("[{seconds:5.1}s] {} connections open, {} errors", sum(|c| &c.open), sum(|c| &c.errors)),
+                Mode::Idle => {
+                    format!("[{seconds:5.1}s] {} connections open, {} errors", sum(|c| &c.open), sum(|c| &c.errors))
+                }
                 _ => format!(
                     "[{seconds:5.1}s] {ok} ok, {} errors, {:.0} requests/s",
                     sum(|c| &c.errors),

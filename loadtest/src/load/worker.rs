@@ -22,7 +22,7 @@ const TIMEOUT_SCAN: Duration = Duration::from_millis(10);
 const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// Idle mode: connects and first requests in flight at once, per thread.
 const IDLE_OPENING: usize = 256;
-/// Idle mode: how often the open connections are counted (and timeouts checked).
+/// Idle mode: how often timeouts are checked.
 const IDLE_SCAN: Duration = Duration::from_millis(100);
 /// Longest wait for the connections opened before the start.
 const SETUP_LIMIT: Duration = Duration::from_secs(5);
@@ -30,7 +30,9 @@ const SETUP_LIMIT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mode {
     Closed,
-    Open { rate: f64 },
+    Open {
+        rate: f64,
+    },
     /// One request per connection, then hold the connection for the duration.
     Idle,
 }
@@ -305,7 +307,12 @@ impl Worker<'_> {
     fn on_event(&mut self, token: usize, event: Event) {
         match event {
             Event::Nothing | Event::ConnectEnded => {}
-            Event::Lost => self.stats.lost += 1,
+            Event::Lost => {
+                self.stats.lost += 1;
+                if self.shared.mode == Mode::Idle {
+                    self.shared.progress[self.index].open.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
             Event::Finished(finished) => self.finished(token, finished),
         }
     }
@@ -339,6 +346,9 @@ impl Worker<'_> {
         counters.errors.store(self.stats.errors(), Ordering::Relaxed);
         match self.shared.mode {
             Mode::Idle => {
+                if self.conns[token].phase == Phase::Idle {
+                    counters.open.fetch_add(1, Ordering::Relaxed);
+                }
                 counters.settled.fetch_add(1, Ordering::Relaxed);
             }
             Mode::Closed if connect_failed => self.backoff.push((at + CONNECT_BACKOFF, token)),
@@ -389,8 +399,6 @@ impl Worker<'_> {
             }
             if now >= next_scan {
                 self.scan(now);
-                let open = self.conns.iter().filter(|conn| conn.phase == Phase::Idle).count();
-                self.shared.progress[self.index].open.store(open as u64, Ordering::Relaxed);
                 next_scan = now + IDLE_SCAN;
             }
             let wake = hold_until.map_or(next_scan, |until| until.min(next_scan));
