@@ -196,11 +196,12 @@ impl Worker<'_> {
             let mut now = Instant::now();
             if sending {
                 let past_deadline = send_deadline.is_some_and(|deadline| now >= deadline);
-                sending = !past_deadline
-                    && match &mut schedule {
-                        Some(schedule) => self.dispatch_open(schedule, &mut now),
-                        None => self.dispatch_closed(now),
-                    };
+                sending = match &mut schedule {
+                    // Requests meant to start before the deadline still go out (late, and their
+                    // lateness counts) while a connection is free; the rest are not sent.
+                    Some(schedule) => self.dispatch_open(schedule, &mut now) && !past_deadline,
+                    None => !past_deadline && self.dispatch_closed(now),
+                };
                 if !sending {
                     if let Some(schedule) = &mut schedule {
                         self.stats.not_sent += schedule.skip_rest();
