@@ -96,7 +96,8 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
         body_bytes: body.len(),
         duration,
         requests_limit,
-        elapsed: last.saturating_duration_since(start),
+        // A run for a duration lasts that long even when its open-loop schedule ends just before.
+        elapsed: last.saturating_duration_since(start).max(duration.unwrap_or_default()),
         idle_still_open: (mode == Mode::Idle).then_some(still_open),
     };
     Ok(Report::new(info, &stats))
