@@ -1,45 +1,184 @@
 //! The filter chain. Each filter is one small unit that can only remove candidates, and names,
 //! for every candidate it removes, a [`RejectReason`]. The chain's order lives in
 //! [`crate::pick`]; a filter that fails open says so in its own code.
+//!
+//! The candidates are a bitset over the group's member positions (one `u64` word per block of
+//! 64 members, see [`crate::snapshot`]): a filter first *marks* the live candidates it would
+//! remove — a whole word at a time from the snapshot's and the state's dense arrays, by
+//! predicate, or by position — then looks at how many it marked (that is where a fail-open rule
+//! decides) and *removes* them under its reason. Removals are kept as one bitset per removing
+//! filter; the decision's rejected list is built from them once, at the end, with its exact size.
 
 use std::time::Instant;
 
-use crate::{DeploymentIdx, RejectReason, State};
+use crate::snapshot::{GroupLayout, BLOCK};
+use crate::{DeploymentIdx, GroupIdx, RejectReason, Snapshot, State};
+
+/// The positions of the set bits of `word`, lowest first, plus `base`.
+pub(crate) fn bit_positions(word: u64, base: usize) -> impl Iterator<Item = usize> {
+    let mut rest = word;
+    std::iter::from_fn(move || {
+        if rest == 0 {
+            return None;
+        }
+        let bit = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        Some(base + bit)
+    })
+}
+
+/// The bitsets of a pick, kept in [`crate::PickScratch`] so that a warm pick allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CandidateScratch {
+    live: Vec<u64>,
+    marked: Vec<u64>,
+    /// One bitset per removing filter, in chain order; `stages` says for which reason.
+    removed: Vec<u64>,
+    stages: Vec<(RejectReason, usize)>,
+}
 
 /// The candidates still standing, and what the filters removed so far.
 pub(crate) struct Candidates<'s> {
-    live: &'s mut Vec<DeploymentIdx>,
-    rejected: &'s mut Vec<(DeploymentIdx, RejectReason)>,
+    group: GroupIdx,
+    layout: GroupLayout,
+    members: &'s [DeploymentIdx],
+    /// Bit `i` of word `b`: member `b * 64 + i` is still a candidate.
+    live: &'s mut [u64],
+    live_count: usize,
+    /// What the last `mark_*` call marked, and how many.
+    marked: &'s mut [u64],
+    marked_count: usize,
+    removed: &'s mut Vec<u64>,
+    stages: &'s mut Vec<(RejectReason, usize)>,
 }
 
 impl<'s> Candidates<'s> {
-    /// `live` holds the resolved candidates; `rejected` receives what the filters remove.
-    pub(crate) fn new(
-        live: &'s mut Vec<DeploymentIdx>,
-        rejected: &'s mut Vec<(DeploymentIdx, RejectReason)>,
-    ) -> Candidates<'s> {
-        Candidates { live, rejected }
+    /// Every member of `group` is a candidate.
+    pub(crate) fn new(snap: &'s Snapshot, group: GroupIdx, scratch: &'s mut CandidateScratch) -> Candidates<'s> {
+        let layout = snap.layout(group);
+        let members = &snap.group(group).members[..];
+        let words = layout.blocks();
+        let CandidateScratch { live, marked, removed, stages } = scratch;
+        live.clear();
+        live.resize(words, u64::MAX);
+        if let Some(last) = live.last_mut() {
+            *last = block_mask(members.len(), words - 1);
+        }
+        marked.clear();
+        marked.resize(words, 0);
+        removed.clear();
+        stages.clear();
+        // Room for one removing filter per reason, so that the first pick that rejects
+        // allocates only the decision's list.
+        removed.reserve(words * RejectReason::ALL.len());
+        stages.reserve(RejectReason::ALL.len());
+        Candidates { group, layout, members, live, live_count: members.len(), marked, marked_count: 0, removed, stages }
     }
 
-    pub(crate) fn live(&self) -> &[DeploymentIdx] {
+    pub(crate) fn group(&self) -> GroupIdx {
+        self.group
+    }
+
+    pub(crate) fn layout(&self) -> &GroupLayout {
+        &self.layout
+    }
+
+    pub(crate) fn members(&self) -> &'s [DeploymentIdx] {
+        self.members
+    }
+
+    /// How many candidates are still standing.
+    pub(crate) fn len(&self) -> usize {
+        self.live_count
+    }
+
+    /// The live bitset, one word per block.
+    pub(crate) fn live_words(&self) -> &[u64] {
         self.live
     }
 
-    /// Removes every candidate `reject` holds for, recording `reason` for each.
-    fn remove_where(&mut self, reason: RejectReason, mut reject: impl FnMut(DeploymentIdx) -> bool) {
-        let rejected = &mut *self.rejected;
-        let at_most = self.live.len();
-        self.live.retain(|&idx| {
-            let remove = reject(idx);
-            if remove {
-                // One allocation per rejecting filter at most, never one per candidate.
-                if rejected.len() == rejected.capacity() {
-                    rejected.reserve(at_most);
+    /// Marks the live candidates among the bits `doomed(block)` returns for each block (only
+    /// live bits count), and returns how many it marked.
+    pub(crate) fn mark_blocks(&mut self, mut doomed: impl FnMut(usize) -> u64) -> usize {
+        let mut count = 0;
+        for (block, (marked, &live)) in self.marked.iter_mut().zip(self.live.iter()).enumerate() {
+            *marked = doomed(block) & live;
+            count += marked.count_ones() as usize;
+        }
+        self.marked_count = count;
+        count
+    }
+
+    /// Marks the live candidates for which `doomed(position)` holds, asking only about live
+    /// ones, and returns how many it marked.
+    #[allow(dead_code)] // the filters of the pick issue (health, tags, order, …) use it
+    pub(crate) fn mark_where(&mut self, mut doomed: impl FnMut(usize) -> bool) -> usize {
+        let live = &*self.live;
+        let mut count = 0;
+        for (block, marked) in self.marked.iter_mut().enumerate() {
+            *marked = 0;
+            for pos in bit_positions(live[block], block * BLOCK) {
+                if doomed(pos) {
+                    *marked |= 1 << (pos % BLOCK);
+                    count += 1;
                 }
-                rejected.push((idx, reason));
             }
-            !remove
-        });
+        }
+        self.marked_count = count;
+        count
+    }
+
+    /// Marks the live candidates at these member positions (repeats and positions outside the
+    /// group are ignored), and returns how many it marked.
+    pub(crate) fn mark_positions(&mut self, positions: impl IntoIterator<Item = usize>) -> usize {
+        self.marked.fill(0);
+        let mut count = 0;
+        for pos in positions {
+            let (block, bit) = (pos / BLOCK, 1u64 << (pos % BLOCK));
+            if let (Some(marked), Some(&live)) = (self.marked.get_mut(block), self.live.get(block)) {
+                if live & bit != 0 && *marked & bit == 0 {
+                    *marked |= bit;
+                    count += 1;
+                }
+            }
+        }
+        self.marked_count = count;
+        count
+    }
+
+    /// Removes what the last `mark_*` call marked, recording `reason` for each.
+    pub(crate) fn remove_marked(&mut self, reason: RejectReason) {
+        if self.marked_count == 0 {
+            return;
+        }
+        for (live, &marked) in self.live.iter_mut().zip(self.marked.iter()) {
+            *live &= !marked;
+        }
+        self.removed.extend_from_slice(self.marked);
+        self.stages.push((reason, self.marked_count));
+        self.live_count -= self.marked_count;
+        self.marked_count = 0;
+    }
+
+    /// Each removed candidate with its reason, in chain order and member order within one
+    /// filter: one allocation, of the exact size, and none when nothing was removed.
+    pub(crate) fn rejected(&self) -> Vec<(DeploymentIdx, RejectReason)> {
+        let mut rejected = Vec::with_capacity(self.stages.iter().map(|&(_, n)| n).sum());
+        let words = self.live.len().max(1);
+        for (&(reason, _), removed) in self.stages.iter().zip(self.removed.chunks(words)) {
+            for (block, &word) in removed.iter().enumerate() {
+                rejected.extend(bit_positions(word, block * BLOCK).map(|pos| (self.members[pos], reason)));
+            }
+        }
+        rejected
+    }
+}
+
+/// The bits of block `block` that hold members of a group of `len`.
+fn block_mask(len: usize, block: usize) -> u64 {
+    match len - block * BLOCK {
+        n if n >= BLOCK => u64::MAX,
+        n => (1u64 << n) - 1,
     }
 }
 
@@ -56,12 +195,23 @@ pub(crate) struct CooldownFilter<'a> {
 
 impl Filter for CooldownFilter<'_> {
     fn apply(&self, candidates: &mut Candidates<'_>) {
-        candidates.remove_where(RejectReason::CoolingDown, |idx| self.state.is_cooling_down(idx, self.now));
+        let ends = self.state.cooldown_ends();
+        let now = ends.code_at(self.now);
+        let layout = candidates.layout();
+        let ends = ends.slots(layout.first_slot, layout.len);
+        candidates.mark_blocks(|block| {
+            // Branch-free: one compare per member, 8 bytes read.
+            let block_ends = ends.get(block * BLOCK..).unwrap_or(&[]);
+            let block_ends = &block_ends[..block_ends.len().min(BLOCK)];
+            block_ends.iter().enumerate().fold(0u64, |cooling, (bit, &end)| cooling | (u64::from(end > now) << bit))
+        });
+        candidates.remove_marked(RejectReason::CoolingDown);
     }
 }
 
 /// Drops the deployments that already failed for this request.
 pub(crate) struct RetrySkipFilter<'a> {
+    pub(crate) snap: &'a Snapshot,
     pub(crate) failed: &'a [DeploymentIdx],
 }
 
@@ -70,13 +220,15 @@ impl Filter for RetrySkipFilter<'_> {
         if self.failed.is_empty() {
             return;
         }
+        let group = candidates.group();
+        let failed_live =
+            candidates.mark_positions(self.failed.iter().filter_map(|&f| self.snap.position_in(f, group)));
         // Fails open: a retry skips what already failed only while something else remains.
         // Trying a failed deployment again beats giving up with "no deployments".
-        let untried = candidates.live().iter().filter(|idx| !self.failed.contains(idx)).count();
-        if untried == 0 {
+        if failed_live == candidates.len() {
             return;
         }
-        candidates.remove_where(RejectReason::RetrySkipped, |idx| self.failed.contains(&idx));
+        candidates.remove_marked(RejectReason::RetrySkipped);
     }
 }
 
@@ -86,41 +238,125 @@ mod tests {
     use crate::{Deployment, Failure, Provider, RouterSettings, Snapshot};
     use std::time::Duration;
 
-    fn run(filter: &dyn Filter, input: &[u32]) -> (Vec<u32>, Vec<(u32, RejectReason)>) {
-        let mut live: Vec<_> = input.iter().map(|&i| DeploymentIdx(i)).collect();
-        let mut rejected = Vec::new();
-        filter.apply(&mut Candidates::new(&mut live, &mut rejected));
-        (live.iter().map(|d| d.0).collect(), rejected.iter().map(|(d, r)| (d.0, *r)).collect())
+    fn snap(n: usize) -> Snapshot {
+        let dep = |i: usize| Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h/v1");
+        let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
+        Snapshot::build((0..n).map(dep).collect(), settings).unwrap()
+    }
+
+    /// Runs `filters` over all of group 0; returns the live positions and the rejections.
+    fn run(snap: &Snapshot, filters: &[&dyn Filter]) -> (Vec<usize>, Vec<(u32, RejectReason)>) {
+        let mut scratch = CandidateScratch::default();
+        let mut c = Candidates::new(snap, GroupIdx(0), &mut scratch);
+        for f in filters {
+            f.apply(&mut c);
+        }
+        let live: Vec<usize> = c.live_words().iter().enumerate().flat_map(|(b, &w)| bit_positions(w, b * 64)).collect();
+        assert_eq!(live.len(), c.len());
+        (live, c.rejected().iter().map(|(d, r)| (d.0, *r)).collect())
     }
 
     #[test]
     fn cooldown_filter_drops_what_cools_down_now() {
-        let dep = |id: &str| Deployment::new(id, "g", Provider::OpenAi, "m", "http://h/v1");
-        let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
-        let snap = Snapshot::build(vec![dep("a"), dep("b"), dep("c")], settings).unwrap();
+        let snap = snap(3);
         let mut state = State::new(&snap);
         let t0 = Instant::now();
         state.record_failure(&snap, DeploymentIdx(1), Failure::Connect, t0);
         let filter = CooldownFilter { state: &state, now: t0 };
-        assert_eq!(run(&filter, &[0, 1, 2]), (vec![0, 2], vec![(1, RejectReason::CoolingDown)]));
+        assert_eq!(run(&snap, &[&filter]), (vec![0, 2], vec![(1, RejectReason::CoolingDown)]));
         let later = CooldownFilter { state: &state, now: t0 + Duration::from_secs(5) };
-        assert_eq!(run(&later, &[0, 1, 2]), (vec![0, 1, 2], vec![]));
+        assert_eq!(run(&snap, &[&later]), (vec![0, 1, 2], vec![]));
+        let before = CooldownFilter { state: &state, now: t0 - Duration::from_secs(5) };
+        assert_eq!(run(&snap, &[&before]).1, [(1, RejectReason::CoolingDown)]);
+    }
+
+    #[test]
+    fn cooldown_filter_reads_every_block_and_the_last_partial_one() {
+        let snap = snap(200);
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        let cooling = [0, 63, 64, 127, 128, 199];
+        for &i in &cooling {
+            state.record_failure(&snap, DeploymentIdx(i), Failure::Connect, t0);
+        }
+        let (live, rejected) = run(&snap, &[&CooldownFilter { state: &state, now: t0 }]);
+        assert_eq!(live.len(), 194);
+        assert!(cooling.iter().all(|&c| !live.contains(&(c as usize))));
+        assert_eq!(rejected, cooling.map(|c| (c, RejectReason::CoolingDown)));
+    }
+
+    #[test]
+    fn cooldown_filter_keeps_the_order_of_ends_across_an_earlier_epoch() {
+        // A long cooldown first, then one ending a week earlier (from another shard): the
+        // epoch moves back and both still compare exactly.
+        let snap = snap(2);
+        let mut state = State::new(&snap);
+        let t0 = Instant::now() + Duration::from_secs(30 * 24 * 3600);
+        let week = Duration::from_secs(7 * 24 * 3600);
+        let cause = Failure::Status(429);
+        state.apply_cooldown(crate::CooldownStarted { idx: DeploymentIdx(0), until: t0 + week, cause });
+        state.apply_cooldown(crate::CooldownStarted { idx: DeploymentIdx(1), until: t0, cause });
+        let at = |now| run(&snap, &[&CooldownFilter { state: &state, now }]).0;
+        assert_eq!(at(t0 - Duration::from_nanos(1)), Vec::<usize>::new());
+        assert_eq!(at(t0), [1]);
+        assert_eq!(at(t0 + week - Duration::from_nanos(1)), [1]);
+        assert_eq!(at(t0 + week), [0, 1]);
     }
 
     #[test]
     fn retry_skip_drops_failed_deployments_while_another_remains() {
-        let failed = [DeploymentIdx(0), DeploymentIdx(2)];
-        let filter = RetrySkipFilter { failed: &failed };
+        let snap = snap(3);
+        let failed = [DeploymentIdx(2), DeploymentIdx(0), DeploymentIdx(2), DeploymentIdx(9)];
+        let filter = RetrySkipFilter { snap: &snap, failed: &failed };
+        // Rejections in member order, each once; an index outside the group is ignored.
         assert_eq!(
-            run(&filter, &[0, 1, 2]),
+            run(&snap, &[&filter]),
             (vec![1], vec![(0, RejectReason::RetrySkipped), (2, RejectReason::RetrySkipped)])
         );
     }
 
     #[test]
     fn retry_skip_fails_open_when_everything_failed() {
+        let snap = snap(2);
         let failed = [DeploymentIdx(0), DeploymentIdx(1)];
-        let filter = RetrySkipFilter { failed: &failed };
-        assert_eq!(run(&filter, &[0, 1]), (vec![0, 1], vec![]));
+        let filter = RetrySkipFilter { snap: &snap, failed: &failed };
+        assert_eq!(run(&snap, &[&filter]), (vec![0, 1], vec![]));
+    }
+
+    #[test]
+    fn filters_see_only_what_earlier_filters_left_and_report_in_chain_order() {
+        let snap = snap(3);
+        let mut state = State::new(&snap);
+        let t0 = Instant::now();
+        state.record_failure(&snap, DeploymentIdx(2), Failure::Connect, t0);
+        let failed = [DeploymentIdx(2), DeploymentIdx(0)];
+        let cooldown = CooldownFilter { state: &state, now: t0 };
+        let retry = RetrySkipFilter { snap: &snap, failed: &failed };
+        assert_eq!(
+            run(&snap, &[&cooldown, &retry]),
+            (vec![1], vec![(2, RejectReason::CoolingDown), (0, RejectReason::RetrySkipped)])
+        );
+    }
+
+    #[test]
+    fn mark_where_asks_only_about_live_candidates() {
+        let snap = snap(130);
+        let mut scratch = CandidateScratch::default();
+        let mut c = Candidates::new(&snap, GroupIdx(0), &mut scratch);
+        assert_eq!(c.mark_positions([3, 70, 129, 500]), 3);
+        c.remove_marked(RejectReason::RetrySkipped);
+        let mut asked = Vec::new();
+        let n = c.mark_where(|pos| {
+            asked.push(pos);
+            pos % 2 == 1
+        });
+        assert_eq!(asked.len(), 127);
+        assert!(!asked.contains(&3) && !asked.contains(&70) && !asked.contains(&129));
+        assert_eq!(n, 63);
+        c.remove_marked(RejectReason::CoolingDown);
+        assert_eq!(c.len(), 64);
+        let rejected = c.rejected();
+        assert_eq!(rejected.len(), 66);
+        assert_eq!(rejected[..3], [3, 70, 129].map(|i| (DeploymentIdx(i), RejectReason::RetrySkipped)));
     }
 }

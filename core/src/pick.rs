@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::filter::{Candidates, CooldownFilter, Filter, RetrySkipFilter};
+use crate::filter::{CandidateScratch, Candidates, CooldownFilter, Filter, RetrySkipFilter};
 use crate::{strategy, Cause, Decision, DeploymentIdx, GroupIdx, Rng, RouteError, Snapshot, State};
 
 /// What one attempt asks of the pick.
@@ -15,11 +15,13 @@ pub struct PickRequest<'a> {
     pub failed: &'a [DeploymentIdx],
 }
 
-/// Room for the candidate list, kept by the caller (one per shard) so that a pick allocates
-/// nothing once the scratch has grown to the largest group.
+/// Room for the candidate bitsets and the strategy's block sums, kept by the caller (one per
+/// shard) so that a pick allocates nothing once the scratch has grown to the largest group
+/// (a few bits per member), except the decision's list of rejected candidates when there is one.
 #[derive(Clone, Debug, Default)]
 pub struct PickScratch {
-    live: Vec<DeploymentIdx>,
+    candidates: CandidateScratch,
+    block_sums: Vec<u64>,
 }
 
 impl PickScratch {
@@ -76,18 +78,12 @@ fn pick_in_group(
     rng: &mut Rng,
     scratch: &mut PickScratch,
 ) -> Result<Decision, RouteError> {
-    let members = &snap.group(group).members;
-    scratch.live.clear();
-    scratch.live.extend_from_slice(members);
-    let mut rejected = Vec::new();
-    let chosen = {
-        let mut candidates = Candidates::new(&mut scratch.live, &mut rejected);
-        let chain: [&dyn Filter; 2] = [&CooldownFilter { state, now }, &RetrySkipFilter { failed: req.failed }];
-        for filter in chain {
-            filter.apply(&mut candidates);
-        }
-        strategy::choose(snap.settings.routing_strategy, snap, candidates.live(), rng)
-    };
+    let mut candidates = Candidates::new(snap, group, &mut scratch.candidates);
+    let chain: [&dyn Filter; 2] = [&CooldownFilter { state, now }, &RetrySkipFilter { snap, failed: req.failed }];
+    for filter in chain {
+        filter.apply(&mut candidates);
+    }
+    let chosen = strategy::choose(snap.settings.routing_strategy, snap, &candidates, rng, &mut scratch.block_sums);
     let Some(deployment) = chosen else {
         return Err(no_deployments(snap, state, req.model, group, now));
     };
@@ -95,8 +91,8 @@ fn pick_in_group(
         deployment,
         group,
         cause: if req.failed.is_empty() { Cause::Fresh } else { Cause::Retry },
-        candidates: u32::try_from(members.len()).unwrap_or(u32::MAX),
-        rejected,
+        candidates: u32::try_from(candidates.members().len()).unwrap_or(u32::MAX),
+        rejected: candidates.rejected(),
     })
 }
 

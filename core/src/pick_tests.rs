@@ -1,7 +1,7 @@
 //! The pick, as specified in `shared/spec/000_*`.
 
 use super::*;
-use crate::{Deployment, Failure, Provider, RejectReason, RouterSettings};
+use crate::{CooldownStarted, Deployment, Failure, Provider, RejectReason, RouterSettings};
 
 const A: DeploymentIdx = DeploymentIdx(0);
 const B: DeploymentIdx = DeploymentIdx(1);
@@ -286,4 +286,115 @@ fn the_route_reason_counts_each_reason_in_chain_order() {
         d.route_reason(&snap),
         "simple-shuffle picked b of 3 candidates on retry (1 in cooldown, 1 retry-skipped)"
     );
+}
+
+/// The pick as it was before the bitsets, kept as the reference: the members copied into a
+/// list, each filter a `retain` in chain order, the retry skip failing open, and the simple
+/// shuffle walking the survivors in member order with one draw.
+fn reference_pick(
+    snap: &Snapshot,
+    state: &State,
+    req: &PickRequest<'_>,
+    now: Instant,
+    rng: &mut Rng,
+) -> Result<Decision, RouteError> {
+    let Some(group) = snap.group_by_name(req.model) else {
+        return pick(snap, state, req, now, rng);
+    };
+    let members = &snap.group(group).members;
+    let mut live = members.clone();
+    let mut rejected = Vec::new();
+    live.retain(|&m| {
+        let cooling = state.is_cooling_down(m, now);
+        if cooling {
+            rejected.push((m, RejectReason::CoolingDown));
+        }
+        !cooling
+    });
+    if live.iter().any(|m| !req.failed.contains(m)) {
+        live.retain(|m| {
+            let failed = req.failed.contains(m);
+            if failed {
+                rejected.push((*m, RejectReason::RetrySkipped));
+            }
+            !failed
+        });
+    }
+    let weight = |m: &DeploymentIdx| snap.deployment(*m).shuffle_weight;
+    let total = live.iter().map(weight).fold(0u64, u64::saturating_add);
+    let chosen = if total == 0 {
+        live.get(rng.below(live.len() as u64) as usize).copied()
+    } else {
+        let mut ticket = rng.below(total);
+        live.iter().copied().find(|m| {
+            let found = ticket < weight(m);
+            ticket -= if found { 0 } else { weight(m) };
+            found
+        })
+    };
+    let Some(deployment) = chosen else {
+        return Err(no_deployments(snap, state, req.model, group, now));
+    };
+    Ok(Decision {
+        deployment,
+        group,
+        cause: if req.failed.is_empty() { Cause::Fresh } else { Cause::Retry },
+        candidates: members.len() as u32,
+        rejected,
+    })
+}
+
+/// Random snapshots (interleaved groups of up to 300 members, so several blocks, weights from
+/// 0 to giants that saturate), cooldowns live, expired and not yet reached, failed lists with
+/// repeats and other groups' members: the pick decides as the reference does, error for error,
+/// and leaves the rng where the reference leaves it.
+#[test]
+fn the_pick_decides_as_the_reference_chain_does() {
+    let mut gen = Rng::new(99);
+    let t0 = Instant::now() + secs(3600);
+    let mut scratch = PickScratch::new();
+    for case in 0..400u64 {
+        let groups = 1 + gen.below(3);
+        let size = 1 + gen.below(if case % 4 == 0 { 300 } else { 12 }) as usize;
+        let giants = case % 7 == 0;
+        let zeros = case % 5 == 0;
+        let deployments = (0..size)
+            .map(|i| {
+                let mut d = dep(&format!("d{i}"), &format!("g{}", gen.below(groups)));
+                d.weight = match gen.below(10) {
+                    0 if giants => Some(u64::MAX - gen.below(2)),
+                    w if zeros && w < 7 => Some(0),
+                    w => Some(w),
+                };
+                d
+            })
+            .collect();
+        let snap = snap_with(deployments);
+        let mut state = State::new(&snap);
+        for i in 0..size {
+            let idx = DeploymentIdx(i as u32);
+            match gen.below(6) {
+                0 => cool(&snap, &mut state, idx, t0 - secs(gen.below(10))), // live or over
+                1 => state.apply_cooldown(CooldownStarted {
+                    idx,
+                    until: t0 + secs(gen.below(5)) - secs(gen.below(5)),
+                    cause: Failure::Status(429),
+                }),
+                _ => {}
+            }
+        }
+        let failed: Vec<_> = (0..gen.below(4)).map(|_| DeploymentIdx(gen.below(size as u64 + 2) as u32)).collect();
+        for g in 0..groups {
+            let model = format!("g{g}");
+            let req = PickRequest { model: &model, failed: &failed };
+            for now in [t0 - secs(3), t0, t0 + secs(2), t0 + secs(10)] {
+                let (mut a, mut b) = (Rng::new(case), Rng::new(case));
+                for _ in 0..5 {
+                    let got = pick_with_scratch(&snap, &state, &req, now, &mut a, &mut scratch);
+                    assert_eq!(got, reference_pick(&snap, &state, &req, now, &mut b), "case {case}");
+                }
+                assert_eq!(a, b, "case {case}");
+            }
+        }
+    }
 }

@@ -1,5 +1,11 @@
 //! The immutable routing snapshot: deployments in a dense vector, model groups as index lists,
 //! and the router settings. Built once per config change, shared by every shard.
+//!
+//! Next to them, the snapshot lays out what the pick streams through for every candidate, group
+//! after group in member order: each member's *slot* (its group's first slot plus its position
+//! in the group), the members' shuffle weights by slot, and the weight of every *block* of 64
+//! members. The pick reads 8 bytes per candidate from these instead of one `Deployment` each;
+//! the per-shard [`crate::State`] keeps its cooldown ends in the same slot order.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,7 +23,8 @@ impl GroupIdx {
     }
 }
 
-/// The deployments that share one public `model_name`, in config order.
+/// The deployments that share one public `model_name`, in config order. A member's position in
+/// `members` is its position in the pick's per-group bitsets and dense arrays.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     pub name: String,
@@ -94,7 +101,31 @@ impl fmt::Display for SnapshotError {
 
 impl std::error::Error for SnapshotError {}
 
-/// Everything the pick needs, precomputed. Immutable once built.
+/// Members per block: the pick's bitsets hold one `u64` word per block of a group.
+pub(crate) const BLOCK: usize = u64::BITS as usize;
+
+/// Where a group's dense data lives (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GroupLayout {
+    /// The group's members have the slots `first_slot..first_slot + len`.
+    pub(crate) first_slot: usize,
+    /// The group's blocks are `first_block..first_block + blocks()` of the block weights.
+    pub(crate) first_block: usize,
+    pub(crate) len: usize,
+    /// Whether the weights of all members sum to at most `u64::MAX`: then no sum over some of
+    /// them saturates, and the pick may add and subtract block weights exactly.
+    pub(crate) weights_fit: bool,
+}
+
+impl GroupLayout {
+    /// How many blocks (bitset words) the group spans.
+    pub(crate) fn blocks(&self) -> usize {
+        self.len.div_ceil(BLOCK)
+    }
+}
+
+/// Everything the pick needs, precomputed. Immutable once built: the dense data below is derived
+/// from `deployments` and `groups` by [`Snapshot::build`], so change those only through a new build.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub deployments: Vec<Deployment>,
@@ -104,6 +135,14 @@ pub struct Snapshot {
     deployment_by_id: HashMap<String, DeploymentIdx>,
     /// The group of each deployment, by deployment index.
     group_of: Vec<GroupIdx>,
+    /// Each deployment's position in its group's `members`, by deployment index.
+    position: Vec<u32>,
+    /// By group.
+    layouts: Vec<GroupLayout>,
+    /// Each member's `shuffle_weight`, by slot.
+    slot_weights: Vec<u64>,
+    /// The summed weights of each block of 64 members (saturating), by block.
+    block_weights: Vec<u64>,
 }
 
 impl Snapshot {
@@ -120,12 +159,15 @@ impl Snapshot {
         let mut groups: Vec<Group> = Vec::new();
         let mut group_by_name: HashMap<String, GroupIdx> = HashMap::new();
         let mut group_of = Vec::with_capacity(deployments.len());
+        let mut position = Vec::with_capacity(deployments.len());
         for (i, d) in deployments.iter().enumerate() {
             let g = *group_by_name.entry(d.model_name.clone()).or_insert_with(|| {
                 groups.push(Group { name: d.model_name.clone(), members: Vec::new() });
                 GroupIdx(groups.len() as u32 - 1)
             });
-            groups[g.0 as usize].members.push(DeploymentIdx(i as u32));
+            let members = &mut groups[g.0 as usize].members;
+            position.push(members.len() as u32);
+            members.push(DeploymentIdx(i as u32));
             group_of.push(g);
         }
         for g in &groups {
@@ -144,7 +186,65 @@ impl Snapshot {
                 d.shuffle_weight = basis(d).unwrap_or(0);
             }
         }
-        Ok(Snapshot { deployments, groups, settings, group_by_name, deployment_by_id, group_of })
+        let mut layouts = Vec::with_capacity(groups.len());
+        let mut slot_weights = Vec::with_capacity(deployments.len());
+        let mut block_weights = Vec::new();
+        for g in &groups {
+            let weights = g.members.iter().map(|m| deployments[m.get()].shuffle_weight);
+            layouts.push(GroupLayout {
+                first_slot: slot_weights.len(),
+                first_block: block_weights.len(),
+                len: g.members.len(),
+                weights_fit: weights.clone().try_fold(0u64, u64::checked_add).is_some(),
+            });
+            let first = slot_weights.len();
+            slot_weights.extend(weights);
+            block_weights.extend(
+                slot_weights[first..].chunks(BLOCK).map(|b| b.iter().fold(0, |a: u64, &w| a.saturating_add(w))),
+            );
+        }
+        Ok(Snapshot {
+            deployments,
+            groups,
+            settings,
+            group_by_name,
+            deployment_by_id,
+            group_of,
+            position,
+            layouts,
+            slot_weights,
+            block_weights,
+        })
+    }
+
+    pub(crate) fn layout(&self, group: GroupIdx) -> GroupLayout {
+        self.layouts[group.get()]
+    }
+
+    /// The group's members' weights by position, and its blocks' weights.
+    pub(crate) fn weights(&self, layout: &GroupLayout) -> (&[u64], &[u64]) {
+        (
+            &self.slot_weights[layout.first_slot..layout.first_slot + layout.len],
+            &self.block_weights[layout.first_block..layout.first_block + layout.blocks()],
+        )
+    }
+
+    /// The deployment's slot (see the module documentation); `None` for an index outside the
+    /// snapshot.
+    pub(crate) fn slot_of(&self, idx: DeploymentIdx) -> Option<usize> {
+        let group = self.group_of.get(idx.get())?;
+        Some(self.layouts[group.get()].first_slot + self.position[idx.get()] as usize)
+    }
+
+    /// The deployment's position in `group`'s members; `None` when it is not a member (or not
+    /// a deployment of this snapshot).
+    pub(crate) fn position_in(&self, idx: DeploymentIdx, group: GroupIdx) -> Option<usize> {
+        (*self.group_of.get(idx.get())? == group).then(|| self.position[idx.get()] as usize)
+    }
+
+    /// How many slots the snapshot lays out: one per deployment.
+    pub(crate) fn slots(&self) -> usize {
+        self.slot_weights.len()
     }
 
     pub fn deployment(&self, idx: DeploymentIdx) -> &Deployment {
@@ -216,6 +316,52 @@ mod tests {
         let snap = Snapshot::build(vec![a, b, c, d], RouterSettings::default()).unwrap();
         let w: Vec<u64> = snap.deployments.iter().map(|d| d.shuffle_weight).collect();
         assert_eq!(w, [0, 3, 7, 0]);
+    }
+
+    #[test]
+    fn the_dense_layout_follows_groups_and_member_order() {
+        // Groups interleaved in config order; `x` spans two blocks.
+        let mut deployments = Vec::new();
+        for i in 0..70 {
+            let mut d = dep(&format!("x{i}"), "x");
+            d.weight = Some(i);
+            deployments.push(d);
+            if i % 30 == 0 {
+                deployments.push(dep(&format!("y{i}"), "y"));
+            }
+        }
+        let snap = Snapshot::build(deployments, RouterSettings::default()).unwrap();
+        let (x, y) = (GroupIdx(0), GroupIdx(1));
+        let (lx, ly) = (snap.layout(x), snap.layout(y));
+        assert_eq!((lx.first_slot, lx.first_block, lx.len, lx.blocks()), (0, 0, 70, 2));
+        assert_eq!((ly.first_slot, ly.first_block, ly.len, ly.blocks()), (70, 2, 3, 1));
+        let (weights, blocks) = snap.weights(&lx);
+        assert_eq!(weights, (0..70).collect::<Vec<u64>>());
+        assert_eq!(blocks, [(0..64).sum::<u64>(), (64..70).sum()]);
+        assert_eq!(snap.weights(&ly), (&[1, 1, 1][..], &[3][..]));
+        for (g, group) in snap.groups.iter().enumerate() {
+            for (pos, &m) in group.members.iter().enumerate() {
+                let g = GroupIdx(g as u32);
+                assert_eq!(snap.position_in(m, g), Some(pos));
+                assert_eq!(snap.slot_of(m), Some(snap.layout(g).first_slot + pos));
+            }
+        }
+        assert_eq!(snap.position_in(snap.groups[1].members[0], x), None);
+        assert_eq!(snap.position_in(DeploymentIdx(999), x), None);
+        assert_eq!(snap.slot_of(DeploymentIdx(999)), None);
+        assert_eq!(snap.slots(), 73);
+    }
+
+    #[test]
+    fn weights_that_can_overflow_are_flagged() {
+        let mut a = dep("a", "x");
+        let mut b = dep("b", "x");
+        a.weight = Some(u64::MAX);
+        b.weight = Some(1);
+        let snap = Snapshot::build(vec![a, b, dep("c", "y")], RouterSettings::default()).unwrap();
+        assert!(!snap.layout(GroupIdx(0)).weights_fit);
+        assert_eq!(snap.weights(&snap.layout(GroupIdx(0))).1, [u64::MAX]);
+        assert!(snap.layout(GroupIdx(1)).weights_fit);
     }
 
     #[test]

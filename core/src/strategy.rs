@@ -1,47 +1,127 @@
 //! Strategies: given the survivors of the filter chain, choose one.
 
+use crate::filter::{bit_positions, Candidates};
+use crate::snapshot::BLOCK;
 use crate::{DeploymentIdx, Rng, RoutingStrategy, Snapshot};
 
-/// The strategy's choice among `survivors`; `None` only when there are none.
+/// The strategy's choice among the live `survivors`; `None` only when there are none.
+/// `block_sums` is scratch room (one word per block), kept by the caller.
 pub(crate) fn choose(
     strategy: RoutingStrategy,
     snap: &Snapshot,
-    survivors: &[DeploymentIdx],
+    survivors: &Candidates<'_>,
     rng: &mut Rng,
+    block_sums: &mut Vec<u64>,
 ) -> Option<DeploymentIdx> {
     match strategy {
-        RoutingStrategy::SimpleShuffle => simple_shuffle(snap, survivors, rng),
+        RoutingStrategy::SimpleShuffle => simple_shuffle(snap, survivors, rng, block_sums),
     }
 }
 
 /// LiteLLM's `simple-shuffle`: a weighted random choice by [`crate::Deployment::shuffle_weight`];
 /// uniform when every survivor weighs 0. Draws exactly one number per pick, so equal seeds give
-/// equal picks, and walks the survivors twice instead of collecting anything.
-fn simple_shuffle(snap: &Snapshot, survivors: &[DeploymentIdx], rng: &mut Rng) -> Option<DeploymentIdx> {
-    let weight = |idx: &DeploymentIdx| snap.deployment(*idx).shuffle_weight;
+/// equal picks.
+///
+/// The choice is the one a walk over the survivors in member order makes: draw a ticket below
+/// the total weight, then subtract each survivor's weight until the ticket falls inside one.
+/// Instead of walking every survivor, it sums the live weight of each block of 64 members
+/// (from the snapshot's block weights, adjusting for the few removed members, or adding the
+/// few live ones), skips whole blocks, and walks one.
+fn simple_shuffle(
+    snap: &Snapshot,
+    survivors: &Candidates<'_>,
+    rng: &mut Rng,
+    block_sums: &mut Vec<u64>,
+) -> Option<DeploymentIdx> {
+    let layout = survivors.layout();
+    let (weights, full_blocks) = snap.weights(layout);
+    let live = survivors.live_words();
+    block_sums.clear();
     // Saturates rather than wraps: weights summing past u64::MAX are not meaningful rpm/tpm
-    // values, and saturation only skews the split between such giants.
-    let total = survivors.iter().map(weight).fold(0u64, u64::saturating_add);
+    // values, and saturation only skews the split between such giants. While the group's
+    // weights fit (the snapshot knows), no sum saturates and adding and subtracting is exact.
+    let live_weight = |block: usize, word: u64| -> u64 {
+        let base = block * BLOCK;
+        let sum_of = |word: u64| bit_positions(word, base).fold(0u64, |sum, pos| sum.saturating_add(weights[pos]));
+        let members = weights.len() - base;
+        let all = if members >= BLOCK { u64::MAX } else { (1u64 << members) - 1 };
+        let removed = all & !word;
+        if layout.weights_fit && removed.count_ones() < word.count_ones() {
+            full_blocks[block] - sum_of(removed)
+        } else {
+            sum_of(word)
+        }
+    };
+    block_sums.extend(live.iter().enumerate().map(|(block, &word)| live_weight(block, word)));
+    let total = block_sums.iter().fold(0u64, |sum, &w| sum.saturating_add(w));
+    let members = survivors.members();
     if total == 0 {
-        let at = rng.below(survivors.len() as u64) as usize;
-        return survivors.get(at).copied();
+        let mut at = rng.below(survivors.len() as u64);
+        for (block, &word) in live.iter().enumerate() {
+            let n = u64::from(word.count_ones());
+            if at < n {
+                return bit_positions(word, block * BLOCK).nth(at as usize).map(|pos| members[pos]);
+            }
+            at -= n;
+        }
+        return None;
     }
     let mut ticket = rng.below(total);
-    for idx in survivors {
-        let w = weight(idx);
-        if ticket < w {
-            return Some(*idx);
+    for (block, &sum) in block_sums.iter().enumerate() {
+        if ticket >= sum {
+            ticket -= sum;
+            continue;
         }
-        ticket -= w;
+        // A block whose sum saturated is entered whatever the ticket; inside it the walk is exact.
+        for pos in bit_positions(live[block], block * BLOCK) {
+            if ticket < weights[pos] {
+                return Some(members[pos]);
+            }
+            ticket -= weights[pos];
+        }
     }
-    // Reached only when the sum saturated: the ticket fell past the last exact weight.
-    survivors.last().copied()
+    // Not reached (the ticket is below the total, and the walk subtracts exact weights until it
+    // falls inside one); the last survivor keeps the function total.
+    live.iter()
+        .enumerate()
+        .rev()
+        .find(|(_, &w)| w != 0)
+        .map(|(block, &w)| members[block * BLOCK + 63 - w.leading_zeros() as usize])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Deployment, Provider, RouterSettings};
+    use crate::filter::CandidateScratch;
+    use crate::{Deployment, GroupIdx, Provider, RejectReason, RouterSettings};
+
+    /// The simple shuffle over the members of group 0 listed in `survivors`.
+    fn shuffle(snap: &Snapshot, survivors: &[DeploymentIdx], rng: &mut Rng) -> Option<DeploymentIdx> {
+        let mut scratch = CandidateScratch::default();
+        let mut c = crate::filter::Candidates::new(snap, GroupIdx(0), &mut scratch);
+        let gone = snap.groups[0].members.iter().enumerate().filter(|(_, m)| !survivors.contains(m)).map(|(p, _)| p);
+        c.mark_positions(gone);
+        c.remove_marked(RejectReason::RetrySkipped);
+        simple_shuffle(snap, &c, rng, &mut Vec::new())
+    }
+
+    /// The walk the block sums stand in for: over the survivors, in member order.
+    fn reference(snap: &Snapshot, survivors: &[DeploymentIdx], rng: &mut Rng) -> Option<DeploymentIdx> {
+        let weight = |idx: &DeploymentIdx| snap.deployment(*idx).shuffle_weight;
+        let total = survivors.iter().map(weight).fold(0u64, u64::saturating_add);
+        if total == 0 {
+            let at = rng.below(survivors.len() as u64);
+            return survivors.get(at as usize).copied();
+        }
+        let mut ticket = rng.below(total);
+        for idx in survivors {
+            if ticket < weight(idx) {
+                return Some(*idx);
+            }
+            ticket -= weight(idx);
+        }
+        survivors.last().copied()
+    }
 
     fn snap(weights: &[Option<u64>]) -> Snapshot {
         let deployments = weights
@@ -64,7 +144,7 @@ mod tests {
         let mut rng = Rng::new(seed);
         let mut counts = vec![0u32; snap.deployments.len()];
         for _ in 0..picks {
-            let idx = simple_shuffle(snap, survivors, &mut rng).unwrap();
+            let idx = shuffle(snap, survivors, &mut rng).unwrap();
             counts[idx.get()] += 1;
         }
         counts
@@ -100,7 +180,7 @@ mod tests {
         let survivors = all(&snap);
         let run = |seed| {
             let mut rng = Rng::new(seed);
-            (0..100).map(|_| simple_shuffle(&snap, &survivors, &mut rng).unwrap()).collect::<Vec<_>>()
+            (0..100).map(|_| shuffle(&snap, &survivors, &mut rng).unwrap()).collect::<Vec<_>>()
         };
         assert_eq!(run(9), run(9));
         assert_ne!(run(9), run(10));
@@ -116,6 +196,30 @@ mod tests {
     #[test]
     fn no_survivors_no_pick() {
         let snap = snap(&[Some(1)]);
-        assert_eq!(simple_shuffle(&snap, &[], &mut Rng::new(0)), None);
+        assert_eq!(shuffle(&snap, &[], &mut Rng::new(0)), None);
+    }
+
+    #[test]
+    fn the_block_walk_picks_what_the_walk_over_every_survivor_picks() {
+        let mut gen = Rng::new(11);
+        for case in 0..300u64 {
+            let size = 1 + gen.below(300) as usize;
+            let giant = case % 10 == 0;
+            let weights: Vec<_> = (0..size)
+                .map(|_| match gen.below(8) {
+                    0 => Some(0),
+                    _ if giant && gen.below(20) == 0 => Some(u64::MAX - gen.below(3)),
+                    w => Some(w),
+                })
+                .collect();
+            let snap = snap(&weights);
+            let keep = 1 + gen.below(4);
+            let survivors: Vec<_> = all(&snap).into_iter().filter(|_| gen.below(keep) != 0 || keep == 1).collect();
+            let (mut a, mut b) = (Rng::new(case), Rng::new(case));
+            for _ in 0..20 {
+                assert_eq!(shuffle(&snap, &survivors, &mut a), reference(&snap, &survivors, &mut b), "case {case}");
+            }
+            assert_eq!(a, b, "case {case}: one draw per pick");
+        }
     }
 }
