@@ -108,12 +108,7 @@ impl BodyProgress {
     /// the client framing is chunked). Returns the bytes consumed.
     fn relay(&mut self, input: &[u8], out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> Result<usize, Failure> {
         match self {
-            BodyProgress::Length(remaining) => {
-                let take = input.len().min(usize::try_from(*remaining).unwrap_or(usize::MAX));
-                out.extend_from_slice(&input[..take]);
-                *remaining -= take as u64;
-                Ok(take)
-            }
+            BodyProgress::Length(_) => self.collect(input, out),
             BodyProgress::Chunked(decoder) => {
                 scratch.clear();
                 let used = decoder.feed(input, scratch).map_err(|_| Failure::Protocol)?;
@@ -127,16 +122,20 @@ impl BodyProgress {
         }
     }
 
-    /// Appends raw body bytes (no re-framing) — for error bodies kept in memory.
+    /// Consumes upstream body bytes, appending the decoded body to `out` (no framing) — for
+    /// error bodies kept in memory, and for `Content-Length` bodies relayed as they are.
     fn collect(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Failure> {
         match self {
+            BodyProgress::Length(remaining) => {
+                let take = input.len().min(usize::try_from(*remaining).unwrap_or(usize::MAX));
+                out.extend_from_slice(&input[..take]);
+                *remaining -= take as u64;
+                Ok(take)
+            }
             BodyProgress::Chunked(decoder) => decoder.feed(input, out).map_err(|_| Failure::Protocol),
-            _ => {
-                let mut scratch = Vec::new();
-                let before = out.len();
-                let used = self.relay(input, out, &mut scratch)?;
-                debug_assert_eq!(out.len() - before, used);
-                Ok(used)
+            BodyProgress::UntilClose => {
+                out.extend_from_slice(input);
+                Ok(input.len())
             }
         }
     }
@@ -464,5 +463,46 @@ fn timeout_error(provider: &str, after: Duration) -> AttemptError {
         status: 504,
         body: openai_error(504, &format!("{provider}: no response within {:.1}s", after.as_secs_f64()), None),
         retry_after: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collect_keeps_the_body_without_framing() {
+        let mut out = Vec::new();
+        let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
+        assert_eq!(until_close.collect(b"{\"error\":1}", &mut out), Ok(11));
+        assert_eq!(out, b"{\"error\":1}");
+
+        let mut out = Vec::new();
+        let mut chunked = BodyProgress::new(BodyFraming::Chunked);
+        assert_eq!(chunked.collect(b"3\r\nabc\r\n0\r\n\r\nXX", &mut out), Ok(13));
+        assert!(chunked.is_done());
+        assert_eq!(out, b"abc");
+
+        let mut out = Vec::new();
+        let mut length = BodyProgress::new(BodyFraming::Length(4));
+        assert_eq!(length.collect(b"abcdef", &mut out), Ok(4));
+        assert!(length.is_done());
+        assert_eq!(out, b"abcd");
+    }
+
+    #[test]
+    fn relay_rechunks_what_the_client_gets_chunked() {
+        let (mut out, mut scratch) = (Vec::new(), Vec::new());
+        let mut chunked = BodyProgress::new(BodyFraming::Chunked);
+        assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch), Ok(8));
+        assert_eq!(out, b"3\r\nabc\r\n");
+        let mut out = Vec::new();
+        let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
+        assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch), Ok(9));
+        assert_eq!(out, b"9\r\ndata: x\n\n\r\n");
+        let mut out = Vec::new();
+        let mut length = BodyProgress::new(BodyFraming::Length(2));
+        assert_eq!(length.relay(b"abc", &mut out, &mut scratch), Ok(2));
+        assert_eq!(out, b"ab");
     }
 }
