@@ -15,17 +15,36 @@ use crate::snapshot::{GroupLayout, BLOCK};
 use crate::{DeploymentIdx, GroupIdx, RejectReason, Snapshot, State};
 
 /// The positions of the set bits of `word`, lowest first, plus `base`.
-pub(crate) fn bit_positions(word: u64, base: usize) -> impl Iterator<Item = usize> {
-    let mut rest = word;
-    std::iter::from_fn(move || {
-        if rest == 0 {
+pub(crate) fn bit_positions(word: u64, base: usize) -> BitPositions {
+    BitPositions { rest: word, base }
+}
+
+/// See [`bit_positions`]; knows its exact length, so that collecting it reserves once.
+#[derive(Clone, Debug)]
+pub(crate) struct BitPositions {
+    rest: u64,
+    base: usize,
+}
+
+impl Iterator for BitPositions {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.rest == 0 {
             return None;
         }
-        let bit = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
-        Some(base + bit)
-    })
+        let bit = self.rest.trailing_zeros() as usize;
+        self.rest &= self.rest - 1;
+        Some(self.base + bit)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.rest.count_ones() as usize;
+        (n, Some(n))
+    }
 }
+
+impl ExactSizeIterator for BitPositions {}
 
 /// The bitsets of a pick, kept in [`crate::PickScratch`] so that a warm pick allocates nothing.
 #[derive(Clone, Debug, Default)]
@@ -103,7 +122,9 @@ impl<'s> Candidates<'s> {
         let mut count = 0;
         for (block, (marked, &live)) in self.marked.iter_mut().zip(self.live.iter()).enumerate() {
             *marked = doomed(block) & live;
-            count += marked.count_ones() as usize;
+            if *marked != 0 {
+                count += marked.count_ones() as usize;
+            }
         }
         self.marked_count = count;
         count
@@ -166,8 +187,12 @@ impl<'s> Candidates<'s> {
         let mut rejected = Vec::with_capacity(self.stages.iter().map(|&(_, n)| n).sum());
         let words = self.live.len().max(1);
         for (&(reason, _), removed) in self.stages.iter().zip(self.removed.chunks(words)) {
-            for (block, &word) in removed.iter().enumerate() {
-                rejected.extend(bit_positions(word, block * BLOCK).map(|pos| (self.members[pos], reason)));
+            for (members, &word) in self.members.chunks(BLOCK).zip(removed) {
+                let mut rest = word;
+                while rest != 0 {
+                    rejected.push((members[rest.trailing_zeros() as usize], reason));
+                    rest &= rest - 1;
+                }
             }
         }
         rejected
@@ -197,14 +222,8 @@ impl Filter for CooldownFilter<'_> {
     fn apply(&self, candidates: &mut Candidates<'_>) {
         let ends = self.state.cooldown_ends();
         let now = ends.code_at(self.now);
-        let layout = candidates.layout();
-        let ends = ends.slots(layout.first_slot, layout.len);
-        candidates.mark_blocks(|block| {
-            // Branch-free: one compare per member, 8 bytes read.
-            let block_ends = ends.get(block * BLOCK..).unwrap_or(&[]);
-            let block_ends = &block_ends[..block_ends.len().min(BLOCK)];
-            block_ends.iter().enumerate().fold(0u64, |cooling, (bit, &end)| cooling | (u64::from(end > now) << bit))
-        });
+        let layout = *candidates.layout();
+        candidates.mark_blocks(|block| ends.cooling(&layout, block, now));
         candidates.remove_marked(RejectReason::CoolingDown);
     }
 }

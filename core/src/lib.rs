@@ -19,6 +19,7 @@ pub mod secret;
 pub mod snapshot;
 pub mod state;
 
+mod cooldown_ends;
 mod filter;
 mod strategy;
 mod window;

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use crate::{Deployment, DeploymentIdx};
@@ -101,6 +102,47 @@ impl fmt::Display for SnapshotError {
 
 impl std::error::Error for SnapshotError {}
 
+/// The snapshot's name tables. Their keys come from the config, so a fast unkeyed hash is
+/// safe: a client chooses only what it looks up, and one lookup probes one bucket run of a
+/// table it cannot shape. SipHash was a third of a small group's pick.
+type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
+
+/// FxHash (rustc's), eight bytes at a time, with rustc-hash 2's final rotation so that the
+/// top bits hashbrown uses as tags depend on every byte.
+#[derive(Default)]
+struct NameHasher {
+    hash: u64,
+}
+
+impl NameHasher {
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // The length first, so that the shorter last word tells "a" from "a\0".
+        self.add(bytes.len() as u64);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            self.add(rest.iter().fold(0, |word, &b| word << 8 | u64::from(b)));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash.rotate_left(26)
+    }
+}
+
 /// Members per block: the pick's bitsets hold one `u64` word per block of a group.
 pub(crate) const BLOCK: usize = u64::BITS as usize;
 
@@ -124,6 +166,15 @@ impl GroupLayout {
     }
 }
 
+/// A deployment's slot, its group's block it falls in (numbered like the block weights), and
+/// its bit in that block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) slot: usize,
+    pub(crate) block: usize,
+    pub(crate) bit: u32,
+}
+
 /// Everything the pick needs, precomputed. Immutable once built: the dense data below is derived
 /// from `deployments` and `groups` by [`Snapshot::build`], so change those only through a new build.
 #[derive(Clone, Debug)]
@@ -131,8 +182,8 @@ pub struct Snapshot {
     pub deployments: Vec<Deployment>,
     pub groups: Vec<Group>,
     pub settings: RouterSettings,
-    group_by_name: HashMap<String, GroupIdx>,
-    deployment_by_id: HashMap<String, DeploymentIdx>,
+    group_by_name: NameMap<GroupIdx>,
+    deployment_by_id: NameMap<DeploymentIdx>,
     /// The group of each deployment, by deployment index.
     group_of: Vec<GroupIdx>,
     /// Each deployment's position in its group's `members`, by deployment index.
@@ -150,14 +201,14 @@ impl Snapshot {
     /// each deployment's shuffle weight from its group: `weight` if any member sets one, else
     /// `rpm`, else `tpm`, else 1 for everyone (a member without the chosen field weighs 0).
     pub fn build(mut deployments: Vec<Deployment>, settings: RouterSettings) -> Result<Snapshot, SnapshotError> {
-        let mut deployment_by_id = HashMap::with_capacity(deployments.len());
+        let mut deployment_by_id = NameMap::with_capacity_and_hasher(deployments.len(), Default::default());
         for (i, d) in deployments.iter().enumerate() {
             if let Some(prev) = deployment_by_id.insert(d.id.clone(), DeploymentIdx(i as u32)) {
                 return Err(SnapshotError::DuplicateId { id: d.id.clone(), first: prev.get(), second: i });
             }
         }
         let mut groups: Vec<Group> = Vec::new();
-        let mut group_by_name: HashMap<String, GroupIdx> = HashMap::new();
+        let mut group_by_name: NameMap<GroupIdx> = NameMap::default();
         let mut group_of = Vec::with_capacity(deployments.len());
         let mut position = Vec::with_capacity(deployments.len());
         for (i, d) in deployments.iter().enumerate() {
@@ -229,11 +280,16 @@ impl Snapshot {
         )
     }
 
-    /// The deployment's slot (see the module documentation); `None` for an index outside the
-    /// snapshot.
-    pub(crate) fn slot_of(&self, idx: DeploymentIdx) -> Option<usize> {
-        let group = self.group_of.get(idx.get())?;
-        Some(self.layouts[group.get()].first_slot + self.position[idx.get()] as usize)
+    /// Where the deployment's dense data lives (see the module documentation); `None` for an
+    /// index outside the snapshot.
+    pub(crate) fn place_of(&self, idx: DeploymentIdx) -> Option<Place> {
+        let layout = &self.layouts[self.group_of.get(idx.get())?.get()];
+        let position = self.position[idx.get()] as usize;
+        Some(Place {
+            slot: layout.first_slot + position,
+            block: layout.first_block + position / BLOCK,
+            bit: (position % BLOCK) as u32,
+        })
     }
 
     /// The deployment's position in `group`'s members; `None` when it is not a member (or not
@@ -242,9 +298,9 @@ impl Snapshot {
         (*self.group_of.get(idx.get())? == group).then(|| self.position[idx.get()] as usize)
     }
 
-    /// How many slots the snapshot lays out: one per deployment.
-    pub(crate) fn slots(&self) -> usize {
-        self.slot_weights.len()
+    /// How many slots the snapshot lays out (one per deployment), and how many blocks.
+    pub(crate) fn slots_and_blocks(&self) -> (usize, usize) {
+        (self.slot_weights.len(), self.block_weights.len())
     }
 
     pub fn deployment(&self, idx: DeploymentIdx) -> &Deployment {
@@ -343,13 +399,15 @@ mod tests {
             for (pos, &m) in group.members.iter().enumerate() {
                 let g = GroupIdx(g as u32);
                 assert_eq!(snap.position_in(m, g), Some(pos));
-                assert_eq!(snap.slot_of(m), Some(snap.layout(g).first_slot + pos));
+                let l = snap.layout(g);
+                let place = Place { slot: l.first_slot + pos, block: l.first_block + pos / 64, bit: (pos % 64) as u32 };
+                assert_eq!(snap.place_of(m), Some(place));
             }
         }
         assert_eq!(snap.position_in(snap.groups[1].members[0], x), None);
         assert_eq!(snap.position_in(DeploymentIdx(999), x), None);
-        assert_eq!(snap.slot_of(DeploymentIdx(999)), None);
-        assert_eq!(snap.slots(), 73);
+        assert_eq!(snap.place_of(DeploymentIdx(999)), None);
+        assert_eq!(snap.slots_and_blocks(), (73, 3));
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! failure counters behind them). Owned by one thread: plain fields, no locks, no atomics.
 //!
 //! Each cooldown is kept twice: in the deployment's [`DeploymentState`] (until and cause, what
-//! the accessors report), and as one `u64` in [`CooldownEnds`], laid out in the snapshot's slot
+//! the accessors report), and as one `u64` in [`CooldownEnds`] (see [`crate::cooldown_ends`]), laid out in the snapshot's slot
 //! order so that the pick's cooldown filter streams through 8 bytes per candidate. Both are
 //! written in one place, [`State::extend_cooldown`].
 
 use std::time::{Duration, Instant};
 
 use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
+use crate::cooldown_ends::CooldownEnds;
 use crate::window::{instant_after, FixedWindow};
 use crate::{Cooldown, CooldownStarted, DeploymentIdx, Failure, Outcomes, Snapshot};
 
@@ -47,73 +48,6 @@ impl DeploymentState {
     }
 }
 
-/// How far before the first cooldown end the epoch of [`CooldownEnds`] goes, so that a later,
-/// earlier-ending cooldown rarely moves it.
-const EPOCH_LEAD: Duration = Duration::from_secs(24 * 3600);
-
-/// Every recorded cooldown end as a number the pick compares with one instruction: by slot,
-/// `0` for "no cooldown recorded", else the nanoseconds from `epoch` to the end, plus one. The
-/// epoch is at or before every recorded end, so [`CooldownEnds::code_at`] keeps the order
-/// exactly: a deployment cools down at `now` iff its code is greater than `code_at(now)`
-/// (differences past 584 years saturate).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CooldownEnds {
-    /// Each deployment's slot, by deployment index (copied from the snapshot).
-    slot_of: Vec<u32>,
-    by_slot: Vec<u64>,
-    epoch: Option<Instant>,
-}
-
-impl CooldownEnds {
-    fn new(snapshot: &Snapshot) -> CooldownEnds {
-        let slot_of = (0..snapshot.deployments.len())
-            .map(|i| snapshot.slot_of(DeploymentIdx(i as u32)).map_or(u32::MAX, |s| s as u32))
-            .collect();
-        CooldownEnds { slot_of, by_slot: vec![0; snapshot.slots()], epoch: None }
-    }
-
-    /// The code of `t`: 0 before the epoch (or while nothing was ever recorded).
-    pub(crate) fn code_at(&self, t: Instant) -> u64 {
-        match self.epoch.and_then(|epoch| t.checked_duration_since(epoch)) {
-            Some(since) => nanos(since).saturating_add(1),
-            None => 0,
-        }
-    }
-
-    /// The codes of `len` slots from `first`; shorter (down to empty) where this state has
-    /// fewer slots, as for a snapshot it was not built for: missing slots cool down nowhere.
-    pub(crate) fn slots(&self, first: usize, len: usize) -> &[u64] {
-        let from = self.by_slot.get(first..).unwrap_or(&[]);
-        &from[..len.min(from.len())]
-    }
-
-    /// Records that `idx`'s cooldown now ends at `until`; `deployments` holds every recorded
-    /// cooldown, this one included, for when the epoch has to move back.
-    fn set(&mut self, idx: DeploymentIdx, until: Instant, deployments: &[DeploymentState]) {
-        if self.epoch.is_none_or(|epoch| until < epoch) {
-            self.epoch = Some(until.checked_sub(EPOCH_LEAD).unwrap_or(until));
-            for (i, ds) in deployments.iter().enumerate() {
-                if let Some(c) = ds.cooldown {
-                    self.write(DeploymentIdx(i as u32), c.until);
-                }
-            }
-        } else {
-            self.write(idx, until);
-        }
-    }
-
-    fn write(&mut self, idx: DeploymentIdx, until: Instant) {
-        let code = self.code_at(until);
-        if let Some(slot) = self.slot_of.get(idx.get()).and_then(|&s| self.by_slot.get_mut(s as usize)) {
-            *slot = code;
-        }
-    }
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 /// A shard's routing state: one [`DeploymentState`] per deployment index of the snapshot it was
 /// built for. Indices outside it (a stale index after a reload) read as "nothing known" and
 /// record nothing.
@@ -140,7 +74,7 @@ impl State {
     fn extend_cooldown(&mut self, idx: DeploymentIdx, until: Instant, cause: Failure) {
         if let Some(ds) = self.deployments.get_mut(idx.get()) {
             let until = ds.extend_cooldown(until, cause);
-            self.ends.set(idx, until, &self.deployments);
+            self.ends.set(idx, until, || self.deployments.iter().map(|ds| ds.cooldown.map(|c| c.until)));
         }
     }
 

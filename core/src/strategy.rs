@@ -39,20 +39,20 @@ fn simple_shuffle(
     block_sums.clear();
     // Saturates rather than wraps: weights summing past u64::MAX are not meaningful rpm/tpm
     // values, and saturation only skews the split between such giants. While the group's
-    // weights fit (the snapshot knows), no sum saturates and adding and subtracting is exact.
-    let live_weight = |block: usize, word: u64| -> u64 {
-        let base = block * BLOCK;
-        let sum_of = |word: u64| bit_positions(word, base).fold(0u64, |sum, pos| sum.saturating_add(weights[pos]));
-        let members = weights.len() - base;
-        let all = if members >= BLOCK { u64::MAX } else { (1u64 << members) - 1 };
-        let removed = all & !word;
-        if layout.weights_fit && removed.count_ones() < word.count_ones() {
-            full_blocks[block] - sum_of(removed)
+    // weights fit (the snapshot knows), no sum saturates, and subtracting the removed members'
+    // weights from the block's full weight is exact: when fewer than half the block's members
+    // were removed, their weights are subtracted, else the live ones' added up.
+    for ((block_weights, &word), &full) in weights.chunks(BLOCK).zip(live).zip(full_blocks) {
+        let removed = !word & (u64::MAX >> (BLOCK - block_weights.len()));
+        let sum = if removed == 0 && layout.weights_fit {
+            full
+        } else if layout.weights_fit && removed.count_ones() < BLOCK as u32 / 2 {
+            full - sum_of(block_weights, removed, u64::wrapping_add)
         } else {
-            sum_of(word)
-        }
-    };
-    block_sums.extend(live.iter().enumerate().map(|(block, &word)| live_weight(block, word)));
+            sum_of(block_weights, word, u64::saturating_add)
+        };
+        block_sums.push(sum);
+    }
     let total = block_sums.iter().fold(0u64, |sum, &w| sum.saturating_add(w));
     let members = survivors.members();
     if total == 0 {
@@ -87,6 +87,18 @@ fn simple_shuffle(
         .rev()
         .find(|(_, &w)| w != 0)
         .map(|(block, &w)| members[block * BLOCK + 63 - w.leading_zeros() as usize])
+}
+
+/// The weights of the members whose bits are set in `bits`, added up with `add`.
+#[inline(always)]
+fn sum_of(block_weights: &[u64], bits: u64, add: fn(u64, u64) -> u64) -> u64 {
+    let mut rest = bits;
+    let mut sum = 0;
+    while rest != 0 {
+        sum = add(sum, block_weights[rest.trailing_zeros() as usize]);
+        rest &= rest - 1;
+    }
+    sum
 }
 
 #[cfg(test)]
