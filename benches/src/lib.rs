@@ -4,7 +4,6 @@
 
 pub mod bodies;
 pub mod json;
-pub mod pick_prototype;
 pub mod pick_setup;
 pub mod wire;
 

@@ -1,5 +1,6 @@
 //! A snapshot with one group of `n` weighted deployments and a shard state in which about 10%
-//! of them cool down, as the pick benches need it.
+//! of them cool down, as the pick benches need it; optionally another 10% whose cooldowns have
+//! ended.
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,8 @@ pub struct PickSetup {
     /// cooling down already failed.
     pub failed: Vec<DeploymentIdx>,
     pub cooling: usize,
+    /// Deployments whose cooldown has ended by `now` (0 unless asked for).
+    pub ended: usize,
 }
 
 /// Whether deployment `i` cools down: every tenth one, so 10% (none in a group of 2).
@@ -27,7 +30,20 @@ fn cools_down(i: usize) -> bool {
     i % 10 == 5
 }
 
+/// Whether deployment `i` had a cooldown that has ended, when asked for: another 10%.
+fn cooled_down(i: usize) -> bool {
+    i % 10 == 7
+}
+
+/// One group of `n`, 10% of it cooling down at `now`.
 pub fn pick_setup(n: usize) -> PickSetup {
+    pick_setup_with(n, false)
+}
+
+/// [`pick_setup`], and with `ended` another 10% whose cooldowns ended before `now`: every block
+/// of 64 members then holds both live and ended cooldowns, so the cooldown filter compares
+/// each member's end instead of answering from the block's summary.
+pub fn pick_setup_with(n: usize, ended: bool) -> PickSetup {
     let deployments = (0..n)
         .map(|i| {
             let id = format!("dep-{i:05}");
@@ -41,6 +57,14 @@ pub fn pick_setup(n: usize) -> PickSetup {
     let mut state = State::new(&snap);
     let t0 = Instant::now();
     let now = t0 + Duration::from_secs(1);
+    let mut ended_count = 0;
+    for i in (0..n).filter(|&i| ended && cooled_down(i)) {
+        let idx = DeploymentIdx(i as u32);
+        // 5 s from t0 - 10 s: over by `now`.
+        state.record_failure(&snap, idx, Failure::Status(429), t0 - Duration::from_secs(10)).expect("cooldown");
+        assert!(!state.is_cooling_down(idx, now));
+        ended_count += 1;
+    }
     let mut cooling = 0;
     for i in (0..n).filter(|&i| cools_down(i)) {
         let idx = DeploymentIdx(i as u32);
@@ -51,7 +75,7 @@ pub fn pick_setup(n: usize) -> PickSetup {
     }
     let failed = vec![DeploymentIdx(0)];
     assert!(!state.is_cooling_down(failed[0], now));
-    PickSetup { snap, state, now, failed, cooling }
+    PickSetup { snap, state, now, failed, cooling, ended: ended_count }
 }
 
 #[cfg(test)]
@@ -61,9 +85,10 @@ mod tests {
 
     #[test]
     fn a_tenth_cools_down_and_the_pick_skips_it() {
-        for n in GROUP_SIZES {
-            let s = pick_setup(n);
+        for (n, ended) in GROUP_SIZES.into_iter().flat_map(|n| [(n, false), (n, true)]) {
+            let s = pick_setup_with(n, ended);
             assert_eq!(s.cooling, n / 10);
+            assert_eq!(s.ended, if ended { n / 10 } else { 0 });
             let mut rng = Rng::new(1);
             let mut scratch = PickScratch::new();
             for failed in [&[][..], &s.failed[..]] {
