@@ -50,9 +50,7 @@ impl ExactSizeIterator for BitPositions {}
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CandidateScratch {
     live: Vec<u64>,
-    marked: Vec<u64>,
-    /// One bitset per removing filter, in chain order; `stages` says for which reason.
-    removed: Vec<u64>,
+    marks: Vec<u64>,
     stages: Vec<(RejectReason, usize)>,
 }
 
@@ -64,10 +62,11 @@ pub(crate) struct Candidates<'s> {
     /// Bit `i` of word `b`: member `b * 64 + i` is still a candidate.
     live: &'s mut [u64],
     live_count: usize,
-    /// What the last `mark_*` call marked, and how many.
-    marked: &'s mut [u64],
+    /// One bitset per removing filter, in chain order (`stages` says for which reason and how
+    /// many), then the bitset the current filter marks in, then room for more.
+    marks: &'s mut Vec<u64>,
+    /// How many candidates the current filter marked.
     marked_count: usize,
-    removed: &'s mut Vec<u64>,
     stages: &'s mut Vec<(RejectReason, usize)>,
 }
 
@@ -77,21 +76,22 @@ impl<'s> Candidates<'s> {
         let layout = snap.layout(group);
         let members = &snap.group(group).members[..];
         let words = layout.blocks();
-        let CandidateScratch { live, marked, removed, stages } = scratch;
+        let CandidateScratch { live, marks, stages } = scratch;
         live.clear();
         live.resize(words, u64::MAX);
         if let Some(last) = live.last_mut() {
             *last = block_mask(members.len(), words - 1);
         }
-        marked.clear();
-        marked.resize(words, 0);
-        removed.clear();
+        // Room for one removing filter per reason and the marks, so that the first pick that
+        // rejects allocates only the decision's list. Never cleared: every `mark_*` writes all
+        // the words it marks in, and only committed stages are read.
+        let room = words * (RejectReason::ALL.len() + 1);
+        if marks.len() < room {
+            marks.resize(room, 0);
+        }
         stages.clear();
-        // Room for one removing filter per reason, so that the first pick that rejects
-        // allocates only the decision's list.
-        removed.reserve(words * RejectReason::ALL.len());
         stages.reserve(RejectReason::ALL.len());
-        Candidates { group, layout, members, live, live_count: members.len(), marked, marked_count: 0, removed, stages }
+        Candidates { group, layout, members, live, live_count: members.len(), marks, marked_count: 0, stages }
     }
 
     pub(crate) fn group(&self) -> GroupIdx {
@@ -120,7 +120,8 @@ impl<'s> Candidates<'s> {
     /// live bits count), and returns how many it marked.
     pub(crate) fn mark_blocks(&mut self, mut doomed: impl FnMut(usize) -> u64) -> usize {
         let mut count = 0;
-        for (block, (marked, &live)) in self.marked.iter_mut().zip(self.live.iter()).enumerate() {
+        let from = self.stages.len() * self.live.len();
+        for (block, (marked, &live)) in self.marks[from..].iter_mut().zip(self.live.iter()).enumerate() {
             *marked = doomed(block) & live;
             if *marked != 0 {
                 count += marked.count_ones() as usize;
@@ -134,11 +135,11 @@ impl<'s> Candidates<'s> {
     /// ones, and returns how many it marked.
     #[allow(dead_code)] // the filters of the pick issue (health, tags, order, …) use it
     pub(crate) fn mark_where(&mut self, mut doomed: impl FnMut(usize) -> bool) -> usize {
-        let live = &*self.live;
         let mut count = 0;
-        for (block, marked) in self.marked.iter_mut().enumerate() {
+        let from = self.stages.len() * self.live.len();
+        for (block, (marked, &live)) in self.marks[from..].iter_mut().zip(self.live.iter()).enumerate() {
             *marked = 0;
-            for pos in bit_positions(live[block], block * BLOCK) {
+            for pos in bit_positions(live, block * BLOCK) {
                 if doomed(pos) {
                     *marked |= 1 << (pos % BLOCK);
                     count += 1;
@@ -152,11 +153,17 @@ impl<'s> Candidates<'s> {
     /// Marks the live candidates at these member positions (repeats and positions outside the
     /// group are ignored), and returns how many it marked.
     pub(crate) fn mark_positions(&mut self, positions: impl IntoIterator<Item = usize>) -> usize {
-        self.marked.fill(0);
+        let from = self.stages.len() * self.live.len();
+        let marked = &mut self.marks[from..from + self.live.len()];
+        match &mut *marked {
+            // A small group's one word: a store, not a call to `memset`.
+            [word] => *word = 0,
+            words => words.fill(0),
+        }
         let mut count = 0;
         for pos in positions {
             let (block, bit) = (pos / BLOCK, 1u64 << (pos % BLOCK));
-            if let (Some(marked), Some(&live)) = (self.marked.get_mut(block), self.live.get(block)) {
+            if let (Some(marked), Some(&live)) = (marked.get_mut(block), self.live.get(block)) {
                 if live & bit != 0 && *marked & bit == 0 {
                     *marked |= bit;
                     count += 1;
@@ -167,26 +174,34 @@ impl<'s> Candidates<'s> {
         count
     }
 
-    /// Removes what the last `mark_*` call marked, recording `reason` for each.
+    /// Removes what the current filter marked, recording `reason` for each.
+    #[inline]
     pub(crate) fn remove_marked(&mut self, reason: RejectReason) {
         if self.marked_count == 0 {
             return;
         }
-        for (live, &marked) in self.live.iter_mut().zip(self.marked.iter()) {
+        let words = self.live.len();
+        let marked = &self.marks[self.stages.len() * words..];
+        for (live, &marked) in self.live.iter_mut().zip(marked) {
             *live &= !marked;
         }
-        self.removed.extend_from_slice(self.marked);
         self.stages.push((reason, self.marked_count));
         self.live_count -= self.marked_count;
         self.marked_count = 0;
+        // The next filter marks after this one's bitset.
+        let room = (self.stages.len() + 1) * words;
+        if self.marks.len() < room {
+            self.marks.resize(room, 0);
+        }
     }
 
     /// Each removed candidate with its reason, in chain order and member order within one
     /// filter: one allocation, of the exact size, and none when nothing was removed.
     pub(crate) fn rejected(&self) -> Vec<(DeploymentIdx, RejectReason)> {
         let mut rejected = Vec::with_capacity(self.stages.iter().map(|&(_, n)| n).sum());
-        let words = self.live.len().max(1);
-        for (&(reason, _), removed) in self.stages.iter().zip(self.removed.chunks(words)) {
+        let words = self.live.len();
+        for (stage, &(reason, _)) in self.stages.iter().enumerate() {
+            let removed = &self.marks[stage * words..(stage + 1) * words];
             for (members, &word) in self.members.chunks(BLOCK).zip(removed) {
                 let mut rest = word;
                 while rest != 0 {

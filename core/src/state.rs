@@ -2,9 +2,10 @@
 //! failure counters behind them). Owned by one thread: plain fields, no locks, no atomics.
 //!
 //! Each cooldown is kept twice: in the deployment's [`DeploymentState`] (until and cause, what
-//! the accessors report), and as one `u64` in [`CooldownEnds`] (see [`crate::cooldown_ends`]), laid out in the snapshot's slot
-//! order so that the pick's cooldown filter streams through 8 bytes per candidate. Both are
-//! written in one place, [`State::extend_cooldown`].
+//! the accessors report), and as one `u64` in the pick's cooldown index (`cooldown_ends.rs`),
+//! laid out in the snapshot's slot order so that the cooldown filter reads 8 bytes per
+//! candidate, or nothing for a block of 64 whose summary answers. Both are written in one
+//! place, `State::extend_cooldown`.
 
 use std::time::{Duration, Instant};
 

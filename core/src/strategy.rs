@@ -46,6 +46,8 @@ fn simple_shuffle(
         let removed = !word & (u64::MAX >> (BLOCK - block_weights.len()));
         let sum = if removed == 0 && layout.weights_fit {
             full
+        } else if layout.weights_fit && removed & (removed - 1) == 0 {
+            full - block_weights[removed.trailing_zeros() as usize]
         } else if layout.weights_fit && removed.count_ones() < BLOCK as u32 / 2 {
             full - sum_of(block_weights, removed, u64::wrapping_add)
         } else {
