@@ -2,6 +2,7 @@
 //! IO driver it uses, and its limits and timeouts. LiteLLM has no such section.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// LiteLLM proxy's port, so clients switch without changing their base URL.
@@ -15,6 +16,10 @@ pub struct GatewaySettings {
     pub io_driver: IoDriver,
     pub limits: Limits,
     pub timeouts: Timeouts,
+    /// `switchyard.model_cost_map`: a LiteLLM `model_prices_and_context_window.json`, resolved
+    /// against the folder of the file that names it. Loading reads it and fills in each
+    /// deployment's prices.
+    pub model_cost_map: Option<PathBuf>,
 }
 
 impl Default for GatewaySettings {
@@ -25,6 +30,7 @@ impl Default for GatewaySettings {
             io_driver: IoDriver::Auto,
             limits: Limits::default(),
             timeouts: Timeouts::default(),
+            model_cost_map: None,
         }
     }
 }

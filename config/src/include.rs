@@ -21,6 +21,8 @@ pub(crate) struct Section {
     pub(crate) path: KeyPath,
     /// The file that sets it, as messages name it.
     pub(crate) file_label: Rc<str>,
+    /// The folder of that file: a relative path in the section is relative to it.
+    pub(crate) dir: PathBuf,
 }
 
 /// One file's `model_list` value.
@@ -123,7 +125,13 @@ impl Assembler<'_, '_> {
                         );
                         self.checker.error(&path, message);
                     }
-                    None => self.doc.sections.push(Section { key, node, path, file_label: label.clone() }),
+                    None => self.doc.sections.push(Section {
+                        key,
+                        node,
+                        path,
+                        file_label: label.clone(),
+                        dir: dir.to_path_buf(),
+                    }),
                 },
             }
         }

@@ -71,7 +71,7 @@ fn compile(
     );
     let master_key = read_general_settings(&mut c, &doc);
     let gateway = match doc.section(SWITCHYARD) {
-        Some(s) => read_switchyard(&mut c, &s.node, s.path.clone()),
+        Some(s) => read_switchyard(&mut c, &s.node, s.path.clone(), &s.dir),
         None => GatewaySettings::default(),
     };
     warn_ignored_sections(&mut c, &doc);

@@ -3,6 +3,7 @@
 //! default.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::duration::DURATION;
@@ -10,11 +11,12 @@ use crate::kinds::{self, Kind};
 use crate::node::Node;
 use crate::{GatewaySettings, IoDriver};
 
-const KEYS: [&str; 5] = ["listen", "shards", "io_driver", "limits", "timeouts"];
+const KEYS: [&str; 6] = ["listen", "shards", "io_driver", "limits", "timeouts", "model_cost_map"];
 const LIMIT_KEYS: [&str; 3] = ["max_header_bytes", "max_headers", "max_body_bytes"];
 const TIMEOUT_KEYS: [&str; 3] = ["connect", "keepalive_idle", "upstream_idle"];
 
-pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath) -> GatewaySettings {
+/// `dir` is the folder of the file that sets the section: relative paths are relative to it.
+pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> GatewaySettings {
     let mut settings = GatewaySettings::default();
     if matches!(node, Node::Null) {
         return settings;
@@ -50,6 +52,9 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath) -> Ga
         set(c, &mut timeouts, "keepalive_idle", &DURATION, &mut t.keepalive_idle);
         set(c, &mut timeouts, "upstream_idle", &DURATION, &mut t.upstream_idle);
         c.refuse_unknown(&timeouts, &TIMEOUT_KEYS);
+    }
+    if let Some(map) = c.optional(&mut fields, "model_cost_map", &kinds::NON_EMPTY_STRING) {
+        settings.model_cost_map = Some(dir.join(map.trim()));
     }
     c.refuse_unknown(&fields, &KEYS);
     settings
