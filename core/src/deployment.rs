@@ -45,6 +45,11 @@ pub struct Deployment {
     pub max_parallel_requests: Option<u32>,
     /// Per-deployment override of `router_settings.cooldown_time`.
     pub cooldown_time: Option<Duration>,
+    /// US dollars per input token (`litellm_params`/`model_info` `input_cost_per_token`, else
+    /// the model cost map); `None` = unknown. Cost-based routing reads it.
+    pub input_cost_per_token: Option<f64>,
+    /// US dollars per output token, like `input_cost_per_token`.
+    pub output_cost_per_token: Option<f64>,
 }
 
 impl Deployment {
@@ -68,7 +73,16 @@ impl Deployment {
             stream_timeout: None,
             max_parallel_requests: None,
             cooldown_time: None,
+            input_cost_per_token: None,
+            output_cost_per_token: None,
         }
+    }
+
+    /// The price cost-based routing compares: input plus output dollars per token, when both
+    /// are known and are finite numbers of 0 or more.
+    pub fn price_per_token(&self) -> Option<f64> {
+        let price = self.input_cost_per_token? + self.output_cost_per_token?;
+        (price.is_finite() && price >= 0.0).then_some(price)
     }
 }
 
@@ -93,6 +107,8 @@ impl std::fmt::Debug for Deployment {
             .field("stream_timeout", &self.stream_timeout)
             .field("max_parallel_requests", &self.max_parallel_requests)
             .field("cooldown_time", &self.cooldown_time)
+            .field("input_cost_per_token", &self.input_cost_per_token)
+            .field("output_cost_per_token", &self.output_cost_per_token)
             .finish()
     }
 }

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::RejectReason;
+
 /// A pick that found nothing to route to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RouteError {
@@ -18,6 +20,9 @@ pub enum RouteError {
         retry_after_secs: u64,
         /// `router_settings.enable_pre_call_checks`, a common cause, so the message says it.
         pre_call_checks: bool,
+        /// Usage-based routing: the deployments at their rpm or tpm limit this minute, by id,
+        /// with the limit. When any are, `retry_after_secs` counts at most to the next minute.
+        over_limit: Vec<(String, RejectReason)>,
     },
 }
 
@@ -46,7 +51,7 @@ impl fmt::Display for RouteError {
                 f,
                 "Invalid model name passed in model={model}. Call `/v1/models` to view available models for your key."
             ),
-            RouteError::NoDeployments { model, cooldown_ids, retry_after_secs, pre_call_checks } => {
+            RouteError::NoDeployments { model, cooldown_ids, retry_after_secs, pre_call_checks, over_limit } => {
                 write!(
                     f,
                     "No deployments available for selected model, Try again in {retry_after_secs} seconds. Passed model={model}. pre-call-checks={}, cooldown_list=[",
@@ -58,7 +63,22 @@ impl fmt::Display for RouteError {
                     }
                     write_python_str_repr(f, id)?;
                 }
-                f.write_str("]")
+                f.write_str("]")?;
+                // Not in LiteLLM's text (which ends at the cooldown list): without it, a group
+                // whose deployments all reached their usage limits reads as "nothing cools down".
+                if !over_limit.is_empty() {
+                    f.write_str(", usage_limit_list=[")?;
+                    for (i, (id, reason)) in over_limit.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        f.write_str("(")?;
+                        write_python_str_repr(f, id)?;
+                        write!(f, ", '{}')", reason.as_str())?;
+                    }
+                    f.write_str("]")?;
+                }
+                Ok(())
             }
         }
     }
@@ -116,6 +136,7 @@ mod tests {
             cooldown_ids: vec!["id1".into(), "id2".into()],
             retry_after_secs: 3,
             pre_call_checks: false,
+            over_limit: vec![],
         };
         assert_eq!(err.status(), 429);
         assert_eq!(err.retry_after_secs(), Some(3));
@@ -132,6 +153,7 @@ mod tests {
             cooldown_ids: vec!["it's".into(), "a\\b".into(), "q'\"".into()],
             retry_after_secs: 1,
             pre_call_checks: true,
+            over_limit: vec![],
         };
         assert_eq!(
             err.to_string(),
@@ -142,7 +164,21 @@ mod tests {
             cooldown_ids: vec![],
             retry_after_secs: 0,
             pre_call_checks: false,
+            over_limit: vec![],
         };
         assert!(empty.to_string().ends_with("cooldown_list=[]"));
+        let limited = RouteError::NoDeployments {
+            model: "m".into(),
+            cooldown_ids: vec![],
+            retry_after_secs: 12,
+            pre_call_checks: false,
+            over_limit: vec![("a".into(), RejectReason::TpmLimit), ("b".into(), RejectReason::RpmLimit)],
+        };
+        assert!(
+            limited
+                .to_string()
+                .ends_with("cooldown_list=[], usage_limit_list=[('a', 'tpm_limit'), ('b', 'rpm_limit')]"),
+            "{limited}"
+        );
     }
 }

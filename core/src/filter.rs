@@ -133,7 +133,6 @@ impl<'s> Candidates<'s> {
 
     /// Marks the live candidates for which `doomed(position)` holds, asking only about live
     /// ones, and returns how many it marked.
-    #[allow(dead_code)] // the filters of the pick issue (health, tags, order, …) use it
     pub(crate) fn mark_where(&mut self, mut doomed: impl FnMut(usize) -> bool) -> usize {
         let mut count = 0;
         let from = self.stages.len() * self.live.len();

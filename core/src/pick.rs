@@ -4,7 +4,12 @@
 use std::time::{Duration, Instant};
 
 use crate::filter::{CandidateScratch, Candidates, CooldownFilter, Filter, RetrySkipFilter};
-use crate::{strategy, Cause, Decision, DeploymentIdx, GroupIdx, Rng, RouteError, Snapshot, State};
+use crate::health::HealthFilter;
+use crate::usage::UsageLimitFilter;
+use crate::{
+    strategy, Basis, Cause, Decision, DeploymentIdx, GroupIdx, RejectReason, Rng, RouteError, RoutingStrategy,
+    Snapshot, State,
+};
 
 /// What one attempt asks of the pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +18,11 @@ pub struct PickRequest<'a> {
     pub model: &'a str,
     /// Deployments that already failed for this request ([`crate::AttemptPlan::failed`]).
     pub failed: &'a [DeploymentIdx],
+    /// Whether the response streams: latency-based routing then compares times to first token.
+    pub stream: bool,
+    /// The gateway's estimate of the request's input tokens: usage-based routing checks it
+    /// against each deployment's `tpm`.
+    pub input_tokens: u64,
 }
 
 /// Room for the candidate bitsets and the strategy's block sums, kept by the caller (one per
@@ -64,6 +74,7 @@ pub fn pick_with_scratch(
             cause: Cause::DeploymentId,
             candidates: 1,
             rejected: Vec::new(),
+            basis: Basis::None,
         });
     }
     Err(RouteError::UnknownModel { model: req.model.to_string() })
@@ -79,13 +90,20 @@ fn pick_in_group(
     scratch: &mut PickScratch,
 ) -> Result<Decision, RouteError> {
     let mut candidates = Candidates::new(snap, group, &mut scratch.candidates);
-    let chain: [&dyn Filter; 2] = [&CooldownFilter { state, now }, &RetrySkipFilter { snap, failed: req.failed }];
-    for filter in chain {
-        filter.apply(&mut candidates);
+    let settings = &snap.settings;
+    // The chain, in its contract's order. Health first: a deployment known to be down is
+    // reported as unhealthy rather than as cooling down.
+    if settings.enable_health_check_routing {
+        HealthFilter { state, now, staleness: settings.health_check_staleness_threshold }.apply(&mut candidates);
     }
-    let chosen = strategy::choose(snap.settings.routing_strategy, snap, &candidates, rng, &mut scratch.block_sums);
-    let Some(deployment) = chosen else {
-        return Err(no_deployments(snap, state, req.model, group, now));
+    CooldownFilter { state, now }.apply(&mut candidates);
+    RetrySkipFilter { snap, failed: req.failed }.apply(&mut candidates);
+    if settings.routing_strategy == RoutingStrategy::UsageBasedV2 {
+        UsageLimitFilter { snap, state, now, input_tokens: req.input_tokens }.apply(&mut candidates);
+    }
+    let chosen = strategy::choose(snap, state, req, now, &candidates, rng, &mut scratch.block_sums);
+    let Some((deployment, basis)) = chosen else {
+        return Err(no_deployments(snap, state, req.model, &candidates, now));
     };
     Ok(Decision {
         deployment,
@@ -93,25 +111,43 @@ fn pick_in_group(
         cause: if req.failed.is_empty() { Cause::Fresh } else { Cause::Retry },
         candidates: u32::try_from(candidates.members().len()).unwrap_or(u32::MAX),
         rejected: candidates.rejected(),
+        basis,
     })
 }
 
-/// The error for a group the filters emptied: which members cool down, and when the first
-/// of them is back.
-fn no_deployments(snap: &Snapshot, state: &State, model: &str, group: GroupIdx, now: Instant) -> RouteError {
+/// The error for a group the filters emptied: which members cool down, which are at their
+/// usage limit this minute, and when the first of them is back.
+fn no_deployments(
+    snap: &Snapshot,
+    state: &State,
+    model: &str,
+    candidates: &Candidates<'_>,
+    now: Instant,
+) -> RouteError {
     let mut cooldown_ids = Vec::new();
     let mut soonest: Option<Duration> = None;
-    for &idx in &snap.group(group).members {
+    for &idx in candidates.members() {
         if let Some(remaining) = state.cooldown_remaining(idx, now) {
             cooldown_ids.push(snap.deployment(idx).id.clone());
             soonest = Some(soonest.map_or(remaining, |s| s.min(remaining)));
         }
+    }
+    let over_limit: Vec<(String, RejectReason)> = candidates
+        .rejected()
+        .into_iter()
+        .filter(|(_, r)| r.is_usage_limit())
+        .map(|(idx, r)| (snap.deployment(idx).id.clone(), r))
+        .collect();
+    if !over_limit.is_empty() {
+        let next_minute = state.minutes.until_next_minute(now);
+        soonest = Some(soonest.map_or(next_minute, |s| s.min(next_minute)));
     }
     RouteError::NoDeployments {
         model: model.to_string(),
         cooldown_ids,
         retry_after_secs: soonest.map_or(0, whole_seconds_rounded_up),
         pre_call_checks: snap.settings.enable_pre_call_checks,
+        over_limit,
     }
 }
 

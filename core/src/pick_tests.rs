@@ -26,7 +26,7 @@ fn snap_with(deployments: Vec<Deployment>) -> Snapshot {
 }
 
 fn request(model: &str) -> PickRequest<'_> {
-    PickRequest { model, failed: &[] }
+    PickRequest { model, failed: &[], stream: false, input_tokens: 0 }
 }
 
 fn cool(snap: &Snapshot, state: &mut State, idx: DeploymentIdx, at: Instant) {
@@ -86,11 +86,18 @@ fn a_deployment_id_is_served_even_while_cooling_down() {
     cool(&snap, &mut state, A, t0);
     cool(&snap, &mut state, B, t0);
     let failed = [A];
-    let req = PickRequest { model: "a", failed: &failed };
+    let req = PickRequest { model: "a", failed: &failed, stream: false, input_tokens: 0 };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(3)).unwrap();
     assert_eq!(
         d,
-        Decision { deployment: A, group: GroupIdx(0), cause: Cause::DeploymentId, candidates: 1, rejected: vec![] }
+        Decision {
+            deployment: A,
+            group: GroupIdx(0),
+            cause: Cause::DeploymentId,
+            candidates: 1,
+            rejected: vec![],
+            basis: Basis::None,
+        }
     );
     assert_eq!(d.route_reason(&snap), "a requested by deployment id (filters and strategy skipped)");
 }
@@ -107,7 +114,7 @@ fn a_retry_skips_the_deployments_that_failed() {
     let snap = snap_with(vec![dep("a", "g"), dep("b", "g"), dep("c", "g")]);
     let state = State::new(&snap);
     let failed = [A, C];
-    let req = PickRequest { model: "g", failed: &failed };
+    let req = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
     let mut rng = Rng::new(4);
     for _ in 0..100 {
         let d = pick(&snap, &state, &req, Instant::now(), &mut rng).unwrap();
@@ -127,7 +134,7 @@ fn the_retry_skip_fails_open_when_nothing_else_remains() {
     // `a` cools down and `b` already failed: `b` is tried again rather than nothing.
     cool(&snap, &mut state, A, t0);
     let failed = [B];
-    let req = PickRequest { model: "pair", failed: &failed };
+    let req = PickRequest { model: "pair", failed: &failed, stream: false, input_tokens: 0 };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(5)).unwrap();
     assert_eq!(d.deployment, B);
     assert_eq!(d.cause, Cause::Retry);
@@ -244,7 +251,7 @@ fn invariants_hold_over_random_situations() {
             }
         }
         let failed: Vec<_> = members.iter().copied().filter(|_| gen.below(3) == 0).collect();
-        let req = PickRequest { model: "g", failed: &failed };
+        let req = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
         let cooling = |idx: DeploymentIdx| state.is_cooling_down(idx, t0);
         match pick(&snap, &state, &req, t0, &mut Rng::new(case)) {
             Ok(d) => {
@@ -279,7 +286,7 @@ fn the_route_reason_counts_each_reason_in_chain_order() {
     let t0 = Instant::now();
     cool(&snap, &mut state, C, t0);
     let failed = [A];
-    let req = PickRequest { model: "g", failed: &failed };
+    let req = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(0)).unwrap();
     assert_eq!(d.rejected, [(C, RejectReason::CoolingDown), (A, RejectReason::RetrySkipped)]);
     assert_eq!(
@@ -333,7 +340,16 @@ fn reference_pick(
         })
     };
     let Some(deployment) = chosen else {
-        return Err(no_deployments(snap, state, req.model, group, now));
+        let cooling: Vec<_> =
+            members.iter().filter_map(|&m| state.cooldown_remaining(m, now).map(|r| (m, r))).collect();
+        let soonest = cooling.iter().map(|(_, r)| *r).min();
+        return Err(RouteError::NoDeployments {
+            model: req.model.to_string(),
+            cooldown_ids: cooling.iter().map(|(m, _)| snap.deployment(*m).id.clone()).collect(),
+            retry_after_secs: soonest.map_or(0, whole_seconds_rounded_up),
+            pre_call_checks: snap.settings.enable_pre_call_checks,
+            over_limit: Vec::new(),
+        });
     };
     Ok(Decision {
         deployment,
@@ -341,6 +357,7 @@ fn reference_pick(
         cause: if req.failed.is_empty() { Cause::Fresh } else { Cause::Retry },
         candidates: members.len() as u32,
         rejected,
+        basis: Basis::Weight(snap.deployment(deployment).shuffle_weight),
     })
 }
 
@@ -386,7 +403,7 @@ fn the_pick_decides_as_the_reference_chain_does() {
         let failed: Vec<_> = (0..gen.below(4)).map(|_| DeploymentIdx(gen.below(size as u64 + 2) as u32)).collect();
         for g in 0..groups {
             let model = format!("g{g}");
-            let req = PickRequest { model: &model, failed: &failed };
+            let req = PickRequest { model: &model, failed: &failed, stream: false, input_tokens: 0 };
             for now in [t0 - secs(3), t0, t0 + secs(2), t0 + secs(10)] {
                 let (mut a, mut b) = (Rng::new(case), Rng::new(case));
                 for _ in 0..5 {

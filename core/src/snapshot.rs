@@ -35,16 +35,41 @@ pub struct Group {
 /// `router_settings.routing_strategy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RoutingStrategy {
+    /// Weighted random by `weight`, else `rpm`, else `tpm`.
     #[default]
     SimpleShuffle,
+    /// Fewest requests in flight on this shard.
+    LeastBusy,
+    /// Lowest latency EWMA (time to first token for streams), within `lowest_latency_buffer`.
+    LatencyBased,
+    /// Lowest tokens used this minute, among the deployments under their rpm/tpm limits.
+    UsageBasedV2,
+    /// Cheapest input + output price per token.
+    CostBased,
 }
 
 impl RoutingStrategy {
-    /// The name LiteLLM's config uses (`simple-shuffle`).
+    pub const ALL: [RoutingStrategy; 5] = [
+        RoutingStrategy::SimpleShuffle,
+        RoutingStrategy::LeastBusy,
+        RoutingStrategy::LatencyBased,
+        RoutingStrategy::UsageBasedV2,
+        RoutingStrategy::CostBased,
+    ];
+
+    /// The name LiteLLM's config uses (`simple-shuffle`, `latency-based-routing`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             RoutingStrategy::SimpleShuffle => "simple-shuffle",
+            RoutingStrategy::LeastBusy => "least-busy",
+            RoutingStrategy::LatencyBased => "latency-based-routing",
+            RoutingStrategy::UsageBasedV2 => "usage-based-routing-v2",
+            RoutingStrategy::CostBased => "cost-based-routing",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<RoutingStrategy> {
+        RoutingStrategy::ALL.into_iter().find(|s| s.as_str() == name)
     }
 }
 
@@ -65,6 +90,13 @@ pub struct RouterSettings {
     pub disable_cooldowns: bool,
     /// `enable_pre_call_checks`; reported in the "no deployments" error.
     pub enable_pre_call_checks: bool,
+    /// `routing_strategy_args.lowest_latency_buffer`: latency-based routing chooses at random
+    /// among the deployments within `lowest * (1 + buffer)` (LiteLLM's default: 0). Finite, ≥ 0.
+    pub lowest_latency_buffer: f64,
+    /// `enable_health_check_routing`: skip deployments whose last health check failed.
+    pub enable_health_check_routing: bool,
+    /// `health_check_staleness_threshold`: a health result older than this is ignored.
+    pub health_check_staleness_threshold: Duration,
 }
 
 impl Default for RouterSettings {
@@ -78,6 +110,9 @@ impl Default for RouterSettings {
             stream_timeout: None,
             disable_cooldowns: false,
             enable_pre_call_checks: false,
+            lowest_latency_buffer: 0.0,
+            enable_health_check_routing: false,
+            health_check_staleness_threshold: Duration::from_secs(60),
         }
     }
 }
@@ -194,6 +229,29 @@ pub struct Snapshot {
     slot_weights: Vec<u64>,
     /// The summed weights of each block of 64 members (saturating), by block.
     block_weights: Vec<u64>,
+    /// What the stateful strategies read per candidate, by deployment index (see [`Dense`]).
+    dense: Dense,
+}
+
+/// Per-deployment values the stateful strategies and filters compare, by deployment index, so
+/// that they read a few bytes per candidate instead of a whole [`Deployment`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Dense {
+    /// [`Deployment::price_per_token`]; `f64::INFINITY` when unknown, so it sorts last.
+    pub(crate) prices: Vec<f64>,
+    /// `rpm` and `tpm` limits; `u64::MAX` when not set.
+    pub(crate) rpm_limits: Vec<u64>,
+    pub(crate) tpm_limits: Vec<u64>,
+}
+
+impl Dense {
+    fn new(deployments: &[Deployment]) -> Dense {
+        Dense {
+            prices: deployments.iter().map(|d| d.price_per_token().unwrap_or(f64::INFINITY)).collect(),
+            rpm_limits: deployments.iter().map(|d| d.rpm.unwrap_or(u64::MAX)).collect(),
+            tpm_limits: deployments.iter().map(|d| d.tpm.unwrap_or(u64::MAX)).collect(),
+        }
+    }
 }
 
 impl Snapshot {
@@ -254,7 +312,9 @@ impl Snapshot {
                 slot_weights[first..].chunks(BLOCK).map(|b| b.iter().fold(0, |a: u64, &w| a.saturating_add(w))),
             );
         }
+        let dense = Dense::new(&deployments);
         Ok(Snapshot {
+            dense,
             deployments,
             groups,
             settings,
@@ -266,6 +326,10 @@ impl Snapshot {
             slot_weights,
             block_weights,
         })
+    }
+
+    pub(crate) fn dense(&self) -> &Dense {
+        &self.dense
     }
 
     pub(crate) fn layout(&self, group: GroupIdx) -> GroupLayout {
@@ -329,6 +393,13 @@ impl Snapshot {
     pub fn public_model_names(&self) -> impl Iterator<Item = &str> {
         self.groups.iter().map(|g| g.name.as_str())
     }
+}
+
+/// The index in `new` of the deployment `idx` names in `old`, by id; `None` when `idx` is not a
+/// deployment of `old` or its id is gone from `new`. State and events learnt under one
+/// snapshot follow their deployment across a reload with it.
+pub fn translate(old: &Snapshot, new: &Snapshot, idx: DeploymentIdx) -> Option<DeploymentIdx> {
+    new.deployment_by_id(&old.deployments.get(idx.get())?.id)
 }
 
 #[cfg(test)]

@@ -6,19 +6,26 @@
 //! laid out in the snapshot's slot order so that the cooldown filter reads 8 bytes per
 //! candidate, or nothing for a block of 64 whose summary answers. Both are written in one
 //! place, `State::extend_cooldown`.
+//!
+//! What the stateful strategies read (requests in flight, latency averages, this minute's usage)
+//! and the last health check are kept in vectors by deployment index, so that a strategy reads
+//! a few bytes per candidate. Events from other shards ([`crate::Event`]) are applied in
+//! `event.rs`; carrying state over a reload is in `carry_over.rs`.
 
 use std::time::{Duration, Instant};
 
 use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
 use crate::cooldown_ends::CooldownEnds;
+use crate::latency::Latency;
+use crate::usage::{MinuteClock, MinuteUsage, Usage};
 use crate::window::{instant_after, FixedWindow};
-use crate::{Cooldown, CooldownStarted, DeploymentIdx, Failure, Outcomes, Snapshot};
+use crate::{Cooldown, CooldownStarted, DeploymentIdx, Failure, HealthCheck, LatencySample, Outcomes, Snapshot};
 
 /// Everything a shard knows about one deployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeploymentState {
     /// The last cooldown started; expired ones stay until replaced and are read as absent.
-    cooldown: Option<Cooldown>,
+    pub(crate) cooldown: Option<Cooldown>,
     /// LiteLLM's v1 counter, used while `allowed_fails` is set.
     allowed_fails: AllowedFailsCounter,
     /// This minute's outcomes: LiteLLM's v2 rule reads them while `allowed_fails` is not set.
@@ -52,17 +59,43 @@ impl DeploymentState {
 /// A shard's routing state: one [`DeploymentState`] per deployment index of the snapshot it was
 /// built for. Indices outside it (a stale index after a reload) read as "nothing known" and
 /// record nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct State {
-    deployments: Vec<DeploymentState>,
-    ends: CooldownEnds,
+    pub(crate) deployments: Vec<DeploymentState>,
+    pub(crate) ends: CooldownEnds,
+    /// Requests this shard has sent and not yet seen end, by deployment index.
+    pub(crate) in_flight: Vec<u32>,
+    /// By deployment index; this shard's own measurements only.
+    pub(crate) latency: Vec<Latency>,
+    /// This minute's requests and tokens, by deployment index, every shard's.
+    pub(crate) usage: Vec<MinuteUsage>,
+    pub(crate) minutes: MinuteClock,
+    /// The last health check, by deployment index.
+    pub(crate) health: Vec<Option<HealthCheck>>,
 }
 
 impl State {
     pub fn new(snapshot: &Snapshot) -> State {
+        let n = snapshot.deployments.len();
         State {
-            deployments: vec![DeploymentState::default(); snapshot.deployments.len()],
+            deployments: vec![DeploymentState::default(); n],
             ends: CooldownEnds::new(snapshot),
+            in_flight: vec![0; n],
+            latency: vec![Latency::default(); n],
+            usage: vec![MinuteUsage::default(); n],
+            minutes: MinuteClock::default(),
+            health: vec![None; n],
+        }
+    }
+
+    /// Sets the instant usage minutes are counted from (LiteLLM counts wall-clock minutes).
+    /// Shards that exchange usage events must share one origin for their minutes to line up,
+    /// e.g. the process's start; without it, a state takes the first instant it records usage
+    /// at. Counts recorded under an earlier origin are dropped.
+    pub fn set_minute_origin(&mut self, origin: Instant) {
+        if self.minutes.origin() != Some(origin) {
+            self.minutes = MinuteClock::new(origin);
+            self.usage.fill(MinuteUsage::default());
         }
     }
 
@@ -142,6 +175,66 @@ impl State {
 
     pub fn is_cooling_down(&self, idx: DeploymentIdx, now: Instant) -> bool {
         self.cooldown(idx, now).is_some()
+    }
+
+    /// A request to `idx` was sent (least-busy counts it until [`State::request_ended`]).
+    pub fn request_started(&mut self, idx: DeploymentIdx) {
+        if let Some(n) = self.in_flight.get_mut(idx.get()) {
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// A request to `idx` ended, however it ended.
+    pub fn request_ended(&mut self, idx: DeploymentIdx) {
+        if let Some(n) = self.in_flight.get_mut(idx.get()) {
+            *n = n.saturating_sub(1);
+        }
+    }
+
+    /// Requests to `idx` this shard has in flight.
+    pub fn in_flight(&self, idx: DeploymentIdx) -> u32 {
+        self.in_flight.get(idx.get()).copied().unwrap_or(0)
+    }
+
+    /// Adds a finished request's timings to `idx`'s latency averages (this shard's only: each
+    /// shard measures its own, and they are not broadcast).
+    pub fn record_latency(&mut self, idx: DeploymentIdx, sample: LatencySample) {
+        if let Some(latency) = self.latency.get_mut(idx.get()) {
+            latency.record(sample);
+        }
+    }
+
+    /// `idx`'s latency averages.
+    pub fn latency(&self, idx: DeploymentIdx) -> Option<&Latency> {
+        self.latency.get(idx.get())
+    }
+
+    /// Counts `requests` and `tokens` for `idx` in the minute `now` falls in. The caller
+    /// broadcasts the same as [`crate::Event::Usage`] for the other shards.
+    pub fn record_usage(&mut self, idx: DeploymentIdx, now: Instant, requests: u64, tokens: u64) {
+        if idx.get() >= self.usage.len() {
+            return;
+        }
+        let minute = self.minutes.minute_starting(now);
+        self.usage[idx.get()].add(minute, requests, tokens);
+    }
+
+    /// `idx`'s requests and tokens in the minute `now` falls in.
+    pub fn usage(&self, idx: DeploymentIdx, now: Instant) -> Usage {
+        let minute = self.minutes.minute(now);
+        self.usage.get(idx.get()).map_or(Usage::default(), |u| u.in_minute(minute))
+    }
+
+    /// Records a health check result (the later check wins when results arrive out of order).
+    pub fn record_health(&mut self, idx: DeploymentIdx, healthy: bool, checked_at: Instant) {
+        if let Some(h) = self.health.get_mut(idx.get()) {
+            *h = Some(HealthCheck::later(*h, HealthCheck { healthy, checked_at }));
+        }
+    }
+
+    /// `idx`'s last health check, if any.
+    pub fn health(&self, idx: DeploymentIdx) -> Option<HealthCheck> {
+        self.health.get(idx.get()).copied().flatten()
     }
 }
 

@@ -1,20 +1,33 @@
-//! Strategies: given the survivors of the filter chain, choose one.
+//! Strategies: given the survivors of the filter chain, choose one. The simple shuffle is here;
+//! the strategies that choose the lowest of a measure are in `lowest.rs`.
+
+use std::time::Instant;
 
 use crate::filter::{bit_positions, Candidates};
+use crate::lowest;
 use crate::snapshot::BLOCK;
-use crate::{DeploymentIdx, Rng, RoutingStrategy, Snapshot};
+use crate::{Basis, DeploymentIdx, PickRequest, Rng, RoutingStrategy, Snapshot, State};
 
-/// The strategy's choice among the live `survivors`; `None` only when there are none.
-/// `block_sums` is scratch room (one word per block), kept by the caller.
+/// The strategy's choice among the live `survivors` and why it won; `None` only when there are
+/// none. `block_sums` is scratch room (one word per block), kept by the caller.
 pub(crate) fn choose(
-    strategy: RoutingStrategy,
     snap: &Snapshot,
+    state: &State,
+    req: &PickRequest<'_>,
+    now: Instant,
     survivors: &Candidates<'_>,
     rng: &mut Rng,
     block_sums: &mut Vec<u64>,
-) -> Option<DeploymentIdx> {
-    match strategy {
-        RoutingStrategy::SimpleShuffle => simple_shuffle(snap, survivors, rng, block_sums),
+) -> Option<(DeploymentIdx, Basis)> {
+    match snap.settings.routing_strategy {
+        RoutingStrategy::SimpleShuffle => {
+            let idx = simple_shuffle(snap, survivors, rng, block_sums)?;
+            Some((idx, Basis::Weight(snap.deployment(idx).shuffle_weight)))
+        }
+        RoutingStrategy::LeastBusy => lowest::least_busy(state, survivors, rng),
+        RoutingStrategy::LatencyBased => lowest::lowest_latency(snap, state, req.stream, survivors, rng),
+        RoutingStrategy::UsageBasedV2 => lowest::lowest_usage(state, now, survivors, rng),
+        RoutingStrategy::CostBased => lowest::cheapest(snap, survivors, rng),
     }
 }
 

@@ -6,7 +6,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use switchyard_core::{
@@ -15,17 +14,18 @@ use switchyard_core::{
 
 struct CountingAllocator;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
 thread_local! {
     /// Set while this thread measures; `const` so reading it never allocates.
     static MEASURING: Cell<bool> = const { Cell::new(false) };
+    /// This thread's allocations while measuring: per thread, so that tests measuring in
+    /// parallel do not count each other's.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
 }
 
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if MEASURING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            ALLOCATIONS.with(|n| n.set(n.get() + 1));
         }
         unsafe { System.alloc(layout) }
     }
@@ -39,11 +39,11 @@ unsafe impl GlobalAlloc for CountingAllocator {
 static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = ALLOCATIONS.with(Cell::get);
     MEASURING.with(|m| m.set(true));
     f();
     MEASURING.with(|m| m.set(false));
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    ALLOCATIONS.with(Cell::get) - before
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn a_warm_pick_allocates_only_when_it_rejects() {
     let now = Instant::now();
     let mut rng = Rng::new(1);
     let mut scratch = PickScratch::new();
-    let fresh = PickRequest { model: "g", failed: &[] };
+    let fresh = PickRequest { model: "g", failed: &[], stream: false, input_tokens: 0 };
     pick_with_scratch(&snap, &state, &fresh, now, &mut rng, &mut scratch).unwrap();
 
     let n = allocations_during(|| {
@@ -83,4 +83,68 @@ fn a_warm_pick_allocates_only_when_it_rejects() {
         assert_eq!(d.rejected.len(), 32);
     });
     assert_eq!(n, 1);
+}
+
+#[test]
+fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
+    use std::time::Duration;
+    use switchyard_core::{Event, LatencySample, RoutingStrategy};
+
+    for strategy in RoutingStrategy::ALL {
+        let deployments = (0..200)
+            .map(|i| {
+                let mut d = Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h");
+                d.rpm = Some(1000);
+                d.tpm = Some(1_000_000);
+                d.input_cost_per_token = (i % 7 != 0).then_some(1e-6 * (1 + i % 3) as f64);
+                d.output_cost_per_token = Some(2e-6);
+                d
+            })
+            .collect();
+        let settings = RouterSettings {
+            routing_strategy: strategy,
+            enable_health_check_routing: true,
+            lowest_latency_buffer: 0.2,
+            ..RouterSettings::default()
+        };
+        let snap = Snapshot::build(deployments, settings).unwrap();
+        let mut state = State::new(&snap);
+        let now = Instant::now();
+        for i in 0..200u32 {
+            let idx = switchyard_core::DeploymentIdx(i);
+            state.request_started(idx);
+            let total = Duration::from_millis(u64::from(10 + i % 13));
+            state
+                .record_latency(idx, LatencySample { stream: false, total, first_token: None, output_tokens: Some(9) });
+            state.record_usage(idx, now, 1, u64::from(i % 5) * 100);
+            state.apply(&Event::Health { idx, healthy: true, checked_at: now });
+        }
+        let mut rng = Rng::new(1);
+        let mut scratch = PickScratch::new();
+        let req = PickRequest { model: "g", failed: &[], stream: false, input_tokens: 50 };
+        pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+        let n = allocations_during(|| {
+            for _ in 0..200 {
+                let d = pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+                std::hint::black_box(d);
+            }
+        });
+        assert_eq!(n, 0, "{strategy:?}");
+
+        // Filters that reject: the decision's list, once per pick, whatever the number rejected.
+        for i in 0..100u32 {
+            let idx = switchyard_core::DeploymentIdx(i);
+            if i % 2 == 0 {
+                state.apply(&Event::Health { idx, healthy: false, checked_at: now });
+            } else {
+                state.record_usage(idx, now, 0, 2_000_000);
+            }
+        }
+        pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+        let n = allocations_during(|| {
+            let d = pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+            assert!(d.rejected.len() >= 50, "{strategy:?}");
+        });
+        assert_eq!(n, 1, "{strategy:?}");
+    }
 }

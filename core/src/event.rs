@@ -1,0 +1,93 @@
+//! What one shard learns that every shard must know, and how a shard applies it. The shard that
+//! learns it records it in its own [`State`] and broadcasts an [`Event`]; every other shard
+//! applies it with [`State::apply`] before its next pick.
+
+use std::time::Instant;
+
+use crate::{CooldownStarted, DeploymentIdx, State};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A cooldown [`State::record_failure`] started.
+    Cooldown(CooldownStarted),
+    /// Usage [`State::record_usage`] counted.
+    Usage { idx: DeploymentIdx, at: Instant, requests: u64, tokens: u64 },
+    /// A health check's result.
+    Health { idx: DeploymentIdx, healthy: bool, checked_at: Instant },
+}
+
+impl State {
+    /// Applies another shard's event. An index outside this state's snapshot is ignored (the
+    /// sender translates indices across reloads, see [`crate::translate`]).
+    pub fn apply(&mut self, event: &Event) {
+        match *event {
+            Event::Cooldown(started) => self.apply_cooldown(started),
+            Event::Usage { idx, at, requests, tokens } => self.record_usage(idx, at, requests, tokens),
+            Event::Health { idx, healthy, checked_at } => self.record_health(idx, healthy, checked_at),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{Deployment, Failure, Provider, RouterSettings, Snapshot, Usage};
+
+    const A: DeploymentIdx = DeploymentIdx(0);
+    const OUTSIDE: DeploymentIdx = DeploymentIdx(7);
+
+    fn snap() -> Snapshot {
+        let dep = |id: &str| Deployment::new(id, "g", Provider::OpenAi, "m", "http://h");
+        Snapshot::build(vec![dep("a"), dep("b")], RouterSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn a_cooldown_event_is_apply_cooldown() {
+        let snap = snap();
+        let t0 = Instant::now();
+        let started = CooldownStarted { idx: A, until: t0 + Duration::from_secs(9), cause: Failure::Status(429) };
+        let mut by_event = State::new(&snap);
+        by_event.apply(&Event::Cooldown(started));
+        let mut direct = State::new(&snap);
+        direct.apply_cooldown(started);
+        assert_eq!(by_event, direct);
+        assert_eq!(by_event.cooldown_remaining(A, t0), Some(Duration::from_secs(9)));
+    }
+
+    #[test]
+    fn usage_events_add_to_the_minute_they_happened_in() {
+        let snap = snap();
+        let t0 = Instant::now();
+        let mut state = State::new(&snap);
+        state.set_minute_origin(t0);
+        state.record_usage(A, t0 + Duration::from_secs(1), 1, 100);
+        state.apply(&Event::Usage { idx: A, at: t0 + Duration::from_secs(2), requests: 2, tokens: 50 });
+        assert_eq!(state.usage(A, t0 + Duration::from_secs(30)), Usage { requests: 3, tokens: 150 });
+        assert_eq!(state.usage(A, t0 + Duration::from_secs(60)), Usage::default());
+    }
+
+    #[test]
+    fn health_events_record_the_later_check() {
+        let snap = snap();
+        let t0 = Instant::now();
+        let mut state = State::new(&snap);
+        state.apply(&Event::Health { idx: A, healthy: false, checked_at: t0 });
+        assert_eq!(state.health(A).map(|h| h.healthy), Some(false));
+        state.apply(&Event::Health { idx: A, healthy: true, checked_at: t0 - Duration::from_secs(1) });
+        assert_eq!(state.health(A).map(|h| h.healthy), Some(false));
+    }
+
+    #[test]
+    fn events_for_an_index_outside_the_snapshot_are_ignored() {
+        let snap = snap();
+        let t0 = Instant::now();
+        let mut state = State::new(&snap);
+        let before = state.clone();
+        state.apply(&Event::Cooldown(CooldownStarted { idx: OUTSIDE, until: t0, cause: Failure::Connect }));
+        state.apply(&Event::Usage { idx: OUTSIDE, at: t0, requests: 1, tokens: 1 });
+        state.apply(&Event::Health { idx: OUTSIDE, healthy: false, checked_at: t0 });
+        assert_eq!(state, before);
+    }
+}
