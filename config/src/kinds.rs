@@ -105,6 +105,22 @@ pub(crate) const POSITIVE_SECONDS: Kind<Duration> = Kind {
 pub(crate) const NON_NEGATIVE_SECONDS: Kind<Duration> =
     Kind { expected: "a number of seconds (0 or more)", parse: seconds, secret: false };
 
+/// Prices per token, buffers: a finite number, 0 or more.
+pub(crate) const NON_NEGATIVE_NUMBER: Kind<f64> = Kind {
+    expected: "a number (0 or more)",
+    parse: |n| number(n).filter(|x| x.is_finite() && *x >= 0.0),
+    secret: false,
+};
+
+fn number(node: &Node) -> Option<f64> {
+    match node {
+        Node::Int(i) => Some(*i as f64),
+        Node::Float(x) => Some(*x),
+        Node::Str(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
 fn string(node: &Node) -> Option<&str> {
     match node {
         Node::Str(s) => Some(s),
@@ -158,6 +174,17 @@ mod tests {
         assert_eq!((NON_NEGATIVE_SECONDS.parse)(&Node::Int(-5)), None);
         assert_eq!((NON_NEGATIVE_SECONDS.parse)(&s("30")), Some(Duration::from_secs(30)));
         assert_eq!((POSITIVE_SECONDS.parse)(&Node::Float(f64::INFINITY)), None);
+    }
+
+    #[test]
+    fn numbers_accept_integers_fractions_and_numeric_strings() {
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Float(2.5e-6)), Some(2.5e-6));
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Int(0)), Some(0.0));
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&s("0.1")), Some(0.1));
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Float(-0.1)), None);
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&s("NaN")), None);
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Float(f64::INFINITY)), None);
+        assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Bool(true)), None);
     }
 
     #[test]

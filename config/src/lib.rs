@@ -9,6 +9,7 @@
 mod api_base;
 mod check;
 mod config;
+mod cost_map;
 mod deployment_id;
 mod duration;
 mod env;

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use crate::check::Checker;
 use crate::config::duplicate_ids;
+use crate::cost_map::{CostMap, MODEL_COST_MAP};
 use crate::env::Env;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::read_model_lists;
@@ -60,7 +61,6 @@ fn compile(
     if entry_count == 0 && lists_are_well_formed {
         c.error(MODEL_LIST_KEY, "at least one deployment is required");
     }
-    let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
 
     let router = read_router(
         &mut c,
@@ -74,6 +74,14 @@ fn compile(
         Some(s) => read_switchyard(&mut c, &s.node, s.path.clone(), &s.dir),
         None => GatewaySettings::default(),
     };
+    let mut entries = entries;
+    if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(SWITCHYARD)) {
+        match CostMap::read(map) {
+            Ok(map) => entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment)),
+            Err(message) => c.error(section.path.key(MODEL_COST_MAP), message),
+        }
+    }
+    let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
     warn_ignored_sections(&mut c, &doc);
     for e in duplicate_ids(&deployments, &deployment_info) {
         c.error(e.path, e.message);

@@ -15,6 +15,8 @@ use crate::{DeploymentInfo, EntrySource};
 pub(crate) struct CompiledEntry {
     pub(crate) deployment: Deployment,
     pub(crate) info: DeploymentInfo,
+    /// `litellm_params.model` as written (after `os.environ/`), for the model cost map.
+    pub(crate) model: String,
 }
 
 /// Compiles every file's `model_list`. Returns the entries that compiled and how many entries
@@ -54,17 +56,22 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
             c.map(params_node, params_path).and_then(|fields| read_litellm_params(c, fields)).map(|p| (p, params_node))
         }
     };
-    let (explicit_id, model_info) = read_model_info(c, &mut entry);
+    let (explicit_id, model_info, info_knobs) = read_model_info(c, &mut entry);
     c.warn_ignored(&entry);
 
-    let ((mut deployment, params_node), model_name) = (params?, model_name?);
+    let (((mut deployment, model), params_node), model_name) = (params?, model_name?);
     deployment.model_name = model_name;
+    // LiteLLM reads these from model_info when litellm_params does not set them.
+    deployment.rpm = deployment.rpm.or(info_knobs.rpm);
+    deployment.tpm = deployment.tpm.or(info_knobs.tpm);
+    deployment.input_cost_per_token = deployment.input_cost_per_token.or(info_knobs.input_cost_per_token);
+    deployment.output_cost_per_token = deployment.output_cost_per_token.or(info_knobs.output_cost_per_token);
     let derived_id = explicit_id.is_none();
     deployment.id = match explicit_id {
         Some(id) => id,
         None => derive_id(&raw_model_name?, params_node),
     };
-    Some(CompiledEntry { deployment, info: DeploymentInfo { source, derived_id, model_info } })
+    Some(CompiledEntry { deployment, info: DeploymentInfo { source, derived_id, model_info }, model })
 }
 
 /// A string value as written (before `os.environ/` substitution), for the derived id.
@@ -75,12 +82,14 @@ fn entry_string(node: &Node, key: &str) -> Option<String> {
     }
 }
 
-/// `litellm_params` → a deployment with an empty id and group name (the caller sets them).
-fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Deployment> {
+/// `litellm_params` → a deployment with an empty id and group name (the caller sets them), and
+/// the model as written.
+fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<(Deployment, String)> {
     let model_path = p.path.key("model");
-    let model = c
-        .required(&mut p, "model", &kinds::NON_EMPTY_STRING)
-        .and_then(|m| parse_model_ref(&m).map_err(|e| c.error(&model_path, e)).ok());
+    let model = c.required(&mut p, "model", &kinds::NON_EMPTY_STRING).and_then(|m| {
+        let parsed = parse_model_ref(&m).map_err(|e| c.error(&model_path, e)).ok()?;
+        Some((parsed, m.trim().to_string()))
+    });
     let api_base_path = p.path.key("api_base");
     let api_base = c
         .optional(&mut p, "api_base", &kinds::STRING)
@@ -96,9 +105,11 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Deployment> {
     let stream_timeout = c.optional(&mut p, "stream_timeout", &kinds::POSITIVE_SECONDS);
     let max_parallel = c.optional(&mut p, "max_parallel_requests", &kinds::POSITIVE_U32);
     let cooldown_time = c.optional(&mut p, "cooldown_time", &kinds::NON_NEGATIVE_SECONDS);
+    let input_cost = c.optional(&mut p, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
+    let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     c.warn_ignored(&p);
 
-    let model = model?;
+    let (model, written) = model?;
     let api_base = match (api_base, model.provider.default_api_base()) {
         (Some(base), _) => base,
         (None, Some(default)) => default.to_string(),
@@ -122,23 +133,53 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Deployment> {
     d.stream_timeout = stream_timeout;
     d.max_parallel_requests = max_parallel;
     d.cooldown_time = cooldown_time;
-    Some(d)
+    d.input_cost_per_token = input_cost;
+    d.output_cost_per_token = output_cost;
+    Some((d, written))
 }
 
-/// `model_info`: its `id`, and everything else kept as JSON (with `os.environ/` substituted).
+/// What `model_info` may set for the router when `litellm_params` does not.
+#[derive(Default)]
+struct InfoKnobs {
+    rpm: Option<u64>,
+    tpm: Option<u64>,
+    input_cost_per_token: Option<f64>,
+    output_cost_per_token: Option<f64>,
+}
+
+/// `model_info`: its `id`, the router's knobs, and everything but the id kept as JSON (with
+/// `os.environ/` substituted).
 fn read_model_info(
     c: &mut Checker,
     entry: &mut Fields,
-) -> (Option<String>, serde_json::Map<String, serde_json::Value>) {
+) -> (Option<String>, serde_json::Map<String, serde_json::Value>, InfoKnobs) {
     let mut kept = serde_json::Map::new();
     let Some(mut info) = c.optional_map(entry, "model_info") else {
-        return (None, kept);
+        return (None, kept, InfoKnobs::default());
     };
     let id = c.optional(&mut info, "id", &kinds::ID);
+    // Read, with errors for bad values, and kept like the rest (the gateway's model info shows
+    // them), as the numbers they were read as.
+    let knobs = InfoKnobs {
+        rpm: c.optional(&mut info, "rpm", &kinds::NON_NEGATIVE_INT),
+        tpm: c.optional(&mut info, "tpm", &kinds::NON_NEGATIVE_INT),
+        input_cost_per_token: c.optional(&mut info, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER),
+        output_cost_per_token: c.optional(&mut info, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER),
+    };
     for (key, value, path) in info.untaken() {
         if let Some(value) = c.resolved(value, &path) {
             kept.insert(key.to_string(), value.to_json());
         }
     }
-    (id, kept)
+    let numbers = [("rpm", knobs.rpm.map(serde_json::Value::from)), ("tpm", knobs.tpm.map(serde_json::Value::from))];
+    let prices = [
+        ("input_cost_per_token", knobs.input_cost_per_token.map(serde_json::Value::from)),
+        ("output_cost_per_token", knobs.output_cost_per_token.map(serde_json::Value::from)),
+    ];
+    for (key, value) in numbers.into_iter().chain(prices) {
+        if let Some(value) = value {
+            kept.insert(key.to_string(), value);
+        }
+    }
+    (id, kept, knobs)
 }

@@ -9,10 +9,11 @@ use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 
-/// LiteLLM's routing strategies that Switchyard does not implement yet.
-const PLANNED_STRATEGIES: [&str; 5] =
-    ["least-busy", "usage-based-routing", "usage-based-routing-v2", "latency-based-routing", "cost-based-routing"];
-const IMPLEMENTED_STRATEGIES: [(&str, RoutingStrategy); 1] = [("simple-shuffle", RoutingStrategy::SimpleShuffle)];
+/// LiteLLM's first usage-based strategy: read as v2, with a warning (see [`parse_strategy`]).
+const USAGE_V1: &str = "usage-based-routing";
+
+/// `router_settings.routing_strategy_args` keys that Switchyard reads; the others warn.
+const LOWEST_LATENCY_BUFFER: &str = "lowest_latency_buffer";
 
 /// The router knobs both sections can set; `None` = not set there.
 #[derive(Default)]
@@ -65,10 +66,28 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> RouterSett
     }
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
         if let Some(strategy) = c.optional(&mut fields, "routing_strategy", &kinds::STRING) {
+            let path = fields.path.key("routing_strategy");
             match parse_strategy(&strategy) {
-                Ok(s) => settings.routing_strategy = s,
-                Err(message) => c.error(fields.path.key("routing_strategy"), message),
+                Ok((s, warning)) => {
+                    settings.routing_strategy = s;
+                    if let Some(warning) = warning {
+                        c.warn(path, warning);
+                    }
+                }
+                Err(message) => c.error(path, message),
             }
+        }
+        if let Some(mut args) = c.optional_map(&mut fields, "routing_strategy_args") {
+            if let Some(buffer) = c.optional(&mut args, LOWEST_LATENCY_BUFFER, &kinds::NON_NEGATIVE_NUMBER) {
+                settings.lowest_latency_buffer = buffer;
+            }
+            c.warn_ignored(&args);
+        }
+        if let Some(v) = c.optional(&mut fields, "enable_health_check_routing", &kinds::BOOL) {
+            settings.enable_health_check_routing = v;
+        }
+        if let Some(v) = c.optional(&mut fields, "health_check_staleness_threshold", &kinds::NON_NEGATIVE_SECONDS) {
+            settings.health_check_staleness_threshold = v;
         }
         let knobs = RouterKnobs {
             num_retries: c.optional(&mut fields, "num_retries", &kinds::NON_NEGATIVE_U32),
@@ -101,22 +120,29 @@ fn set_option<T>(c: &mut Checker, f: &mut Fields, key: &str, kind: &Kind<T>, tar
     }
 }
 
-fn parse_strategy(name: &str) -> Result<RoutingStrategy, String> {
+/// A strategy by LiteLLM's name, and a warning when the name is read as another strategy.
+/// LiteLLM's v1 usage-based routing is read as v2: both pick the lowest tokens used this minute
+/// among the deployments under their limits; v1 is LiteLLM's older, racier implementation of
+/// the same idea, and a config written for it should keep working.
+fn parse_strategy(name: &str) -> Result<(RoutingStrategy, Option<String>), String> {
     let name = name.trim();
-    if let Some((_, s)) = IMPLEMENTED_STRATEGIES.iter().find(|(n, _)| *n == name) {
-        return Ok(*s);
+    if let Some(s) = RoutingStrategy::from_name(name) {
+        return Ok((s, None));
     }
-    let implemented: Vec<&str> = IMPLEMENTED_STRATEGIES.iter().map(|(n, _)| *n).collect();
-    if PLANNED_STRATEGIES.contains(&name) {
-        return Err(format!("routing strategy {name:?} is not implemented yet; supported: {}", implemented.join(", ")));
+    if name == USAGE_V1 {
+        let v2 = RoutingStrategy::UsageBasedV2.as_str();
+        return Ok((
+            RoutingStrategy::UsageBasedV2,
+            Some(format!("{name:?} is read as {v2:?}; write {v2:?} to say so")),
+        ));
     }
-    let valid: Vec<&str> = implemented.iter().chain(&PLANNED_STRATEGIES).copied().collect();
+    let valid: Vec<&str> = RoutingStrategy::ALL.iter().map(|s| s.as_str()).chain([USAGE_V1]).collect();
     Err(format!("unknown routing strategy {name:?}; valid: {}", valid.join(", ")))
 }
 
 /// How the summary names a strategy.
 pub(crate) fn strategy_name(strategy: RoutingStrategy) -> &'static str {
-    IMPLEMENTED_STRATEGIES.iter().find(|(_, s)| *s == strategy).map_or("?", |(n, _)| n)
+    strategy.as_str()
 }
 
 #[cfg(test)]
@@ -125,15 +151,21 @@ mod tests {
 
     #[test]
     fn strategies() {
-        assert_eq!(parse_strategy("simple-shuffle"), Ok(RoutingStrategy::SimpleShuffle));
+        for s in RoutingStrategy::ALL {
+            assert_eq!(parse_strategy(s.as_str()), Ok((s, None)));
+            assert_eq!(strategy_name(s), s.as_str());
+        }
+        assert_eq!(parse_strategy(" least-busy "), Ok((RoutingStrategy::LeastBusy, None)));
         assert_eq!(
-            parse_strategy("least-busy").unwrap_err(),
-            r#"routing strategy "least-busy" is not implemented yet; supported: simple-shuffle"#
+            parse_strategy("usage-based-routing"),
+            Ok((
+                RoutingStrategy::UsageBasedV2,
+                Some(r#""usage-based-routing" is read as "usage-based-routing-v2"; write "usage-based-routing-v2" to say so"#.into())
+            ))
         );
         assert_eq!(
             parse_strategy("fastest").unwrap_err(),
-            r#"unknown routing strategy "fastest"; valid: simple-shuffle, least-busy, usage-based-routing, usage-based-routing-v2, latency-based-routing, cost-based-routing"#
+            r#"unknown routing strategy "fastest"; valid: simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing, usage-based-routing"#
         );
-        assert_eq!(strategy_name(RoutingStrategy::SimpleShuffle), "simple-shuffle");
     }
 }

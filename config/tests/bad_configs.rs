@@ -269,19 +269,12 @@ fn the_top_level_must_be_a_map() {
 }
 
 #[test]
-fn routing_strategies_not_implemented_yet() {
-    let yaml = one("model: openai/x") + "router_settings: {routing_strategy: latency-based-routing}\n";
-    assert_eq!(
-        errors(&yaml),
-        [
-            r#"router_settings.routing_strategy: routing strategy "latency-based-routing" is not implemented yet; supported: simple-shuffle"#
-        ]
-    );
+fn unknown_routing_strategies() {
     let yaml = one("model: openai/x") + "router_settings: {routing_strategy: round-robin}\n";
     assert_eq!(
         errors(&yaml),
         [
-            r#"router_settings.routing_strategy: unknown routing strategy "round-robin"; valid: simple-shuffle, least-busy, usage-based-routing, usage-based-routing-v2, latency-based-routing, cost-based-routing"#
+            r#"router_settings.routing_strategy: unknown routing strategy "round-robin"; valid: simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing, usage-based-routing"#
         ]
     );
 }
