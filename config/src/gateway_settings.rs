@@ -20,6 +20,56 @@ pub struct GatewaySettings {
     /// against the folder of the file that names it. Loading reads it and fills in each
     /// deployment's prices.
     pub model_cost_map: Option<PathBuf>,
+    /// `switchyard.drain_timeout`: how long requests in flight may take to finish after
+    /// SIGTERM/SIGINT before the process exits anyway.
+    pub drain_timeout: Duration,
+    /// `switchyard.access_log`.
+    pub access_log: AccessLogTarget,
+    /// Background health checks: `general_settings.background_health_checks`,
+    /// `health_check_interval`, `background_health_check_model_groups`, and the probe itself
+    /// under `switchyard.health_checks`.
+    pub health_checks: HealthChecks,
+}
+
+/// Where the access log goes: `off` (the default), `stdout`, or a file path (relative to the
+/// config file's folder; created owner-only, appended to).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum AccessLogTarget {
+    #[default]
+    Off,
+    Stdout,
+    File(PathBuf),
+}
+
+/// How deployments are probed in the background.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HealthChecks {
+    /// `general_settings.background_health_checks`. Probes also run whenever
+    /// `router_settings.enable_health_check_routing` is on.
+    pub background: bool,
+    /// `general_settings.health_check_interval` (LiteLLM's default: 300 s).
+    pub interval: Duration,
+    /// `general_settings.background_health_check_model_groups`: probe only these groups.
+    pub model_groups: Option<Vec<String>>,
+    /// `switchyard.health_checks.timeout`: a probe that takes longer marks the deployment unhealthy.
+    pub timeout: Duration,
+    /// `switchyard.health_checks.prompt`: the user message of a chat probe.
+    pub prompt: String,
+    /// `switchyard.health_checks.max_tokens` of a chat probe.
+    pub max_tokens: u32,
+}
+
+impl Default for HealthChecks {
+    fn default() -> Self {
+        HealthChecks {
+            background: false,
+            interval: Duration::from_secs(300),
+            model_groups: None,
+            timeout: Duration::from_secs(10),
+            prompt: "ping".to_string(),
+            max_tokens: 1,
+        }
+    }
 }
 
 impl Default for GatewaySettings {
@@ -31,6 +81,9 @@ impl Default for GatewaySettings {
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             model_cost_map: None,
+            drain_timeout: Duration::from_secs(30),
+            access_log: AccessLogTarget::Off,
+            health_checks: HealthChecks::default(),
         }
     }
 }

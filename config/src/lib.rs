@@ -29,6 +29,6 @@ mod yaml;
 
 pub use config::{Config, DeploymentInfo, EntrySource, Loaded};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
-pub use gateway_settings::{GatewaySettings, IoDriver, Limits, Timeouts, DEFAULT_PORT};
+pub use gateway_settings::{AccessLogTarget, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT};
 pub use load::{load_file, load_str};
 pub use switchyard_core::redact;

@@ -69,11 +69,13 @@ fn compile(
             litellm_settings: doc.section(LITELLM_SETTINGS).map(|s| (&s.node, s.path.clone())),
         },
     );
-    let master_key = read_general_settings(&mut c, &doc);
-    let gateway = match doc.section(SWITCHYARD) {
+    let mut general = read_general_settings(&mut c, &doc);
+    let mut gateway = match doc.section(SWITCHYARD) {
         Some(s) => read_switchyard(&mut c, &s.node, s.path.clone(), &s.dir),
         None => GatewaySettings::default(),
     };
+    general.apply_health_checks(&mut gateway.health_checks);
+    let master_key = general.master_key;
     let mut entries = entries;
     if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(SWITCHYARD)) {
         match CostMap::read(map) {

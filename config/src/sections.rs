@@ -5,6 +5,8 @@ use crate::check::{Checker, IGNORED};
 use crate::include::{Document, INCLUDE_KEY, MODEL_LIST_KEY};
 use crate::kinds::{self, Kind};
 use crate::node::Node;
+use crate::HealthChecks;
+use std::time::Duration;
 
 pub(crate) const ROUTER_SETTINGS: &str = "router_settings";
 pub(crate) const LITELLM_SETTINGS: &str = "litellm_settings";
@@ -63,16 +65,54 @@ pub(crate) fn read_environment_variables(c: &mut Checker, doc: &Document) {
     }
 }
 
-/// `general_settings.master_key`; every other general setting is warned about.
-pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> Option<String> {
-    let section = doc.section(GENERAL_SETTINGS)?;
+/// The general settings Switchyard reads; `None` = not set.
+#[derive(Default)]
+pub(crate) struct GeneralSettings {
+    pub(crate) master_key: Option<String>,
+    pub(crate) background_health_checks: Option<bool>,
+    pub(crate) health_check_interval: Option<Duration>,
+    pub(crate) background_health_check_model_groups: Option<Vec<String>>,
+}
+
+/// `general_settings.master_key` and the background health-check keys; every other general
+/// setting is warned about.
+pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralSettings {
+    let Some(section) = doc.section(GENERAL_SETTINGS) else {
+        return GeneralSettings::default();
+    };
     if matches!(section.node, Node::Null) {
-        return None;
+        return GeneralSettings::default();
     }
-    let mut fields = c.map(&section.node, section.path.clone())?;
-    let master_key = c.optional(&mut fields, "master_key", &kinds::SECRET);
+    let Some(mut fields) = c.map(&section.node, section.path.clone()) else {
+        return GeneralSettings::default();
+    };
+    let general = GeneralSettings {
+        master_key: c.optional(&mut fields, "master_key", &kinds::SECRET),
+        background_health_checks: c.optional(&mut fields, "background_health_checks", &kinds::BOOL),
+        health_check_interval: c.optional(&mut fields, "health_check_interval", &kinds::POSITIVE_SECONDS),
+        background_health_check_model_groups: c.optional(
+            &mut fields,
+            "background_health_check_model_groups",
+            &kinds::STRING_LIST,
+        ),
+    };
     c.warn_ignored(&fields);
-    master_key
+    general
+}
+
+impl GeneralSettings {
+    /// Moves the health-check keys into the gateway's settings.
+    pub(crate) fn apply_health_checks(&mut self, health: &mut HealthChecks) {
+        if let Some(on) = self.background_health_checks {
+            health.background = on;
+        }
+        if let Some(interval) = self.health_check_interval {
+            health.interval = interval;
+        }
+        if let Some(groups) = self.background_health_check_model_groups.take() {
+            health.model_groups = Some(groups);
+        }
+    }
 }
 
 /// Warns about every top-level section Switchyard does not read (`guardrails`, `mcp_servers`…).

@@ -9,9 +9,20 @@ use crate::check::{Checker, Fields, KeyPath};
 use crate::duration::DURATION;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
-use crate::{GatewaySettings, IoDriver};
+use crate::{AccessLogTarget, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 6] = ["listen", "shards", "io_driver", "limits", "timeouts", "model_cost_map"];
+const KEYS: [&str; 9] = [
+    "listen",
+    "shards",
+    "io_driver",
+    "limits",
+    "timeouts",
+    "model_cost_map",
+    "drain_timeout",
+    "access_log",
+    "health_checks",
+];
+const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 3] = ["max_header_bytes", "max_headers", "max_body_bytes"];
 const TIMEOUT_KEYS: [&str; 3] = ["connect", "keepalive_idle", "upstream_idle"];
 
@@ -55,6 +66,21 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: 
     }
     if let Some(map) = c.optional(&mut fields, "model_cost_map", &kinds::NON_EMPTY_STRING) {
         settings.model_cost_map = Some(dir.join(map.trim()));
+    }
+    set(c, &mut fields, "drain_timeout", &DURATION, &mut settings.drain_timeout);
+    if let Some(target) = c.optional(&mut fields, "access_log", &kinds::NON_EMPTY_STRING) {
+        settings.access_log = match target.trim() {
+            "off" => AccessLogTarget::Off,
+            "stdout" | "-" => AccessLogTarget::Stdout,
+            path => AccessLogTarget::File(dir.join(path)),
+        };
+    }
+    if let Some(mut health) = c.optional_map(&mut fields, "health_checks") {
+        let h = &mut settings.health_checks;
+        set(c, &mut health, "timeout", &DURATION, &mut h.timeout);
+        set(c, &mut health, "prompt", &kinds::NON_EMPTY_STRING, &mut h.prompt);
+        set(c, &mut health, "max_tokens", &kinds::POSITIVE_U32, &mut h.max_tokens);
+        c.refuse_unknown(&health, &HEALTH_CHECK_KEYS);
     }
     c.refuse_unknown(&fields, &KEYS);
     settings

@@ -1,14 +1,18 @@
 //! What each command does: load the config, build the routes, start the shards, report.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use switchyard_config::{Config, Loaded};
 
+use crate::access_log::Sink;
 use crate::cli::{self, Command, Overrides};
+use crate::control::{self, Control};
+use crate::health;
+use crate::hub::Hub;
 use crate::routes::Routes;
-use crate::server::{self, Driver};
+use crate::server::{self, Driver, Launch};
 
 pub fn run(args: &[String]) -> ExitCode {
     let command = match cli::parse(args) {
@@ -30,7 +34,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Check { config } => match switchyard_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
-                match loaded.config.snapshot().map_err(|e| e.to_string()).and_then(Routes::build) {
+                match Routes::from_config(&loaded.config) {
                     Ok(_) => {
                         println!("{}", loaded.config.summary());
                         ExitCode::SUCCESS
@@ -41,7 +45,7 @@ pub fn run(args: &[String]) -> ExitCode {
             Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
         },
         Command::Serve { config, overrides } => match switchyard_config::load_file(&config) {
-            Ok(loaded) => serve(loaded, &overrides, None),
+            Ok(loaded) => serve(loaded, Some(config), &overrides, None),
             Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
         },
         Command::Demo { overrides } => crate::demo::run(&overrides),
@@ -59,16 +63,17 @@ fn print_warnings(loaded: &Loaded) {
     }
 }
 
-/// Starts the gateway on a loaded config and serves until the process is stopped.
-/// `banner` is printed once listening (the demo's hints).
+/// Starts the gateway on a loaded config and serves until a drain ends it. `config_path` is the
+/// file reloads re-read (`None` for the demo); `banner` is printed once listening.
 pub fn serve(
     loaded: Loaded,
+    config_path: Option<PathBuf>,
     overrides: &Overrides,
     banner: Option<&dyn Fn(std::net::SocketAddr) -> String>,
 ) -> ExitCode {
     print_warnings(&loaded);
     let config: Config = loaded.config;
-    let routes = match config.snapshot().map_err(|e| e.to_string()).and_then(Routes::build) {
+    let routes = match Routes::from_config(&config) {
         Ok(r) => r,
         Err(e) => return fail(&format!("invalid config:\n{e}")),
     };
@@ -82,15 +87,24 @@ pub fn serve(
         Ok(d) => d,
         Err(e) => return fail(&e.to_string()),
     };
-    let groups = routes.snapshot.groups.len();
-    let deployments = routes.snapshot.deployments.len();
-    let routes = Arc::new(ArcSwap::from_pointee(routes));
-    let running = match server::start(listen, shards, driver, Arc::new(gateway), routes) {
+    let access_log = match Sink::open(&gateway.access_log) {
+        Ok(sink) => sink,
+        Err(e) => return fail(&format!("switchyard.access_log: cannot open {:?}: {e}", gateway.access_log)),
+    };
+    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    if let Err(e) = control::forward_signals(control_tx.clone()) {
+        return fail(&format!("cannot install signal handlers: {e}"));
+    }
+    let routes_line = routes_summary(&routes);
+    let hub = Hub::new(routes, control_tx);
+    let launch = Launch { listen, shards, driver, settings: Arc::new(gateway.clone()), hub: hub.clone(), access_log };
+    let (running, mesh) = match server::start(launch) {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    health::start(&hub, mesh, &gateway);
     println!(
-        "switchyard {}: {groups} model groups, {deployments} deployments; {} shards on {}; listening on http://{}",
+        "switchyard {}: {routes_line}; {} shards on {}; listening on http://{}",
         env!("CARGO_PKG_VERSION"),
         running.shards,
         running.driver.name(),
@@ -99,6 +113,16 @@ pub fn serve(
     if let Some(banner) = banner {
         println!("{}", banner(running.addr));
     }
-    running.join();
-    ExitCode::SUCCESS
+    Control { hub, inbox: control_rx, config_path, started_with: gateway, drain_signals: running.drain_signals }.run()
+}
+
+/// `3 model groups, 5 deployments, strategy simple-shuffle, access log off`.
+fn routes_summary(routes: &Routes) -> String {
+    let snap = &routes.snapshot;
+    format!(
+        "{} model groups, {} deployments, routing strategy {}",
+        snap.groups.len(),
+        snap.deployments.len(),
+        snap.settings.routing_strategy.as_str()
+    )
 }

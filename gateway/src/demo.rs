@@ -45,7 +45,7 @@ pub fn run(overrides: &Overrides) -> ExitCode {
              its traffic moves to the healthy one. Ctrl-C stops the demo."
         )
     };
-    let code = crate::app::serve(loaded, &overrides, Some(&banner));
+    let code = crate::app::serve(loaded, None, &overrides, Some(&banner));
     drop(mocks);
     code
 }

@@ -1,16 +1,23 @@
 //! Switchyard's IO shell: thread-per-core HTTP/1.1 server, upstream pools, TLS, and the CLI.
 
+pub mod access_log;
 pub mod app;
 pub mod cli;
+pub mod control;
 pub mod demo;
 pub mod errors;
+pub mod events;
 pub mod facts;
+pub mod health;
 pub mod http;
+pub mod hub;
+pub mod metrics;
 pub mod proxy;
 pub mod respond;
 pub mod routes;
 pub mod server;
 pub mod shard;
 pub mod upstream;
+pub mod usage;
 
 pub use app::run;

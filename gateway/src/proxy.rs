@@ -1,103 +1,246 @@
 //! The proxy lifecycle of one API request: extract facts, pick, forward, record the outcome,
-//! and retry on a fresh pick while nothing has reached the client.
+//! retry on a fresh pick while nothing has reached the client, and log.
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use switchyard_core::{
-    pick_with_scratch, AttemptPlan, Decision, DeploymentIdx, Next, PickRequest, RouteError, RouteKind,
+    AttemptPlan, Decision, DeploymentIdx, Event, Failure, GroupIdx, LatencySample, Next, PickRequest, RouteError,
+    RouteKind, RoutingStrategy,
 };
 
+use crate::access_log::Entry;
 use crate::errors::openai_error;
 use crate::facts::{self, append_with_model, rewritten_len};
 use crate::http::write;
 use crate::respond::{self, Reply};
+use crate::routes::Routes;
 use crate::shard::Shard;
-use crate::upstream::exchange::{self, AttemptError, ClientSide, Exchange, Outcome};
+use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
 
 /// Response headers naming the routing decision, defined once.
 pub const HEADER_DEPLOYMENT: &str = "x-switchyard-deployment";
 pub const HEADER_MODEL_GROUP: &str = "x-switchyard-model-group";
 pub const HEADER_ATTEMPTS: &str = "x-switchyard-attempts";
 
+/// How the request ended, for metrics and the access log.
+struct Ending {
+    group: Option<GroupIdx>,
+    deployment: Option<DeploymentIdx>,
+    status: u16,
+    attempts: u32,
+    stream: bool,
+    upstream: Option<std::time::Duration>,
+    bytes_out: u64,
+    decision: Option<Decision>,
+}
+
+impl Ending {
+    fn refused(status: u16, bytes_out: usize) -> Ending {
+        Ending {
+            group: None,
+            deployment: None,
+            status,
+            attempts: 0,
+            stream: false,
+            upstream: None,
+            bytes_out: bytes_out as u64,
+            decision: None,
+        }
+    }
+}
+
+/// What every log line of this request shares.
+struct RequestInfo<'a> {
+    path: &'a str,
+    model: &'a str,
+    bytes_in: usize,
+    started: Instant,
+}
+
 /// Serves one API request. Returns whether the client connection can carry another request.
-pub async fn serve(shard: &Shard, route: RouteKind, body: &[u8], client: &mut TcpStream, keep_alive: bool) -> bool {
+pub async fn serve(
+    shard: &Shard,
+    route: RouteKind,
+    path: &str,
+    body: &[u8],
+    client: &mut TcpStream,
+    keep_alive: bool,
+) -> bool {
+    let started = Instant::now();
+    let routes = shard.sync();
+    let routes: &Arc<Routes> = &routes;
     let extracted = match facts::extract(route, body) {
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
+            let info = RequestInfo { path, model: "", bytes_in: body.len(), started };
+            finish(shard, routes, &info, Ending::refused(400, reply.body.len()));
             return respond::send(client, reply, keep_alive).await;
         }
     };
-    let routes = shard.routes.load_full();
-    let snap = &routes.snapshot;
     let facts = &extracted.facts;
+    let info = RequestInfo { path, model: &facts.model, bytes_in: body.len(), started };
+    let snap = &routes.snapshot;
     let mut plan = AttemptPlan::new(&snap.settings);
     let mut last_error: Option<(DeploymentIdx, AttemptError)> = None;
     loop {
         let now = Instant::now();
-        let picked = {
-            let state = shard.state.borrow();
-            let req = PickRequest { model: &facts.model, failed: plan.failed() };
-            pick_with_scratch(snap, &state, &req, now, &mut shard.rng.borrow_mut(), &mut shard.scratch.borrow_mut())
+        let req = PickRequest {
+            model: &facts.model,
+            failed: plan.failed(),
+            stream: facts.stream,
+            input_tokens: estimated_input_tokens(body),
         };
+        let picked = shard.pick(routes, &req, now);
+        shard.metrics.borrow_mut().pick_took(now.elapsed());
         let decision = match picked {
             Ok(d) => d,
             Err(e) => {
-                let reply = match last_error.take() {
-                    Some((idx, err)) => error_reply(snap, idx, plan.failed_attempts(), err),
-                    None => route_error_reply(&e),
+                let (reply, ending) = match last_error.take() {
+                    Some((idx, err)) => {
+                        let attempts = plan.failed_attempts();
+                        let ending = Ending {
+                            group: Some(snap.group_of(idx)),
+                            deployment: Some(idx),
+                            ..Ending::refused(err.status, 0)
+                        };
+                        (error_reply(snap, idx, attempts, err), Ending { attempts, ..ending })
+                    }
+                    None => {
+                        let group = snap.group_by_name(&facts.model);
+                        (route_error_reply(&e), Ending { group, ..Ending::refused(e.status(), 0) })
+                    }
                 };
+                finish(shard, routes, &info, Ending { bytes_out: reply.body.len() as u64, ..ending });
                 return respond::send(client, reply, keep_alive).await;
             }
         };
+        let idx = decision.deployment;
         let attempt = plan.failed_attempts() + 1;
-        let upstream = &routes.upstreams[decision.deployment.get()];
+        let upstream = &routes.upstreams[idx.get()];
         let request = upstream_request(upstream.head_for(route), body, &extracted.model_span, &upstream.model_json);
         let labels = decision_headers(snap, &decision, attempt);
         let exchange = Exchange {
             target: &upstream.target,
-            provider: snap.deployment(decision.deployment).provider.prefix(),
+            provider: snap.deployment(idx).provider.prefix(),
             request,
             stream: facts.stream,
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         };
         let side = ClientSide { stream: client, extra_headers: &labels, keep_alive };
-        match exchange::run(shard, exchange, side).await {
+        attempt_started(shard, routes, idx, now);
+        let outcome = exchange::run(shard, exchange, side).await;
+        shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
+        match outcome {
             Outcome::Delivered(d) => {
-                let now = Instant::now();
-                match d.body_failure {
-                    None => shard.state.borrow_mut().record_success(decision.deployment, now),
-                    Some(f) => record_failure(shard, snap, decision.deployment, f),
-                }
+                record_delivered(shard, routes, idx, facts.stream, &d);
+                let ending = Ending {
+                    group: Some(decision.group),
+                    deployment: Some(idx),
+                    status: d.status,
+                    attempts: attempt,
+                    stream: facts.stream,
+                    upstream: Some(d.took),
+                    bytes_out: d.bytes_out,
+                    decision: Some(decision),
+                };
+                finish(shard, routes, &info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
             }
             Outcome::Failed(err) => {
-                let idx = decision.deployment;
-                record_failure(shard, snap, idx, err.failure);
-                let others =
-                    plan.other_candidate_remains(snap, &shard.state.borrow(), decision.group, idx, Instant::now());
+                record_failure(shard, routes, idx, err.failure);
+                let others = shard.with_state(routes, |state| {
+                    plan.other_candidate_remains(snap, state, decision.group, idx, Instant::now())
+                });
                 let next = plan.after_failure(idx, err.failure, others);
                 if next == Next::Stop {
                     let reply = error_reply(snap, idx, plan.failed_attempts(), err);
+                    let ending = Ending {
+                        group: Some(decision.group),
+                        deployment: Some(idx),
+                        status: reply.status,
+                        attempts: plan.failed_attempts(),
+                        stream: facts.stream,
+                        upstream: None,
+                        bytes_out: reply.body.len() as u64,
+                        decision: Some(decision),
+                    };
+                    finish(shard, routes, &info, ending);
                     return respond::send(client, reply, keep_alive).await;
                 }
+                shard.metrics.borrow_mut().retry();
                 last_error = Some((idx, err));
             }
         }
     }
 }
 
-fn record_failure(
-    shard: &Shard,
-    snap: &switchyard_core::Snapshot,
-    idx: DeploymentIdx,
-    failure: switchyard_core::Failure,
-) {
-    let started = shard.state.borrow_mut().record_failure(snap, idx, failure, Instant::now());
-    if let Some(c) = started {
-        let d = snap.deployment(idx);
-        let secs = c.until.saturating_duration_since(Instant::now()).as_secs_f64();
+/// A cheap, conservative estimate of the request's input tokens for usage-based routing: one
+/// token per 4 bytes of body (JSON punctuation makes it an overestimate for prose).
+fn estimated_input_tokens(body: &[u8]) -> u64 {
+    (body.len() as u64).div_ceil(4)
+}
+
+fn counts_usage(routes: &Routes) -> bool {
+    routes.snapshot.settings.routing_strategy == RoutingStrategy::UsageBasedV2
+}
+
+/// In-flight count up; under usage-based routing, the request counts against this minute's
+/// rpm on every shard.
+fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant) {
+    let usage = counts_usage(routes);
+    shard.record(routes, idx, |state, _, i| {
+        state.request_started(i);
+        if !usage {
+            return ((), None);
+        }
+        state.record_usage(i, now, 1, 0);
+        ((), Some(Event::Usage { idx: i, at: now, requests: 1, tokens: 0 }))
+    });
+}
+
+fn record_delivered(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, stream: bool, d: &Delivered) {
+    let now = Instant::now();
+    let sample = LatencySample {
+        stream,
+        total: d.took,
+        first_token: d.first_body,
+        output_tokens: d.usage.map(|u| u.completion_tokens),
+    };
+    shard.record(routes, idx, |state, _, i| (state.record_latency(i, sample), None));
+    if let Some(usage) = d.usage.filter(|_| counts_usage(routes)) {
+        shard.record(routes, idx, |state, _, i| {
+            state.record_usage(i, now, 0, usage.total_tokens);
+            ((), Some(Event::Usage { idx: i, at: now, requests: 0, tokens: usage.total_tokens }))
+        });
+    }
+    let group = routes.snapshot.group_of(idx);
+    let mut metrics = shard.metrics.borrow_mut();
+    metrics.upstream_latency(routes, group, d.took);
+    if let (true, Some(first)) = (stream, d.first_body) {
+        metrics.first_token(routes, group, first);
+    }
+    drop(metrics);
+    match d.body_failure {
+        None => {
+            shard.record(routes, idx, |state, _, i| (state.record_success(i, now), None));
+        }
+        Some(f) => record_failure(shard, routes, idx, f),
+    }
+}
+
+fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {
+    let now = Instant::now();
+    let started = shard.record(routes, idx, |state, snap, i| {
+        let started = state.record_failure(snap, i, failure, now);
+        (started, started.map(Event::Cooldown))
+    });
+    if let Some(Some(c)) = started {
+        shard.metrics.borrow_mut().cooldown_started(routes, idx);
+        let d = routes.snapshot.deployment(idx);
+        let secs = c.until.saturating_duration_since(now).as_secs_f64();
         eprintln!(
             "switchyard: shard {}: deployment {} ({}) cooling down for {secs:.1}s after {}",
             shard.id,
@@ -106,6 +249,34 @@ fn record_failure(
             failure.as_str()
         );
     }
+}
+
+/// Counts the request and writes its access log line.
+fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
+    shard.metrics.borrow_mut().request(routes, e.group, e.deployment, e.status);
+    let mut log = shard.access_log.borrow_mut();
+    if !log.is_on() {
+        return;
+    }
+    let snap = &routes.snapshot;
+    let reason = e.decision.as_ref().map(|d| d.route_reason(snap));
+    log.write(&Entry {
+        time: SystemTime::now(),
+        shard: shard.id,
+        path: info.path,
+        model: info.model,
+        model_group: e.group.map(|g| snap.group(g).name.as_str()),
+        deployment: e.deployment.map(|d| snap.deployment(d).id.as_str()),
+        attempts: e.attempts,
+        status: e.status,
+        stream: e.stream,
+        upstream: e.upstream,
+        total: info.started.elapsed(),
+        bytes_in: info.bytes_in as u64,
+        bytes_out: e.bytes_out,
+        cause: e.decision.as_ref().map(|d| d.cause.as_str()),
+        route: reason.as_deref(),
+    });
 }
 
 /// The upstream request: precomputed head, content-length, and the body with `model` spliced.

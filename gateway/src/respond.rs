@@ -9,12 +9,13 @@ use crate::http::write;
 pub struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
+    pub content_type: &'static str,
     headers: Vec<u8>,
 }
 
 impl Reply {
     pub fn json(status: u16, body: Vec<u8>) -> Reply {
-        Reply { status, body, headers: Vec::new() }
+        Reply { status, body, content_type: "application/json", headers: Vec::new() }
     }
 
     pub fn header(&mut self, name: &str, value: &[u8]) {
@@ -28,7 +29,7 @@ impl Reply {
     pub fn encode(&self, close: bool) -> Vec<u8> {
         let mut out = Vec::with_capacity(160 + self.headers.len() + self.body.len());
         write::status_line(&mut out, self.status);
-        write::header(&mut out, "content-type", b"application/json");
+        write::header(&mut out, "content-type", self.content_type.as_bytes());
         write::header_decimal(&mut out, "content-length", self.body.len() as u64);
         out.extend_from_slice(&self.headers);
         if close {

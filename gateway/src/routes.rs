@@ -1,7 +1,7 @@
 //! The gateway's view of a routing snapshot: the core [`Snapshot`] plus, per deployment, what
 //! forwarding needs precomputed (target, request head prefix, encoded model, timeouts).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +22,8 @@ pub struct Upstream {
     pub timeout: Duration,
     /// Head and idle timeout for streaming calls.
     pub stream_timeout: Duration,
+    /// What a health check sends: an embedding for `model_info.mode: embedding`, else a chat.
+    pub probe_route: RouteKind,
 }
 
 impl Upstream {
@@ -38,11 +40,33 @@ pub struct Routes {
     pub upstreams: Vec<Upstream>,
     /// The `GET /v1/models` body.
     pub models_body: Vec<u8>,
+    /// `general_settings.master_key`: admin endpoints require it when set.
+    pub master_key: Option<String>,
 }
 
 const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
 
 impl Routes {
+    /// The routes a loaded config describes; the error names what is wrong.
+    pub fn from_config(config: &switchyard_config::Config) -> Result<Routes, String> {
+        let snapshot = config.snapshot().map_err(|e| e.to_string())?;
+        let mut routes = Routes::build(snapshot)?;
+        routes.master_key = config.master_key.clone();
+        let embedding: HashSet<&str> = config
+            .deployments
+            .iter()
+            .zip(&config.deployment_info)
+            .filter(|(_, info)| info.model_info.get("mode").and_then(|m| m.as_str()) == Some("embedding"))
+            .map(|(d, _)| d.id.as_str())
+            .collect();
+        for (d, upstream) in routes.snapshot.deployments.iter().zip(&mut routes.upstreams) {
+            if embedding.contains(d.id.as_str()) {
+                upstream.probe_route = RouteKind::Embeddings;
+            }
+        }
+        Ok(routes)
+    }
+
     /// Precomputes forwarding facts. Fails when an `api_base` cannot be parsed.
     pub fn build(snapshot: Snapshot) -> Result<Routes, String> {
         let mut targets: HashMap<&str, Arc<Target>> = HashMap::new();
@@ -66,10 +90,11 @@ impl Routes {
                 target,
                 timeout,
                 stream_timeout,
+                probe_route: RouteKind::ChatCompletions,
             });
         }
         let models_body = models_list(&snapshot);
-        Ok(Routes { snapshot, upstreams, models_body })
+        Ok(Routes { snapshot, upstreams, models_body, master_key: None })
     }
 }
 

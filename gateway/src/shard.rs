@@ -1,46 +1,149 @@
 //! One shard: a thread with its own monoio runtime, listener, routing state, rng and upstream
-//! pool. Nothing here is shared with other shards except the published routes.
+//! pool. It shares with other shards only the hub (published routes, draining flag) and the
+//! event mesh.
+//!
+//! The shard's `State` is built for one routes generation. Before every pick the shard catches
+//! up: it carries its state over to newly published routes (by deployment id) and applies the
+//! events the other shards sent. A request keeps the routes it started with; when a reload lands
+//! in the middle of it, its outcomes are translated to the shard's newer routes by id.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
-use arc_swap::ArcSwap;
+use crossbeam_channel::Receiver;
 use monoio_rustls::TlsConnector;
 use switchyard_config::GatewaySettings;
-use switchyard_core::{PickScratch, Rng, State};
+use switchyard_core::{
+    pick_with_scratch, translate, Decision, DeploymentIdx, Event, PickRequest, PickScratch, Rng, RouteError, Snapshot,
+    State,
+};
 
+use crate::access_log::AccessLog;
+use crate::events::{event_deployment, retarget, Mesh, ShardEvent};
+use crate::hub::Hub;
+use crate::metrics::ShardMetrics;
 use crate::routes::Routes;
 use crate::upstream::pool::Pool;
 
+/// The routes a shard's state was built for, and that state.
+pub struct Routing {
+    /// `Rc` around the shared `Arc` so that a request takes its reference without touching the
+    /// `Arc`'s cross-thread counter.
+    pub routes: Rc<Arc<Routes>>,
+    pub state: State,
+}
+
 pub struct Shard {
     pub id: usize,
-    pub routes: Arc<ArcSwap<Routes>>,
-    pub state: RefCell<State>,
+    pub hub: Arc<Hub>,
+    pub routing: RefCell<Routing>,
+    inbox: Receiver<ShardEvent>,
+    mesh: Mesh,
     pub rng: RefCell<Rng>,
     pub scratch: RefCell<PickScratch>,
     pub pool: RefCell<Pool>,
     pub tls: TlsConnector,
     pub settings: Arc<GatewaySettings>,
+    pub metrics: RefCell<ShardMetrics>,
+    pub access_log: RefCell<AccessLog>,
+    /// Requests being served (head read, response not finished): a drain waits for zero.
+    pub active_requests: Cell<usize>,
+}
+
+/// What a shard is made of, besides what it builds itself.
+pub struct ShardParts {
+    pub id: usize,
+    pub hub: Arc<Hub>,
+    pub inbox: Receiver<ShardEvent>,
+    pub mesh: Mesh,
+    pub settings: Arc<GatewaySettings>,
+    pub tls: TlsConnector,
+    pub access_log: AccessLog,
+    pub seed: u64,
 }
 
 impl Shard {
-    pub fn new(
-        id: usize,
-        routes: Arc<ArcSwap<Routes>>,
-        settings: Arc<GatewaySettings>,
-        tls: TlsConnector,
-        seed: u64,
-    ) -> Shard {
-        let state = State::new(&routes.load().snapshot);
+    pub fn new(parts: ShardParts) -> Shard {
+        let routes = parts.hub.routes.load_full();
+        let state = State::new(&routes.snapshot);
         Shard {
-            id,
-            state: RefCell::new(state),
-            rng: RefCell::new(Rng::new(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
+            id: parts.id,
+            routing: RefCell::new(Routing { routes: Rc::new(routes), state }),
+            inbox: parts.inbox,
+            mesh: parts.mesh,
+            rng: RefCell::new(Rng::new(parts.seed ^ (parts.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
             scratch: RefCell::new(PickScratch::new()),
-            pool: RefCell::new(Pool::new(settings.timeouts.upstream_idle)),
-            tls,
-            routes,
-            settings,
+            pool: RefCell::new(Pool::new(parts.settings.timeouts.upstream_idle)),
+            tls: parts.tls,
+            metrics: RefCell::new(ShardMetrics::default()),
+            access_log: RefCell::new(parts.access_log),
+            active_requests: Cell::new(0),
+            hub: parts.hub,
+            settings: parts.settings,
         }
+    }
+
+    /// Catches up with the published routes and the other shards' events; returns the routes a
+    /// new request starts with.
+    pub fn sync(&self) -> Rc<Arc<Routes>> {
+        let mut routing = self.routing.borrow_mut();
+        let published = self.hub.routes.load();
+        if !Arc::ptr_eq(&published, &routing.routes) {
+            let new = arc_swap::Guard::into_inner(published);
+            routing.state = routing.state.carry_over(&routing.routes.snapshot, &new.snapshot);
+            routing.routes = Rc::new(new);
+        }
+        let routing = &mut *routing;
+        while let Ok(ShardEvent { routes, event }) = self.inbox.try_recv() {
+            if Arc::ptr_eq(&routes, &routing.routes) {
+                routing.state.apply(&event);
+            } else if let Some(idx) = translate(&routes.snapshot, &routing.routes.snapshot, event_deployment(&event)) {
+                routing.state.apply(&retarget(&event, idx));
+            }
+        }
+        routing.routes.clone()
+    }
+
+    /// Picks for a request that runs on `routes`.
+    pub fn pick(&self, routes: &Arc<Routes>, req: &PickRequest<'_>, now: Instant) -> Result<Decision, RouteError> {
+        let mut rng = self.rng.borrow_mut();
+        let mut scratch = self.scratch.borrow_mut();
+        self.with_state(routes, |state| pick_with_scratch(&routes.snapshot, state, req, now, &mut rng, &mut scratch))
+    }
+
+    /// Runs `read` on this shard's state as seen under `routes`: the state itself, or, when it
+    /// has moved on to newer routes (a reload landed during the request), a copy translated back
+    /// by deployment id.
+    pub fn with_state<R>(&self, routes: &Arc<Routes>, read: impl FnOnce(&State) -> R) -> R {
+        let routing = self.routing.borrow();
+        if Arc::ptr_eq(routes, &routing.routes) {
+            read(&routing.state)
+        } else {
+            read(&routing.state.carry_over(&routing.routes.snapshot, &routes.snapshot))
+        }
+    }
+
+    /// Records something learnt about deployment `idx` of `routes` in this shard's state, and
+    /// tells the other shards the event `record` returns.
+    pub fn record<R>(
+        &self,
+        routes: &Arc<Routes>,
+        idx: DeploymentIdx,
+        record: impl FnOnce(&mut State, &Snapshot, DeploymentIdx) -> (R, Option<Event>),
+    ) -> Option<R> {
+        let mut routing = self.routing.borrow_mut();
+        let routing = &mut *routing;
+        let idx = if Arc::ptr_eq(routes, &routing.routes) {
+            idx
+        } else {
+            translate(&routes.snapshot, &routing.routes.snapshot, idx)?
+        };
+        let (result, event) = record(&mut routing.state, &routing.routes.snapshot, idx);
+        if let Some(event) = event {
+            self.mesh.broadcast(Some(self.id), &routing.routes, &event);
+        }
+        Some(result)
     }
 }

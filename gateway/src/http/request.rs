@@ -46,6 +46,9 @@ pub struct RequestHead {
     pub framing: BodyFraming,
     pub keep_alive: bool,
     pub expect_continue: bool,
+    /// Where the `Authorization` value sits in the buffer the head was parsed from (no copy:
+    /// most API requests carry one).
+    pub authorization: Option<std::ops::Range<usize>>,
     /// Bytes of the head, including the final CRLF CRLF.
     pub head_len: usize,
 }
@@ -116,6 +119,7 @@ fn parse_with<'h, 'b>(
     let mut connection_close = minor_version == 0;
     let mut has_host = false;
     let mut expect_continue = false;
+    let mut authorization = None;
     for h in req.headers.iter() {
         if header_is(h.name, "content-length") {
             let n = parse_content_length(h.value)
@@ -137,6 +141,9 @@ fn parse_with<'h, 'b>(
             has_host = true;
         } else if header_is(h.name, "expect") {
             expect_continue = has_token(h.value, "100-continue");
+        } else if header_is(h.name, "authorization") {
+            let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
+            authorization = Some(start..start + h.value.len());
         }
     }
     if minor_version == 1 && !has_host {
@@ -161,6 +168,7 @@ fn parse_with<'h, 'b>(
         framing,
         keep_alive: !connection_close,
         expect_continue,
+        authorization,
         head_len,
     }))
 }

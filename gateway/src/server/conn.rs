@@ -20,7 +20,13 @@ use crate::shard::Shard;
 /// How long a client may take to send the rest of a head or body once it started.
 const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub async fn serve_connection(shard: Rc<Shard>, mut stream: TcpStream) {
+pub async fn serve_connection(shard: Rc<Shard>, stream: TcpStream) {
+    shard.hub.connection_opened();
+    serve_requests(&shard, stream).await;
+    shard.hub.connection_closed();
+}
+
+async fn serve_requests(shard: &Shard, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let limits = HeadLimits {
         max_header_bytes: shard.settings.limits.max_header_bytes,
@@ -28,7 +34,7 @@ pub async fn serve_connection(shard: Rc<Shard>, mut stream: TcpStream) {
     };
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
-        let head = match read_head(&shard, &mut stream, buf, limits).await {
+        let head = match read_head(shard, &mut stream, buf, limits).await {
             HeadRead::Head(head, b) => {
                 buf = b;
                 head
@@ -40,7 +46,8 @@ pub async fn serve_connection(shard: Rc<Shard>, mut stream: TcpStream) {
                 return;
             }
         };
-        let (body, consumed, b) = match read_body(&shard, &mut stream, buf, &head).await {
+        let active = ActiveRequest::new(shard);
+        let (body, consumed, b) = match read_body(shard, &mut stream, buf, &head).await {
             BodyRead::Body(body, consumed, b) => (body, consumed, b),
             BodyRead::Closed => return,
             BodyRead::Refused(status, message) => {
@@ -54,11 +61,30 @@ pub async fn serve_connection(shard: Rc<Shard>, mut stream: TcpStream) {
             Body::InBuffer(range) => &buf[range.clone()],
             Body::Decoded(v) => v,
         };
-        let keep = endpoints::dispatch(&shard, &head, body_bytes, &mut stream).await;
+        let authorization = head.authorization.clone().map(|r| &buf[r]);
+        let request = endpoints::Request { head: &head, authorization, body: body_bytes };
+        let keep = endpoints::dispatch(shard, request, &mut stream).await;
+        drop(active);
         if !keep {
             return;
         }
         buf.drain(..consumed);
+    }
+}
+
+/// Counts a request as in flight (a drain waits for none) while alive.
+struct ActiveRequest<'s>(&'s Shard);
+
+impl<'s> ActiveRequest<'s> {
+    fn new(shard: &'s Shard) -> ActiveRequest<'s> {
+        shard.active_requests.set(shard.active_requests.get() + 1);
+        ActiveRequest(shard)
+    }
+}
+
+impl Drop for ActiveRequest<'_> {
+    fn drop(&mut self) {
+        self.0.active_requests.set(self.0.active_requests.get() - 1);
     }
 }
 

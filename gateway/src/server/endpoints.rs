@@ -7,6 +7,7 @@ use crate::errors::openai_error;
 use crate::http::request::{Method, RequestHead};
 use crate::proxy;
 use crate::respond::{self, Reply};
+use crate::server::admin;
 use crate::shard::Shard;
 
 /// What a path names.
@@ -16,6 +17,8 @@ enum Endpoint {
     Models,
     Liveliness,
     Readiness,
+    Metrics,
+    AdminReload,
 }
 
 fn endpoint(path: &str) -> Option<Endpoint> {
@@ -27,23 +30,44 @@ fn endpoint(path: &str) -> Option<Endpoint> {
         "/models" => Some(Endpoint::Models),
         "/health/liveliness" | "/health/liveness" => Some(Endpoint::Liveliness),
         "/health/readiness" => Some(Endpoint::Readiness),
+        "/metrics" => Some(Endpoint::Metrics),
+        "/admin/reload" => Some(Endpoint::AdminReload),
         _ => None,
     }
 }
 
+/// One request as the handlers see it.
+pub struct Request<'a> {
+    pub head: &'a RequestHead,
+    /// The `Authorization` header's value, if sent.
+    pub authorization: Option<&'a [u8]>,
+    pub body: &'a [u8],
+}
+
 /// Serves one request; returns whether the connection stays open.
-pub async fn dispatch(shard: &Shard, head: &RequestHead, body: &[u8], client: &mut TcpStream) -> bool {
-    let keep_alive = head.keep_alive;
+pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -> bool {
+    let head = req.head;
+    // While draining, every response closes its connection so that clients move elsewhere.
+    let keep_alive = head.keep_alive && !shard.hub.is_draining();
     let reply = match (endpoint(&head.path), head.method) {
         (Some(Endpoint::Api(route)), Method::Post) => {
-            return proxy::serve(shard, route, body, client, keep_alive).await;
+            return proxy::serve(shard, route, &head.path, req.body, client, keep_alive).await;
         }
-        (Some(Endpoint::Models), Method::Get) => Reply::json(200, shard.routes.load().models_body.clone()),
+        (Some(Endpoint::Models), Method::Get) => Reply::json(200, shard.hub.routes.load().models_body.clone()),
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
+        (Some(Endpoint::Readiness), Method::Get) if shard.hub.is_draining() => {
+            Reply::json(503, br#"{"status":"draining"}"#.to_vec())
+        }
         (Some(Endpoint::Readiness), Method::Get) => Reply::json(200, br#"{"status":"healthy"}"#.to_vec()),
-        (Some(_), _) => {
+        (Some(Endpoint::Metrics), Method::Get) => admin::metrics(shard),
+        (Some(Endpoint::AdminReload), Method::Post) => match admin::authorize(shard, req.authorization) {
+            Ok(()) => admin::reload(shard).await,
+            Err(reply) => reply,
+        },
+        (Some(e), _) => {
             let mut r = Reply::json(405, openai_error(405, &format!("method not allowed on {}", head.path), None));
-            r.header("allow", if matches!(endpoint(&head.path), Some(Endpoint::Api(_))) { b"POST" } else { b"GET" });
+            let allowed: &[u8] = if matches!(e, Endpoint::Api(_) | Endpoint::AdminReload) { b"POST" } else { b"GET" };
+            r.header("allow", allowed);
             r
         }
         (None, _) => Reply::json(404, openai_error(404, &format!("no route for {}", head.path), None)),
@@ -62,6 +86,8 @@ mod tests {
         assert_eq!(endpoint("/v1/embeddings"), Some(Endpoint::Api(RouteKind::Embeddings)));
         assert_eq!(endpoint("/v1/models"), Some(Endpoint::Models));
         assert_eq!(endpoint("/health/readiness"), Some(Endpoint::Readiness));
+        assert_eq!(endpoint("/metrics"), Some(Endpoint::Metrics));
+        assert_eq!(endpoint("/admin/reload"), Some(Endpoint::AdminReload));
         assert_eq!(endpoint("/v1x/models"), None);
         assert_eq!(endpoint("/v1"), None);
     }

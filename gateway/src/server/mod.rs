@@ -1,6 +1,7 @@
 //! Starting the shards: one thread per shard, each with its own monoio runtime and its own
 //! `SO_REUSEPORT` listener on the same address.
 
+pub mod admin;
 pub mod conn;
 pub mod endpoints;
 
@@ -9,15 +10,17 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
+use futures_channel::oneshot;
 use monoio::net::{ListenerOpts, TcpListener};
 use switchyard_config::{GatewaySettings, IoDriver};
 
-use crate::routes::Routes;
-use crate::shard::Shard;
+use crate::access_log::{AccessLog, Sink};
+use crate::control::ControlMsg;
+use crate::events::Mesh;
+use crate::hub::Hub;
+use crate::shard::{Shard, ShardParts};
 
 /// The IO driver a shard runs on, resolved from `auto`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,55 +64,62 @@ pub struct Running {
     pub addr: SocketAddr,
     pub driver: Driver,
     pub shards: usize,
-    threads: Vec<JoinHandle<()>>,
+    /// One per shard: firing it makes the shard stop accepting and drain.
+    pub drain_signals: Vec<oneshot::Sender<()>>,
 }
 
-impl Running {
-    /// Blocks until every shard thread ends.
-    pub fn join(self) {
-        for t in self.threads {
-            let _ = t.join();
-        }
-    }
+/// What the shards are started with.
+pub struct Launch {
+    pub listen: SocketAddr,
+    pub shards: usize,
+    pub driver: Driver,
+    pub settings: Arc<GatewaySettings>,
+    pub hub: Arc<Hub>,
+    pub access_log: Option<Arc<Sink>>,
 }
 
-/// Binds and starts `shards` shards. Refuses when another process already serves the address:
-/// `SO_REUSEPORT` would otherwise let a stale instance silently share the port.
-pub fn start(
-    listen: SocketAddr,
-    shards: usize,
-    driver: Driver,
-    settings: Arc<GatewaySettings>,
-    routes: Arc<ArcSwap<Routes>>,
-) -> Result<Running, StartError> {
+/// Binds and starts the shards; returns once every shard listens. Refuses when another process
+/// already serves the address: `SO_REUSEPORT` would otherwise let a stale instance silently
+/// share the port.
+pub fn start(launch: Launch) -> Result<(Running, Mesh), StartError> {
+    let Launch { listen, shards, driver, settings, hub, access_log } = launch;
     let tls = crate::upstream::conn::tls_connector().map_err(StartError)?;
     let addr = claim_address(listen)?;
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+    let (mesh, inboxes) = Mesh::new(shards);
     let seed = seed();
-    let mut threads = Vec::with_capacity(shards);
-    for id in 0..shards {
+    let mut drain_signals = Vec::with_capacity(shards);
+    for (id, inbox) in inboxes.into_iter().enumerate() {
+        let (drain_tx, drain_rx) = oneshot::channel();
+        drain_signals.push(drain_tx);
         let ready = ready_tx.clone();
-        let settings = settings.clone();
-        let routes = routes.clone();
-        let tls = tls.clone();
+        let parts = ShardParts {
+            id,
+            hub: hub.clone(),
+            inbox,
+            mesh: mesh.clone(),
+            settings: settings.clone(),
+            tls: tls.clone(),
+            access_log: AccessLog::new(access_log.clone()),
+            seed,
+        };
         let spawned = std::thread::Builder::new().name(format!("shard-{id}")).spawn(move || {
-            let shard = Shard::new(id, routes, settings, tls, seed);
+            let shard = Shard::new(parts);
             let result = match driver {
                 Driver::IoUring => monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
                     .enable_timer()
                     .build()
-                    .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone()))),
+                    .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone(), drain_rx))),
                 Driver::Epoll => monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
                     .enable_timer()
                     .build()
-                    .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone()))),
+                    .map(|mut rt| rt.block_on(run_shard(shard, addr, ready.clone(), drain_rx))),
             };
             if let Err(e) = result {
                 let _ = ready.send(Err(format!("shard {id}: cannot start the {} runtime: {e}", driver.name())));
             }
         });
-        let handle = spawned.map_err(|e| StartError(format!("cannot spawn shard thread: {e}")))?;
-        threads.push(handle);
+        spawned.map_err(|e| StartError(format!("cannot spawn shard thread: {e}")))?;
     }
     drop(ready_tx);
     for _ in 0..shards {
@@ -119,7 +129,7 @@ pub fn start(
             Err(_) => return Err(StartError("a shard thread ended during start-up".into())),
         }
     }
-    Ok(Running { addr, driver, shards, threads })
+    Ok((Running { addr, driver, shards, drain_signals }, mesh))
 }
 
 /// Checks that no other process listens on `listen` (a plain bind without `SO_REUSEPORT` fails
@@ -143,8 +153,17 @@ fn seed() -> u64 {
 
 /// How often a shard closes pooled upstream connections that idled out.
 const POOL_SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// How often a shard hands its metrics to the control thread and writes its access log lines.
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+/// How often a draining shard looks whether its last request finished.
+const DRAIN_CHECK_EVERY: Duration = Duration::from_millis(5);
 
-async fn run_shard(shard: Shard, addr: SocketAddr, ready: mpsc::Sender<Result<(), String>>) {
+async fn run_shard(
+    shard: Shard,
+    addr: SocketAddr,
+    ready: mpsc::Sender<Result<(), String>>,
+    drain: oneshot::Receiver<()>,
+) {
     let opts = ListenerOpts::new().reuse_port(true).reuse_addr(true).backlog(4096);
     let listener = match TcpListener::bind_with_config(addr, &opts) {
         Ok(l) => l,
@@ -156,13 +175,22 @@ async fn run_shard(shard: Shard, addr: SocketAddr, ready: mpsc::Sender<Result<()
     let _ = ready.send(Ok(()));
     drop(ready);
     let shard = Rc::new(shard);
-    let sweeper = shard.clone();
-    monoio::spawn(async move {
-        loop {
-            monoio::time::sleep(POOL_SWEEP_EVERY).await;
-            sweeper.pool.borrow_mut().evict_idle(Instant::now());
-        }
-    });
+    monoio::spawn(housekeeping(shard.clone()));
+    monoio::select! {
+        _ = accept_loop(&shard, &listener) => {}
+        _ = drain => {}
+    }
+    // Draining: no new connections; requests in flight (and any that arrive on connections
+    // already open) finish, each response closing its connection.
+    drop(listener);
+    while shard.active_requests.get() > 0 {
+        monoio::time::sleep(DRAIN_CHECK_EVERY).await;
+    }
+    report(&shard);
+    let _ = shard.hub.control.send(ControlMsg::ShardStopped(shard.id));
+}
+
+async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -175,5 +203,27 @@ async fn run_shard(shard: Shard, addr: SocketAddr, ready: mpsc::Sender<Result<()
                 monoio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+}
+
+/// The shard's periodic chores: metrics and access-log hand-over, pool sweeping.
+async fn housekeeping(shard: Rc<Shard>) {
+    let mut last_sweep = Instant::now();
+    loop {
+        monoio::time::sleep(REPORT_EVERY).await;
+        report(&shard);
+        let now = Instant::now();
+        if now.duration_since(last_sweep) >= POOL_SWEEP_EVERY {
+            shard.pool.borrow_mut().evict_idle(now);
+            last_sweep = now;
+        }
+    }
+}
+
+fn report(shard: &Shard) {
+    shard.access_log.borrow_mut().flush();
+    let report = shard.metrics.borrow_mut().take_report();
+    if !report.is_empty() {
+        let _ = shard.hub.control.send(ControlMsg::Report(report));
     }
 }

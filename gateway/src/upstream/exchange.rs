@@ -16,6 +16,7 @@ use crate::http::response::parse_response_head;
 use crate::http::write;
 use crate::http::BodyFraming;
 use crate::shard::Shard;
+use crate::usage::{Usage, UsageTail};
 
 /// Largest upstream response head accepted.
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
@@ -68,6 +69,14 @@ pub struct AttemptError {
 #[derive(Debug)]
 pub struct Delivered {
     pub status: u16,
+    /// Bytes written to the client (head included).
+    pub bytes_out: u64,
+    /// From the attempt's start to the first body bytes relayed (the first token of a stream).
+    pub first_body: Option<Duration>,
+    /// From the attempt's start to the end of the relay.
+    pub took: Duration,
+    /// The token usage the body reported, if it did.
+    pub usage: Option<Usage>,
     /// Set when the upstream failed in the middle of the body.
     pub body_failure: Option<Failure>,
     /// The client went away or a write to it failed: its connection must close.
@@ -106,18 +115,32 @@ impl BodyProgress {
 
     /// Consumes upstream body bytes, appending what the client gets to `out` (re-chunked when
     /// the client framing is chunked). Returns the bytes consumed.
-    fn relay(&mut self, input: &[u8], out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> Result<usize, Failure> {
+    /// Returns the bytes consumed and how many body bytes they decoded to (fed to `tail`).
+    fn relay(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+        tail: &mut UsageTail,
+    ) -> Result<(usize, usize), Failure> {
         match self {
-            BodyProgress::Length(_) => self.collect(input, out),
+            BodyProgress::Length(_) => {
+                let before = out.len();
+                let used = self.collect(input, out)?;
+                tail.push(&out[before..]);
+                Ok((used, out.len() - before))
+            }
             BodyProgress::Chunked(decoder) => {
                 scratch.clear();
                 let used = decoder.feed(input, scratch).map_err(|_| Failure::Protocol)?;
+                tail.push(scratch);
                 encode_chunk(scratch, out);
-                Ok(used)
+                Ok((used, scratch.len()))
             }
             BodyProgress::UntilClose => {
+                tail.push(input);
                 encode_chunk(input, out);
-                Ok(input.len())
+                Ok((input.len(), input.len()))
             }
         }
     }
@@ -296,7 +319,8 @@ async fn respond(
     }
     write::end_head(&mut out);
     drop(head);
-    relay_body(shard, conn, buf, head_len, body, status, keep_alive, pool_key, out, &idle_or_total, client).await
+    let upstream = UpstreamSide { conn, keep_alive, pool_key, started };
+    relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
 async fn collect_error_body(
@@ -329,27 +353,70 @@ async fn collect_error_body(
     }
 }
 
+/// The upstream end of a relay.
+struct UpstreamSide<'a> {
+    conn: UpstreamConn,
+    keep_alive: bool,
+    pool_key: &'a str,
+    started: Instant,
+}
+
+/// What a relay has done so far.
+#[derive(Default)]
+struct Relayed {
+    bytes_out: u64,
+    first_body: Option<Duration>,
+    tail: UsageTail,
+}
+
+impl Relayed {
+    fn delivered(
+        self,
+        status: u16,
+        started: Instant,
+        body_failure: Option<Failure>,
+        client_ok: bool,
+        reusable: bool,
+    ) -> Outcome {
+        Outcome::Delivered(Delivered {
+            status,
+            bytes_out: self.bytes_out,
+            first_body: self.first_body,
+            took: started.elapsed(),
+            usage: self.tail.usage(),
+            body_failure,
+            client_failed: !client_ok,
+            client_reusable: client_ok && reusable,
+        })
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn relay_body(
     shard: &Shard,
-    mut conn: UpstreamConn,
+    upstream: UpstreamSide<'_>,
     mut buf: Vec<u8>,
     head_len: usize,
     mut body: BodyProgress,
     status: u16,
-    keep_alive: bool,
-    pool_key: &str,
     mut out: Vec<u8>,
     wait: &impl Fn(Instant) -> Duration,
     client: ClientSide<'_>,
 ) -> Outcome {
+    let UpstreamSide { mut conn, keep_alive, pool_key, started } = upstream;
     let chunked_to_client = !matches!(body, BodyProgress::Length(_));
     let mut scratch = Vec::new();
     let mut consumed = head_len;
     let mut body_failure = None;
+    let mut relayed = Relayed::default();
     loop {
-        match body.relay(&buf[consumed..], &mut out, &mut scratch) {
-            Ok(n) => consumed += n,
+        match body.relay(&buf[consumed..], &mut out, &mut scratch, &mut relayed.tail) {
+            Ok((n, decoded)) => {
+                consumed += n;
+                if decoded > 0 && relayed.first_body.is_none() {
+                    relayed.first_body = Some(started.elapsed());
+                }
+            }
             Err(f) => body_failure = Some(f),
         }
         let done = body.is_done();
@@ -360,50 +427,32 @@ async fn relay_body(
             out.extend_from_slice(&stream_error_chunk());
         }
         if !out.is_empty() {
+            relayed.bytes_out += out.len() as u64;
             let (res, back) = client.stream.write_all(out).await;
             out = back;
             out.clear();
             if res.is_err() {
-                return Outcome::Delivered(Delivered {
-                    status,
-                    body_failure,
-                    client_failed: true,
-                    client_reusable: false,
-                });
+                return relayed.delivered(status, started, body_failure, false, false);
             }
         }
         if done {
             if keep_alive && consumed == buf.len() {
                 shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
             }
-            return Outcome::Delivered(Delivered {
-                status,
-                body_failure: None,
-                client_failed: false,
-                client_reusable: true,
-            });
+            return relayed.delivered(status, started, None, true, true);
         }
         if body_failure.is_some() {
-            return Outcome::Delivered(Delivered {
-                status,
-                body_failure,
-                client_failed: false,
-                client_reusable: chunked_to_client,
-            });
+            return relayed.delivered(status, started, body_failure, true, chunked_to_client);
         }
         buf.clear();
         consumed = 0;
         match monoio::time::timeout(wait(Instant::now()), conn.read_more(buf)).await {
             Ok((Ok(n), back)) if n > 0 => buf = back,
             Ok((Ok(_), back)) if matches!(body, BodyProgress::UntilClose) => {
-                let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
                 let _ = back;
-                return Outcome::Delivered(Delivered {
-                    status,
-                    body_failure: None,
-                    client_failed: res.is_err(),
-                    client_reusable: res.is_ok(),
-                });
+                relayed.bytes_out += LAST_CHUNK.len() as u64;
+                let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
+                return relayed.delivered(status, started, None, res.is_ok(), true);
             }
             Ok((_, back)) => {
                 buf = back;
@@ -492,17 +541,17 @@ mod tests {
 
     #[test]
     fn relay_rechunks_what_the_client_gets_chunked() {
-        let (mut out, mut scratch) = (Vec::new(), Vec::new());
+        let (mut out, mut scratch, mut tail) = (Vec::new(), Vec::new(), UsageTail::default());
         let mut chunked = BodyProgress::new(BodyFraming::Chunked);
-        assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch), Ok(8));
+        assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch, &mut tail), Ok((8, 3)));
         assert_eq!(out, b"3\r\nabc\r\n");
         let mut out = Vec::new();
         let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
-        assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch), Ok(9));
+        assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch, &mut tail), Ok((9, 9)));
         assert_eq!(out, b"9\r\ndata: x\n\n\r\n");
         let mut out = Vec::new();
         let mut length = BodyProgress::new(BodyFraming::Length(2));
-        assert_eq!(length.relay(b"abc", &mut out, &mut scratch), Ok(2));
+        assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail), Ok((2, 2)));
         assert_eq!(out, b"ab");
     }
 }

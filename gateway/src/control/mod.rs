@@ -1,0 +1,157 @@
+//! The control thread: the process's main thread once the shards run. It owns config reloads
+//! (SIGHUP, `POST /admin/reload`), the drain on SIGTERM/SIGINT, and the merging of the shards'
+//! metrics. Shards never wait on it: they send it messages and, for an admin reload, await a
+//! oneshot reply.
+
+mod diff;
+mod reload;
+
+pub use diff::Changes;
+pub use reload::{reload, ReloadReport};
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use futures_channel::oneshot;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use switchyard_config::GatewaySettings;
+
+use crate::hub::Hub;
+use crate::metrics::Report;
+
+/// What the control thread is asked to do.
+pub enum ControlMsg {
+    Signal(i32),
+    /// `POST /admin/reload`: the outcome goes back on the oneshot.
+    Reload(oneshot::Sender<Result<ReloadReport, String>>),
+    /// A shard's counts since its last report.
+    Report(Report),
+    /// A shard finished draining (its last report was sent before).
+    ShardStopped(usize),
+}
+
+/// Forwards SIGHUP, SIGTERM and SIGINT to the control thread. Installed before the shards
+/// start, so that an early signal is never the default action (which would kill the process).
+pub fn forward_signals(to: Sender<ControlMsg>) -> std::io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT])?;
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        for signal in signals.forever() {
+            if to.send(ControlMsg::Signal(signal)).is_err() {
+                return;
+            }
+        }
+    })?;
+    Ok(())
+}
+
+pub struct Control {
+    pub hub: Arc<Hub>,
+    pub inbox: Receiver<ControlMsg>,
+    /// The config file reloads re-read; `None` for the demo's embedded config.
+    pub config_path: Option<PathBuf>,
+    /// The settings the shards started with (some only take effect on a restart).
+    pub started_with: GatewaySettings,
+    /// One per shard: dropping or firing it makes the shard stop accepting and drain.
+    pub drain_signals: Vec<oneshot::Sender<()>>,
+}
+
+impl Control {
+    /// Serves control messages until the shards have drained (or the grace period ran out).
+    pub fn run(mut self) -> ExitCode {
+        let shards = self.drain_signals.len();
+        let mut stopped = 0;
+        let mut drain_deadline: Option<Instant> = None;
+        loop {
+            let msg = match drain_deadline {
+                None => match self.inbox.recv() {
+                    Ok(m) => m,
+                    Err(_) => return ExitCode::SUCCESS,
+                },
+                Some(deadline) => match self.inbox.recv_deadline(deadline) {
+                    Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) => {
+                        log(&format!(
+                            "drain: grace period of {} over with requests still in flight; exiting",
+                            secs(self.started_with.drain_timeout)
+                        ));
+                        return ExitCode::SUCCESS;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return ExitCode::SUCCESS,
+                },
+            };
+            match msg {
+                ControlMsg::Signal(SIGHUP) => {
+                    let _ = self.reload_and_log("SIGHUP");
+                }
+                ControlMsg::Signal(signal) if drain_deadline.is_some() => {
+                    log(&format!("drain: second signal ({}); exiting at once", signal_name(signal)));
+                    std::process::exit(1);
+                }
+                ControlMsg::Signal(signal) => {
+                    let grace = self.started_with.drain_timeout;
+                    log(&format!(
+                        "{}: draining — no new connections, readiness is false, up to {} for requests in flight \
+                         (a second signal exits at once)",
+                        signal_name(signal),
+                        secs(grace)
+                    ));
+                    self.hub.start_draining();
+                    for signal in self.drain_signals.drain(..) {
+                        let _ = signal.send(());
+                    }
+                    drain_deadline = Some(Instant::now() + grace);
+                }
+                ControlMsg::Reload(reply) => {
+                    let _ = reply.send(self.reload_and_log("POST /admin/reload"));
+                }
+                ControlMsg::Report(report) => {
+                    if let Ok(mut totals) = self.hub.totals.lock() {
+                        totals.counts.merge(report);
+                    }
+                }
+                ControlMsg::ShardStopped(_) => {
+                    stopped += 1;
+                    if stopped == shards {
+                        log("drain: every request in flight finished; exiting");
+                        return ExitCode::SUCCESS;
+                    }
+                }
+            }
+        }
+    }
+
+    fn reload_and_log(&self, trigger: &str) -> Result<ReloadReport, String> {
+        let outcome = reload(&self.hub, self.config_path.as_deref(), &self.started_with);
+        if let Ok(mut totals) = self.hub.totals.lock() {
+            match &outcome {
+                Ok(_) => totals.reloads_ok += 1,
+                Err(_) => totals.reloads_failed += 1,
+            }
+        }
+        match &outcome {
+            Ok(report) => log(&format!("reload ({trigger}): {}", report.summary())),
+            Err(e) => log(&format!("reload ({trigger}) refused; the current config keeps serving:\n{e}")),
+        }
+        outcome
+    }
+}
+
+fn log(line: &str) {
+    eprintln!("switchyard: {line}");
+}
+
+fn secs(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        SIGHUP => "SIGHUP",
+        SIGTERM => "SIGTERM",
+        SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}

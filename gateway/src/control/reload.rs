@@ -1,0 +1,85 @@
+//! One reload: re-read the config file (and its includes), build new routes, publish them.
+//! A config with any error is refused whole, with every error and its key path; the routes in
+//! service stay. Requests in flight keep the routes they started with.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+use switchyard_config::GatewaySettings;
+
+use super::diff::Changes;
+use crate::hub::Hub;
+use crate::routes::Routes;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReloadReport {
+    pub config: String,
+    pub model_groups: usize,
+    pub deployments: usize,
+    pub changes: Changes,
+    /// `switchyard:` settings that changed but only take effect on a restart.
+    pub restart_needed_for: Vec<&'static str>,
+}
+
+impl ReloadReport {
+    /// One line for the log.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "{}: {}; now {} model groups, {} deployments",
+            self.config,
+            self.changes.describe(),
+            self.model_groups,
+            self.deployments
+        );
+        if !self.restart_needed_for.is_empty() {
+            line.push_str(&format!(
+                " (changed but applied only on restart: switchyard.{})",
+                self.restart_needed_for.join(", switchyard.")
+            ));
+        }
+        line
+    }
+}
+
+pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) -> Result<ReloadReport, String> {
+    let Some(path) = path else {
+        return Err("this gateway runs on an embedded config (the demo): there is no file to re-read".to_string());
+    };
+    let loaded = switchyard_config::load_file(path)
+        .map_err(|errors| format!("{}: invalid config:\n{errors}", path.display()))?;
+    for w in &loaded.warnings {
+        eprintln!("switchyard: warning: {w}");
+    }
+    let routes =
+        Routes::from_config(&loaded.config).map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
+    let old = hub.routes.load();
+    let report = ReloadReport {
+        config: path.display().to_string(),
+        model_groups: routes.snapshot.groups.len(),
+        deployments: routes.snapshot.deployments.len(),
+        changes: Changes::between(&old.snapshot, &routes.snapshot),
+        restart_needed_for: restart_only_changes(started_with, &loaded.config.gateway),
+    };
+    hub.routes.store(Arc::new(routes));
+    Ok(report)
+}
+
+/// The `switchyard:` keys whose new value the running shards cannot take on.
+fn restart_only_changes(old: &GatewaySettings, new: &GatewaySettings) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    let mut check = |name: &'static str, differs: bool| {
+        if differs {
+            changed.push(name);
+        }
+    };
+    check("listen", old.listen != new.listen);
+    check("shards", old.shards != new.shards);
+    check("io_driver", old.io_driver != new.io_driver);
+    check("limits", old.limits != new.limits);
+    check("timeouts", old.timeouts != new.timeouts);
+    check("drain_timeout", old.drain_timeout != new.drain_timeout);
+    check("access_log", old.access_log != new.access_log);
+    check("health_checks", old.health_checks != new.health_checks);
+    changed
+}

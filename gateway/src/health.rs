@@ -1,0 +1,162 @@
+//! Background health checks: a thread of its own with a small monoio runtime that, every
+//! `health_check_interval`, sends each deployment (of `background_health_check_model_groups`,
+//! or all) a tiny real request — a one-token chat completion, or an embedding for
+//! `model_info.mode: embedding` — and tells every shard the result through the event mesh.
+//! The pick's health filter reads the result with its age (`health_check_staleness_threshold`).
+//!
+//! Probes of one round run concurrently; a probe is healthy when the deployment answers with a
+//! 2xx head within `switchyard.health_checks.timeout`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use monoio_rustls::TlsConnector;
+use switchyard_config::{GatewaySettings, HealthChecks};
+use switchyard_core::{DeploymentIdx, Event, RouteKind};
+
+use crate::events::Mesh;
+use crate::http::response::parse_response_head;
+use crate::http::write;
+use crate::hub::Hub;
+use crate::routes::Routes;
+use crate::upstream::conn::{connect, UpstreamConn};
+
+/// Largest probe response head read.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// Starts the checker when the config asks for it (background checks, or health-check routing).
+pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
+    let routing = hub.routes.load().snapshot.settings.enable_health_check_routing;
+    if !(settings.health_checks.background || routing) {
+        return;
+    }
+    let tls = match crate::upstream::conn::tls_connector() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("switchyard: health checks disabled: {e}");
+            return;
+        }
+    };
+    let checker = Checker {
+        hub: hub.clone(),
+        mesh,
+        settings: settings.health_checks.clone(),
+        tls,
+        connect: settings.timeouts.connect,
+    };
+    let spawned = std::thread::Builder::new().name("health".into()).spawn(move || {
+        match monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build() {
+            Ok(mut rt) => rt.block_on(checker.run()),
+            Err(e) => eprintln!("switchyard: health checks disabled: cannot start their runtime: {e}"),
+        }
+    });
+    if let Err(e) = spawned {
+        eprintln!("switchyard: health checks disabled: cannot spawn their thread: {e}");
+    }
+}
+
+struct Checker {
+    hub: Arc<Hub>,
+    mesh: Mesh,
+    settings: HealthChecks,
+    tls: TlsConnector,
+    connect: Duration,
+}
+
+impl Checker {
+    async fn run(self) {
+        let checker = Arc::new(self);
+        loop {
+            let round = Instant::now();
+            let routes = checker.hub.routes.load_full();
+            let targets = checker.targets(&routes);
+            let mut probes = Vec::with_capacity(targets.len());
+            for idx in targets {
+                let checker = checker.clone();
+                let routes = routes.clone();
+                probes.push(monoio::spawn(async move {
+                    let healthy = checker.probe(&routes, idx).await;
+                    let event = Event::Health { idx, healthy, checked_at: Instant::now() };
+                    checker.mesh.broadcast(None, &routes, &event);
+                    (idx, healthy)
+                }));
+            }
+            let mut unhealthy = Vec::new();
+            for probe in probes {
+                let (idx, healthy) = probe.await;
+                if !healthy {
+                    unhealthy.push(routes.snapshot.deployment(idx).id.clone());
+                }
+            }
+            if !unhealthy.is_empty() {
+                eprintln!("switchyard: health checks: unhealthy: {}", unhealthy.join(", "));
+            }
+            let next = round + checker.settings.interval;
+            monoio::time::sleep(next.saturating_duration_since(Instant::now())).await;
+        }
+    }
+
+    /// The deployments to probe this round.
+    fn targets(&self, routes: &Routes) -> Vec<DeploymentIdx> {
+        let snap = &routes.snapshot;
+        let wanted = |group: &str| self.settings.model_groups.as_ref().is_none_or(|g| g.iter().any(|n| n == group));
+        (0..snap.deployments.len())
+            .map(|i| DeploymentIdx(i as u32))
+            .filter(|&idx| wanted(&snap.deployment(idx).model_name))
+            .collect()
+    }
+
+    /// One probe: `true` when the deployment answered with a 2xx head in time.
+    async fn probe(&self, routes: &Routes, idx: DeploymentIdx) -> bool {
+        let upstream = &routes.upstreams[idx.get()];
+        let request = probe_request(routes, idx, &self.settings);
+        let attempt = async {
+            let mut conn = connect(&upstream.target, &self.tls, self.connect).await.ok()?;
+            let (res, _) = conn.write_all(request).await;
+            res.ok()?;
+            read_status(&mut conn).await
+        };
+        matches!(monoio::time::timeout(self.settings.timeout, attempt).await, Ok(Some(200..=299)))
+    }
+}
+
+fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -> Vec<u8> {
+    let upstream = &routes.upstreams[idx.get()];
+    let model = &routes.snapshot.deployment(idx).upstream_model;
+    let body = match upstream.probe_route {
+        RouteKind::Embeddings => serde_json::json!({"model": model, "input": settings.prompt}),
+        RouteKind::ChatCompletions => serde_json::json!({
+            "model": model,
+            "messages": [{"role": "user", "content": settings.prompt}],
+            "max_tokens": settings.max_tokens,
+        }),
+    }
+    .to_string();
+    let mut out = upstream.head_for(upstream.probe_route).to_vec();
+    write::header(&mut out, "connection", b"close");
+    write::header_decimal(&mut out, "content-length", body.len() as u64);
+    write::end_head(&mut out);
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+async fn read_status(conn: &mut UpstreamConn) -> Option<u16> {
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        match parse_response_head(&buf, MAX_HEAD) {
+            Ok(Some(head)) if (100..200).contains(&head.status) => {
+                let n = head.head_len;
+                buf.drain(..n);
+            }
+            Ok(Some(head)) => return Some(head.status),
+            Ok(None) => {
+                let (res, back) = conn.read_more(buf).await;
+                buf = back;
+                if res.ok()? == 0 {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! What the shards and the control thread share: the published routes, the draining flag, the
+//! way to the control thread, and the merged metrics. On the request path only `routes` is read
+//! (one arc-swap load); everything else is touched per connection, per second, or per scrape.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::Sender;
+
+use crate::control::ControlMsg;
+use crate::metrics::Totals;
+use crate::routes::Routes;
+
+pub struct Hub {
+    /// The routing table every new request starts from; replaced whole by a reload.
+    pub routes: ArcSwap<Routes>,
+    /// Set once a drain starts: readiness reports it and responses close their connections.
+    draining: AtomicBool,
+    /// Open client connections, all shards together.
+    connections: AtomicI64,
+    /// Requests and admin calls for the control thread.
+    pub control: Sender<ControlMsg>,
+    /// Every shard's metrics merged by the control thread; read by `GET /metrics`.
+    pub totals: Mutex<Totals>,
+}
+
+impl Hub {
+    pub fn new(routes: Routes, control: Sender<ControlMsg>) -> Arc<Hub> {
+        Arc::new(Hub {
+            routes: ArcSwap::from_pointee(routes),
+            draining: AtomicBool::new(false),
+            connections: AtomicI64::new(0),
+            control,
+            totals: Mutex::new(Totals::default()),
+        })
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    pub fn connection_opened(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        self.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub fn open_connections(&self) -> i64 {
+        self.connections.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,104 @@
+//! A shard's own counts, keyed by deployment and group index of the routes they were counted
+//! under; turned into a name-keyed [`Report`] when handed over (or when a reload renumbers).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use switchyard_core::{DeploymentIdx, GroupIdx};
+
+use super::{Hist, Report};
+use crate::routes::Routes;
+
+/// Stands for "no deployment" / "no group" (a request refused before or by the pick).
+const NONE: u32 = u32::MAX;
+
+#[derive(Default)]
+pub struct ShardMetrics {
+    /// The routes the indices below refer to.
+    routes: Option<Arc<Routes>>,
+    requests: HashMap<(u32, u32, u16), u64>,
+    upstream_latency: HashMap<u32, Hist>,
+    first_token: HashMap<u32, Hist>,
+    cooldowns_started: HashMap<u32, u64>,
+    /// Counts already converted to names (from before a reload), or not index-keyed.
+    named: Report,
+}
+
+impl ShardMetrics {
+    /// Makes `routes` the one indices refer to, converting what was counted under other routes.
+    fn under(&mut self, routes: &Arc<Routes>) {
+        if self.routes.as_ref().is_some_and(|r| Arc::ptr_eq(r, routes)) {
+            return;
+        }
+        self.convert();
+        self.routes = Some(routes.clone());
+    }
+
+    pub fn request(
+        &mut self,
+        routes: &Arc<Routes>,
+        group: Option<GroupIdx>,
+        deployment: Option<DeploymentIdx>,
+        status: u16,
+    ) {
+        self.under(routes);
+        let key = (group.map_or(NONE, |g| g.0), deployment.map_or(NONE, |d| d.0), status);
+        *self.requests.entry(key).or_default() += 1;
+    }
+
+    pub fn upstream_latency(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
+        self.under(routes);
+        self.upstream_latency.entry(group.0).or_default().record(micros(took));
+    }
+
+    pub fn first_token(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
+        self.under(routes);
+        self.first_token.entry(group.0).or_default().record(micros(took));
+    }
+
+    pub fn cooldown_started(&mut self, routes: &Arc<Routes>, deployment: DeploymentIdx) {
+        self.under(routes);
+        *self.cooldowns_started.entry(deployment.0).or_default() += 1;
+    }
+
+    pub fn pick_took(&mut self, took: Duration) {
+        self.named.pick.get_or_insert_with(Hist::new).record(took.as_nanos().min(u128::from(u64::MAX)) as u64);
+    }
+
+    pub fn retry(&mut self) {
+        self.named.retries += 1;
+    }
+
+    /// Everything counted since the last call.
+    pub fn take_report(&mut self) -> Report {
+        self.convert();
+        std::mem::take(&mut self.named)
+    }
+
+    fn convert(&mut self) {
+        let Some(routes) = self.routes.as_ref() else {
+            return;
+        };
+        let snap = &routes.snapshot;
+        let group_name = |g: u32| snap.groups.get(g as usize).map_or_else(|| "none".to_string(), |g| g.name.clone());
+        let deployment_id =
+            |d: u32| snap.deployments.get(d as usize).map_or_else(|| "none".to_string(), |d| d.id.clone());
+        for ((g, d, status), n) in self.requests.drain() {
+            *self.named.requests.entry((group_name(g), deployment_id(d), status)).or_default() += n;
+        }
+        for (g, h) in self.upstream_latency.drain() {
+            self.named.upstream_latency.entry(group_name(g)).or_default().add(&h);
+        }
+        for (g, h) in self.first_token.drain() {
+            self.named.first_token.entry(group_name(g)).or_default().add(&h);
+        }
+        for (d, n) in self.cooldowns_started.drain() {
+            *self.named.cooldowns_started.entry(deployment_id(d)).or_default() += n;
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}

@@ -1,0 +1,129 @@
+//! The token usage a response reports, read from the last bytes of its body without parsing
+//! the body: OpenAI puts `"usage":{…}` at the end of a completion, and in the last event of a
+//! stream asked for `stream_options.include_usage`. The relay keeps the body's tail as it passes.
+
+use memchr::memmem;
+
+/// Token counts of one response.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+/// How much of the body's end is kept: a usage object with its details fits well within it.
+const TAIL: usize = 2048;
+
+/// The last bytes of a body, fed as it is relayed.
+#[derive(Default)]
+pub struct UsageTail {
+    tail: Vec<u8>,
+}
+
+impl UsageTail {
+    pub fn push(&mut self, bytes: &[u8]) {
+        if bytes.len() >= TAIL {
+            self.tail.clear();
+            self.tail.extend_from_slice(&bytes[bytes.len() - TAIL..]);
+            return;
+        }
+        self.tail.extend_from_slice(bytes);
+        // Trim in batches, so that many small pushes move the bytes rarely.
+        if self.tail.len() > 2 * TAIL {
+            self.tail.drain(..self.tail.len() - TAIL);
+        }
+    }
+
+    /// The usage in the last `"usage"` object of the tail, if it names any token count.
+    pub fn usage(&self) -> Option<Usage> {
+        let at = memmem::rfind(&self.tail, b"\"usage\"")?;
+        let rest = &self.tail[at + 7..];
+        let rest = skip_space(rest).strip_prefix(b":")?;
+        if !skip_space(rest).starts_with(b"{") {
+            return None; // `"usage": null` in a stream's non-final events
+        }
+        let prompt = number_after(rest, b"\"prompt_tokens\"").or_else(|| number_after(rest, b"\"input_tokens\""));
+        let completion =
+            number_after(rest, b"\"completion_tokens\"").or_else(|| number_after(rest, b"\"output_tokens\""));
+        let total = number_after(rest, b"\"total_tokens\"");
+        if prompt.is_none() && completion.is_none() && total.is_none() {
+            return None;
+        }
+        let (prompt, completion) = (prompt.unwrap_or(0), completion.unwrap_or(0));
+        Some(Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: total.unwrap_or(prompt.saturating_add(completion)),
+        })
+    }
+}
+
+fn skip_space(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
+/// The integer after `"key"` and a colon, within `hay`.
+fn number_after(hay: &[u8], key: &[u8]) -> Option<u64> {
+    let at = memmem::find(hay, key)?;
+    let rest = skip_space(&hay[at + key.len()..]).strip_prefix(b":")?;
+    let rest = skip_space(rest);
+    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage_of(parts: &[&[u8]]) -> Option<Usage> {
+        let mut t = UsageTail::default();
+        for p in parts {
+            t.push(p);
+        }
+        t.usage()
+    }
+
+    #[test]
+    fn completion_usage_with_details() {
+        let body = br#"{"id":"x","choices":[],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}},"system_fingerprint":null}"#;
+        assert_eq!(usage_of(&[body]), Some(Usage { prompt_tokens: 19, completion_tokens: 10, total_tokens: 29 }));
+    }
+
+    #[test]
+    fn the_last_stream_event_counts_and_null_usage_is_none() {
+        let a = b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":null}\n\n";
+        assert_eq!(usage_of(&[a]), None);
+        let b = b"data: {\"choices\":[],\"usage\": {\"prompt_tokens\": 5, \"completion_tokens\": 7, \"total_tokens\": 12}}\n\ndata: [DONE]\n\n";
+        assert_eq!(usage_of(&[a, b]), Some(Usage { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 }));
+    }
+
+    #[test]
+    fn a_long_body_keeps_only_its_tail() {
+        let filler = vec![b'x'; 10_000];
+        let end = br#","usage":{"input_tokens":3,"output_tokens":4}}"#;
+        assert_eq!(
+            usage_of(&[&filler, &filler[..100], end]),
+            Some(Usage { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })
+        );
+        assert_eq!(usage_of(&[&filler]), None);
+    }
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!("{}/../../shared/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn real_openai_and_openrouter_bodies() {
+        let expected = Some(Usage { prompt_tokens: 19, completion_tokens: 10, total_tokens: 29 });
+        assert_eq!(usage_of(&[&fixture("openai_chat_response.json")]), expected);
+        // A stream fed in small pieces, as the relay sees it.
+        let stream = fixture("openai_chat_stream.sse");
+        let pieces: Vec<&[u8]> = stream.chunks(97).collect();
+        assert_eq!(usage_of(&pieces), expected);
+        let openrouter = fixture("openrouter_chat_stream.sse");
+        assert_eq!(usage_of(&[&openrouter]), Some(Usage { prompt_tokens: 14, completion_tokens: 8, total_tokens: 22 }));
+    }
+}
