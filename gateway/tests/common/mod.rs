@@ -345,6 +345,10 @@ impl TempDir {
         TempDir { path }
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn write(&self, name: &str, contents: &str) -> PathBuf {
         let file = self.path.join(name);
         std::fs::write(&file, contents).expect("write temp file");
