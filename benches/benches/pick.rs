@@ -4,11 +4,17 @@
 //! group had cooldowns that are over, so that every block of 64 members mixes live and ended
 //! cooldowns and the cooldown filter compares each member's end (in `fresh`, every recorded
 //! cooldown is live and each block's summary answers for it).
+//!
+//! `pick-strategy` runs the stateful strategies over 10 and 10 000 deployments (10% cooling
+//! down; in-flight counts, latency averages, usage and prices set for all, see
+//! `pick_setup::strategy_setup`).
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use switchyard_benches::pick_setup::{pick_setup_with, GROUP, GROUP_SIZES};
+use switchyard_benches::pick_setup::{
+    pick_setup_with, strategy_setup, GROUP, GROUP_SIZES, STRATEGIES, STRATEGY_GROUP_SIZES,
+};
 use switchyard_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
 
 fn pick(c: &mut Criterion) {
@@ -23,7 +29,12 @@ fn pick(c: &mut Criterion) {
         {
             group.bench_with_input(BenchmarkId::new(variant, n), &n, |b, _| {
                 b.iter(|| {
-                    let req = PickRequest { model: black_box(GROUP), failed: black_box(failed) };
+                    let req = PickRequest {
+                        model: black_box(GROUP),
+                        failed: black_box(failed),
+                        stream: false,
+                        input_tokens: 100,
+                    };
                     pick_with_scratch(&setup.snap, &setup.state, &req, setup.now, &mut rng, &mut scratch)
                         .expect("survivors remain")
                 })
@@ -33,5 +44,24 @@ fn pick(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pick);
+fn pick_strategy(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pick-strategy");
+    for n in STRATEGY_GROUP_SIZES {
+        for (name, strategy) in STRATEGIES {
+            let setup = strategy_setup(n, strategy);
+            let mut rng = Rng::new(0x5eed);
+            let mut scratch = PickScratch::new();
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| {
+                    let req = PickRequest { model: black_box(GROUP), failed: &[], stream: false, input_tokens: 100 };
+                    pick_with_scratch(&setup.snap, &setup.state, &req, setup.now, &mut rng, &mut scratch)
+                        .expect("survivors remain")
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pick, pick_strategy);
 criterion_main!(benches);

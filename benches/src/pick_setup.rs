@@ -4,10 +4,23 @@
 
 use std::time::{Duration, Instant};
 
-use switchyard_core::{Deployment, DeploymentIdx, Failure, Provider, RouterSettings, Snapshot, State};
+use switchyard_core::{
+    Deployment, DeploymentIdx, Failure, LatencySample, Provider, RouterSettings, RoutingStrategy, Snapshot, State,
+};
 
 /// The group sizes the pick benches run.
 pub const GROUP_SIZES: [usize; 5] = [2, 10, 100, 1_000, 10_000];
+
+/// The group sizes the strategy benches run.
+pub const STRATEGY_GROUP_SIZES: [usize; 2] = [10, 10_000];
+
+/// The strategies the strategy benches run, with their bench names.
+pub const STRATEGIES: [(&str, RoutingStrategy); 4] = [
+    ("least-busy", RoutingStrategy::LeastBusy),
+    ("latency", RoutingStrategy::LatencyBased),
+    ("usage-v2", RoutingStrategy::UsageBasedV2),
+    ("cost", RoutingStrategy::CostBased),
+];
 
 /// The requested group name.
 pub const GROUP: &str = "bench-model";
@@ -44,18 +57,46 @@ pub fn pick_setup(n: usize) -> PickSetup {
 /// of 64 members then holds both live and ended cooldowns, so the cooldown filter compares
 /// each member's end instead of answering from the block's summary.
 pub fn pick_setup_with(n: usize, ended: bool) -> PickSetup {
+    setup(n, ended, RoutingStrategy::SimpleShuffle)
+}
+
+/// [`pick_setup`] under `strategy`, with what the stateful strategies read: requests in flight
+/// (0 to 4), a latency average for every deployment (20 to 80 ms), this minute's usage well
+/// under the `rpm`/`tpm` limits, and prices (every seventh unknown); a 10% latency buffer.
+pub fn strategy_setup(n: usize, strategy: RoutingStrategy) -> PickSetup {
+    let mut s = setup(n, false, strategy);
+    for i in 0..n {
+        let idx = DeploymentIdx(i as u32);
+        for _ in 0..i % 5 {
+            s.state.request_started(idx);
+        }
+        let total = Duration::from_millis(20 + (i * 7919 % 61) as u64);
+        s.state.record_latency(idx, LatencySample { stream: false, total, first_token: None, output_tokens: Some(50) });
+        s.state.record_usage(idx, s.now, 1 + (i % 3) as u64, 100 * (i * 31 % 17) as u64);
+    }
+    s
+}
+
+fn setup(n: usize, ended: bool, strategy: RoutingStrategy) -> PickSetup {
     let deployments = (0..n)
         .map(|i| {
             let id = format!("dep-{i:05}");
             let api_base = format!("http://10.0.{}.{}:8000/v1", i / 250, i % 250);
             let mut d = Deployment::new(&id, GROUP, Provider::OpenAi, "gpt-4o-mini", &api_base);
             d.weight = Some(1 + (i % 4) as u64);
+            d.rpm = Some(10_000);
+            d.tpm = Some(10_000_000);
+            d.input_cost_per_token = (i % 7 != 3).then_some(1e-7 * (1 + i * 13 % 29) as f64);
+            d.output_cost_per_token = Some(4e-7);
             d
         })
         .collect();
-    let snap = Snapshot::build(deployments, RouterSettings::default()).expect("unique ids");
+    let settings =
+        RouterSettings { routing_strategy: strategy, lowest_latency_buffer: 0.1, ..RouterSettings::default() };
+    let snap = Snapshot::build(deployments, settings).expect("unique ids");
     let mut state = State::new(&snap);
     let t0 = Instant::now();
+    state.set_minute_origin(t0);
     let now = t0 + Duration::from_secs(1);
     let mut ended_count = 0;
     for i in (0..n).filter(|&i| ended && cooled_down(i)) {
@@ -92,7 +133,7 @@ mod tests {
             let mut rng = Rng::new(1);
             let mut scratch = PickScratch::new();
             for failed in [&[][..], &s.failed[..]] {
-                let req = PickRequest { model: GROUP, failed };
+                let req = PickRequest { model: GROUP, failed, stream: false, input_tokens: 100 };
                 let d = pick_with_scratch(&s.snap, &s.state, &req, s.now, &mut rng, &mut scratch).unwrap();
                 assert!(!s.state.is_cooling_down(d.deployment, s.now));
                 assert_eq!(d.candidates as usize, n);
@@ -100,6 +141,23 @@ mod tests {
                 let retry = !failed.is_empty();
                 assert_eq!(d.cause, if retry { Cause::Retry } else { Cause::Fresh });
                 assert_eq!(d.rejected_for(RejectReason::RetrySkipped), usize::from(retry));
+            }
+        }
+    }
+
+    #[test]
+    fn the_strategy_setups_pick_what_their_strategy_says() {
+        for n in STRATEGY_GROUP_SIZES {
+            for (_, strategy) in STRATEGIES {
+                let s = strategy_setup(n, strategy);
+                let req = PickRequest { model: GROUP, failed: &[], stream: false, input_tokens: 100 };
+                let d = pick_with_scratch(&s.snap, &s.state, &req, s.now, &mut Rng::new(1), &mut PickScratch::new())
+                    .unwrap();
+                assert!(!s.state.is_cooling_down(d.deployment, s.now));
+                assert_eq!(d.rejected.len(), n / 10, "{strategy:?}: only the cooldowns");
+                if strategy == RoutingStrategy::LeastBusy {
+                    assert_eq!(s.state.in_flight(d.deployment), 0);
+                }
             }
         }
     }
