@@ -140,7 +140,7 @@ fn unknown_switchyard_keys_are_errors_naming_the_valid_ones() {
         [
             "switchyard.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes",
             r#"switchyard.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle"#,
-            r#"switchyard.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map"#,
+            r#"switchyard.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks"#,
         ]
     );
 }
@@ -308,7 +308,7 @@ fn several_errors_are_reported_together() {
             r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#.to_string(),
             "model_list[1].model_name: required key is missing (expected a non-empty string)".to_string(),
             "model_list[1].litellm_params.api_key: environment variable MISSING_KEY is not set (os.environ/MISSING_KEY)".to_string(),
-            r#"switchyard.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map"#.to_string(),
+            r#"switchyard.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks"#.to_string(),
         ]
     );
 }
@@ -320,5 +320,24 @@ fn errors_display_one_per_line() {
         err.to_string(),
         "model_list[0].litellm_params: required key is missing (expected a map)\n\
          model_list[1].litellm_params: required key is missing (expected a map)"
+    );
+}
+
+#[test]
+fn bad_drain_access_log_and_health_check_values() {
+    let yaml = one("model: openai/x")
+        + "general_settings:\n  background_health_checks: sometimes\n  health_check_interval: -5\n\
+           switchyard:\n  drain_timeout: 0\n  access_log: ''\n  health_checks: {timeout: soon, max_tokens: 0, promt: hi}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"general_settings.background_health_checks: expected true or false, got "sometimes""#,
+            "general_settings.health_check_interval: expected a number of seconds greater than 0, got -5",
+            r#"switchyard.drain_timeout: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got 0"#,
+            r#"switchyard.access_log: expected a non-empty string, got """#,
+            r#"switchyard.health_checks.timeout: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got "soon""#,
+            "switchyard.health_checks.max_tokens: expected a positive integer (at most 4294967295), got 0",
+            r#"switchyard.health_checks.promt: unknown key; did you mean "prompt"? valid keys: timeout, prompt, max_tokens"#,
+        ]
     );
 }

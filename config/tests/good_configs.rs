@@ -306,3 +306,33 @@ fn snapshot_errors_name_the_entries() {
         r#"shared/self_hosted.yaml: model_list[0].model_info.id: duplicate deployment id "gpt-4o-primary" (first used by model_list[0])"#
     );
 }
+
+#[test]
+fn drain_access_log_and_health_checks() {
+    use switchyard_config::AccessLogTarget;
+    let defaults = load("model_list: [{model_name: a, litellm_params: {model: openai/x}}]").unwrap().config.gateway;
+    assert_eq!(defaults.drain_timeout, Duration::from_secs(30));
+    assert_eq!(defaults.access_log, AccessLogTarget::Off);
+    assert!(!defaults.health_checks.background);
+    assert_eq!(defaults.health_checks.interval, Duration::from_secs(300));
+    let yaml = "model_list: [{model_name: a, litellm_params: {model: openai/x}}]\n\
+                general_settings: {background_health_checks: true, health_check_interval: 15, \
+                background_health_check_model_groups: [a]}\n\
+                switchyard: {drain_timeout: 2s, access_log: logs/access.jsonl, \
+                health_checks: {timeout: 500ms, prompt: hello, max_tokens: 3}}\n";
+    let config = load_str(yaml, &fixtures(), &|_| None).unwrap().config;
+    let g = config.gateway;
+    assert_eq!(g.drain_timeout, Duration::from_secs(2));
+    assert_eq!(g.access_log, AccessLogTarget::File(fixtures().join("logs/access.jsonl")));
+    assert!(g.health_checks.background);
+    assert_eq!(g.health_checks.interval, Duration::from_secs(15));
+    assert_eq!(g.health_checks.model_groups, Some(vec!["a".to_string()]));
+    assert_eq!(g.health_checks.timeout, Duration::from_millis(500));
+    assert_eq!(g.health_checks.prompt, "hello");
+    assert_eq!(g.health_checks.max_tokens, 3);
+    let stdout =
+        load("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nswitchyard: {access_log: stdout}")
+            .unwrap()
+            .config;
+    assert_eq!(stdout.gateway.access_log, AccessLogTarget::Stdout);
+}

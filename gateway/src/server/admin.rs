@@ -33,6 +33,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 pub fn metrics(shard: &Shard) -> Reply {
+    // Apply the other shards' events first, so that the cooldown gauge is current.
+    shard.sync();
     let routing = shard.routing.borrow();
     let now = std::time::Instant::now();
     let gauges = Gauges {
