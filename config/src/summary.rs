@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use switchyard_core::Deployment;
+use switchyard_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
 use crate::Config;
@@ -71,14 +71,26 @@ impl Config {
         line(
             out,
             format_args!(
-                "router: {}, num_retries {}, allowed_fails {allowed_fails}, cooldown_time {}{}, \
-                 timeout {}, stream_timeout {stream_timeout}, pre-call checks {}",
+                "router: {}{}, num_retries {}, allowed_fails {allowed_fails}, cooldown_time {}{}, \
+                 timeout {}, stream_timeout {stream_timeout}, pre-call checks {}{}",
                 strategy_name(r.routing_strategy),
+                match r.routing_strategy {
+                    RoutingStrategy::LatencyBased => format!(" (lowest_latency_buffer {})", r.lowest_latency_buffer),
+                    _ => String::new(),
+                },
                 r.num_retries,
                 secs(r.cooldown_time),
                 if r.disable_cooldowns { " (cooldowns disabled)" } else { "" },
                 secs(r.timeout),
                 if r.enable_pre_call_checks { "on" } else { "off" },
+                if r.enable_health_check_routing {
+                    format!(
+                        ", health-check routing on (results stale after {})",
+                        secs(r.health_check_staleness_threshold)
+                    )
+                } else {
+                    String::new()
+                },
             ),
         );
     }

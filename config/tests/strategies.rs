@@ -24,7 +24,7 @@ fn every_strategy_parses_and_v1_usage_is_read_as_v2_with_a_warning() {
         let loaded = load(&with_router(&format!("{{routing_strategy: {}}}", s.as_str()))).unwrap();
         assert_eq!(loaded.config.router.routing_strategy, s);
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-        assert!(loaded.config.summary().contains(&format!("router: {},", s.as_str())));
+        assert!(loaded.config.summary().contains(&format!("router: {}", s.as_str())));
     }
     let loaded = load(&with_router("{routing_strategy: usage-based-routing}")).unwrap();
     assert_eq!(loaded.config.router.routing_strategy, RoutingStrategy::UsageBasedV2);
@@ -69,6 +69,12 @@ fn health_check_routing_keys() {
         .router;
     assert!(r.enable_health_check_routing);
     assert_eq!(r.health_check_staleness_threshold, Duration::from_secs(90));
+    let summary = load(&with_router("{enable_health_check_routing: true, routing_strategy: latency-based-routing}"))
+        .unwrap()
+        .config
+        .summary();
+    assert!(summary.contains("router: latency-based-routing (lowest_latency_buffer 0), "), "{summary}");
+    assert!(summary.contains("pre-call checks off, health-check routing on (results stale after 60s)"), "{summary}");
     assert_eq!(
         errors(&with_router("{enable_health_check_routing: sometimes, health_check_staleness_threshold: -5}")),
         [
