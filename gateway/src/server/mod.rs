@@ -188,6 +188,10 @@ async fn run_shard(
     }
     report(&shard);
     let _ = shard.hub.control.send(ControlMsg::ShardStopped(shard.id));
+    // Keep the runtime turning until the process exits (other shards may still drain): the
+    // tasks of connections that are open but idle are never dropped by a runtime that ends,
+    // so a request sent on one would wait unanswered. Served, it gets `connection: close`.
+    std::future::pending::<()>().await;
 }
 
 async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
