@@ -202,8 +202,32 @@ fn admin_reload_answers_with_the_report() {
     assert_eq!(report["changes"]["deployments_added"], json!(["dep-fresh"]), "{body}");
     assert!(report["config"].as_str().unwrap().ends_with("config.yaml"), "{body}");
     gateway.process.wait_for_stderr("reload (POST /admin/reload): ", LOG_DEADLINE);
+    assert_eq!(report["restart_needed_for"], json!([]), "{body}");
     // Published before the answer: the next request sees it.
     assert_served_by(&gateway.chat("fresh"), "dep-fresh");
+
+    // A `switchyard:` setting the running shards cannot take on is named, the rest applies.
+    std::fs::write(
+        &gateway.config_path,
+        config(&[deployment("gpt", "dep-gpt", MODEL, &a, "")], "switchyard:\n  drain_timeout: 5s\n"),
+    )
+    .unwrap();
+    let response = admin_reload(&gateway, None);
+    assert_eq!(response.status, 200, "{}", response.text());
+    let body = response.json();
+    assert_eq!(body["report"]["restart_needed_for"], json!(["drain_timeout"]), "{body}");
+    assert_eq!(body["report"]["changes"]["groups_removed"], json!(["fresh"]), "{body}");
+    let log = gateway.process.wait_for_stderr("applied only on restart: switchyard.drain_timeout)", LOG_DEADLINE);
+    assert!(log.contains("groups −[fresh]; deployments −[dep-fresh]; now 1 model groups, 1 deployments"), "{log}");
+    assert_invalid_model(&gateway.chat("fresh"), "fresh");
+
+    // A file that went missing: refused, the config in service stays.
+    std::fs::remove_file(&gateway.config_path).unwrap();
+    let response = admin_reload(&gateway, None);
+    assert_eq!(response.status, 400, "{}", response.text());
+    let message = response.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("config.yaml"), "{message}");
+    assert_served_by(&gateway.chat("gpt"), "dep-gpt");
 }
 
 #[test]
@@ -243,6 +267,13 @@ fn admin_reload_needs_the_master_key_and_refuses_an_invalid_file() {
     assert_served_by(&gateway.chat("fresh"), "dep-fresh");
     assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"ok\"}"), 1);
     assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"failed\"}"), 1);
+
+    // A reload that rotates the key: the next reload needs the new one.
+    let rotated = "general_settings:\n  master_key: sk-admin-456\n";
+    std::fs::write(&gateway.config_path, config(&[deployment("gpt", "dep-gpt", MODEL, &a, "")], rotated)).unwrap();
+    assert_eq!(admin_reload(&gateway, Some("sk-admin-123")).status, 200);
+    assert_eq!(admin_reload(&gateway, Some("sk-admin-123")).status, 401, "the old key no longer works");
+    assert_eq!(admin_reload(&gateway, Some("sk-admin-456")).status, 200);
 }
 
 // ---------------------------------------------------------------------------------------------
