@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
@@ -23,6 +24,9 @@ pub struct Hub {
     pub control: Sender<ControlMsg>,
     /// Every shard's metrics merged by the control thread; read by `GET /metrics`.
     pub totals: Mutex<Totals>,
+    /// When the gateway started: every shard counts usage minutes from it, so that their
+    /// minutes line up.
+    pub started: Instant,
 }
 
 impl Hub {
@@ -33,6 +37,7 @@ impl Hub {
             connections: AtomicI64::new(0),
             control,
             totals: Mutex::new(Totals::default()),
+            started: Instant::now(),
         })
     }
 

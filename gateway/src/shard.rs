@@ -67,7 +67,8 @@ pub struct ShardParts {
 impl Shard {
     pub fn new(parts: ShardParts) -> Shard {
         let routes = parts.hub.routes.load_full();
-        let state = State::new(&routes.snapshot);
+        let mut state = State::new(&routes.snapshot);
+        state.set_minute_origin(parts.hub.started);
         Shard {
             id: parts.id,
             routing: RefCell::new(Routing { routes: Rc::new(routes), state }),

@@ -213,3 +213,26 @@ fn latency_based_routing_moves_traffic_to_the_faster_deployment() {
     assert_eq!(slow.request_count(), 1, "{picks:?}");
     assert!(picks[2..].iter().all(|p| p == "dep-fast"), "{picks:?}");
 }
+
+#[test]
+fn usage_based_routing_counts_every_shards_requests_against_the_rpm_limit() {
+    let a = Mock::start("a", &[]);
+    let b = Mock::start("b", &[]);
+    let yaml = config(
+        &[
+            deployment("gpt", "dep-a", "openai/gpt-4o-mini", &a, "rpm: 2"),
+            deployment("gpt", "dep-b", "openai/gpt-4o-mini", &b, "rpm: 1000"),
+        ],
+        "router_settings: {routing_strategy: usage-based-routing-v2}\n",
+    );
+    let gateway = Gateway::start_with(&yaml, two_shards());
+    // Well within the gateway's first minute. Fresh connections spread over both shards; each
+    // shard alone would let dep-a take 2 a minute, so without the usage events it would get up
+    // to 4.
+    for i in 0..24 {
+        let r = gateway.chat("gpt");
+        assert_eq!(r.status, 200, "request {i}: {}", r.text());
+    }
+    assert_eq!(a.request_count(), 2, "dep-a's rpm is 2");
+    assert_eq!(b.request_count(), 22);
+}
