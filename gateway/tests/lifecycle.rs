@@ -457,7 +457,7 @@ fn twenty_reloads_under_load_lose_no_request() {
                 let mut i = 0usize;
                 while !stop.load(Ordering::Relaxed) {
                     // Threads 0 and 1 stream every other request, 2 and 3 mostly plain ones.
-                    let stream = if t < 2 { i % 2 == 0 } else { i % 5 == 0 };
+                    let stream = if t < 2 { i.is_multiple_of(2) } else { i.is_multiple_of(5) };
                     if let Err(e) = one_request(&mut client, addr, stream, &tally) {
                         tally.lock().unwrap().failures.push(format!("thread {t} request {i}: {e}"));
                         client = None;

@@ -28,7 +28,7 @@ pub enum ControlMsg {
     /// `POST /admin/reload`: the outcome goes back on the oneshot.
     Reload(oneshot::Sender<Result<ReloadReport, String>>),
     /// A shard's counts since its last report.
-    Report(Report),
+    Report(Box<Report>),
     /// A shard finished draining (its last report was sent before).
     ShardStopped(usize),
 }
@@ -109,7 +109,7 @@ impl Control {
                 }
                 ControlMsg::Report(report) => {
                     if let Ok(mut totals) = self.hub.totals.lock() {
-                        totals.counts.merge(report);
+                        totals.counts.merge(*report);
                     }
                 }
                 ControlMsg::ShardStopped(_) => {

@@ -92,10 +92,10 @@ pub fn parse_request_head(buf: &[u8], limits: HeadLimits) -> Result<Option<Reque
     }
 }
 
-fn parse_with<'h, 'b>(
+fn parse_with<'b>(
     buf: &'b [u8],
     limits: HeadLimits,
-    slots: &'h mut [httparse::Header<'b>],
+    slots: &mut [httparse::Header<'b>],
 ) -> Result<Option<RequestHead>, HeadError> {
     let mut req = httparse::Request::new(slots);
     let head_len = match req.parse(buf) {

@@ -36,7 +36,6 @@ impl std::fmt::Display for ResponseHeadError {
 const MAX_RESPONSE_HEADERS: usize = 128;
 
 /// Parses a response head from the start of `buf`; `Ok(None)` means more bytes are needed.
-
 pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<ResponseHead<'_>>, ResponseHeadError> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_RESPONSE_HEADERS];
     let mut res = httparse::Response::new(&mut slots);

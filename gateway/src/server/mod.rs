@@ -228,6 +228,6 @@ fn report(shard: &Shard) {
     shard.access_log.borrow_mut().flush();
     let report = shard.metrics.borrow_mut().take_report();
     if !report.is_empty() {
-        let _ = shard.hub.control.send(ControlMsg::Report(report));
+        let _ = shard.hub.control.send(ControlMsg::Report(Box::new(report)));
     }
 }
