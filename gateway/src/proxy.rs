@@ -127,6 +127,7 @@ pub async fn serve(
             provider: snap.deployment(idx).provider.prefix(),
             request,
             stream: facts.stream,
+            read_usage: counts_usage(routes),
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         };
         let side = ClientSide { stream: client, extra_headers: &labels, keep_alive };
@@ -135,7 +136,7 @@ pub async fn serve(
         shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
         match outcome {
             Outcome::Delivered(d) => {
-                record_delivered(shard, routes, idx, facts.stream, &d);
+                record_delivered(shard, routes, idx, facts.stream, now, &d);
                 let ending = Ending {
                     group: Some(decision.group),
                     deployment: Some(idx),
@@ -201,8 +202,16 @@ fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now:
     });
 }
 
-fn record_delivered(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, stream: bool, d: &Delivered) {
-    let now = Instant::now();
+/// `attempt_start` + the attempt's time is when it ended: no clock read needed.
+fn record_delivered(
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    idx: DeploymentIdx,
+    stream: bool,
+    attempt_start: Instant,
+    d: &Delivered,
+) {
+    let now = attempt_start + d.took;
     let sample = LatencySample {
         stream,
         total: d.took,

@@ -15,14 +15,23 @@ pub struct Usage {
 /// How much of the body's end is kept: a usage object with its details fits well within it.
 const TAIL: usize = 2048;
 
-/// The last bytes of a body, fed as it is relayed.
+/// The last bytes of a body, fed as it is relayed — or nothing, when no one reads the usage
+/// (only usage-based routing does), so that a request does not pay for it.
 #[derive(Default)]
 pub struct UsageTail {
+    on: bool,
     tail: Vec<u8>,
 }
 
 impl UsageTail {
+    pub fn new(on: bool) -> UsageTail {
+        UsageTail { on, tail: Vec::new() }
+    }
+
     pub fn push(&mut self, bytes: &[u8]) {
+        if !self.on {
+            return;
+        }
         if bytes.len() >= TAIL {
             self.tail.clear();
             self.tail.extend_from_slice(&bytes[bytes.len() - TAIL..]);
@@ -78,11 +87,18 @@ mod tests {
     use super::*;
 
     fn usage_of(parts: &[&[u8]]) -> Option<Usage> {
-        let mut t = UsageTail::default();
+        let mut t = UsageTail::new(true);
         for p in parts {
             t.push(p);
         }
         t.usage()
+    }
+
+    #[test]
+    fn an_off_tail_keeps_nothing() {
+        let mut t = UsageTail::new(false);
+        t.push(br#"{"usage":{"prompt_tokens":1,"completion_tokens":2}}"#);
+        assert_eq!(t.usage(), None);
     }
 
     #[test]

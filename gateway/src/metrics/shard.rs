@@ -13,13 +13,18 @@ use crate::routes::Routes;
 /// Stands for "no deployment" / "no group" (a request refused before or by the pick).
 const NONE: u32 = u32::MAX;
 
+/// Dense per-index slots: a request costs an index and a short scan, no hashing.
 #[derive(Default)]
 pub struct ShardMetrics {
     /// The routes the indices below refer to.
     routes: Option<Arc<Routes>>,
-    requests: HashMap<(u32, u32, u16), u64>,
-    upstream_latency: HashMap<u32, Hist>,
-    first_token: HashMap<u32, Hist>,
+    /// Per deployment index: (status, count) for each status seen.
+    requests: Vec<Vec<(u16, u64)>>,
+    /// Requests no deployment answered (refused, unknown model, nothing left), by group.
+    unrouted: HashMap<(u32, u16), u64>,
+    /// Per group index.
+    upstream_latency: Vec<Option<Hist>>,
+    first_token: Vec<Option<Hist>>,
     cooldowns_started: HashMap<u32, u64>,
     /// Counts already converted to names (from before a reload), or not index-keyed.
     named: Report,
@@ -43,18 +48,25 @@ impl ShardMetrics {
         status: u16,
     ) {
         self.under(routes);
-        let key = (group.map_or(NONE, |g| g.0), deployment.map_or(NONE, |d| d.0), status);
-        *self.requests.entry(key).or_default() += 1;
+        let Some(d) = deployment else {
+            *self.unrouted.entry((group.map_or(NONE, |g| g.0), status)).or_default() += 1;
+            return;
+        };
+        let statuses = slot(&mut self.requests, d.get());
+        match statuses.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, n)) => *n += 1,
+            None => statuses.push((status, 1)),
+        }
     }
 
     pub fn upstream_latency(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
         self.under(routes);
-        self.upstream_latency.entry(group.0).or_default().record(micros(took));
+        slot(&mut self.upstream_latency, group.get()).get_or_insert_with(Hist::new).record(micros(took));
     }
 
     pub fn first_token(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
         self.under(routes);
-        self.first_token.entry(group.0).or_default().record(micros(took));
+        slot(&mut self.first_token, group.get()).get_or_insert_with(Hist::new).record(micros(took));
     }
 
     pub fn cooldown_started(&mut self, routes: &Arc<Routes>, deployment: DeploymentIdx) {
@@ -84,19 +96,39 @@ impl ShardMetrics {
         let group_name = |g: u32| snap.groups.get(g as usize).map_or_else(|| "none".to_string(), |g| g.name.clone());
         let deployment_id =
             |d: u32| snap.deployments.get(d as usize).map_or_else(|| "none".to_string(), |d| d.id.clone());
-        for ((g, d, status), n) in self.requests.drain() {
-            *self.named.requests.entry((group_name(g), deployment_id(d), status)).or_default() += n;
+        for (d, statuses) in self.requests.iter_mut().enumerate() {
+            let d = d as u32;
+            for (status, n) in statuses.drain(..) {
+                let group =
+                    if (d as usize) < snap.deployments.len() { snap.group_of(DeploymentIdx(d)).0 } else { NONE };
+                *self.named.requests.entry((group_name(group), deployment_id(d), status)).or_default() += n;
+            }
         }
-        for (g, h) in self.upstream_latency.drain() {
-            self.named.upstream_latency.entry(group_name(g)).or_default().add(&h);
+        for ((g, status), n) in self.unrouted.drain() {
+            *self.named.requests.entry((group_name(g), "none".to_string(), status)).or_default() += n;
         }
-        for (g, h) in self.first_token.drain() {
-            self.named.first_token.entry(group_name(g)).or_default().add(&h);
+        for (g, h) in self.upstream_latency.iter_mut().enumerate() {
+            if let Some(h) = h.take() {
+                self.named.upstream_latency.entry(group_name(g as u32)).or_default().add(&h);
+            }
+        }
+        for (g, h) in self.first_token.iter_mut().enumerate() {
+            if let Some(h) = h.take() {
+                self.named.first_token.entry(group_name(g as u32)).or_default().add(&h);
+            }
         }
         for (d, n) in self.cooldowns_started.drain() {
             *self.named.cooldowns_started.entry(deployment_id(d)).or_default() += n;
         }
     }
+}
+
+/// The slot at `i`, growing the table to reach it.
+fn slot<T: Default>(table: &mut Vec<T>, i: usize) -> &mut T {
+    if table.len() <= i {
+        table.resize_with(i + 1, T::default);
+    }
+    &mut table[i]
 }
 
 fn micros(d: Duration) -> u64 {

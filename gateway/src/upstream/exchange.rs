@@ -43,6 +43,8 @@ pub struct Exchange<'a> {
     /// The complete upstream request: head and body.
     pub request: Vec<u8>,
     pub stream: bool,
+    /// Whether to read the token usage at the end of the body (see [`UsageTail`]).
+    pub read_usage: bool,
     /// Non-streaming: the whole response must arrive within it. Streaming: the head, and then
     /// every gap between body reads.
     pub timeout: Duration,
@@ -200,18 +202,15 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
             Err(HeadFailure::Timeout) => return Outcome::Failed(timeout_error(ex.provider, ex.timeout)),
             Err(HeadFailure::Malformed(why)) => return Outcome::Failed(protocol_error(ex.provider, &why)),
             Ok(buf) => {
-                return respond(
-                    shard,
-                    conn,
-                    buf,
-                    &ex.target.pool_key,
-                    ex.provider,
-                    ex.stream,
-                    ex.timeout,
+                let attempt = Attempt {
+                    pool_key: &ex.target.pool_key,
+                    provider: ex.provider,
+                    stream: ex.stream,
+                    timeout: ex.timeout,
                     started,
-                    client,
-                )
-                .await
+                    read_usage: ex.read_usage,
+                };
+                return respond(shard, conn, buf, attempt, client).await;
             }
         }
     }
@@ -258,20 +257,26 @@ async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) ->
     }
 }
 
-/// Handles a complete head in `buf`: error statuses are collected and reported (nothing sent),
-/// success statuses are relayed to the client.
-#[allow(clippy::too_many_arguments)]
-async fn respond(
-    shard: &Shard,
-    conn: UpstreamConn,
-    buf: Vec<u8>,
-    pool_key: &str,
+/// What one attempt is, once its response head arrived.
+struct Attempt<'a> {
+    pool_key: &'a str,
     provider: &'static str,
     stream: bool,
     timeout: Duration,
     started: Instant,
+    read_usage: bool,
+}
+
+/// Handles a complete head in `buf`: error statuses are collected and reported (nothing sent),
+/// success statuses are relayed to the client.
+async fn respond(
+    shard: &Shard,
+    conn: UpstreamConn,
+    buf: Vec<u8>,
+    attempt: Attempt<'_>,
     client: ClientSide<'_>,
 ) -> Outcome {
+    let Attempt { pool_key, provider, stream, timeout, started, read_usage } = attempt;
     // Invariant: read_head returned only once the head parsed.
     let head = match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
         Ok(Some(h)) => h,
@@ -319,7 +324,7 @@ async fn respond(
     }
     write::end_head(&mut out);
     drop(head);
-    let upstream = UpstreamSide { conn, keep_alive, pool_key, started };
+    let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage };
     relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
@@ -359,6 +364,7 @@ struct UpstreamSide<'a> {
     keep_alive: bool,
     pool_key: &'a str,
     started: Instant,
+    read_usage: bool,
 }
 
 /// What a relay has done so far.
@@ -403,12 +409,12 @@ async fn relay_body(
     wait: &impl Fn(Instant) -> Duration,
     client: ClientSide<'_>,
 ) -> Outcome {
-    let UpstreamSide { mut conn, keep_alive, pool_key, started } = upstream;
+    let UpstreamSide { mut conn, keep_alive, pool_key, started, read_usage } = upstream;
     let chunked_to_client = !matches!(body, BodyProgress::Length(_));
     let mut scratch = Vec::new();
     let mut consumed = head_len;
     let mut body_failure = None;
-    let mut relayed = Relayed::default();
+    let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
     loop {
         match body.relay(&buf[consumed..], &mut out, &mut scratch, &mut relayed.tail) {
             Ok((n, decoded)) => {
