@@ -85,16 +85,20 @@ pub async fn serve(
     let snap = &routes.snapshot;
     let mut plan = AttemptPlan::new(&snap.settings);
     let mut last_error: Option<(DeploymentIdx, AttemptError)> = None;
+    // The first pick happens now (facts extraction took a microsecond or less): one clock read.
+    let mut now = started;
     loop {
-        let now = Instant::now();
         let req = PickRequest {
             model: &facts.model,
             failed: plan.failed(),
             stream: facts.stream,
             input_tokens: estimated_input_tokens(body),
         };
+        let timed = shard.metrics.borrow_mut().time_this_pick();
         let picked = shard.pick(routes, &req, now);
-        shard.metrics.borrow_mut().pick_took(now.elapsed());
+        if timed {
+            shard.metrics.borrow_mut().pick_took(now.elapsed());
+        }
         let decision = match picked {
             Ok(d) => d,
             Err(e) => {
@@ -173,6 +177,7 @@ pub async fn serve(
                 }
                 shard.metrics.borrow_mut().retry();
                 last_error = Some((idx, err));
+                now = Instant::now();
             }
         }
     }

@@ -51,7 +51,7 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
         &mut out,
         "switchyard_pick_duration_seconds",
         "histogram",
-        "The pick's own time (resolution, filters, strategy).",
+        "The pick's own time (resolution, filters, strategy), one pick in 16 sampled.",
     );
     if let Some(pick) = &c.pick {
         histogram(&mut out, "switchyard_pick_duration_seconds", "", pick, 1e-9, &PICK_BUCKETS_S);

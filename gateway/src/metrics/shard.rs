@@ -10,6 +10,9 @@ use switchyard_core::{DeploymentIdx, GroupIdx};
 use super::{Hist, Report};
 use crate::routes::Routes;
 
+/// One pick in this many is timed for `switchyard_pick_duration_seconds`.
+pub const PICK_SAMPLE: u64 = 16;
+
 /// Stands for "no deployment" / "no group" (a request refused before or by the pick).
 const NONE: u32 = u32::MAX;
 
@@ -26,6 +29,7 @@ pub struct ShardMetrics {
     upstream_latency: Vec<Option<Hist>>,
     first_token: Vec<Option<Hist>>,
     cooldowns_started: HashMap<u32, u64>,
+    picks: u64,
     /// Counts already converted to names (from before a reload), or not index-keyed.
     named: Report,
 }
@@ -72,6 +76,13 @@ impl ShardMetrics {
     pub fn cooldown_started(&mut self, routes: &Arc<Routes>, deployment: DeploymentIdx) {
         self.under(routes);
         *self.cooldowns_started.entry(deployment.0).or_default() += 1;
+    }
+
+    /// Whether to time this pick: one in [`PICK_SAMPLE`] is, which keeps the clock reads off
+    /// most requests and still fills the histogram at any real request rate.
+    pub fn time_this_pick(&mut self) -> bool {
+        self.picks = self.picks.wrapping_add(1);
+        self.picks % PICK_SAMPLE == 1
     }
 
     pub fn pick_took(&mut self, took: Duration) {

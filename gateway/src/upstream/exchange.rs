@@ -73,7 +73,7 @@ pub struct Delivered {
     pub status: u16,
     /// Bytes written to the client (head included).
     pub bytes_out: u64,
-    /// From the attempt's start to the first body bytes relayed (the first token of a stream).
+    /// Streams only: from the attempt's start to the first body bytes relayed (the first token).
     pub first_body: Option<Duration>,
     /// From the attempt's start to the end of the relay.
     pub took: Duration,
@@ -324,7 +324,7 @@ async fn respond(
     }
     write::end_head(&mut out);
     drop(head);
-    let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage };
+    let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
     relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
@@ -365,6 +365,8 @@ struct UpstreamSide<'a> {
     pool_key: &'a str,
     started: Instant,
     read_usage: bool,
+    /// Only a stream's first body bytes are timed (its time to first token).
+    stream: bool,
 }
 
 /// What a relay has done so far.
@@ -409,7 +411,7 @@ async fn relay_body(
     wait: &impl Fn(Instant) -> Duration,
     client: ClientSide<'_>,
 ) -> Outcome {
-    let UpstreamSide { mut conn, keep_alive, pool_key, started, read_usage } = upstream;
+    let UpstreamSide { mut conn, keep_alive, pool_key, started, read_usage, stream } = upstream;
     let chunked_to_client = !matches!(body, BodyProgress::Length(_));
     let mut scratch = Vec::new();
     let mut consumed = head_len;
@@ -419,7 +421,7 @@ async fn relay_body(
         match body.relay(&buf[consumed..], &mut out, &mut scratch, &mut relayed.tail) {
             Ok((n, decoded)) => {
                 consumed += n;
-                if decoded > 0 && relayed.first_body.is_none() {
+                if stream && decoded > 0 && relayed.first_body.is_none() {
                     relayed.first_body = Some(started.elapsed());
                 }
             }
