@@ -116,7 +116,10 @@ fn pick_in_group(
 }
 
 /// The error for a group the filters emptied: which members cool down, which are at their
-/// usage limit this minute, and when the first of them is back.
+/// usage limit this minute, and when the first of them is back. Cold: kept out of the pick's
+/// hot code.
+#[cold]
+#[inline(never)]
 fn no_deployments(
     snap: &Snapshot,
     state: &State,
