@@ -136,9 +136,7 @@ pub async fn serve(
         };
         let side = ClientSide { stream: client, extra_headers: &labels, keep_alive };
         attempt_started(shard, routes, idx, now);
-        let outcome = exchange::run(shard, exchange, side).await;
-        shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
-        match outcome {
+        match exchange::run(shard, exchange, side).await {
             Outcome::Delivered(d) => {
                 record_delivered(shard, routes, idx, facts.stream, now, &d);
                 let ending = Ending {
@@ -155,6 +153,7 @@ pub async fn serve(
                 return keep_alive && !d.client_failed && d.client_reusable;
             }
             Outcome::Failed(err) => {
+                shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
                 record_failure(shard, routes, idx, err.failure);
                 let others = shard.with_state(routes, |state| {
                     plan.other_candidate_remains(snap, state, decision.group, idx, Instant::now())
@@ -223,13 +222,21 @@ fn record_delivered(
         first_token: d.first_body,
         output_tokens: d.usage.map(|u| u.completion_tokens),
     };
-    shard.record(routes, idx, |state, _, i| (state.record_latency(i, sample), None));
-    if let Some(usage) = d.usage.filter(|_| counts_usage(routes)) {
-        shard.record(routes, idx, |state, _, i| {
-            state.record_usage(i, now, 0, usage.total_tokens);
-            ((), Some(Event::Usage { idx: i, at: now, requests: 0, tokens: usage.total_tokens }))
-        });
-    }
+    let tokens = d.usage.filter(|_| counts_usage(routes)).map(|u| u.total_tokens);
+    let succeeded = d.body_failure.is_none();
+    // One visit to the state for everything an answered attempt teaches.
+    shard.record(routes, idx, |state, _, i| {
+        state.request_ended(i);
+        state.record_latency(i, sample);
+        if succeeded {
+            state.record_success(i, now);
+        }
+        let Some(tokens) = tokens else {
+            return ((), None);
+        };
+        state.record_usage(i, now, 0, tokens);
+        ((), Some(Event::Usage { idx: i, at: now, requests: 0, tokens }))
+    });
     let group = routes.snapshot.group_of(idx);
     let mut metrics = shard.metrics.borrow_mut();
     metrics.upstream_latency(routes, group, d.took);
@@ -237,11 +244,8 @@ fn record_delivered(
         metrics.first_token(routes, group, first);
     }
     drop(metrics);
-    match d.body_failure {
-        None => {
-            shard.record(routes, idx, |state, _, i| (state.record_success(i, now), None));
-        }
-        Some(f) => record_failure(shard, routes, idx, f),
+    if let Some(f) = d.body_failure {
+        record_failure(shard, routes, idx, f);
     }
 }
 
