@@ -7,7 +7,7 @@ use std::time::Duration;
 use switchyard_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
-use crate::Config;
+use crate::{AccessLogTarget, Config};
 use switchyard_core::redact;
 
 impl Config {
@@ -114,6 +114,24 @@ impl Config {
                 secs(t.connect),
                 secs(t.keepalive_idle),
                 secs(t.upstream_idle)
+            ),
+        );
+        let log = match &g.access_log {
+            AccessLogTarget::Off => "off".to_string(),
+            AccessLogTarget::Stdout => "stdout".to_string(),
+            AccessLogTarget::File(path) => path.display().to_string(),
+        };
+        line(out, format_args!("  drain_timeout {}, access_log {log}", secs(g.drain_timeout)));
+        let h = &g.health_checks;
+        let probes = if h.background || self.router.enable_health_check_routing { "on" } else { "off" };
+        let groups = h.model_groups.as_ref().map_or_else(|| "all groups".to_string(), |g| g.join(", "));
+        line(
+            out,
+            format_args!(
+                "  health checks {probes}: every {} ({groups}), timeout {}, max_tokens {}",
+                secs(h.interval),
+                secs(h.timeout),
+                h.max_tokens
             ),
         );
     }

@@ -36,6 +36,8 @@ router: simple-shuffle, num_retries 2, allowed_fails not set, cooldown_time 5s, 
 gateway: listen 0.0.0.0:4000, shards one per core, io_driver auto
   limits: max_header_bytes 65536, max_headers 100, max_body_bytes 33554432
   timeouts: connect 5s, keepalive_idle 60s, upstream_idle 90s
+  drain_timeout 30s, access_log off
+  health checks off: every 300s (all groups), timeout 10s, max_tokens 1
 general: master_key …7890
 warnings: 1
 ";
