@@ -512,3 +512,22 @@ pub fn read_to_end(mut reader: impl Read) -> Vec<u8> {
     let _ = reader.read_to_end(&mut out);
     out
 }
+
+// ---------------------------------------------------------------------------------------------
+// Signals and lifecycle
+
+/// How long a reload or drain may take to show in the log (a debug build on a busy machine).
+pub const LOG_DEADLINE: Duration = Duration::from_secs(20);
+
+/// Sends `signal` to a process the test spawned.
+pub fn send_signal(process: &Process, signal: i32) {
+    // SAFETY: kill(2) with a pid this test spawned and has not reaped yet.
+    let rc = unsafe { libc::kill(process.pid() as libc::pid_t, signal) };
+    assert_eq!(rc, 0, "kill({}, {signal}): {}", process.pid(), std::io::Error::last_os_error());
+}
+
+/// Asserts a 200 answered by `deployment`.
+pub fn assert_served_by(response: &Response, deployment: &str) {
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.deployment(), deployment);
+}
