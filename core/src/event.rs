@@ -16,6 +16,26 @@ pub enum Event {
     Health { idx: DeploymentIdx, healthy: bool, checked_at: Instant },
 }
 
+impl Event {
+    /// The deployment the event is about.
+    pub fn deployment(&self) -> DeploymentIdx {
+        match self {
+            Event::Cooldown(c) => c.idx,
+            Event::Usage { idx, .. } | Event::Health { idx, .. } => *idx,
+        }
+    }
+
+    /// The same event about deployment `idx` (its index in newer routes, after a reload).
+    pub fn for_deployment(&self, idx: DeploymentIdx) -> Event {
+        let mut event = self.clone();
+        match &mut event {
+            Event::Cooldown(c) => c.idx = idx,
+            Event::Usage { idx: i, .. } | Event::Health { idx: i, .. } => *i = idx,
+        }
+        event
+    }
+}
+
 impl State {
     /// Applies another shard's event. An index outside this state's snapshot is ignored (the
     /// sender translates indices across reloads, see [`crate::translate`]).
@@ -77,6 +97,23 @@ mod tests {
         assert_eq!(state.health(A).map(|h| h.healthy), Some(false));
         state.apply(&Event::Health { idx: A, healthy: true, checked_at: t0 - Duration::from_secs(1) });
         assert_eq!(state.health(A).map(|h| h.healthy), Some(false));
+    }
+
+    #[test]
+    fn an_event_moves_to_another_deployment_index_whole() {
+        let t0 = Instant::now();
+        let b = DeploymentIdx(1);
+        let events = [
+            Event::Cooldown(CooldownStarted { idx: A, until: t0, cause: Failure::Connect }),
+            Event::Usage { idx: A, at: t0, requests: 1, tokens: 2 },
+            Event::Health { idx: A, healthy: false, checked_at: t0 },
+        ];
+        for e in events {
+            assert_eq!(e.deployment(), A);
+            let moved = e.for_deployment(b);
+            assert_eq!(moved.deployment(), b);
+            assert_eq!(moved.for_deployment(A), e);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
-use switchyard_core::{DeploymentIdx, Event};
+use switchyard_core::Event;
 
 use crate::routes::Routes;
 
@@ -41,22 +41,4 @@ impl Mesh {
             }
         }
     }
-}
-
-/// The deployment an event is about.
-pub fn event_deployment(event: &Event) -> DeploymentIdx {
-    match event {
-        Event::Cooldown(c) => c.idx,
-        Event::Usage { idx, .. } | Event::Health { idx, .. } => *idx,
-    }
-}
-
-/// The same event about deployment `idx` (after translating it to newer routes).
-pub fn retarget(event: &Event, idx: DeploymentIdx) -> Event {
-    let mut event = event.clone();
-    match &mut event {
-        Event::Cooldown(c) => c.idx = idx,
-        Event::Usage { idx: i, .. } | Event::Health { idx: i, .. } => *i = idx,
-    }
-    event
 }

@@ -21,7 +21,7 @@ use switchyard_core::{
 };
 
 use crate::access_log::AccessLog;
-use crate::events::{event_deployment, retarget, Mesh, ShardEvent};
+use crate::events::{Mesh, ShardEvent};
 use crate::hub::Hub;
 use crate::metrics::ShardMetrics;
 use crate::routes::Routes;
@@ -100,8 +100,8 @@ impl Shard {
         while let Ok(ShardEvent { routes, event }) = self.inbox.try_recv() {
             if Arc::ptr_eq(&routes, &routing.routes) {
                 routing.state.apply(&event);
-            } else if let Some(idx) = translate(&routes.snapshot, &routing.routes.snapshot, event_deployment(&event)) {
-                routing.state.apply(&retarget(&event, idx));
+            } else if let Some(idx) = translate(&routes.snapshot, &routing.routes.snapshot, event.deployment()) {
+                routing.state.apply(&event.for_deployment(idx));
             }
         }
         routing.routes.clone()
