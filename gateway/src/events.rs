@@ -36,7 +36,7 @@ impl Mesh {
     pub fn broadcast(&self, from: Option<usize>, routes: &Arc<Routes>, event: &Event) {
         for (id, inbox) in self.inboxes.iter().enumerate() {
             if Some(id) != from {
-                // A shard that already stopped (drain) has dropped its receiver: nothing to tell.
+                // Fails only once the receiving shard's thread is gone: nothing to tell then.
                 let _ = inbox.send(ShardEvent { routes: routes.clone(), event: event.clone() });
             }
         }

@@ -210,11 +210,14 @@ async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
     }
 }
 
-/// The shard's periodic chores: metrics and access-log hand-over, pool sweeping.
+/// The shard's periodic chores: its inbox, metrics and access-log hand-over, pool sweeping.
 async fn housekeeping(shard: Rc<Shard>) {
     let mut last_sweep = Instant::now();
     loop {
         monoio::time::sleep(REPORT_EVERY).await;
+        // A shard without requests still applies its inbox now and then, so that the other
+        // shards' events (usage counts under usage-based routing) never pile up in it.
+        shard.sync();
         report(&shard);
         let now = Instant::now();
         if now.duration_since(last_sweep) >= POOL_SWEEP_EVERY {
