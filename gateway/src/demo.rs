@@ -42,7 +42,8 @@ pub fn run(overrides: &Overrides) -> ExitCode {
              -d '{{\"model\":\"gpt-4o-mini\",\"messages\":[{{\"role\":\"user\",\"content\":\"hello\"}}]}}' -i\n\n\
              The x-switchyard-deployment and x-switchyard-attempts headers show which deployment served\n\
              and after how many attempts; the flaky deployment fails half its calls, cools down, and\n\
-             its traffic moves to the healthy one. Ctrl-C stops the demo."
+             its traffic moves to the healthy one. Each request also prints an access-log line (JSON) with\n\
+             the routing decision; GET /metrics shows the counters. Ctrl-C drains and stops the demo."
         )
     };
     let code = crate::app::serve(loaded, None, &overrides, Some(&banner));
