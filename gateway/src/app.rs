@@ -48,7 +48,45 @@ pub fn run(args: &[String]) -> ExitCode {
             Ok(loaded) => serve(loaded, Some(config), &overrides, None),
             Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
         },
+        Command::Route(args) => route(&args),
         Command::Demo { overrides } => crate::demo::run(&overrides),
+    }
+}
+
+/// `switchyard route`: prints the dry run's JSON; exit 1 (with the reason) when a file is bad.
+fn route(args: &cli::RouteArgs) -> ExitCode {
+    let loaded = match switchyard_config::load_file(&args.config) {
+        Ok(l) => l,
+        Err(errors) => return fail(&format!("{}: invalid config:\n{errors}", args.config.display())),
+    };
+    let routes = match Routes::from_config(&loaded.config) {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("{}: invalid config:\n{e}", args.config.display())),
+    };
+    let read_json = |path: &std::path::Path| -> Result<(Vec<u8>, serde_json::Value), String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let value = serde_json::from_slice(&bytes).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+        Ok((bytes, value))
+    };
+    let (body, request) = match read_json(&args.request) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let now = std::time::Instant::now();
+    let state = match &args.state {
+        None => switchyard_core::State::new(&routes.snapshot),
+        Some(path) => match read_json(path).and_then(|(_, v)| crate::route::state_from_json(&routes.snapshot, &v, now))
+        {
+            Ok(s) => s,
+            Err(e) => return fail(&format!("{}: {e}", path.display())),
+        },
+    };
+    match crate::route::explain(&routes, &state, crate::route::route_kind_of(&request), &body, now, args.seed) {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&format!("{}: {}", args.request.display(), e.message)),
     }
 }
 

@@ -11,12 +11,15 @@ Switchyard — an LLM routing gateway
 USAGE:
     switchyard serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
     switchyard check --config FILE
+    switchyard route --config FILE --request REQUEST.json [--state STATE.json] [--seed N]
     switchyard demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
     switchyard --version | --help
 
 COMMANDS:
     serve   run the gateway on a LiteLLM-compatible config.yaml
     check   validate a config: a summary and exit 0, or every error with its key path and exit 1
+    route   dry run: the routing decision for a request body (JSON), without calling a provider;
+            --state sets cooldowns, health, in-flight, latency and usage (see docs/routing.md)
     demo    run the gateway in front of built-in mock providers (no keys, no network needed)
 ";
 
@@ -28,10 +31,20 @@ pub struct Overrides {
     pub io_driver: Option<IoDriver>,
 }
 
+/// `switchyard route`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteArgs {
+    pub config: PathBuf,
+    pub request: PathBuf,
+    pub state: Option<PathBuf>,
+    pub seed: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     Serve { config: PathBuf, overrides: Overrides },
     Check { config: PathBuf },
+    Route(RouteArgs),
     Demo { overrides: Overrides },
     Help,
     Version,
@@ -53,12 +66,41 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             let (config, _) = parse_flags(rest, true, false)?;
             Ok(Command::Check { config: config.ok_or("check: --config FILE is required")? })
         }
+        "route" => parse_route(rest).map(Command::Route),
         "demo" => {
             let (_, overrides) = parse_flags(rest, false, true)?;
             Ok(Command::Demo { overrides })
         }
-        other => Err(format!("unknown command {other:?} (expected serve, check or demo)")),
+        other => Err(format!("unknown command {other:?} (expected serve, check, route or demo)")),
     }
+}
+
+fn parse_route(args: &[String]) -> Result<RouteArgs, String> {
+    let (mut config, mut request, mut state, mut seed) = (None, None, None, 0);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (flag.as_str(), None),
+        };
+        let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{name} needs a value"));
+        match name {
+            "--config" | "-c" => config = Some(PathBuf::from(value()?)),
+            "--request" => request = Some(PathBuf::from(value()?)),
+            "--state" => state = Some(PathBuf::from(value()?)),
+            "--seed" => {
+                let v = value()?;
+                seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got {v:?}"))?;
+            }
+            _ => return Err(format!("unknown flag {flag:?}")),
+        }
+    }
+    Ok(RouteArgs {
+        config: config.ok_or("route: --config FILE is required")?,
+        request: request.ok_or("route: --request REQUEST.json is required")?,
+        state,
+        seed,
+    })
 }
 
 fn parse_flags(
@@ -132,12 +174,22 @@ mod tests {
     }
 
     #[test]
+    fn route_with_state_and_seed() {
+        let cmd = parse(&args("route -c c.yaml --request r.json --state=s.json --seed 7")).unwrap();
+        let expected =
+            RouteArgs { config: "c.yaml".into(), request: "r.json".into(), state: Some("s.json".into()), seed: 7 };
+        assert_eq!(cmd, Command::Route(expected));
+    }
+
+    #[test]
     fn errors_name_the_flag() {
         assert!(parse(&args("serve")).unwrap_err().contains("--config"));
         assert!(parse(&args("serve --config c --shards 0")).unwrap_err().contains("--shards"));
         assert!(parse(&args("serve --config c --listen nope")).unwrap_err().contains("--listen"));
         assert!(parse(&args("check --config c --shards 2")).unwrap_err().contains("unknown flag"));
         assert!(parse(&args("launch")).unwrap_err().contains("unknown command"));
+        assert!(parse(&args("route --config c")).unwrap_err().contains("--request"));
+        assert!(parse(&args("route --config c --request r --seed x")).unwrap_err().contains("--seed"));
         assert_eq!(parse(&[]).unwrap(), Command::Help);
     }
 }

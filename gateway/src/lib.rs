@@ -14,6 +14,7 @@ pub mod hub;
 pub mod metrics;
 pub mod proxy;
 pub mod respond;
+pub mod route;
 pub mod routes;
 pub mod server;
 pub mod shard;

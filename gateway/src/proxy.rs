@@ -6,8 +6,8 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use switchyard_core::{
-    AttemptPlan, Decision, DeploymentIdx, Event, Failure, GroupIdx, LatencySample, Next, PickRequest, RouteError,
-    RouteKind, RoutingStrategy,
+    AttemptPlan, Decision, DeploymentIdx, Event, Failure, GroupIdx, LatencySample, Next, PickRequest, RequestFacts,
+    RouteError, RouteKind, RoutingStrategy,
 };
 
 use crate::access_log::Entry;
@@ -23,6 +23,8 @@ use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Excha
 pub const HEADER_DEPLOYMENT: &str = "x-switchyard-deployment";
 pub const HEADER_MODEL_GROUP: &str = "x-switchyard-model-group";
 pub const HEADER_ATTEMPTS: &str = "x-switchyard-attempts";
+/// The decision's one-line reason (`simple-shuffle picked d1 of 2 candidates (1 in cooldown)`).
+pub const HEADER_ROUTE: &str = "x-switchyard-route";
 
 /// How the request ended, for metrics and the access log.
 struct Ending {
@@ -88,12 +90,7 @@ pub async fn serve(
     // The first pick happens now (facts extraction took a microsecond or less): one clock read.
     let mut now = started;
     loop {
-        let req = PickRequest {
-            model: &facts.model,
-            failed: plan.failed(),
-            stream: facts.stream,
-            input_tokens: estimated_input_tokens(body),
-        };
+        let req = pick_request(facts, body, plan.failed());
         let timed = shard.metrics.borrow_mut().time_this_pick();
         let picked = shard.pick(routes, &req, now);
         if timed {
@@ -180,6 +177,11 @@ pub async fn serve(
             }
         }
     }
+}
+
+/// What the pick reads of a request (the dry run builds it the same way).
+pub fn pick_request<'a>(facts: &'a RequestFacts, body: &[u8], failed: &'a [DeploymentIdx]) -> PickRequest<'a> {
+    PickRequest { model: &facts.model, failed, stream: facts.stream, input_tokens: estimated_input_tokens(body) }
 }
 
 /// A cheap, conservative estimate of the request's input tokens for usage-based routing: one
@@ -314,6 +316,7 @@ fn decision_headers(snap: &switchyard_core::Snapshot, decision: &Decision, attem
     write::header(&mut out, HEADER_DEPLOYMENT, d.id.as_bytes());
     write::header(&mut out, HEADER_MODEL_GROUP, snap.group(decision.group).name.as_bytes());
     write::header_decimal(&mut out, HEADER_ATTEMPTS, u64::from(attempt));
+    write::header(&mut out, HEADER_ROUTE, decision.route_reason(snap).as_bytes());
     out
 }
 

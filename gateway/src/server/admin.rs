@@ -1,5 +1,8 @@
-//! Operator endpoints: `GET /metrics` and `POST /admin/reload`. When
-//! `general_settings.master_key` is set, the reload needs `Authorization: Bearer <master_key>`.
+//! Operator endpoints: `GET /metrics`, `POST /admin/reload` and the dry run `POST /v1/route`.
+//! When `general_settings.master_key` is set, the reload and the dry run need
+//! `Authorization: Bearer <master_key>`.
+
+use std::time::Instant;
 
 use switchyard_core::Snapshot;
 
@@ -7,6 +10,7 @@ use crate::control::ControlMsg;
 use crate::errors::openai_error;
 use crate::metrics::{render, Gauges};
 use crate::respond::Reply;
+use crate::route;
 use crate::shard::Shard;
 
 /// `Ok` when no master key is configured or the request carries it.
@@ -56,6 +60,26 @@ fn cooling_down(snap: &Snapshot, state: &switchyard_core::State, now: std::time:
     (0..snap.deployments.len())
         .filter(|&i| state.is_cooling_down(switchyard_core::DeploymentIdx(i as u32), now))
         .count()
+}
+
+/// `POST /v1/route[?seed=N]`: the decision for the body on the live routes and this shard's
+/// state (after applying the other shards' events), without calling a provider.
+pub fn dry_run(shard: &Shard, path: &str, body: &[u8]) -> Reply {
+    let seed = path
+        .split_once('?')
+        .and_then(|(_, query)| query.split('&').find_map(|kv| kv.strip_prefix("seed=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let kind = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(v) => route::route_kind_of(&v),
+        Err(e) => return Reply::json(400, openai_error(400, &format!("the request body is not JSON: {e}"), None)),
+    };
+    let routes = shard.sync();
+    let explained = shard.with_state(&routes, |state| route::explain(&routes, state, kind, body, Instant::now(), seed));
+    match explained {
+        Ok(v) => Reply::json(200, v.to_string().into_bytes()),
+        Err(e) => Reply::json(e.status, openai_error(e.status, &e.message, None)),
+    }
 }
 
 pub async fn reload(shard: &Shard) -> Reply {

@@ -19,6 +19,7 @@ enum Endpoint {
     Readiness,
     Metrics,
     AdminReload,
+    DryRun,
 }
 
 fn endpoint(path: &str) -> Option<Endpoint> {
@@ -32,6 +33,7 @@ fn endpoint(path: &str) -> Option<Endpoint> {
         "/health/readiness" => Some(Endpoint::Readiness),
         "/metrics" => Some(Endpoint::Metrics),
         "/admin/reload" => Some(Endpoint::AdminReload),
+        "/route" => Some(Endpoint::DryRun),
         _ => None,
     }
 }
@@ -64,9 +66,14 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
             Ok(()) => admin::reload(shard).await,
             Err(reply) => reply,
         },
+        (Some(Endpoint::DryRun), Method::Post) => match admin::authorize(shard, req.authorization) {
+            Ok(()) => admin::dry_run(shard, &head.path, req.body),
+            Err(reply) => reply,
+        },
         (Some(e), _) => {
             let mut r = Reply::json(405, openai_error(405, &format!("method not allowed on {}", head.path), None));
-            let allowed: &[u8] = if matches!(e, Endpoint::Api(_) | Endpoint::AdminReload) { b"POST" } else { b"GET" };
+            let allowed: &[u8] =
+                if matches!(e, Endpoint::Api(_) | Endpoint::AdminReload | Endpoint::DryRun) { b"POST" } else { b"GET" };
             r.header("allow", allowed);
             r
         }
@@ -88,6 +95,7 @@ mod tests {
         assert_eq!(endpoint("/health/readiness"), Some(Endpoint::Readiness));
         assert_eq!(endpoint("/metrics"), Some(Endpoint::Metrics));
         assert_eq!(endpoint("/admin/reload"), Some(Endpoint::AdminReload));
+        assert_eq!(endpoint("/v1/route?seed=3"), Some(Endpoint::DryRun));
         assert_eq!(endpoint("/v1x/models"), None);
         assert_eq!(endpoint("/v1"), None);
     }

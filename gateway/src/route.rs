@@ -1,0 +1,269 @@
+//! The dry run: the decision the gateway would take for a request, without calling a provider —
+//! every candidate with the filter and reason that removed it and the strategy's inputs, the
+//! survivors, the winner and why, and what a failure would try next. `switchyard route` runs it
+//! on a config file and an optional state file; `POST /v1/route` on the live routes and the
+//! serving shard's state.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use switchyard_core::{
+    pick, Basis, Decision, DeploymentIdx, Failure, LatencyMeasure, LatencySample, RejectReason, Rng, RouteError,
+    RouteKind, Snapshot, State,
+};
+
+use crate::facts;
+use crate::proxy::pick_request;
+use crate::routes::Routes;
+
+/// Why a dry run could not run: a status and a message for the API's error shape.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DryRunError {
+    pub status: u16,
+    pub message: String,
+}
+
+/// The dry run of `body` sent to `route`, against `state` at `now`; `seed` seeds the strategy's
+/// randomness (the same seed, state and request give the same decision).
+pub fn explain(
+    routes: &Routes,
+    state: &State,
+    route: RouteKind,
+    body: &[u8],
+    now: Instant,
+    seed: u64,
+) -> Result<Value, DryRunError> {
+    let extracted = facts::extract(route, body).map_err(|e| DryRunError { status: 400, message: e.to_string() })?;
+    let facts = &extracted.facts;
+    let snap = &routes.snapshot;
+    let req = pick_request(facts, body, &[]);
+    let picked = pick(snap, state, &req, now, &mut Rng::new(seed));
+    let members: Vec<DeploymentIdx> = match (&picked, snap.group_by_name(&facts.model)) {
+        (Ok(d), _) if d.cause == switchyard_core::Cause::DeploymentId => vec![d.deployment],
+        (_, Some(group)) => snap.group(group).members.clone(),
+        _ => Vec::new(),
+    };
+    let decision = picked.as_ref().ok();
+    let candidates: Vec<Value> = members.iter().map(|&idx| candidate(snap, state, decision, idx, now)).collect();
+    let survivors: Vec<&str> = members
+        .iter()
+        .filter(|&&idx| decision.is_some_and(|d| !d.rejected.iter().any(|(r, _)| *r == idx)))
+        .map(|&idx| snap.deployment(idx).id.as_str())
+        .collect();
+    let mut out = Map::new();
+    out.insert("model".into(), json!(facts.model));
+    out.insert("endpoint".into(), json!(route.upstream_path()));
+    out.insert("stream".into(), json!(facts.stream));
+    out.insert("strategy".into(), json!(snap.settings.routing_strategy.as_str()));
+    out.insert("seed".into(), json!(seed));
+    out.insert("candidates".into(), Value::Array(candidates));
+    out.insert("survivors".into(), json!(survivors));
+    match &picked {
+        Ok(d) => {
+            let winner = &snap.deployment(d.deployment).id;
+            out.insert("winner".into(), json!({"id": winner, "cause": d.cause.as_str(), "basis": basis(&d.basis)}));
+            out.insert("route".into(), json!(d.route_reason(snap)));
+            let retry_pool: Vec<&str> = survivors.iter().copied().filter(|id| id != winner).collect();
+            out.insert(
+                "on_failure".into(),
+                json!({
+                    "retries": snap.settings.num_retries,
+                    "retry_candidates": retry_pool,
+                    "fallbacks": [],
+                }),
+            );
+            out.insert("error".into(), Value::Null);
+        }
+        Err(e) => {
+            out.insert("winner".into(), Value::Null);
+            out.insert("error".into(), route_error(e));
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+fn route_error(e: &RouteError) -> Value {
+    json!({"status": e.status(), "message": e.to_string()})
+}
+
+/// One candidate: who it is, what removed it (if anything), and what the strategy reads of it.
+fn candidate(snap: &Snapshot, state: &State, decision: Option<&Decision>, idx: DeploymentIdx, now: Instant) -> Value {
+    let d = snap.deployment(idx);
+    let removed = match decision {
+        Some(dec) => dec.rejected.iter().find(|(r, _)| *r == idx).map(|(_, reason)| *reason),
+        // The pick failed: every member was removed; a cooldown is the reason the state shows.
+        None => state.is_cooling_down(idx, now).then_some(RejectReason::CoolingDown),
+    };
+    let status = match (decision, removed) {
+        (_, Some(_)) => "removed",
+        (Some(dec), None) if dec.deployment == idx => "winner",
+        (Some(_), None) => "survivor",
+        (None, None) => "removed",
+    };
+    let latency = state.latency(idx);
+    let usage = state.usage(idx, now);
+    json!({
+        "id": d.id,
+        "provider": d.provider.prefix(),
+        "upstream_model": d.upstream_model,
+        "api_base": d.api_base,
+        "status": status,
+        "removed_by": removed.map(|r| r.as_str()),
+        "inputs": {
+            "weight": d.shuffle_weight,
+            "order": d.order,
+            "cooldown_seconds": state.cooldown_remaining(idx, now).map(|r| r.as_secs_f64()),
+            "cooldown_cause": state.cooldown(idx, now).map(|c| c.cause.as_str()),
+            "healthy": state.health(idx).map(|h| h.healthy),
+            "health_age_seconds": state.health(idx).map(|h| now.saturating_duration_since(h.checked_at).as_secs_f64()),
+            "in_flight": state.in_flight(idx),
+            "latency_ms": latency.and_then(|l| l.total()).map(millis),
+            "time_to_first_token_ms": latency.and_then(|l| l.time_to_first_token()).map(millis),
+            "usage_this_minute": {"requests": usage.requests, "tokens": usage.tokens},
+            "rpm": d.rpm,
+            "tpm": d.tpm,
+            "price_per_token": d.price_per_token(),
+        },
+    })
+}
+
+fn basis(b: &Basis) -> Value {
+    match *b {
+        Basis::None => json!({"kind": "none"}),
+        Basis::Weight(w) => json!({"kind": "weight", "weight": w}),
+        Basis::InFlight(n) => json!({"kind": "in_flight", "in_flight": n}),
+        Basis::Latency { latency, measure } => json!({
+            "kind": "latency",
+            "measure": match measure {
+                LatencyMeasure::Total => "total",
+                LatencyMeasure::TimeToFirstToken => "time_to_first_token",
+                LatencyMeasure::Untried => "untried",
+            },
+            "latency_ms": millis(latency),
+        }),
+        Basis::Usage { tokens, requests } => json!({"kind": "usage", "tokens": tokens, "requests": requests}),
+        Basis::Price(p) => json!({"kind": "price", "price_per_token": p}),
+    }
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Builds the state a dry run reads from a JSON document (`switchyard route --state FILE`):
+///
+/// ```json
+/// {"cooldowns": {"ID": {"seconds": 12, "cause": "status_500"}},
+///  "health": {"ID": {"healthy": false, "age_seconds": 3}},
+///  "in_flight": {"ID": 2},
+///  "latency_ms": {"ID": {"total": 120, "time_to_first_token": 40}},
+///  "usage": {"ID": {"requests": 10, "tokens": 4000}}}
+/// ```
+///
+/// Every section is optional; a bare number stands for `seconds`, `total` or `requests`. Errors
+/// name the key path (`state.cooldowns.ID: …`).
+pub fn state_from_json(snap: &Snapshot, doc: &Value, now: Instant) -> Result<State, String> {
+    let mut state = State::new(snap);
+    state.set_minute_origin(now);
+    let Some(top) = doc.as_object() else {
+        return Err("state: expected a JSON object".to_string());
+    };
+    for (section, entries) in top {
+        let Some(entries) = entries.as_object() else {
+            return Err(format!("state.{section}: expected an object of deployment ids"));
+        };
+        for (id, value) in entries {
+            let path = format!("state.{section}.{id}");
+            let idx = snap.deployment_by_id(id).ok_or(format!("{path}: no deployment with this id"))?;
+            match section.as_str() {
+                "cooldowns" => {
+                    let seconds = number(value, "seconds", &path)?;
+                    let cause = match value.get("cause").and_then(Value::as_str) {
+                        None => Failure::Status(500),
+                        Some(text) => parse_failure(text).ok_or(format!(
+                            "{path}.cause: expected status_NNN, connect, timeout or protocol, got {text:?}"
+                        ))?,
+                    };
+                    let until = now + Duration::from_secs_f64(seconds);
+                    state.apply_cooldown(switchyard_core::CooldownStarted { idx, until, cause });
+                }
+                "health" => {
+                    let healthy = value
+                        .get("healthy")
+                        .and_then(Value::as_bool)
+                        .ok_or(format!("{path}.healthy: expected true or false"))?;
+                    let age = value.get("age_seconds").map(|_| number(value, "age_seconds", &path)).transpose()?;
+                    let checked_at = now.checked_sub(Duration::from_secs_f64(age.unwrap_or(0.0))).unwrap_or(now);
+                    state.record_health(idx, healthy, checked_at);
+                }
+                "in_flight" => {
+                    for _ in 0..(number(value, "requests", &path)? as u64) {
+                        state.request_started(idx);
+                    }
+                }
+                "latency_ms" => {
+                    let total = number(value, "total", &path)?;
+                    let first = value
+                        .get("time_to_first_token")
+                        .map(|_| number(value, "time_to_first_token", &path))
+                        .transpose()?;
+                    let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+                    state.record_latency(
+                        idx,
+                        LatencySample { stream: false, total: ms(total), first_token: None, output_tokens: None },
+                    );
+                    if let Some(first) = first {
+                        state.record_latency(
+                            idx,
+                            LatencySample {
+                                stream: true,
+                                total: ms(first),
+                                first_token: Some(ms(first)),
+                                output_tokens: None,
+                            },
+                        );
+                    }
+                }
+                "usage" => {
+                    let requests = number(value, "requests", &path)? as u64;
+                    let tokens =
+                        value.get("tokens").map(|_| number(value, "tokens", &path)).transpose()?.unwrap_or(0.0);
+                    state.record_usage(idx, now, requests, tokens as u64);
+                }
+                other => {
+                    return Err(format!(
+                        "state.{other}: unknown section; valid: cooldowns, health, in_flight, latency_ms, usage"
+                    ))
+                }
+            }
+        }
+    }
+    Ok(state)
+}
+
+/// `value` itself when it is a number, else its field `key`; a non-negative finite number.
+fn number(value: &Value, key: &str, path: &str) -> Result<f64, String> {
+    let (n, at) = match value {
+        Value::Number(_) => (value.as_f64(), path.to_string()),
+        _ => (value.get(key).and_then(Value::as_f64), format!("{path}.{key}")),
+    };
+    n.filter(|n| n.is_finite() && *n >= 0.0).ok_or(format!("{at}: expected a number ≥ 0"))
+}
+
+fn parse_failure(text: &str) -> Option<Failure> {
+    match text {
+        "connect" => Some(Failure::Connect),
+        "timeout" => Some(Failure::Timeout),
+        "protocol" => Some(Failure::Protocol),
+        _ => text.strip_prefix("status_")?.parse().ok().filter(|s| (400..=599).contains(s)).map(Failure::Status),
+    }
+}
+
+/// The route kind a dry-run body is for: embeddings when it has `input` and no `messages`.
+pub fn route_kind_of(body: &Value) -> RouteKind {
+    if body.get("input").is_some() && body.get("messages").is_none() {
+        RouteKind::Embeddings
+    } else {
+        RouteKind::ChatCompletions
+    }
+}
