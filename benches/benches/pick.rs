@@ -34,6 +34,9 @@ fn pick(c: &mut Criterion) {
                         failed: black_box(failed),
                         stream: false,
                         input_tokens: 100,
+                        excluded: &[],
+                        order: None,
+                        facts: &switchyard_core::NO_FACTS,
                     };
                     pick_with_scratch(&setup.snap, &setup.state, &req, setup.now, &mut rng, &mut scratch)
                         .expect("survivors remain")
@@ -53,7 +56,15 @@ fn pick_strategy(c: &mut Criterion) {
             let mut scratch = PickScratch::new();
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
                 b.iter(|| {
-                    let req = PickRequest { model: black_box(GROUP), failed: &[], stream: false, input_tokens: 100 };
+                    let req = PickRequest {
+                        model: black_box(GROUP),
+                        failed: &[],
+                        stream: false,
+                        input_tokens: 100,
+                        excluded: &[],
+                        order: None,
+                        facts: &switchyard_core::NO_FACTS,
+                    };
                     pick_with_scratch(&setup.snap, &setup.state, &req, setup.now, &mut rng, &mut scratch)
                         .expect("survivors remain")
                 })

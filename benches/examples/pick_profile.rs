@@ -39,7 +39,15 @@ fn main() {
     let mut rng = Rng::new(0x5eed);
     let mut sum = 0u64;
     for _ in 0..picks {
-        let req = PickRequest { model: black_box(GROUP), failed: black_box(failed), stream: false, input_tokens: 100 };
+        let req = PickRequest {
+            model: black_box(GROUP),
+            failed: black_box(failed),
+            stream: false,
+            input_tokens: 100,
+            excluded: &[],
+            order: None,
+            facts: &switchyard_core::NO_FACTS,
+        };
         sum += one_pick(&setup, &req, &mut rng, &mut scratch);
     }
     println!("{picks} picks of {n} ({variant}): checksum {sum}");

@@ -48,7 +48,7 @@ fn stream_flag(raw: Option<&str>) -> Result<bool, FactsError> {
 }
 
 fn extracted(model: String, stream: bool, model_span: Range<usize>) -> Extracted {
-    Extracted { facts: RequestFacts { route: RouteKind::ChatCompletions, model, stream }, model_span }
+    Extracted { facts: RequestFacts { stream, ..RequestFacts::new(RouteKind::ChatCompletions, model) }, model_span }
 }
 
 /// The offset of `inner` in `outer`, if `inner` points into it.

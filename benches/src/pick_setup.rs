@@ -133,7 +133,15 @@ mod tests {
             let mut rng = Rng::new(1);
             let mut scratch = PickScratch::new();
             for failed in [&[][..], &s.failed[..]] {
-                let req = PickRequest { model: GROUP, failed, stream: false, input_tokens: 100 };
+                let req = PickRequest {
+                    model: GROUP,
+                    failed,
+                    stream: false,
+                    input_tokens: 100,
+                    excluded: &[],
+                    order: None,
+                    facts: &switchyard_core::NO_FACTS,
+                };
                 let d = pick_with_scratch(&s.snap, &s.state, &req, s.now, &mut rng, &mut scratch).unwrap();
                 assert!(!s.state.is_cooling_down(d.deployment, s.now));
                 assert_eq!(d.candidates as usize, n);
@@ -150,7 +158,15 @@ mod tests {
         for n in STRATEGY_GROUP_SIZES {
             for (_, strategy) in STRATEGIES {
                 let s = strategy_setup(n, strategy);
-                let req = PickRequest { model: GROUP, failed: &[], stream: false, input_tokens: 100 };
+                let req = PickRequest {
+                    model: GROUP,
+                    failed: &[],
+                    stream: false,
+                    input_tokens: 100,
+                    excluded: &[],
+                    order: None,
+                    facts: &switchyard_core::NO_FACTS,
+                };
                 let d = pick_with_scratch(&s.snap, &s.state, &req, s.now, &mut Rng::new(1), &mut PickScratch::new())
                     .unwrap();
                 assert!(!s.state.is_cooling_down(d.deployment, s.now));

@@ -111,7 +111,15 @@ mod tests {
         // The pick's cooldown index moved with it: the pick never chooses x.
         let mut rng = Rng::new(5);
         for _ in 0..50 {
-            let req = PickRequest { model: "g", failed: &[], stream: false, input_tokens: 0 };
+            let req = PickRequest {
+                model: "g",
+                failed: &[],
+                stream: false,
+                input_tokens: 0,
+                excluded: &[],
+                order: None,
+                facts: &crate::NO_FACTS,
+            };
             let d = pick(&new, &next, &req, t0, &mut rng).unwrap();
             assert_ne!(d.deployment, x);
             assert!(d.rejected.contains(&(x, RejectReason::CoolingDown)));

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::Provider;
+use crate::{Provider, RequestParams};
 
 /// A deployment's position in [`crate::Snapshot::deployments`]. The hot path addresses
 /// deployments by this index; the string id is for humans and for state that survives a reload.
@@ -50,6 +50,19 @@ pub struct Deployment {
     pub input_cost_per_token: Option<f64>,
     /// US dollars per output token, like `input_cost_per_token`.
     pub output_cost_per_token: Option<f64>,
+    /// `model_info.blocked`: an admin paused the deployment; the blocked filter drops it.
+    pub blocked: bool,
+    /// `model_info.supports_vision`, else the model cost map's; `None` = not declared (the
+    /// text-only filter treats it as "no").
+    pub supports_vision: Option<bool>,
+    /// The prompt's limit: `model_info.max_input_tokens`, else the model cost map's.
+    pub max_input_tokens: Option<u64>,
+    /// `model_info.max_tokens`, else the cost map's: read as a total (prompt + output) window
+    /// when `max_input_tokens` is unknown.
+    pub max_tokens: Option<u64>,
+    /// The request parameters the deployment declares it does not take (`supports_*: false` in
+    /// `model_info`, else the model cost map). Not declared = taken.
+    pub unsupported_params: RequestParams,
 }
 
 impl Deployment {
@@ -75,6 +88,11 @@ impl Deployment {
             cooldown_time: None,
             input_cost_per_token: None,
             output_cost_per_token: None,
+            blocked: false,
+            supports_vision: None,
+            max_input_tokens: None,
+            max_tokens: None,
+            unsupported_params: RequestParams::NONE,
         }
     }
 
@@ -83,6 +101,32 @@ impl Deployment {
     pub fn price_per_token(&self) -> Option<f64> {
         let price = self.input_cost_per_token? + self.output_cost_per_token?;
         (price.is_finite() && price >= 0.0).then_some(price)
+    }
+
+    /// The context window the pre-call check compares: `max_input_tokens` (the prompt alone),
+    /// else `max_tokens` read as a total (prompt + `max_tokens` of the request); `None` = unknown.
+    pub fn context_window(&self) -> Option<ContextWindow> {
+        match (self.max_input_tokens, self.max_tokens) {
+            (Some(limit), _) => Some(ContextWindow { limit, total: false }),
+            (None, Some(limit)) => Some(ContextWindow { limit, total: true }),
+            (None, None) => None,
+        }
+    }
+}
+
+/// A deployment's context window, as the pre-call check reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextWindow {
+    pub limit: u64,
+    /// The limit counts the prompt and the output (`max_tokens`), not the prompt alone.
+    pub total: bool,
+}
+
+impl ContextWindow {
+    /// Whether a prompt of `prompt` tokens asking for up to `max_tokens` output tokens fits.
+    pub fn fits(self, prompt: u64, max_tokens: Option<u64>) -> bool {
+        let needed = if self.total { prompt.saturating_add(max_tokens.unwrap_or(0)) } else { prompt };
+        needed <= self.limit
     }
 }
 
@@ -109,6 +153,11 @@ impl std::fmt::Debug for Deployment {
             .field("cooldown_time", &self.cooldown_time)
             .field("input_cost_per_token", &self.input_cost_per_token)
             .field("output_cost_per_token", &self.output_cost_per_token)
+            .field("blocked", &self.blocked)
+            .field("supports_vision", &self.supports_vision)
+            .field("max_input_tokens", &self.max_input_tokens)
+            .field("max_tokens", &self.max_tokens)
+            .field("unsupported_params", &self.unsupported_params)
             .finish()
     }
 }

@@ -194,6 +194,11 @@ impl<'s> Candidates<'s> {
         }
     }
 
+    /// The reason of the last filter that removed anything.
+    pub(crate) fn last_reason(&self) -> Option<RejectReason> {
+        self.stages.last().map(|&(reason, _)| reason)
+    }
+
     /// Each removed candidate with its reason, in chain order and member order within one
     /// filter: one allocation, of the exact size, and none when nothing was removed.
     pub(crate) fn rejected(&self) -> Vec<(DeploymentIdx, RejectReason)> {
@@ -230,6 +235,9 @@ pub(crate) trait Filter {
 pub(crate) struct CooldownFilter<'a> {
     pub(crate) state: &'a State,
     pub(crate) now: Instant,
+    /// Health checks drive routing and an `allowed_fails_policy` is set: when the cooldowns
+    /// would leave nothing, they are ignored for this request (LiteLLM's rule).
+    pub(crate) fail_open: bool,
 }
 
 impl Filter for CooldownFilter<'_> {
@@ -237,8 +245,31 @@ impl Filter for CooldownFilter<'_> {
         let ends = self.state.cooldown_ends();
         let now = ends.code_at(self.now);
         let layout = *candidates.layout();
-        candidates.mark_blocks(|block| ends.cooling(&layout, block, now));
+        let cooling = candidates.mark_blocks(|block| ends.cooling(&layout, block, now));
+        // Fails open only when configured so (see `fail_open`): the health checks then say
+        // which deployments are up, and they already ran.
+        if self.fail_open && cooling == candidates.len() {
+            return;
+        }
         candidates.remove_marked(RejectReason::CoolingDown);
+    }
+}
+
+/// Drops the deployments the attempt excludes outright (weighted failover). Never fails open:
+/// an excluded id is never picked.
+pub(crate) struct ExcludedFilter<'a> {
+    pub(crate) snap: &'a Snapshot,
+    pub(crate) excluded: &'a [DeploymentIdx],
+}
+
+impl Filter for ExcludedFilter<'_> {
+    fn apply(&self, candidates: &mut Candidates<'_>) {
+        if self.excluded.is_empty() {
+            return;
+        }
+        let group = candidates.group();
+        candidates.mark_positions(self.excluded.iter().filter_map(|&f| self.snap.position_in(f, group)));
+        candidates.remove_marked(RejectReason::Excluded);
     }
 }
 
@@ -295,11 +326,11 @@ mod tests {
         let mut state = State::new(&snap);
         let t0 = Instant::now();
         state.record_failure(&snap, DeploymentIdx(1), Failure::Connect, t0);
-        let filter = CooldownFilter { state: &state, now: t0 };
+        let filter = CooldownFilter { state: &state, now: t0, fail_open: false };
         assert_eq!(run(&snap, &[&filter]), (vec![0, 2], vec![(1, RejectReason::CoolingDown)]));
-        let later = CooldownFilter { state: &state, now: t0 + Duration::from_secs(5) };
+        let later = CooldownFilter { state: &state, now: t0 + Duration::from_secs(5), fail_open: false };
         assert_eq!(run(&snap, &[&later]), (vec![0, 1, 2], vec![]));
-        let before = CooldownFilter { state: &state, now: t0 - Duration::from_secs(5) };
+        let before = CooldownFilter { state: &state, now: t0 - Duration::from_secs(5), fail_open: false };
         assert_eq!(run(&snap, &[&before]).1, [(1, RejectReason::CoolingDown)]);
     }
 
@@ -312,7 +343,7 @@ mod tests {
         for &i in &cooling {
             state.record_failure(&snap, DeploymentIdx(i), Failure::Connect, t0);
         }
-        let (live, rejected) = run(&snap, &[&CooldownFilter { state: &state, now: t0 }]);
+        let (live, rejected) = run(&snap, &[&CooldownFilter { state: &state, now: t0, fail_open: false }]);
         assert_eq!(live.len(), 194);
         assert!(cooling.iter().all(|&c| !live.contains(&(c as usize))));
         assert_eq!(rejected, cooling.map(|c| (c, RejectReason::CoolingDown)));
@@ -329,7 +360,7 @@ mod tests {
         let cause = Failure::Status(429);
         state.apply_cooldown(crate::CooldownStarted { idx: DeploymentIdx(0), until: t0 + week, cause });
         state.apply_cooldown(crate::CooldownStarted { idx: DeploymentIdx(1), until: t0, cause });
-        let at = |now| run(&snap, &[&CooldownFilter { state: &state, now }]).0;
+        let at = |now| run(&snap, &[&CooldownFilter { state: &state, now, fail_open: false }]).0;
         assert_eq!(at(t0 - Duration::from_nanos(1)), Vec::<usize>::new());
         assert_eq!(at(t0), [1]);
         assert_eq!(at(t0 + week - Duration::from_nanos(1)), [1]);
@@ -363,7 +394,7 @@ mod tests {
         let t0 = Instant::now();
         state.record_failure(&snap, DeploymentIdx(2), Failure::Connect, t0);
         let failed = [DeploymentIdx(2), DeploymentIdx(0)];
-        let cooldown = CooldownFilter { state: &state, now: t0 };
+        let cooldown = CooldownFilter { state: &state, now: t0, fail_open: false };
         let retry = RetrySkipFilter { snap: &snap, failed: &failed };
         assert_eq!(
             run(&snap, &[&cooldown, &retry]),

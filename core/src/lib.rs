@@ -23,28 +23,39 @@ pub mod snapshot;
 pub mod state;
 pub mod usage;
 
+mod capability;
 mod carry_over;
 mod cooldown_ends;
 mod filter;
 mod lowest;
+mod member_sets;
+mod names;
+mod order;
+mod pre_call;
+mod settings;
 mod strategy;
+mod tags;
 mod window;
 
 pub use attempt::{AttemptPlan, Next};
 pub use cooldown::{Cooldown, CooldownStarted, Outcomes};
 pub use decision::{Basis, Decision};
-pub use deployment::{Deployment, DeploymentIdx};
-pub use error::RouteError;
+pub use deployment::{ContextWindow, Deployment, DeploymentIdx};
+pub use error::{Emptied, RouteError};
 pub use event::Event;
-pub use facts::{RequestFacts, RouteKind};
+pub use facts::{Param, RequestFacts, RequestParams, RouteKind, NO_FACTS};
 pub use failure::Failure;
 pub use health::HealthCheck;
 pub use latency::{Latency, LatencyMeasure, LatencySample};
+pub use member_sets::region_labels;
 pub use pick::{pick, pick_with_scratch, PickRequest, PickScratch};
 pub use provider::Provider;
 pub use reason::{Cause, RejectReason};
 pub use rng::Rng;
 pub use secret::redact;
-pub use snapshot::{translate, Group, GroupIdx, RouterSettings, RoutingStrategy, Snapshot, SnapshotError};
+pub use snapshot::{
+    translate, AllowedFailsPolicy, Group, GroupIdx, RouterSettings, RoutingStrategy, Snapshot, SnapshotError,
+};
 pub use state::{DeploymentState, State};
+pub use tags::DEFAULT_TAG;
 pub use usage::Usage;

@@ -21,7 +21,7 @@ fn snap(strategy: RoutingStrategy, n: usize) -> Snapshot {
 }
 
 fn req(stream: bool, input_tokens: u64) -> PickRequest<'static> {
-    PickRequest { model: "g", failed: &[], stream, input_tokens }
+    PickRequest { model: "g", failed: &[], stream, input_tokens, excluded: &[], order: None, facts: &crate::NO_FACTS }
 }
 
 /// How often each deployment wins in `n` picks.
@@ -247,7 +247,15 @@ fn cost_picks_the_cheapest_and_unknown_prices_last() {
     );
     // With the known ones gone, the unknown ones tie.
     let failed = [d(1), d(2)];
-    let r = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
+    let r = PickRequest {
+        model: "g",
+        failed: &failed,
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &crate::NO_FACTS,
+    };
     let mut rng = Rng::new(3);
     let mut seen = [false; 4];
     for _ in 0..100 {

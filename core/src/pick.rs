@@ -3,26 +3,53 @@
 
 use std::time::{Duration, Instant};
 
-use crate::filter::{CandidateScratch, Candidates, CooldownFilter, Filter, RetrySkipFilter};
+use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
+use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter};
 use crate::health::HealthFilter;
+use crate::order::OrderFilter;
+use crate::pre_call::{ContextWindowFilter, RegionFilter, UnsupportedParamsFilter};
+use crate::tags::TagFilter;
 use crate::usage::UsageLimitFilter;
 use crate::{
-    strategy, Basis, Cause, Decision, DeploymentIdx, GroupIdx, RejectReason, Rng, RouteError, RoutingStrategy,
-    Snapshot, State,
+    strategy, Basis, Cause, Decision, DeploymentIdx, Emptied, GroupIdx, RejectReason, RequestFacts, Rng, RouteError,
+    RoutingStrategy, Snapshot, State,
 };
 
 /// What one attempt asks of the pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PickRequest<'a> {
-    /// The requested name: a model group, else a deployment id.
+    /// The requested name: a model group, else a deployment id. (A fallback asks for another
+    /// group than `facts.model`.)
     pub model: &'a str,
     /// Deployments that already failed for this request ([`crate::AttemptPlan::failed`]).
     pub failed: &'a [DeploymentIdx],
+    /// Deployments this attempt must never use (weighted failover); not fail-open.
+    pub excluded: &'a [DeploymentIdx],
+    /// The order an order fallback targets; `None` = the lowest order among the survivors.
+    pub order: Option<u32>,
     /// Whether the response streams: latency-based routing then compares times to first token.
     pub stream: bool,
     /// The gateway's estimate of the request's input tokens: usage-based routing checks it
     /// against each deployment's `tpm`.
     pub input_tokens: u64,
+    /// What the filters read from the request: route, prompt estimate, params, tags, image.
+    pub facts: &'a RequestFacts,
+}
+
+impl<'a> PickRequest<'a> {
+    /// A first attempt at `model` for a request with these facts: nothing failed or excluded,
+    /// no order targeted; `stream` and `input_tokens` from the facts.
+    pub fn new(model: &'a str, facts: &'a RequestFacts) -> PickRequest<'a> {
+        PickRequest {
+            model,
+            failed: &[],
+            excluded: &[],
+            order: None,
+            stream: facts.stream,
+            input_tokens: facts.estimated_prompt_tokens,
+            facts,
+        }
+    }
 }
 
 /// Room for the candidate bitsets and the strategy's block sums, kept by the caller (one per
@@ -32,6 +59,7 @@ pub struct PickRequest<'a> {
 pub struct PickScratch {
     candidates: CandidateScratch,
     block_sums: Vec<u64>,
+    tag_words: Vec<u64>,
 }
 
 impl PickScratch {
@@ -91,19 +119,37 @@ fn pick_in_group(
 ) -> Result<Decision, RouteError> {
     let mut candidates = Candidates::new(snap, group, &mut scratch.candidates);
     let settings = &snap.settings;
-    // The chain, in its contract's order. Health first: a deployment known to be down is
-    // reported as unhealthy rather than as cooling down.
+    let facts = req.facts;
+    // The chain, in its contract's order (`shared/spec/000_*`). Each filter returns at once
+    // when its feature is off or the request asks nothing of it.
+    RouteCapabilityFilter { snap, route: facts.route }.apply(&mut candidates);
+    // Health before cooldowns: a deployment known to be down is reported as unhealthy rather
+    // than as cooling down.
     if settings.enable_health_check_routing {
         HealthFilter { state, now, staleness: settings.health_check_staleness_threshold }.apply(&mut candidates);
     }
-    CooldownFilter { state, now }.apply(&mut candidates);
+    let fail_open = settings.enable_health_check_routing && settings.allowed_fails_policy.is_some();
+    CooldownFilter { state, now, fail_open }.apply(&mut candidates);
+    BlockedFilter { snap }.apply(&mut candidates);
+    if settings.enable_pre_call_checks {
+        ContextWindowFilter { snap, facts }.apply(&mut candidates);
+        RegionFilter { snap, facts }.apply(&mut candidates);
+        UnsupportedParamsFilter { snap, facts }.apply(&mut candidates);
+    }
+    if settings.enable_tag_filtering {
+        let tags = TagFilter { snap, tags: &facts.tags, match_any: settings.tag_filtering_match_any };
+        tags.apply(&mut candidates, &mut scratch.tag_words);
+    }
+    VisionFilter { snap, has_image: facts.has_image }.apply(&mut candidates);
+    OrderFilter { snap, target: req.order }.apply(&mut candidates);
+    ExcludedFilter { snap, excluded: req.excluded }.apply(&mut candidates);
     RetrySkipFilter { snap, failed: req.failed }.apply(&mut candidates);
     if settings.routing_strategy == RoutingStrategy::UsageBasedV2 {
         UsageLimitFilter { snap, state, now, input_tokens: req.input_tokens }.apply(&mut candidates);
     }
     let chosen = strategy::choose(snap, state, req, now, &candidates, rng, &mut scratch.block_sums);
     let Some((deployment, basis)) = chosen else {
-        return Err(no_deployments(snap, state, req.model, &candidates, now));
+        return Err(no_deployments(snap, state, req, &candidates, now));
     };
     Ok(Decision {
         deployment,
@@ -123,7 +169,7 @@ fn pick_in_group(
 fn no_deployments(
     snap: &Snapshot,
     state: &State,
-    model: &str,
+    req: &PickRequest<'_>,
     candidates: &Candidates<'_>,
     now: Instant,
 ) -> RouteError {
@@ -146,12 +192,47 @@ fn no_deployments(
         soonest = Some(soonest.map_or(next_minute, |s| s.min(next_minute)));
     }
     RouteError::NoDeployments {
-        model: model.to_string(),
+        model: req.model.to_string(),
         cooldown_ids,
         retry_after_secs: soonest.map_or(0, whole_seconds_rounded_up),
         pre_call_checks: snap.settings.enable_pre_call_checks,
         over_limit,
+        emptied_by: emptied_by(snap, req, candidates),
     }
+}
+
+/// What to say about the filter that removed the last candidates; cooldowns and usage limits
+/// say it in the error's own lists.
+fn emptied_by(snap: &Snapshot, req: &PickRequest<'_>, candidates: &Candidates<'_>) -> Option<Emptied> {
+    let facts = req.facts;
+    let sets = &snap.sets().groups[candidates.group().get()];
+    let reason = candidates.last_reason()?;
+    Some(match reason {
+        RejectReason::Blocked if sets.all_blocked => Emptied::AllBlocked,
+        RejectReason::ContextWindow => Emptied::ContextWindow {
+            estimated_tokens: facts.estimated_prompt_tokens,
+            max_tokens: facts.max_tokens,
+            largest_window: sets.largest_window,
+        },
+        RejectReason::Region => {
+            Emptied::Region { allowed_model_region: facts.allowed_model_region.clone().unwrap_or_default() }
+        }
+        RejectReason::UnsupportedParams => {
+            // The requested parameters some removed candidate declared it does not take.
+            let mut declined = crate::RequestParams::NONE;
+            for (idx, r) in candidates.rejected() {
+                if r == RejectReason::UnsupportedParams {
+                    declined = crate::RequestParams(declined.0 | snap.deployment(idx).unsupported_params.0);
+                }
+            }
+            Emptied::UnsupportedParams {
+                params: facts.params.and(declined).iter().map(|p| p.request_field()).collect(),
+            }
+        }
+        r if r.is_tag() => Emptied::Tags { tags: facts.tags.clone() },
+        RejectReason::CoolingDown | RejectReason::TpmLimit | RejectReason::RpmLimit => return None,
+        r => Emptied::Filter(r),
+    })
 }
 
 /// At least 1: a live cooldown has time left, and "Try again in 0 seconds" would be wrong.

@@ -26,7 +26,15 @@ fn snap_with(deployments: Vec<Deployment>) -> Snapshot {
 }
 
 fn request(model: &str) -> PickRequest<'_> {
-    PickRequest { model, failed: &[], stream: false, input_tokens: 0 }
+    PickRequest {
+        model,
+        failed: &[],
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &crate::NO_FACTS,
+    }
 }
 
 fn cool(snap: &Snapshot, state: &mut State, idx: DeploymentIdx, at: Instant) {
@@ -86,7 +94,15 @@ fn a_deployment_id_is_served_even_while_cooling_down() {
     cool(&snap, &mut state, A, t0);
     cool(&snap, &mut state, B, t0);
     let failed = [A];
-    let req = PickRequest { model: "a", failed: &failed, stream: false, input_tokens: 0 };
+    let req = PickRequest {
+        model: "a",
+        failed: &failed,
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &crate::NO_FACTS,
+    };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(3)).unwrap();
     assert_eq!(
         d,
@@ -114,7 +130,15 @@ fn a_retry_skips_the_deployments_that_failed() {
     let snap = snap_with(vec![dep("a", "g"), dep("b", "g"), dep("c", "g")]);
     let state = State::new(&snap);
     let failed = [A, C];
-    let req = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
+    let req = PickRequest {
+        model: "g",
+        failed: &failed,
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &crate::NO_FACTS,
+    };
     let mut rng = Rng::new(4);
     for _ in 0..100 {
         let d = pick(&snap, &state, &req, Instant::now(), &mut rng).unwrap();
@@ -134,7 +158,15 @@ fn the_retry_skip_fails_open_when_nothing_else_remains() {
     // `a` cools down and `b` already failed: `b` is tried again rather than nothing.
     cool(&snap, &mut state, A, t0);
     let failed = [B];
-    let req = PickRequest { model: "pair", failed: &failed, stream: false, input_tokens: 0 };
+    let req = PickRequest {
+        model: "pair",
+        failed: &failed,
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &crate::NO_FACTS,
+    };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(5)).unwrap();
     assert_eq!(d.deployment, B);
     assert_eq!(d.cause, Cause::Retry);
@@ -251,7 +283,15 @@ fn invariants_hold_over_random_situations() {
             }
         }
         let failed: Vec<_> = members.iter().copied().filter(|_| gen.below(3) == 0).collect();
-        let req = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
+        let req = PickRequest {
+            model: "g",
+            failed: &failed,
+            stream: false,
+            input_tokens: 0,
+            excluded: &[],
+            order: None,
+            facts: &crate::NO_FACTS,
+        };
         let cooling = |idx: DeploymentIdx| state.is_cooling_down(idx, t0);
         match pick(&snap, &state, &req, t0, &mut Rng::new(case)) {
             Ok(d) => {
@@ -286,7 +326,15 @@ fn the_route_reason_counts_each_reason_in_chain_order() {
     let t0 = Instant::now();
     cool(&snap, &mut state, C, t0);
     let failed = [A];
-    let req = PickRequest { model: "g", failed: &failed, stream: false, input_tokens: 0 };
+    let req = PickRequest {
+        model: "g",
+        failed: &failed,
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &crate::NO_FACTS,
+    };
     let d = pick(&snap, &state, &req, t0, &mut Rng::new(0)).unwrap();
     assert_eq!(d.rejected, [(C, RejectReason::CoolingDown), (A, RejectReason::RetrySkipped)]);
     assert_eq!(
@@ -349,6 +397,7 @@ fn reference_pick(
             retry_after_secs: soonest.map_or(0, whole_seconds_rounded_up),
             pre_call_checks: snap.settings.enable_pre_call_checks,
             over_limit: Vec::new(),
+            emptied_by: None,
         });
     };
     Ok(Decision {
@@ -403,7 +452,15 @@ fn the_pick_decides_as_the_reference_chain_does() {
         let failed: Vec<_> = (0..gen.below(4)).map(|_| DeploymentIdx(gen.below(size as u64 + 2) as u32)).collect();
         for g in 0..groups {
             let model = format!("g{g}");
-            let req = PickRequest { model: &model, failed: &failed, stream: false, input_tokens: 0 };
+            let req = PickRequest {
+                model: &model,
+                failed: &failed,
+                stream: false,
+                input_tokens: 0,
+                excluded: &[],
+                order: None,
+                facts: &crate::NO_FACTS,
+            };
             for now in [t0 - secs(3), t0, t0 + secs(2), t0 + secs(10)] {
                 let (mut a, mut b) = (Rng::new(case), Rng::new(case));
                 for _ in 0..5 {

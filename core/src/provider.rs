@@ -58,9 +58,19 @@ impl Provider {
         }
     }
 
-    /// Whether the provider serves `/embeddings` (the route-capability filter reads this).
+    /// Whether the provider serves `/embeddings`: OpenAI, hosted vLLM, Together AI, Mistral and
+    /// Fireworks AI do; Groq, DeepSeek and OpenRouter have no embeddings endpoint.
     pub fn serves_embeddings(self) -> bool {
-        !matches!(self, Provider::Groq | Provider::DeepSeek)
+        !matches!(self, Provider::Groq | Provider::DeepSeek | Provider::OpenRouter)
+    }
+
+    /// Whether the provider serves `route` (the route-capability filter reads this; the table
+    /// is in `docs/routing.md`). Every provider here serves chat completions.
+    pub fn serves(self, route: crate::RouteKind) -> bool {
+        match route {
+            crate::RouteKind::ChatCompletions => true,
+            crate::RouteKind::Embeddings => self.serves_embeddings(),
+        }
     }
 }
 
@@ -74,5 +84,14 @@ mod tests {
             assert_eq!(Provider::from_prefix(p.prefix()), Some(p));
         }
         assert_eq!(Provider::from_prefix("anthropic"), None);
+    }
+
+    #[test]
+    fn the_capability_table() {
+        use crate::RouteKind;
+        let embeddings: Vec<&str> =
+            Provider::ALL.into_iter().filter(|p| p.serves(RouteKind::Embeddings)).map(Provider::prefix).collect();
+        assert_eq!(embeddings, ["openai", "hosted_vllm", "together_ai", "mistral", "fireworks_ai"]);
+        assert!(Provider::ALL.into_iter().all(|p| p.serves(RouteKind::ChatCompletions)));
     }
 }

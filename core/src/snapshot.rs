@@ -7,11 +7,11 @@
 //! members. The pick reads 8 bytes per candidate from these instead of one `Deployment` each;
 //! the per-shard [`crate::State`] keeps its cooldown ends in the same slot order.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::time::Duration;
 
+use crate::member_sets::MemberSets;
+use crate::names::NameMap;
+pub use crate::settings::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
 use crate::{Deployment, DeploymentIdx};
 
 /// A model group's position in [`Snapshot::groups`].
@@ -30,91 +30,6 @@ impl GroupIdx {
 pub struct Group {
     pub name: String,
     pub members: Vec<DeploymentIdx>,
-}
-
-/// `router_settings.routing_strategy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum RoutingStrategy {
-    /// Weighted random by `weight`, else `rpm`, else `tpm`.
-    #[default]
-    SimpleShuffle,
-    /// Fewest requests in flight on this shard.
-    LeastBusy,
-    /// Lowest latency EWMA (time to first token for streams), within `lowest_latency_buffer`.
-    LatencyBased,
-    /// Lowest tokens used this minute, among the deployments under their rpm/tpm limits.
-    UsageBasedV2,
-    /// Cheapest input + output price per token.
-    CostBased,
-}
-
-impl RoutingStrategy {
-    pub const ALL: [RoutingStrategy; 5] = [
-        RoutingStrategy::SimpleShuffle,
-        RoutingStrategy::LeastBusy,
-        RoutingStrategy::LatencyBased,
-        RoutingStrategy::UsageBasedV2,
-        RoutingStrategy::CostBased,
-    ];
-
-    /// The name LiteLLM's config uses (`simple-shuffle`, `latency-based-routing`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RoutingStrategy::SimpleShuffle => "simple-shuffle",
-            RoutingStrategy::LeastBusy => "least-busy",
-            RoutingStrategy::LatencyBased => "latency-based-routing",
-            RoutingStrategy::UsageBasedV2 => "usage-based-routing-v2",
-            RoutingStrategy::CostBased => "cost-based-routing",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<RoutingStrategy> {
-        RoutingStrategy::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-}
-
-/// The router settings the pick and the attempt loop read, with LiteLLM's defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RouterSettings {
-    pub routing_strategy: RoutingStrategy,
-    /// Retries after the first attempt (LiteLLM's default: 2).
-    pub num_retries: u32,
-    /// Failures tolerated before a cooldown. `None` = not set: LiteLLM's failure-rate logic.
-    pub allowed_fails: Option<u32>,
-    /// How long a deployment cools down (LiteLLM's default: 5 s).
-    pub cooldown_time: Duration,
-    /// Whole-request timeout for non-streaming calls (LiteLLM's default: 6000 s).
-    pub timeout: Duration,
-    /// Timeout for streaming calls; `None` = `timeout`.
-    pub stream_timeout: Option<Duration>,
-    pub disable_cooldowns: bool,
-    /// `enable_pre_call_checks`; reported in the "no deployments" error.
-    pub enable_pre_call_checks: bool,
-    /// `routing_strategy_args.lowest_latency_buffer`: latency-based routing chooses at random
-    /// among the deployments within `lowest * (1 + buffer)` (LiteLLM's default: 0). Finite, ≥ 0.
-    pub lowest_latency_buffer: f64,
-    /// `enable_health_check_routing`: skip deployments whose last health check failed.
-    pub enable_health_check_routing: bool,
-    /// `health_check_staleness_threshold`: a health result older than this is ignored.
-    pub health_check_staleness_threshold: Duration,
-}
-
-impl Default for RouterSettings {
-    fn default() -> Self {
-        RouterSettings {
-            routing_strategy: RoutingStrategy::SimpleShuffle,
-            num_retries: 2,
-            allowed_fails: None,
-            cooldown_time: Duration::from_secs(5),
-            timeout: Duration::from_secs(6000),
-            stream_timeout: None,
-            disable_cooldowns: false,
-            enable_pre_call_checks: false,
-            lowest_latency_buffer: 0.0,
-            enable_health_check_routing: false,
-            health_check_staleness_threshold: Duration::from_secs(60),
-        }
-    }
 }
 
 /// Why a set of deployments cannot form a snapshot.
@@ -136,47 +51,6 @@ impl fmt::Display for SnapshotError {
 }
 
 impl std::error::Error for SnapshotError {}
-
-/// The snapshot's name tables. Their keys come from the config, so a fast unkeyed hash is
-/// safe: a client chooses only what it looks up, and one lookup probes one bucket run of a
-/// table it cannot shape. SipHash was a third of a small group's pick.
-type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
-
-/// FxHash (rustc's), eight bytes at a time, with rustc-hash 2's final rotation so that the
-/// top bits hashbrown uses as tags depend on every byte.
-#[derive(Default)]
-struct NameHasher {
-    hash: u64,
-}
-
-impl NameHasher {
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        // The length first, so that the shorter last word tells "a" from "a\0".
-        self.add(bytes.len() as u64);
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.add(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            self.add(rest.iter().fold(0, |word, &b| word << 8 | u64::from(b)));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash.rotate_left(26)
-    }
-}
 
 /// Members per block: the pick's bitsets hold one `u64` word per block of a group.
 pub(crate) const BLOCK: usize = u64::BITS as usize;
@@ -231,6 +105,8 @@ pub struct Snapshot {
     block_weights: Vec<u64>,
     /// What the stateful strategies read per candidate, by deployment index (see [`Dense`]).
     dense: Dense,
+    /// What the filters read, precomputed per group (see [`MemberSets`]).
+    sets: MemberSets,
 }
 
 /// Per-deployment values the stateful strategies and filters compare, by deployment index, so
@@ -313,7 +189,9 @@ impl Snapshot {
             );
         }
         let dense = Dense::new(&deployments);
+        let sets = MemberSets::build(&deployments, &groups, &layouts);
         Ok(Snapshot {
+            sets,
             dense,
             deployments,
             groups,
@@ -330,6 +208,10 @@ impl Snapshot {
 
     pub(crate) fn dense(&self) -> &Dense {
         &self.dense
+    }
+
+    pub(crate) fn sets(&self) -> &MemberSets {
+        &self.sets
     }
 
     pub(crate) fn layout(&self, group: GroupIdx) -> GroupLayout {

@@ -61,7 +61,15 @@ fn a_warm_pick_allocates_only_when_it_rejects() {
     let now = Instant::now();
     let mut rng = Rng::new(1);
     let mut scratch = PickScratch::new();
-    let fresh = PickRequest { model: "g", failed: &[], stream: false, input_tokens: 0 };
+    let fresh = PickRequest {
+        model: "g",
+        failed: &[],
+        stream: false,
+        input_tokens: 0,
+        excluded: &[],
+        order: None,
+        facts: &switchyard_core::NO_FACTS,
+    };
     pick_with_scratch(&snap, &state, &fresh, now, &mut rng, &mut scratch).unwrap();
 
     let n = allocations_during(|| {
@@ -121,7 +129,15 @@ fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
         }
         let mut rng = Rng::new(1);
         let mut scratch = PickScratch::new();
-        let req = PickRequest { model: "g", failed: &[], stream: false, input_tokens: 50 };
+        let req = PickRequest {
+            model: "g",
+            failed: &[],
+            stream: false,
+            input_tokens: 50,
+            excluded: &[],
+            order: None,
+            facts: &switchyard_core::NO_FACTS,
+        };
         pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
         let n = allocations_during(|| {
             for _ in 0..200 {

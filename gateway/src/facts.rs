@@ -75,7 +75,7 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
     };
     let start = raw_model.get().as_ptr() as usize - body.as_ptr() as usize;
     let model_span = start..start + raw_model.get().len();
-    Ok(Extracted { facts: RequestFacts { route, model: model.into_owned(), stream }, model_span })
+    Ok(Extracted { facts: RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) }, model_span })
 }
 
 /// Appends `body` to `out` with the bytes in `span` replaced by `model_json` (an encoded JSON string).

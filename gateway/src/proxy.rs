@@ -181,7 +181,8 @@ pub async fn serve(
 
 /// What the pick reads of a request (the dry run builds it the same way).
 pub fn pick_request<'a>(facts: &'a RequestFacts, body: &[u8], failed: &'a [DeploymentIdx]) -> PickRequest<'a> {
-    PickRequest { model: &facts.model, failed, stream: facts.stream, input_tokens: estimated_input_tokens(body) }
+    let input_tokens = estimated_input_tokens(body);
+    PickRequest { model: &facts.model, failed, stream: facts.stream, input_tokens, excluded: &[], order: None, facts }
 }
 
 /// A cheap, conservative estimate of the request's input tokens for usage-based routing: one
