@@ -79,7 +79,7 @@ fn compile(
     let mut entries = entries;
     if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(SWITCHYARD)) {
         match CostMap::read(map) {
-            Ok(map) => entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment)),
+            Ok(map) => entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment, &e.info.model_info)),
             Err(message) => c.error(section.path.key(MODEL_COST_MAP), message),
         }
     }

@@ -1,6 +1,6 @@
 //! LiteLLM's `model_list`: each entry becomes one [`Deployment`].
 
-use switchyard_core::Deployment;
+use switchyard_core::{Deployment, Param};
 
 use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};
@@ -66,6 +66,15 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
     deployment.tpm = deployment.tpm.or(info_knobs.tpm);
     deployment.input_cost_per_token = deployment.input_cost_per_token.or(info_knobs.input_cost_per_token);
     deployment.output_cost_per_token = deployment.output_cost_per_token.or(info_knobs.output_cost_per_token);
+    deployment.blocked = info_knobs.blocked.unwrap_or(false);
+    deployment.supports_vision = info_knobs.supports_vision;
+    deployment.max_input_tokens = info_knobs.max_input_tokens;
+    deployment.max_tokens = info_knobs.max_tokens;
+    for (param, supported) in Param::ALL.into_iter().zip(info_knobs.supports) {
+        if supported == Some(false) {
+            deployment.unsupported_params.insert(param);
+        }
+    }
     let derived_id = explicit_id.is_none();
     deployment.id = match explicit_id {
         Some(id) => id,
@@ -138,13 +147,20 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<(Deployment, St
     Some((d, written))
 }
 
-/// What `model_info` may set for the router when `litellm_params` does not.
+/// What `model_info` may set for the router when `litellm_params` does not, and what the
+/// filters read from it.
 #[derive(Default)]
 struct InfoKnobs {
     rpm: Option<u64>,
     tpm: Option<u64>,
     input_cost_per_token: Option<f64>,
     output_cost_per_token: Option<f64>,
+    blocked: Option<bool>,
+    supports_vision: Option<bool>,
+    max_input_tokens: Option<u64>,
+    max_tokens: Option<u64>,
+    /// `supports_*` for each of [`Param::ALL`], in that order.
+    supports: [Option<bool>; Param::ALL.len()],
 }
 
 /// `model_info`: its `id`, the router's knobs, and everything but the id kept as JSON (with
@@ -165,6 +181,11 @@ fn read_model_info(
         tpm: c.optional(&mut info, "tpm", &kinds::NON_NEGATIVE_INT),
         input_cost_per_token: c.optional(&mut info, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER),
         output_cost_per_token: c.optional(&mut info, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER),
+        blocked: c.optional(&mut info, "blocked", &kinds::BOOL),
+        supports_vision: c.optional(&mut info, "supports_vision", &kinds::BOOL),
+        max_input_tokens: c.optional(&mut info, "max_input_tokens", &kinds::NON_NEGATIVE_INT),
+        max_tokens: c.optional(&mut info, "max_tokens", &kinds::NON_NEGATIVE_INT),
+        supports: Param::ALL.map(|p| c.optional(&mut info, p.supports_key(), &kinds::BOOL)),
     };
     for (key, value, path) in info.untaken() {
         if let Some(value) = c.resolved(value, &path) {
@@ -176,7 +197,15 @@ fn read_model_info(
         ("input_cost_per_token", knobs.input_cost_per_token.map(serde_json::Value::from)),
         ("output_cost_per_token", knobs.output_cost_per_token.map(serde_json::Value::from)),
     ];
-    for (key, value) in numbers.into_iter().chain(prices) {
+    let limits = [
+        ("max_input_tokens", knobs.max_input_tokens.map(serde_json::Value::from)),
+        ("max_tokens", knobs.max_tokens.map(serde_json::Value::from)),
+    ];
+    let flags = [("blocked", knobs.blocked), ("supports_vision", knobs.supports_vision)]
+        .into_iter()
+        .chain(Param::ALL.into_iter().map(|p| p.supports_key()).zip(knobs.supports))
+        .map(|(k, v)| (k, v.map(serde_json::Value::from)));
+    for (key, value) in numbers.into_iter().chain(prices).chain(limits).chain(flags) {
         if let Some(value) = value {
             kept.insert(key.to_string(), value);
         }

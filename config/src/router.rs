@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use switchyard_core::{RouterSettings, RoutingStrategy};
+use switchyard_core::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds::{self, Kind};
@@ -100,6 +100,23 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> RouterSett
         set_option(c, &mut fields, "stream_timeout", &kinds::POSITIVE_SECONDS, &mut settings.stream_timeout);
         if let Some(v) = c.optional(&mut fields, "enable_pre_call_checks", &kinds::BOOL) {
             settings.enable_pre_call_checks = v;
+        }
+        if let Some(v) = c.optional(&mut fields, "enable_tag_filtering", &kinds::BOOL) {
+            settings.enable_tag_filtering = v;
+        }
+        if let Some(v) = c.optional(&mut fields, "tag_filtering_match_any", &kinds::BOOL) {
+            settings.tag_filtering_match_any = v;
+        }
+        if let Some(mut policy_fields) = c.optional_map(&mut fields, "allowed_fails_policy") {
+            let mut policy = AllowedFailsPolicy::default();
+            for key in AllowedFailsPolicy::KEYS {
+                if let Some(n) = c.optional(&mut policy_fields, key, &kinds::NON_NEGATIVE_U32) {
+                    policy.set(key, n);
+                }
+            }
+            // Strict: a misspelt error class would silently tolerate nothing.
+            c.refuse_unknown(&policy_fields, &AllowedFailsPolicy::KEYS);
+            settings.allowed_fails_policy = Some(policy);
         }
         c.warn_ignored(&fields);
     }
