@@ -1,8 +1,10 @@
 //! The request-facts extraction done with each JSON library DESIGN.md asks us to compare.
 //!
-//! Every variant does the same job as [`switchyard_gateway::facts::extract`]: validate the whole
-//! document (syntax and UTF-8), find the top-level `model` string with the byte span of its
-//! value (quotes included) and the top-level `stream` bool, and return the same [`Extracted`].
+//! Every variant does the core of [`switchyard_gateway::facts::extract`]'s job: validate the
+//! whole document (syntax and UTF-8), find the top-level `model` string with the byte span of
+//! its value (quotes included) and the top-level `stream` bool. The gateway's extraction also
+//! walks `messages` for the filters' facts (prompt estimate, images, params, tags); the others
+//! do not, so they are a lower bound for their library, not a like-for-like comparison.
 //! The tests below check that all of them agree with the gateway on every bench body.
 
 use std::ops::Range;
@@ -196,8 +198,11 @@ mod tests {
         let shown = String::from_utf8_lossy(body);
         match &serde {
             Ok(e) => {
-                assert_eq!(sonic.as_ref(), Ok(e), "sonic-rs on {shown}");
-                assert_eq!(simd.as_ref(), Ok(e), "simd-json on {shown}");
+                // The other libraries find the model and the stream flag only (the gateway also
+                // walks the messages for the filters' facts): they agree on those.
+                let key = |x: &Extracted| (x.facts.model.clone(), x.facts.stream, x.model_span.clone());
+                assert_eq!(sonic.as_ref().map(key), Ok(key(e)), "sonic-rs on {shown}");
+                assert_eq!(simd.as_ref().map(key), Ok(key(e)), "simd-json on {shown}");
             }
             Err(FactsError::InvalidJson(_)) => {
                 assert!(matches!(sonic, Err(FactsError::InvalidJson(_))), "sonic-rs on {shown}: {sonic:?}");
@@ -247,8 +252,9 @@ mod tests {
     #[test]
     fn only_serde_json_lets_bad_utf8_through_in_a_skipped_string() {
         // serde_json skips an ignored string without checking its UTF-8; sonic-rs and simd-json
-        // check the whole input. The gateway forwards such a body as it is.
-        let body = b"{\"model\":\"x\",\"messages\":\"\xc3\"}";
+        // check the whole input. The gateway forwards such a body as it is. (Strings the gateway
+        // reads, such as `messages` content, are checked.)
+        let body = b"{\"model\":\"x\",\"user\":\"\xc3\"}";
         let [serde, sonic, simd] = all(body);
         assert_eq!(serde.unwrap().facts.model, "x");
         assert!(matches!(sonic, Err(FactsError::InvalidJson(_))), "{sonic:?}");

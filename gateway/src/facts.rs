@@ -5,9 +5,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use switchyard_core::{RequestFacts, RouteKind};
+use switchyard_core::{Param, RequestFacts, RouteKind};
 
 /// The facts and the byte range of the `model` value (quotes included) in the body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,12 +51,85 @@ impl FactsError {
 }
 
 /// The top-level fields the pick reads; every other field is skipped (but still validated).
+/// Only `model` and `stream` are strict: any other field of an unexpected type is read as
+/// absent, so that a body LiteLLM forwards is not refused here.
 #[derive(Deserialize)]
 struct TopLevel<'a> {
     #[serde(borrow)]
     model: Option<&'a RawValue>,
     #[serde(borrow)]
     stream: Option<&'a RawValue>,
+    /// Walked in place, without a tree: see [`MessagesScan`].
+    #[serde(default)]
+    messages: MessagesScan,
+    /// Embeddings.
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    #[serde(borrow)]
+    functions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_choice: Option<&'a RawValue>,
+    #[serde(borrow)]
+    parallel_tool_calls: Option<&'a RawValue>,
+    #[serde(borrow)]
+    response_format: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reasoning_effort: Option<&'a RawValue>,
+    #[serde(borrow)]
+    max_tokens: Option<&'a RawValue>,
+    #[serde(borrow)]
+    max_completion_tokens: Option<&'a RawValue>,
+    #[serde(borrow)]
+    metadata: Option<&'a RawValue>,
+    #[serde(borrow)]
+    allowed_model_region: Option<&'a RawValue>,
+}
+
+/// The prompt estimate's constants (documented in `docs/routing.md`, "The prompt estimate").
+pub mod estimate {
+    /// Tokens each message costs beyond its text (role, separators; OpenAI counts 3–4).
+    pub const PER_MESSAGE: u64 = 4;
+    /// Tokens every chat prompt costs (the reply's priming).
+    pub const PER_PROMPT: u64 = 3;
+    /// Tokens an `image_url` part counts for: a high-detail 1024×1024 image (OpenAI: 765).
+    pub const PER_IMAGE: u64 = 765;
+    /// ASCII bytes per token (English prose and code average about 4 per token).
+    pub const ASCII_BYTES_PER_TOKEN: u64 = 4;
+    /// Other bytes per token: a CJK character (3 bytes) counts as one token, a Cyrillic or
+    /// accented one (2 bytes) as 2/3 — both at or above what tokenizers give.
+    pub const OTHER_BYTES_PER_TOKEN: u64 = 3;
+}
+
+/// What the walk over `messages` counts: text bytes (ASCII and other), messages, images.
+#[derive(Clone, Copy, Debug, Default)]
+struct MessagesScan {
+    ascii: u64,
+    other: u64,
+    messages: u64,
+    images: u64,
+}
+
+impl MessagesScan {
+    fn text(&mut self, s: &str) {
+        let other = s.bytes().filter(|b| !b.is_ascii()).count() as u64;
+        self.other += other;
+        self.ascii += s.len() as u64 - other;
+    }
+
+    /// Bytes of JSON counted as ASCII text (tool calls, names: over-counted by their syntax).
+    fn raw(&mut self, raw: &RawValue) {
+        self.ascii += raw.get().len() as u64;
+    }
+
+    fn tokens(&self) -> u64 {
+        use estimate::*;
+        self.ascii.div_ceil(ASCII_BYTES_PER_TOKEN)
+            + self.other.div_ceil(OTHER_BYTES_PER_TOKEN)
+            + self.messages * PER_MESSAGE
+            + self.images * PER_IMAGE
+    }
 }
 
 pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
@@ -75,7 +149,299 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
     };
     let start = raw_model.get().as_ptr() as usize - body.as_ptr() as usize;
     let model_span = start..start + raw_model.get().len();
-    Ok(Extracted { facts: RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) }, model_span })
+    let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
+    read_the_rest(&top, &mut facts);
+    Ok(Extracted { facts, model_span })
+}
+
+/// Everything but `model` and `stream`: the prompt estimate, `max_tokens`, the image flag, the
+/// requested params, the tags and the region.
+fn read_the_rest(top: &TopLevel<'_>, facts: &mut RequestFacts) {
+    let mut scan = top.messages;
+    let present = |raw: Option<&RawValue>| raw.is_some_and(|r| r.get() != "null");
+    let tools = [top.tools, top.functions].into_iter().flatten().filter(|r| !matches!(r.get(), "null" | "[]"));
+    for raw in tools {
+        facts.params.insert(Param::Tools);
+        scan.raw(raw);
+    }
+    if let Some(input) = top.input {
+        scan.raw(input);
+    }
+    let mut tokens = scan.tokens();
+    if scan.messages > 0 {
+        tokens += estimate::PER_PROMPT;
+    }
+    facts.estimated_prompt_tokens = tokens;
+    facts.has_image = scan.images > 0;
+    if present(top.tool_choice) && top.tool_choice.map(RawValue::get) != Some("\"none\"") {
+        facts.params.insert(Param::ToolChoice);
+    }
+    if top.parallel_tool_calls.map(RawValue::get) == Some("true") {
+        facts.params.insert(Param::ParallelToolCalls);
+    }
+    if present(top.reasoning_effort) {
+        facts.params.insert(Param::ReasoningEffort);
+    }
+    if let Some(raw) = top.response_format {
+        #[derive(Deserialize)]
+        struct Format<'a> {
+            #[serde(borrow, rename = "type")]
+            kind: Option<Cow<'a, str>>,
+        }
+        if serde_json::from_str::<Format<'_>>(raw.get()).is_ok_and(|f| f.kind.as_deref() == Some("json_schema")) {
+            facts.params.insert(Param::ResponseSchema);
+        }
+    }
+    let count = |raw: Option<&RawValue>| raw.and_then(|r| r.get().parse::<u64>().ok());
+    facts.max_tokens = count(top.max_tokens).or(count(top.max_completion_tokens));
+    if let Some(raw) = top.metadata {
+        #[derive(Deserialize)]
+        struct Metadata<'a> {
+            #[serde(borrow)]
+            tags: Option<&'a RawValue>,
+        }
+        let tags = serde_json::from_str::<Metadata<'_>>(raw.get()).ok().and_then(|m| m.tags);
+        if let Some(items) = tags.and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(t.get()).ok()) {
+            facts.tags.extend(items.into_iter().filter_map(|v| match v {
+                serde_json::Value::String(s) => Some(s),
+                _ => None,
+            }));
+        }
+    }
+    if let Some(raw) = top.allowed_model_region {
+        if let Ok(region) = serde_json::from_str::<Cow<'_, str>>(raw.get()) {
+            facts.allowed_model_region = Some(region.trim().to_ascii_lowercase());
+        }
+    }
+}
+
+/// `messages`, walked with serde visitors: no tree, no allocation. Anything of an unexpected
+/// shape is skipped, not refused.
+impl<'de> Deserialize<'de> for MessagesScan {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Messages;
+        impl<'de> Visitor<'de> for Messages {
+            type Value = MessagesScan;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("messages")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MessagesScan, A::Error> {
+                let mut scan = MessagesScan::default();
+                while seq.next_element_seed(Message(&mut scan))?.is_some() {}
+                Ok(scan)
+            }
+            skip_other_types!(MessagesScan::default());
+        }
+        d.deserialize_any(Messages)
+    }
+}
+
+/// Skips a value of a type the visitor does not read, returning `$empty`.
+macro_rules! skip_other_types {
+    ($empty:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($empty)
+        }
+    };
+}
+use skip_other_types;
+
+/// One message: `content` is counted as text (images counted apart), every other field by
+/// its JSON bytes.
+struct Message<'s>(&'s mut MessagesScan);
+
+impl<'de> DeserializeSeed<'de> for Message<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Message<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.0.messages += 1;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Content => map.next_value_seed(Content(self.0))?,
+                _ => self.0.raw(map.next_value::<&RawValue>()?),
+            }
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A message's `content`: a string, or a list of parts (`text` counted, `image_url` counted
+/// as an image, other parts — audio, files — skipped).
+struct Content<'s>(&'s mut MessagesScan);
+
+impl<'de> DeserializeSeed<'de> for Content<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Content<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("message content")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        self.0.text(s);
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Part(self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// One content part.
+struct Part<'s>(&'s mut MessagesScan);
+
+impl<'de> DeserializeSeed<'de> for Part<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Part<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content part")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Text => map.next_value_seed(Content(self.0))?,
+                Key::ImageUrl => {
+                    self.0.images += 1;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        self.0.text(s);
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// The keys the walk tells apart; read without allocating, escaped or not.
+enum Key {
+    Content,
+    Text,
+    ImageUrl,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                Ok(match s {
+                    "content" => Key::Content,
+                    "text" => Key::Text,
+                    "image_url" => Key::ImageUrl,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
 }
 
 /// Appends `body` to `out` with the bytes in `span` replaced by `model_json` (an encoded JSON string).
@@ -133,5 +499,86 @@ mod tests {
     #[test]
     fn null_stream_is_false() {
         assert!(!chat(r#"{"model":"x","stream":null}"#).unwrap().facts.stream);
+    }
+
+    fn fixture(name: &str) -> Option<Vec<u8>> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/");
+        std::fs::read(format!("{path}{name}")).ok()
+    }
+
+    #[test]
+    fn the_fixture_request_with_images_tools_and_max_tokens() {
+        let Some(body) = fixture("openai_chat_request.json") else {
+            return; // the shared fixtures are not part of the repository
+        };
+        let f = extract(RouteKind::ChatCompletions, &body).unwrap().facts;
+        assert_eq!(f.model, "gpt-4o");
+        assert!(f.has_image);
+        assert_eq!(f.max_tokens, Some(300));
+        let expected = [Param::Tools, Param::ToolChoice, Param::ParallelToolCalls];
+        assert_eq!(f.params.iter().collect::<Vec<_>>(), expected, "response_format text is not a schema");
+        assert!(f.tags.is_empty(), "metadata without tags");
+        // 5 messages, 2 images, the tools' JSON: well above the text alone, well below the body.
+        let images = 2 * estimate::PER_IMAGE;
+        assert!(f.estimated_prompt_tokens > images + 5 * estimate::PER_MESSAGE + 100, "{}", f.estimated_prompt_tokens);
+        assert!(f.estimated_prompt_tokens < images + body.len() as u64 / 2, "{}", f.estimated_prompt_tokens);
+    }
+
+    #[test]
+    fn the_fixture_stream_and_embeddings_requests() {
+        let (Some(stream), Some(embed)) =
+            (fixture("openai_chat_request_stream.json"), fixture("openai_embeddings_request.json"))
+        else {
+            return;
+        };
+        let f = extract(RouteKind::ChatCompletions, &stream).unwrap().facts;
+        assert!(f.stream && !f.has_image && f.params.is_empty());
+        assert_eq!(f.max_tokens, Some(256), "max_completion_tokens");
+        // "You are a helpful assistant." + "Hello!" + the roles' JSON ("system", "user"):
+        // 48 bytes -> 12, + 2 messages, + priming.
+        assert_eq!(f.estimated_prompt_tokens, 12 + 2 * estimate::PER_MESSAGE + estimate::PER_PROMPT);
+        let e = extract(RouteKind::Embeddings, &embed).unwrap().facts;
+        assert_eq!(e.route, RouteKind::Embeddings);
+        assert!(e.estimated_prompt_tokens >= 85 / 4, "{}", e.estimated_prompt_tokens);
+    }
+
+    #[test]
+    fn tags_region_and_params() {
+        let f = chat(
+            r#"{"model":"m","metadata":{"tags":["paid","!beta",3,"&eu"],"user":"x"},"allowed_model_region":"EU",
+                "response_format":{"type":"json_schema","json_schema":{}},"reasoning_effort":"low",
+                "tool_choice":"none","tools":[],"parallel_tool_calls":false,"max_tokens":12}"#,
+        )
+        .unwrap()
+        .facts;
+        assert_eq!(f.tags, ["paid", "!beta", "&eu"]);
+        assert_eq!(f.allowed_model_region.as_deref(), Some("eu"));
+        assert_eq!(f.params.iter().collect::<Vec<_>>(), [Param::ResponseSchema, Param::ReasoningEffort]);
+        assert_eq!(f.max_tokens, Some(12));
+        let g = chat(r#"{"model":"m","metadata":"no","max_tokens":"x","max_completion_tokens":7,"messages":{"a":1}}"#)
+            .unwrap()
+            .facts;
+        assert!(g.tags.is_empty());
+        assert_eq!((g.max_tokens, g.estimated_prompt_tokens), (Some(7), 0));
+    }
+
+    #[test]
+    fn the_estimate_counts_text_not_image_data_and_never_much_under() {
+        let image = "A".repeat(100_000);
+        let body = format!(
+            r#"{{"model":"m","messages":[{{"role":"user","content":[{{"type":"text","text":"abcd"}},{{"type":"image_url","image_url":{{"url":"data:image/png;base64,{image}"}}}}]}}]}}"#
+        );
+        let f = chat(&body).unwrap().facts;
+        assert!(f.has_image);
+        // "abcd" and "user" (the role, 6 bytes of JSON): 10 bytes -> 3.
+        assert_eq!(f.estimated_prompt_tokens, 3 + estimate::PER_IMAGE + estimate::PER_MESSAGE + estimate::PER_PROMPT);
+        // CJK: 3 bytes a character, one token each at most.
+        let cjk = "中文".repeat(300);
+        let f = chat(&format!(r#"{{"model":"m","messages":[{{"role":"user","content":"{cjk}"}}]}}"#)).unwrap().facts;
+        assert!(f.estimated_prompt_tokens >= 600, "{}", f.estimated_prompt_tokens);
+        // Escapes are counted as the text they stand for.
+        let f =
+            chat(r#"{"model":"m","messages":[{"role":"user","content":"\u0041\u0042\u0043\u0044"}]}"#).unwrap().facts;
+        assert_eq!(f.estimated_prompt_tokens, 3 + estimate::PER_MESSAGE + estimate::PER_PROMPT);
     }
 }
