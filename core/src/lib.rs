@@ -12,6 +12,7 @@ pub mod error;
 pub mod event;
 pub mod facts;
 pub mod failure;
+pub mod fallback;
 pub mod health;
 pub mod latency;
 pub mod pick;
@@ -22,6 +23,7 @@ pub mod secret;
 pub mod snapshot;
 pub mod state;
 pub mod usage;
+pub mod walk;
 
 mod capability;
 mod carry_over;
@@ -45,6 +47,7 @@ pub use error::{Emptied, RouteError};
 pub use event::Event;
 pub use facts::{Param, RequestFacts, RequestParams, RouteKind, NO_FACTS};
 pub use failure::Failure;
+pub use fallback::{ErrorClass, FallbackList, Fallbacks, RetryPolicy};
 pub use health::HealthCheck;
 pub use latency::{Latency, LatencyMeasure, LatencySample};
 pub use member_sets::region_labels;
@@ -59,3 +62,4 @@ pub use snapshot::{
 pub use state::{DeploymentState, State};
 pub use tags::DEFAULT_TAG;
 pub use usage::Usage;
+pub use walk::{Step, Walk};
