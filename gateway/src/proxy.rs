@@ -6,8 +6,8 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use switchyard_core::{
-    AttemptPlan, Basis, Cause, Decision, DeploymentIdx, Event, Failure, GroupIdx, LatencySample, Next, PickRequest,
-    RequestFacts, RouteError, RouteKind, RoutingStrategy,
+    Basis, Cause, Decision, DeploymentIdx, ErrorClass, Event, Failure, GroupIdx, LatencySample, PickRequest,
+    RequestFacts, RouteError, RouteKind, RoutingStrategy, Step, Walk,
 };
 
 use crate::access_log::Entry;
@@ -85,12 +85,13 @@ pub async fn serve(
     let facts = &extracted.facts;
     let info = RequestInfo { path, model: &facts.model, bytes_in: body.len(), started };
     let snap = &routes.snapshot;
-    let mut plan = AttemptPlan::new(&snap.settings);
+    let mut walk = Walk::new(&facts.model, &routes.fallbacks, &routes.retry_policy, snap.settings.num_retries);
     let mut last_error: Option<(DeploymentIdx, AttemptError)> = None;
+    let mut route_error: Option<RouteError> = None;
     // The first pick happens now (facts extraction took a microsecond or less): one clock read.
     let mut now = started;
     loop {
-        let req = pick_request(facts, body, plan.failed());
+        let req = pick_request(facts, body, walk.target(), walk.order(), walk.failed());
         let timed = shard.metrics.borrow_mut().time_this_pick();
         let picked = shard.pick(routes, &req, now);
         if timed {
@@ -99,17 +100,37 @@ pub async fn serve(
         let decision = match picked {
             Ok(d) => d,
             Err(e) => {
-                let (reply, ending) = match last_error.take() {
-                    Some((idx, err)) => {
-                        let attempts = plan.failed_attempts();
+                // Nothing to pick in this target (all cooling down or filtered out, or a
+                // fallback group that does not exist): like a rate limit, the walk may go on.
+                // A requested name that does not exist is the caller's mistake: it stops here.
+                let unknown_request = matches!(e, RouteError::UnknownModel { .. }) && walk.target() == facts.model;
+                let step = if unknown_request {
+                    Step::Stop
+                } else {
+                    shard.with_state(routes, |state| {
+                        walk.after_failure(snap, state, None, ErrorClass::RateLimit, Instant::now())
+                    })
+                };
+                route_error.get_or_insert(e);
+                if step != Step::Stop {
+                    count_step(shard, &step);
+                    now = Instant::now();
+                    continue;
+                }
+                let (reply, ending) = match (last_error.take(), route_error) {
+                    (Some((idx, err)), _) => {
+                        let attempts = walk.failed_attempts();
                         let ending = Ending {
                             group: Some(snap.group_of(idx)),
                             deployment: Some(idx),
+                            attempts,
                             ..Ending::refused(err.status, 0)
                         };
-                        (error_reply(snap, idx, attempts, err), Ending { attempts, ..ending })
+                        (error_reply(snap, idx, attempts, err), ending)
                     }
-                    None => {
+                    (None, e) => {
+                        // Invariant: set just above.
+                        let e = e.unwrap_or(RouteError::UnknownModel { model: facts.model.clone() });
                         let group = snap.group_by_name(&facts.model);
                         (route_error_reply(&e), Ending { group, ..Ending::refused(e.status(), 0) })
                     }
@@ -119,7 +140,7 @@ pub async fn serve(
             }
         };
         let idx = decision.deployment;
-        let attempt = plan.failed_attempts() + 1;
+        let attempt = walk.failed_attempts() + 1;
         let upstream = &routes.upstreams[idx.get()];
         let request = upstream_request(upstream.head_for(route), body, &extracted.model_span, &upstream.model_json);
         let labels = decision_headers(snap, &decision, attempt);
@@ -152,17 +173,17 @@ pub async fn serve(
             Outcome::Failed(err) => {
                 shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
                 record_failure(shard, routes, idx, err.failure);
-                let others = shard.with_state(routes, |state| {
-                    plan.other_candidate_remains(snap, state, decision.group, idx, Instant::now())
+                let class = ErrorClass::of(err.failure, &String::from_utf8_lossy(&err.body));
+                let step = shard.with_state(routes, |state| {
+                    walk.after_failure(snap, state, Some((idx, err.failure)), class, Instant::now())
                 });
-                let next = plan.after_failure(idx, err.failure, others);
-                if next == Next::Stop {
-                    let reply = error_reply(snap, idx, plan.failed_attempts(), err);
+                if step == Step::Stop {
+                    let reply = error_reply(snap, idx, walk.failed_attempts(), err);
                     let ending = Ending {
                         group: Some(decision.group),
                         deployment: Some(idx),
                         status: reply.status,
-                        attempts: plan.failed_attempts(),
+                        attempts: walk.failed_attempts(),
                         stream: facts.stream,
                         upstream: None,
                         bytes_out: reply.body.len() as u64,
@@ -171,7 +192,7 @@ pub async fn serve(
                     finish(shard, routes, &info, ending);
                     return respond::send(client, reply, keep_alive).await;
                 }
-                shard.metrics.borrow_mut().retry();
+                count_step(shard, &step);
                 last_error = Some((idx, err));
                 now = Instant::now();
             }
@@ -180,9 +201,26 @@ pub async fn serve(
 }
 
 /// What the pick reads of a request (the dry run builds it the same way).
-pub fn pick_request<'a>(facts: &'a RequestFacts, body: &[u8], failed: &'a [DeploymentIdx]) -> PickRequest<'a> {
+/// `model` and `order` are what the fallback walk targets (the requested name at first).
+pub fn pick_request<'a>(
+    facts: &'a RequestFacts,
+    body: &[u8],
+    model: &'a str,
+    order: Option<u32>,
+    failed: &'a [DeploymentIdx],
+) -> PickRequest<'a> {
     let input_tokens = estimated_input_tokens(body);
-    PickRequest { model: &facts.model, failed, stream: facts.stream, input_tokens, excluded: &[], order: None, facts }
+    PickRequest { model, failed, stream: facts.stream, input_tokens, excluded: &[], order, facts }
+}
+
+/// Counts a retry, or an order or group fallback, in the metrics.
+fn count_step(shard: &Shard, step: &Step) {
+    let mut metrics = shard.metrics.borrow_mut();
+    match step {
+        Step::Retry => metrics.retry(),
+        Step::NextOrder(_) | Step::Fallback(_) => metrics.fallback(),
+        Step::Stop => {}
+    }
 }
 
 /// A cheap, conservative estimate of the request's input tokens for usage-based routing: one

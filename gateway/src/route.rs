@@ -36,7 +36,7 @@ pub fn explain(
     let extracted = facts::extract(route, body).map_err(|e| DryRunError { status: 400, message: e.to_string() })?;
     let facts = &extracted.facts;
     let snap = &routes.snapshot;
-    let req = pick_request(facts, body, &[]);
+    let req = pick_request(facts, body, &facts.model, None, &[]);
     let picked = pick(snap, state, &req, now, &mut Rng::new(seed));
     let members: Vec<DeploymentIdx> = match (&picked, snap.group_by_name(&facts.model)) {
         (Ok(d), _) if d.cause == switchyard_core::Cause::DeploymentId => vec![d.deployment],

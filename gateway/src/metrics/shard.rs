@@ -93,6 +93,10 @@ impl ShardMetrics {
         self.named.retries += 1;
     }
 
+    pub fn fallback(&mut self) {
+        self.named.fallbacks += 1;
+    }
+
     /// Everything counted since the last call.
     pub fn take_report(&mut self) -> Report {
         self.convert();
