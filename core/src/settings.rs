@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::fallback::{Fallbacks, RetryPolicy};
+
 /// `router_settings.routing_strategy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RoutingStrategy {
@@ -76,6 +78,11 @@ pub struct RouterSettings {
     /// `allowed_fails_policy`: failures tolerated per error class before a cooldown. With
     /// health-check routing, having one also makes the cooldown filter fail open.
     pub allowed_fails_policy: Option<AllowedFailsPolicy>,
+    /// `fallbacks`, `context_window_fallbacks`, `content_policy_fallbacks`, `default_fallbacks`,
+    /// `max_fallbacks`: where the fallback walk goes after a group failed.
+    pub fallbacks: Fallbacks,
+    /// `retry_policy`: retries per error class instead of `num_retries`.
+    pub retry_policy: RetryPolicy,
 }
 
 /// `router_settings.allowed_fails_policy`: how many failures of each error class a deployment
@@ -148,6 +155,8 @@ impl Default for RouterSettings {
             enable_tag_filtering: false,
             tag_filtering_match_any: true,
             allowed_fails_policy: None,
+            fallbacks: Fallbacks::default(),
+            retry_policy: RetryPolicy::default(),
         }
     }
 }

@@ -85,7 +85,8 @@ pub async fn serve(
     let facts = &extracted.facts;
     let info = RequestInfo { path, model: &facts.model, bytes_in: body.len(), started };
     let snap = &routes.snapshot;
-    let mut walk = Walk::new(&facts.model, &routes.fallbacks, &routes.retry_policy, snap.settings.num_retries);
+    let settings = &snap.settings;
+    let mut walk = Walk::new(&facts.model, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
     let mut last_error: Option<(DeploymentIdx, AttemptError)> = None;
     let mut route_error: Option<RouteError> = None;
     // The first pick happens now (facts extraction took a microsecond or less): one clock read.

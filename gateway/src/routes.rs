@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchyard_core::{Fallbacks, RetryPolicy, RouteKind, Snapshot};
+use switchyard_core::{RouteKind, Snapshot};
 
 use crate::http::write;
 use crate::upstream::target::Target;
@@ -42,9 +42,6 @@ pub struct Routes {
     pub models_body: Vec<u8>,
     /// `general_settings.master_key`: admin endpoints require it when set.
     pub master_key: Option<String>,
-    /// The fallback lists and the retry policy the fallback walk follows.
-    pub fallbacks: Fallbacks,
-    pub retry_policy: RetryPolicy,
 }
 
 const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
@@ -97,14 +94,7 @@ impl Routes {
             });
         }
         let models_body = models_list(&snapshot);
-        Ok(Routes {
-            snapshot,
-            upstreams,
-            models_body,
-            master_key: None,
-            fallbacks: Fallbacks::default(),
-            retry_policy: RetryPolicy::default(),
-        })
+        Ok(Routes { snapshot, upstreams, models_body, master_key: None })
     }
 }
 
