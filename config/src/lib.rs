@@ -14,6 +14,7 @@ mod deployment_id;
 mod duration;
 mod env;
 mod error;
+mod fallbacks;
 mod gateway_settings;
 mod include;
 mod kinds;

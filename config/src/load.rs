@@ -8,6 +8,7 @@ use crate::check::Checker;
 use crate::config::duplicate_ids;
 use crate::cost_map::{CostMap, MODEL_COST_MAP};
 use crate::env::Env;
+use crate::fallbacks::check_fallback_groups;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::read_model_lists;
 use crate::node::Node;
@@ -62,7 +63,7 @@ fn compile(
         c.error(MODEL_LIST_KEY, "at least one deployment is required");
     }
 
-    let router = read_router(
+    let (router, fallback_groups) = read_router(
         &mut c,
         RouterSources {
             router_settings: doc.section(ROUTER_SETTINGS).map(|s| (&s.node, s.path.clone())),
@@ -84,6 +85,7 @@ fn compile(
         }
     }
     let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
+    check_fallback_groups(&mut c, &fallback_groups, deployments.iter().map(|d| d.model_name.as_str()));
     warn_ignored_sections(&mut c, &doc);
     for e in duplicate_ids(&deployments, &deployment_info) {
         c.error(e.path, e.message);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use switchyard_core::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
 
 use crate::check::{Checker, Fields, KeyPath};
+use crate::fallbacks::FallbackKeys;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 
@@ -51,9 +52,14 @@ pub(crate) struct RouterSources<'n> {
     pub(crate) litellm_settings: Option<(&'n Node, KeyPath)>,
 }
 
-pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> RouterSettings {
+/// The router settings, and every model group name the fallbacks mention (with its key path),
+/// for the check against the model list.
+pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSettings, Vec<(KeyPath, String)>) {
     let mut settings = RouterSettings::default();
+    let mut litellm_fallbacks = FallbackKeys::default();
+    let mut router_fallbacks = FallbackKeys::default();
     if let Some(mut fields) = sources.litellm_settings.and_then(|(n, p)| section(c, n, p)) {
+        litellm_fallbacks = FallbackKeys::read(c, &mut fields);
         let knobs = RouterKnobs {
             num_retries: c.optional(&mut fields, "num_retries", &kinds::NON_NEGATIVE_U32),
             allowed_fails: c.optional(&mut fields, "allowed_fails", &kinds::NON_NEGATIVE_U32),
@@ -65,6 +71,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> RouterSett
         c.warn_ignored(&fields);
     }
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
+        router_fallbacks = FallbackKeys::read(c, &mut fields);
         if let Some(strategy) = c.optional(&mut fields, "routing_strategy", &kinds::STRING) {
             let path = fields.path.key("routing_strategy");
             match parse_strategy(&strategy) {
@@ -120,7 +127,10 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> RouterSett
         }
         c.warn_ignored(&fields);
     }
-    settings
+    let mut fallbacks = router_fallbacks.over(litellm_fallbacks);
+    let references = std::mem::take(&mut fallbacks.references);
+    (settings.fallbacks, settings.retry_policy) = fallbacks.into_settings();
+    (settings, references)
 }
 
 /// A LiteLLM section may be empty (`router_settings:` with nothing under it).

@@ -341,3 +341,21 @@ fn bad_drain_access_log_and_health_check_values() {
         ]
     );
 }
+
+#[test]
+fn bad_fallbacks_name_the_entry() {
+    let yaml = one("model: openai/x")
+        + "router_settings:\n  fallbacks: [{g: [nope]}, {g: [g], h: [g]}, gpt]\n  context_window_fallbacks: [{g: big}]\n\
+           \x20 default_fallbacks: [missing]\n  retry_policy: {RateLimitErorRetries: 2}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            "router_settings.fallbacks[1]: expected one group per entry, got 2 keys",
+            r#"router_settings.fallbacks[2]: expected a map {group: [fallback groups]}, got "gpt""#,
+            r#"router_settings.context_window_fallbacks[0].g: expected a list of strings, got "big""#,
+            r#"router_settings.retry_policy.RateLimitErorRetries: unknown key; did you mean "RateLimitErrorRetries"? valid keys: BadRequestErrorRetries, AuthenticationErrorRetries, TimeoutErrorRetries, RateLimitErrorRetries, ContentPolicyViolationErrorRetries, ContextWindowExceededErrorRetries, InternalServerErrorRetries"#,
+            r#"router_settings.fallbacks[0].g[0]: unknown model group "nope"; model groups: g"#,
+            r#"router_settings.default_fallbacks[0]: unknown model group "missing"; model groups: g"#,
+        ]
+    );
+}

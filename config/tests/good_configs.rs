@@ -336,3 +336,25 @@ fn drain_access_log_and_health_checks() {
             .config;
     assert_eq!(stdout.gateway.access_log, AccessLogTarget::Stdout);
 }
+
+#[test]
+fn fallbacks_and_the_retry_policy_from_both_sections() {
+    use switchyard_core::ErrorClass;
+    let yaml = "model_list:\n\
+                - {model_name: a, litellm_params: {model: openai/x}}\n\
+                - {model_name: b, litellm_params: {model: openai/y}}\n\
+                - {model_name: big, litellm_params: {model: openai/z}}\n\
+                litellm_settings:\n  fallbacks: [{a: [b]}]\n  default_fallbacks: [b]\n  max_fallbacks: 9\n\
+                router_settings:\n  context_window_fallbacks: [{a: [big]}]\n  max_fallbacks: 2\n\
+                \x20 retry_policy: {RateLimitErrorRetries: 4, BadRequestErrorRetries: 0}\n";
+    let settings = load(yaml).unwrap().config.router;
+    let f = &settings.fallbacks;
+    assert_eq!(f.for_failure("a", ErrorClass::RateLimit), ["b"]);
+    assert_eq!(f.for_failure("big", ErrorClass::InternalServer), ["b"], "default_fallbacks is a * entry");
+    assert_eq!(f.for_failure("a", ErrorClass::ContextWindow), ["big"]);
+    assert!(f.for_failure("a", ErrorClass::ContentPolicy).is_empty());
+    assert_eq!(f.max_fallbacks, 2, "router_settings wins");
+    assert_eq!(settings.retry_policy.retries_for(ErrorClass::RateLimit, 1), 4);
+    assert_eq!(settings.retry_policy.retries_for(ErrorClass::BadRequest, 1), 0);
+    assert_eq!(settings.retry_policy.retries_for(ErrorClass::Timeout, 1), 1);
+}
