@@ -27,6 +27,8 @@ pub mod walk;
 
 mod capability;
 mod carry_over;
+#[cfg(test)]
+mod chain_props;
 mod cooldown_ends;
 mod filter;
 mod lowest;

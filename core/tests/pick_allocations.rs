@@ -164,3 +164,86 @@ fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
         assert_eq!(n, 1, "{strategy:?}");
     }
 }
+
+#[test]
+fn the_full_chain_allocates_nothing_per_candidate() {
+    use switchyard_core::{Event, Param, RequestFacts, RouteKind};
+
+    // 200 deployments: tagged, ordered, in regions, with windows and vision; every filter of
+    // the chain is on and has work to do.
+    let deployments = (0..200)
+        .map(|i| {
+            let provider = if i % 9 == 0 { Provider::Groq } else { Provider::OpenAi };
+            let mut d = Deployment::new(&format!("d{i}"), "g", provider, "m", "http://h");
+            d.tags = vec![["x", "y", "default"][i % 3].to_string(), "eu".into()];
+            d.order = Some(1 + (i % 2) as u32);
+            d.region_name = Some(["eu-west-1", "us-east-1"][i % 2].into());
+            d.max_input_tokens = Some(if i % 5 == 0 { 10 } else { 100_000 });
+            d.supports_vision = Some(i % 4 != 0);
+            d.blocked = i % 17 == 0;
+            if i % 7 == 0 {
+                d.unsupported_params.insert(Param::Tools);
+            }
+            d
+        })
+        .collect();
+    let settings = RouterSettings {
+        enable_health_check_routing: true,
+        enable_pre_call_checks: true,
+        enable_tag_filtering: true,
+        ..RouterSettings::default()
+    };
+    let snap = Snapshot::build(deployments, settings).unwrap();
+    let mut state = State::new(&snap);
+    let now = Instant::now();
+    for i in 0..200u32 {
+        let healthy = i % 11 != 0;
+        state.apply(&Event::Health { idx: switchyard_core::DeploymentIdx(i), healthy, checked_at: now });
+    }
+    let mut facts = RequestFacts::new(RouteKind::Embeddings, "g".into());
+    facts.estimated_prompt_tokens = 500;
+    facts.has_image = true;
+    facts.params.insert(Param::Tools);
+    facts.allowed_model_region = Some("eu".into());
+    facts.tags = vec!["x".into(), "!y".into(), "&eu".into()];
+    let excluded = [switchyard_core::DeploymentIdx(2)];
+    let failed = [switchyard_core::DeploymentIdx(4)];
+    let req = PickRequest { excluded: &excluded, failed: &failed, ..PickRequest::new("g", &facts) };
+    let mut rng = Rng::new(1);
+    let mut scratch = PickScratch::new();
+    let d = pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+    let reasons: std::collections::BTreeSet<&str> = d.rejected.iter().map(|(_, r)| r.as_str()).collect();
+    for r in ["route_unsupported", "unhealthy", "blocked", "context_window", "region", "unsupported_params"] {
+        assert!(reasons.contains(r), "{r} in {reasons:?}");
+    }
+    // Rejections: the decision's list, once per pick.
+    let n = allocations_during(|| {
+        let d = pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+        std::hint::black_box(d);
+    });
+    assert_eq!(n, 1);
+    // A request that every filter examines and none rejects from: nothing at all.
+    let plain: Vec<Deployment> = (0..200)
+        .map(|i| {
+            let mut d = Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h");
+            d.tags = vec!["x".into(), "eu".into()];
+            d.order = Some(1);
+            d.region_name = Some("eu-west-1".into());
+            d.max_input_tokens = Some(100_000);
+            d.supports_vision = Some(true);
+            d
+        })
+        .collect();
+    let snap = Snapshot::build(plain, snap.settings.clone()).unwrap();
+    let state = State::new(&snap);
+    facts.tags = vec!["x".into(), "!y".into(), "&eu".into()];
+    let req = PickRequest::new("g", &facts);
+    pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+    let n = allocations_during(|| {
+        for _ in 0..100 {
+            let d = pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
+            assert!(d.rejected.is_empty());
+        }
+    });
+    assert_eq!(n, 0);
+}
