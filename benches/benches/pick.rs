@@ -74,5 +74,49 @@ fn pick_strategy(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pick, pick_strategy);
+/// Every filter of the chain on and busy: tag filtering (plain, `!` and `&` tags), pre-call
+/// checks (context windows, regions, declined params), an image, order tiers, health results;
+/// 10 and 1 000 deployments, every member a survivor candidate of some filter.
+fn pick_full_chain(c: &mut Criterion) {
+    use switchyard_core::{Deployment, Param, Provider, RequestFacts, RouteKind, RouterSettings, Snapshot, State};
+    let mut group = c.benchmark_group("pick-chain");
+    for n in [10usize, 1_000] {
+        let deployments = (0..n)
+            .map(|i| {
+                let mut d = Deployment::new(&format!("d{i}"), GROUP, Provider::OpenAi, "m", "http://h/v1");
+                d.tags = vec![["x", "y", "default"][i % 3].to_string(), "eu".into()];
+                d.order = Some(1 + (i % 2) as u32);
+                d.region_name = Some(["eu-west-1", "us-east-1", "westeurope"][i % 3].into());
+                d.max_input_tokens = Some(if i % 5 == 0 { 10 } else { 100_000 });
+                d.supports_vision = Some(i % 4 != 0);
+                if i % 7 == 0 {
+                    d.unsupported_params.insert(Param::Tools);
+                }
+                d
+            })
+            .collect();
+        let settings =
+            RouterSettings { enable_pre_call_checks: true, enable_tag_filtering: true, ..RouterSettings::default() };
+        let snap = Snapshot::build(deployments, settings).expect("unique ids");
+        let state = State::new(&snap);
+        let mut facts = RequestFacts::new(RouteKind::ChatCompletions, GROUP.into());
+        facts.estimated_prompt_tokens = 500;
+        facts.has_image = true;
+        facts.params.insert(Param::Tools);
+        facts.allowed_model_region = Some("eu".into());
+        facts.tags = vec!["x".into(), "!y".into(), "&eu".into()];
+        let now = std::time::Instant::now();
+        let mut rng = Rng::new(0x5eed);
+        let mut scratch = PickScratch::new();
+        group.bench_with_input(BenchmarkId::new("all-filters", n), &n, |b, _| {
+            b.iter(|| {
+                let req = PickRequest::new(black_box(GROUP), black_box(&facts));
+                pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).expect("survivors remain")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pick, pick_strategy, pick_full_chain);
 criterion_main!(benches);
