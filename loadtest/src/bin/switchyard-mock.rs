@@ -21,6 +21,9 @@ options:
   --latency-ms X         delay before each response head (default 0)
   --chunks N             content events per streamed answer (default 8)
   --chunk-delay-ms X     delay between streamed events (default 0)
+  --context-window N     answer chats longer than N tokens (a token per 4 bytes) with OpenAI's
+                         400 context_length_exceeded
+  --refuse WORD          answer chats containing WORD with OpenAI's 400 content_policy_violation
   --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K
   --fault-ratio R        fraction of requests faulted, 0..=1 (default 1)
   --no-record            do not keep requests for GET /mock/requests
@@ -63,6 +66,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--chunk-delay-ms",
             "--fault",
             "--fault-ratio",
+            "--context-window",
+            "--refuse",
             "--tls-cert",
             "--tls-key",
         ];
@@ -90,6 +95,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                     .ok_or_else(|| bad("an event count of at least 1"))?
             }
             "--chunk-delay-ms" => options.chunk_delay = millis(&value).ok_or_else(|| bad("milliseconds"))?,
+            "--context-window" => {
+                options.context_window = Some(
+                    value.parse().ok().filter(|&n: &u64| n >= 1).ok_or_else(|| bad("a token count of at least 1"))?,
+                )
+            }
+            "--refuse" => options.refuse = Some(value),
             "--fault" => options.fault = Some(value.parse::<Fault>().map_err(|error| error.to_string())?),
             "--fault-ratio" => {
                 options.fault_ratio = value

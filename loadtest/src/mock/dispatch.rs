@@ -12,7 +12,7 @@ use super::openai::{
     EmbeddingsRequest, Usage,
 };
 use super::record::RecordedRequest;
-use super::response::{write_openai_error, Head};
+use super::response::{write_openai_error, write_openai_error_with_code, Head};
 use super::routes::Route;
 use super::state::Shared;
 
@@ -180,6 +180,23 @@ impl Answer<'_> {
             let head_len = self.error(out, 400, "you must provide a model parameter");
             return ChatAnswer::Written { head_len };
         };
+        if let Some(window) = self.shared.context_window.filter(|&w| (body.len() as u64).div_ceil(4) > w) {
+            let message = format!(
+                "This model's maximum context length is {window} tokens. However, your messages resulted in {} tokens. \
+                 Please reduce the length of the messages.",
+                (body.len() as u64).div_ceil(4)
+            );
+            let head = Head::json(400, &self.shared.name, self.close);
+            let head_len = write_openai_error_with_code(out, &head, &message, "context_length_exceeded");
+            return ChatAnswer::Written { head_len };
+        }
+        if let Some(word) = self.shared.refuse.as_deref().filter(|w| memchr::memmem::find(body, w.as_bytes()).is_some())
+        {
+            let message = format!("Your request was rejected as a result of our safety system ({word:?}).");
+            let head = Head::json(400, &self.shared.name, self.close);
+            let head_len = write_openai_error_with_code(out, &head, &message, "content_policy_violation");
+            return ChatAnswer::Written { head_len };
+        }
         let usage = Usage::new(body.len(), self.chunks);
         if parsed.stream == Some(true) {
             let include_usage = parsed.stream_options.and_then(|options| options.include_usage) == Some(true);

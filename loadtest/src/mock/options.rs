@@ -32,6 +32,12 @@ pub struct MockOptions {
     pub record_limit: usize,
     /// Serve HTTPS with this certificate and key instead of plain HTTP.
     pub tls: Option<TlsFiles>,
+    /// The model's context window in tokens (a token per 4 request bytes): a chat request
+    /// beyond it gets OpenAI's 400 `context_length_exceeded`.
+    pub context_window: Option<u64>,
+    /// A word that the mock's "safety system" refuses: a chat containing it gets OpenAI's 400
+    /// `content_policy_violation`.
+    pub refuse: Option<String>,
 }
 
 impl Default for MockOptions {
@@ -48,6 +54,8 @@ impl Default for MockOptions {
             record: true,
             record_limit: 1000,
             tls: None,
+            context_window: None,
+            refuse: None,
         }
     }
 }

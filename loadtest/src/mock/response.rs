@@ -125,6 +125,16 @@ pub(crate) fn openai_error_kind(status: u16) -> (&'static str, Option<&'static s
 
 /// Appends a complete OpenAI-shaped error response.
 pub(crate) fn write_openai_error(out: &mut Vec<u8>, head: &Head<'_>, message: &str) -> usize {
+    let (_, code) = openai_error_kind(head.status);
+    write_error(out, head, message, code)
+}
+
+/// An OpenAI-shaped error with a `code` of the caller's (e.g. `context_length_exceeded`).
+pub(crate) fn write_openai_error_with_code(out: &mut Vec<u8>, head: &Head<'_>, message: &str, code: &str) -> usize {
+    write_error(out, head, message, Some(code))
+}
+
+fn write_error(out: &mut Vec<u8>, head: &Head<'_>, message: &str, code: Option<&str>) -> usize {
     #[derive(serde::Serialize)]
     struct ErrorBody<'a> {
         error: ErrorFields<'a>,
@@ -138,7 +148,7 @@ pub(crate) fn write_openai_error(out: &mut Vec<u8>, head: &Head<'_>, message: &s
         param: Option<&'a str>,
         code: Option<&'a str>,
     }
-    let (kind, code) = openai_error_kind(head.status);
+    let (kind, _) = openai_error_kind(head.status);
     let body = ErrorBody { error: ErrorFields { message, kind, param: None, code } };
     // Plain strings always serialise.
     let bytes = serde_json::to_vec(&body).unwrap_or_default();

@@ -23,6 +23,8 @@ pub(crate) struct Shared {
     /// `None` when recording is off.
     pub recorder: Option<Recorder>,
     pub stats: Stats,
+    pub context_window: Option<u64>,
+    pub refuse: Option<String>,
 }
 
 impl Shared {
@@ -35,6 +37,8 @@ impl Shared {
             fault_sequence: AtomicU64::new(0),
             recorder: options.record.then(|| Recorder::new(options.record_limit)),
             stats: Stats::default(),
+            context_window: options.context_window,
+            refuse: options.refuse.clone(),
         }
     }
 
