@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use switchyard_core::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
+use switchyard_core::{AllowedFailsPolicy, ModelGroupAlias, RouterSettings, RoutingStrategy};
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::fallbacks::FallbackKeys;
@@ -58,6 +58,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     let mut settings = RouterSettings::default();
     let mut litellm_fallbacks = FallbackKeys::default();
     let mut router_fallbacks = FallbackKeys::default();
+    let mut alias_targets = Vec::new();
     if let Some(mut fields) = sources.litellm_settings.and_then(|(n, p)| section(c, n, p)) {
         litellm_fallbacks = FallbackKeys::read(c, &mut fields);
         let knobs = RouterKnobs {
@@ -72,6 +73,9 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     }
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
         router_fallbacks = FallbackKeys::read(c, &mut fields);
+        if let Some((node, path)) = fields.take("model_group_alias") {
+            settings.model_group_alias = read_aliases(c, node, path, &mut alias_targets);
+        }
         if let Some(strategy) = c.optional(&mut fields, "routing_strategy", &kinds::STRING) {
             let path = fields.path.key("routing_strategy");
             match parse_strategy(&strategy) {
@@ -128,9 +132,44 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
         c.warn_ignored(&fields);
     }
     let mut fallbacks = router_fallbacks.over(litellm_fallbacks);
-    let references = std::mem::take(&mut fallbacks.references);
+    let mut references = std::mem::take(&mut fallbacks.references);
+    references.extend(alias_targets);
     (settings.fallbacks, settings.retry_policy) = fallbacks.into_settings();
     (settings, references)
+}
+
+/// `model_group_alias: {alias: group}` or `{alias: {model: group, hidden: true}}`; each target
+/// goes to `targets` with its key path, for the check against the model list.
+fn read_aliases(
+    c: &mut Checker,
+    node: &Node,
+    path: KeyPath,
+    targets: &mut Vec<(KeyPath, String)>,
+) -> Vec<ModelGroupAlias> {
+    if matches!(node, Node::Null) {
+        return Vec::new();
+    }
+    let Some(fields) = c.map(node, path) else {
+        return Vec::new();
+    };
+    let mut aliases = Vec::new();
+    for (alias, value, alias_path) in fields.untaken() {
+        let (group, hidden, group_path) = match value {
+            Node::Map(_) => {
+                let Some(mut entry) = c.map(value, alias_path.clone()) else { continue };
+                let group = c.required(&mut entry, "model", &kinds::NON_EMPTY_STRING);
+                let hidden = c.optional(&mut entry, "hidden", &kinds::BOOL).unwrap_or(false);
+                c.refuse_unknown(&entry, &["model", "hidden"]);
+                (group, hidden, alias_path.key("model"))
+            }
+            _ => (c.read(value, &alias_path, &kinds::NON_EMPTY_STRING), false, alias_path.clone()),
+        };
+        if let Some(group) = group {
+            targets.push((group_path, group.clone()));
+            aliases.push(ModelGroupAlias { alias: alias.to_string(), group, hidden });
+        }
+    }
+    aliases
 }
 
 /// A LiteLLM section may be empty (`router_settings:` with nothing under it).

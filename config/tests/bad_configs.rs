@@ -359,3 +359,18 @@ fn bad_fallbacks_name_the_entry() {
         ]
     );
 }
+
+#[test]
+fn bad_model_group_aliases_name_the_alias() {
+    let yaml = one("model: openai/x")
+        + "router_settings:\n  model_group_alias: {a: nope, b: {model: g, hiden: true}, c: {hidden: true}, d: 3}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"router_settings.model_group_alias.b.hiden: unknown key; did you mean "hidden"? valid keys: model, hidden"#,
+            "router_settings.model_group_alias.c.model: required key is missing (expected a non-empty string)",
+            "router_settings.model_group_alias.d: expected a non-empty string, got 3",
+            r#"router_settings.model_group_alias.a: unknown model group "nope"; model groups: g"#,
+        ]
+    );
+}

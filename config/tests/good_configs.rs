@@ -183,7 +183,6 @@ fn ignored_litellm_keys_are_warned_with_their_paths() {
         "model_list[3].litellm_params.drop_params",
         "litellm_settings.drop_params",
         "litellm_settings.success_callback",
-        "router_settings.model_group_alias",
         "router_settings.redis_host",
         "general_settings.database_url",
         "x-openai-defaults",
@@ -194,6 +193,11 @@ fn ignored_litellm_keys_are_warned_with_their_paths() {
     .collect();
     assert_eq!(warnings, expected);
     assert_eq!(realistic().config.warning_count, expected.len());
+    let aliases = realistic().config.router.model_group_alias;
+    assert_eq!(
+        aliases,
+        [switchyard_core::ModelGroupAlias { alias: "gpt-4".into(), group: "gpt-4o".into(), hidden: false }]
+    );
 }
 
 #[test]

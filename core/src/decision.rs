@@ -18,6 +18,9 @@ pub struct Decision {
     pub rejected: Vec<(DeploymentIdx, RejectReason)>,
     /// What the strategy compared for the winner.
     pub basis: Basis,
+    /// For a wildcard group (`openai/*`): the byte range of the requested name its `*`
+    /// matched, which fills the `*` of the deployment's upstream model.
+    pub wildcard: Option<(u32, u32)>,
 }
 
 /// The strategy's input for the deployment it chose: why it won.

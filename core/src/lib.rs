@@ -18,6 +18,7 @@ pub mod latency;
 pub mod pick;
 pub mod provider;
 pub mod reason;
+pub mod resolve;
 pub mod rng;
 pub mod secret;
 pub mod snapshot;
@@ -56,6 +57,7 @@ pub use member_sets::region_labels;
 pub use pick::{pick, pick_with_scratch, PickRequest, PickScratch};
 pub use provider::Provider;
 pub use reason::{Cause, RejectReason};
+pub use resolve::{wildcard_upstream_model, ModelGroupAlias, Resolution};
 pub use rng::Rng;
 pub use secret::redact;
 pub use snapshot::{

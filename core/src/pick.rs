@@ -8,6 +8,7 @@ use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter
 use crate::health::HealthFilter;
 use crate::order::OrderFilter;
 use crate::pre_call::{ContextWindowFilter, RegionFilter, UnsupportedParamsFilter};
+use crate::resolve::Resolution;
 use crate::tags::TagFilter;
 use crate::usage::UsageLimitFilter;
 use crate::{
@@ -90,22 +91,25 @@ pub fn pick_with_scratch(
     rng: &mut Rng,
     scratch: &mut PickScratch,
 ) -> Result<Decision, RouteError> {
-    if let Some(group) = snap.group_by_name(req.model) {
-        return pick_in_group(snap, state, req, group, now, rng, scratch);
-    }
-    if let Some(deployment) = snap.deployment_by_id(req.model) {
+    match snap.resolve(req.model) {
+        Resolution::Group { group, wildcard } => {
+            let mut decision = pick_in_group(snap, state, req, group, now, rng, scratch)?;
+            decision.wildcard = wildcard;
+            Ok(decision)
+        }
         // A deployment id names the one deployment to use: it serves even while cooling down,
         // and there is nothing for the filters or the strategy to choose.
-        return Ok(Decision {
+        Resolution::Deployment(deployment) => Ok(Decision {
             deployment,
             group: snap.group_of(deployment),
             cause: Cause::DeploymentId,
             candidates: 1,
             rejected: Vec::new(),
             basis: Basis::None,
-        });
+            wildcard: None,
+        }),
+        Resolution::Unknown => Err(RouteError::UnknownModel { model: req.model.to_string() }),
     }
-    Err(RouteError::UnknownModel { model: req.model.to_string() })
 }
 
 fn pick_in_group(
@@ -158,6 +162,7 @@ fn pick_in_group(
         candidates: u32::try_from(candidates.members().len()).unwrap_or(u32::MAX),
         rejected: candidates.rejected(),
         basis,
+        wildcard: None,
     })
 }
 

@@ -113,6 +113,7 @@ fn a_deployment_id_is_served_even_while_cooling_down() {
             candidates: 1,
             rejected: vec![],
             basis: Basis::None,
+            wildcard: None,
         }
     );
     assert_eq!(d.route_reason(&snap), "a requested by deployment id (filters and strategy skipped)");
@@ -407,6 +408,7 @@ fn reference_pick(
         candidates: members.len() as u32,
         rejected,
         basis: Basis::Weight(snap.deployment(deployment).shuffle_weight),
+        wildcard: None,
     })
 }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::fallback::{Fallbacks, RetryPolicy};
+use crate::resolve::ModelGroupAlias;
 
 /// `router_settings.routing_strategy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -83,6 +84,8 @@ pub struct RouterSettings {
     pub fallbacks: Fallbacks,
     /// `retry_policy`: retries per error class instead of `num_retries`.
     pub retry_policy: RetryPolicy,
+    /// `model_group_alias`: more names for groups.
+    pub model_group_alias: Vec<ModelGroupAlias>,
 }
 
 /// `router_settings.allowed_fails_policy`: how many failures of each error class a deployment
@@ -157,6 +160,7 @@ impl Default for RouterSettings {
             allowed_fails_policy: None,
             fallbacks: Fallbacks::default(),
             retry_policy: RetryPolicy::default(),
+            model_group_alias: Vec::new(),
         }
     }
 }

@@ -11,6 +11,7 @@ use std::fmt;
 
 use crate::member_sets::MemberSets;
 use crate::names::NameMap;
+use crate::resolve::{Resolution, Resolver};
 pub use crate::settings::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
 use crate::{Deployment, DeploymentIdx};
 
@@ -92,6 +93,7 @@ pub struct Snapshot {
     pub groups: Vec<Group>,
     pub settings: RouterSettings,
     group_by_name: NameMap<GroupIdx>,
+    resolver: Resolver,
     deployment_by_id: NameMap<DeploymentIdx>,
     /// The group of each deployment, by deployment index.
     group_of: Vec<GroupIdx>,
@@ -190,6 +192,7 @@ impl Snapshot {
         }
         let dense = Dense::new(&deployments);
         let sets = MemberSets::build(&deployments, &groups, &layouts);
+        let resolver = Resolver::build(&groups, &group_by_name, &settings.model_group_alias);
         Ok(Snapshot {
             sets,
             dense,
@@ -197,6 +200,7 @@ impl Snapshot {
             groups,
             settings,
             group_by_name,
+            resolver,
             deployment_by_id,
             group_of,
             position,
@@ -271,9 +275,25 @@ impl Snapshot {
         self.deployment_by_id.get(id).copied()
     }
 
-    /// The public model names, in config order (what `GET /v1/models` lists).
+    /// What a requested name resolves to (see [`crate::resolve`]).
+    pub fn resolve(&self, name: &str) -> Resolution {
+        if let Some(group) = self.resolver.alias(name).or_else(|| self.group_by_name(name)) {
+            return Resolution::Group { group, wildcard: None };
+        }
+        if let Some(idx) = self.deployment_by_id(name) {
+            return Resolution::Deployment(idx);
+        }
+        match self.resolver.pattern(name) {
+            Some((group, range)) => Resolution::Group { group, wildcard: Some(range) },
+            None => Resolution::Unknown,
+        }
+    }
+
+    /// The public model names (what `GET /v1/models` lists): the groups in config order, then
+    /// the visible aliases that are not also group names.
     pub fn public_model_names(&self) -> impl Iterator<Item = &str> {
-        self.groups.iter().map(|g| g.name.as_str())
+        let aliases = self.resolver.listed_aliases().filter(|a| self.group_by_name(a).is_none());
+        self.groups.iter().map(|g| g.name.as_str()).chain(aliases)
     }
 }
 

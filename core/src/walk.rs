@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use crate::fallback::{ErrorClass, Fallbacks, RetryPolicy};
-use crate::{DeploymentIdx, Failure, Snapshot, State};
+use crate::{DeploymentIdx, Failure, Resolution, Snapshot, State};
 
 /// What to do after a failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,7 +164,7 @@ struct Tiers {
 
 impl Tiers {
     fn of(snap: &Snapshot, state: &State, target: &str, order: Option<u32>, now: Instant) -> Tiers {
-        let Some(group) = snap.group_by_name(target) else {
+        let Resolution::Group { group, .. } = snap.resolve(target) else {
             return Tiers { current: Vec::new(), next: None };
         };
         let members = &snap.group(group).members;

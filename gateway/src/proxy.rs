@@ -6,8 +6,8 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use switchyard_core::{
-    Basis, Cause, Decision, DeploymentIdx, ErrorClass, Event, Failure, GroupIdx, LatencySample, PickRequest,
-    RequestFacts, RouteError, RouteKind, RoutingStrategy, Step, Walk,
+    wildcard_upstream_model, Basis, Cause, Decision, DeploymentIdx, ErrorClass, Event, Failure, GroupIdx,
+    LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind, RoutingStrategy, Step, Walk,
 };
 
 use crate::access_log::Entry;
@@ -132,7 +132,10 @@ pub async fn serve(
                     (None, e) => {
                         // Invariant: set just above.
                         let e = e.unwrap_or(RouteError::UnknownModel { model: facts.model.clone() });
-                        let group = snap.group_by_name(&facts.model);
+                        let group = match snap.resolve(&facts.model) {
+                            Resolution::Group { group, .. } => Some(group),
+                            _ => None,
+                        };
                         (route_error_reply(&e), Ending { group, ..Ending::refused(e.status(), 0) })
                     }
                 };
@@ -143,7 +146,14 @@ pub async fn serve(
         let idx = decision.deployment;
         let attempt = walk.failed_attempts() + 1;
         let upstream = &routes.upstreams[idx.get()];
-        let request = upstream_request(upstream.head_for(route), body, &extracted.model_span, &upstream.model_json);
+        // A wildcard group sends the part of the name its `*` matched (one encoding per request,
+        // only for wildcard routes); every other the precomputed model.
+        let wildcard_model = decision.wildcard.map(|w| {
+            let model = wildcard_upstream_model(&snap.deployment(idx).upstream_model, walk.target(), w);
+            serde_json::to_vec(&model).unwrap_or_default()
+        });
+        let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
+        let request = upstream_request(upstream.head_for(route), body, &extracted.model_span, model_json);
         let labels = decision_headers(snap, &decision, attempt);
         let exchange = Exchange {
             target: &upstream.target,

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use switchyard_core::{
-    pick, Basis, Decision, DeploymentIdx, Failure, LatencyMeasure, LatencySample, RejectReason, Rng, RouteError,
-    RouteKind, Snapshot, State,
+    pick, Basis, Decision, DeploymentIdx, Failure, LatencyMeasure, LatencySample, RejectReason, Resolution, Rng,
+    RouteError, RouteKind, Snapshot, State,
 };
 
 use crate::facts;
@@ -38,10 +38,10 @@ pub fn explain(
     let snap = &routes.snapshot;
     let req = pick_request(facts, body, &facts.model, None, &[]);
     let picked = pick(snap, state, &req, now, &mut Rng::new(seed));
-    let members: Vec<DeploymentIdx> = match (&picked, snap.group_by_name(&facts.model)) {
-        (Ok(d), _) if d.cause == switchyard_core::Cause::DeploymentId => vec![d.deployment],
-        (_, Some(group)) => snap.group(group).members.clone(),
-        _ => Vec::new(),
+    let members: Vec<DeploymentIdx> = match snap.resolve(&facts.model) {
+        Resolution::Group { group, .. } => snap.group(group).members.clone(),
+        Resolution::Deployment(idx) => vec![idx],
+        Resolution::Unknown => Vec::new(),
     };
     let decision = picked.as_ref().ok();
     let candidates: Vec<Value> = members.iter().map(|&idx| candidate(snap, state, decision, idx, now)).collect();
