@@ -32,7 +32,7 @@ impl Failure {
 
     /// LiteLLM's `_should_retry`: 408, 409, 429 and every 5xx are transient, and so are the
     /// transport failures. 401 is *not* retryable here; the attempt plan retries it only when
-    /// another deployment remains (see [`crate::AttemptPlan`]). Every other status is final.
+    /// another deployment remains (see [`crate::Walk`]). Every other status is final.
     pub fn is_retryable(self) -> bool {
         match self {
             Failure::Status(408 | 409 | 429) => true,

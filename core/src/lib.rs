@@ -4,7 +4,6 @@
 //! Everything here is a pure function of its inputs: no IO, no clock (`now` is an argument),
 //! no global randomness (the caller passes a seeded [`Rng`]).
 
-pub mod attempt;
 pub mod cooldown;
 pub mod decision;
 pub mod deployment;
@@ -42,7 +41,6 @@ mod strategy;
 mod tags;
 mod window;
 
-pub use attempt::{AttemptPlan, Next};
 pub use cooldown::{Cooldown, CooldownStarted, Outcomes};
 pub use decision::{Basis, Decision};
 pub use deployment::{ContextWindow, Deployment, DeploymentIdx};

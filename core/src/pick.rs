@@ -22,7 +22,7 @@ pub struct PickRequest<'a> {
     /// The requested name: a model group, else a deployment id. (A fallback asks for another
     /// group than `facts.model`.)
     pub model: &'a str,
-    /// Deployments that already failed for this request ([`crate::AttemptPlan::failed`]).
+    /// Deployments that already failed for this request ([`crate::Walk::failed`]).
     pub failed: &'a [DeploymentIdx],
     /// Deployments this attempt must never use (weighted failover); not fail-open.
     pub excluded: &'a [DeploymentIdx],
