@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use switchyard_core::{
-    pick, Basis, Decision, DeploymentIdx, Failure, LatencyMeasure, LatencySample, RejectReason, Resolution, Rng,
-    RouteError, RouteKind, Snapshot, State,
+    pick, Basis, Decision, DeploymentIdx, ErrorClass, Failure, LatencyMeasure, LatencySample, RejectReason, Resolution,
+    Rng, RouteError, RouteKind, Snapshot, State,
 };
 
 use crate::facts;
@@ -64,14 +64,7 @@ pub fn explain(
             out.insert("winner".into(), json!({"id": winner, "cause": d.cause.as_str(), "basis": basis(&d.basis)}));
             out.insert("route".into(), json!(d.route_reason(snap)));
             let retry_pool: Vec<&str> = survivors.iter().copied().filter(|id| id != winner).collect();
-            out.insert(
-                "on_failure".into(),
-                json!({
-                    "retries": snap.settings.num_retries,
-                    "retry_candidates": retry_pool,
-                    "fallbacks": [],
-                }),
-            );
+            out.insert("on_failure".into(), on_failure(snap, d, &retry_pool));
             out.insert("error".into(), Value::Null);
         }
         Err(e) => {
@@ -80,6 +73,29 @@ pub fn explain(
         }
     }
     Ok(Value::Object(out))
+}
+
+/// What the fallback walk would do if the winner failed: retry among the other survivors, move
+/// to the group's next `order` tier, or fall back to other groups (by error class).
+fn on_failure(snap: &Snapshot, d: &Decision, retry_pool: &[&str]) -> Value {
+    let settings = &snap.settings;
+    let group = &snap.group(d.group).name;
+    let order = snap.deployment(d.deployment).order;
+    let next_order = order.and_then(|o| {
+        snap.group(d.group).members.iter().filter_map(|&m| snap.deployment(m).order).filter(|&m| m > o).min()
+    });
+    let fallbacks = |class| settings.fallbacks.for_failure(group, class).to_vec();
+    json!({
+        "retries": settings.num_retries,
+        "retry_candidates": retry_pool,
+        "next_order": next_order,
+        "fallbacks": {
+            "generic": fallbacks(ErrorClass::InternalServer),
+            "context_window": fallbacks(ErrorClass::ContextWindow),
+            "content_policy": fallbacks(ErrorClass::ContentPolicy),
+        },
+        "max_fallbacks": settings.fallbacks.max_fallbacks,
+    })
 }
 
 fn route_error(e: &RouteError) -> Value {

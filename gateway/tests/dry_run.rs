@@ -167,3 +167,32 @@ fn the_live_dry_run_needs_the_master_key_when_one_is_set() {
     assert_eq!(unknown.json()["error"]["status"], 400);
     assert_eq!(a.request_count(), 0);
 }
+
+#[test]
+fn the_dry_run_says_what_a_failure_would_try_next() {
+    let (a, b) = (Mock::start("a", &[]), Mock::start("b", &[]));
+    let dir = TempDir::new("dry-run-next");
+    let yaml = config(
+        &[
+            deployment("gpt", "dep-a", MODEL, &a, "order: 1"),
+            deployment("gpt", "dep-s", MODEL, &a, "order: 2"),
+            deployment("big", "dep-b", MODEL, &b, ""),
+        ],
+        "router_settings:\n  num_retries: 2\n  fallbacks: [{gpt: [big]}]\n  context_window_fallbacks: [{gpt: [big]}]\n  max_fallbacks: 3\n",
+    );
+    let (code, stdout, stderr) = route(&dir, &yaml, &chat("gpt"), None, 0);
+    assert_eq!(code, 0, "{stderr}");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["winner"]["id"], "dep-a");
+    assert_eq!(candidate(&out, "dep-s")["removed_by"], "order_tier");
+    assert_eq!(
+        out["on_failure"],
+        json!({
+            "retries": 2,
+            "retry_candidates": [],
+            "next_order": 2,
+            "fallbacks": {"generic": ["big"], "context_window": ["big"], "content_policy": []},
+            "max_fallbacks": 3,
+        })
+    );
+}
