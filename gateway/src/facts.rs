@@ -114,7 +114,7 @@ struct MessagesScan {
 impl MessagesScan {
     /// A JSON string as written (quotes and escapes included: an over-count of a few bytes).
     fn text(&mut self, s: &str) {
-        let other = s.bytes().filter(|b| !b.is_ascii()).count() as u64;
+        let other = non_ascii_bytes(s.as_bytes());
         self.other += other;
         self.ascii += s.len() as u64 - other;
     }
@@ -214,6 +214,18 @@ fn read_the_rest(top: &TopLevel<'_>, facts: &mut RequestFacts) {
             facts.allowed_model_region = Some(region.trim().to_ascii_lowercase());
         }
     }
+}
+
+/// How many bytes have their high bit set, eight at a time.
+fn non_ascii_bytes(bytes: &[u8]) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut n: u64 = 0;
+    for c in &mut chunks {
+        let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        n += u64::from((word & HIGH).count_ones());
+    }
+    n + chunks.remainder().iter().filter(|b| !b.is_ascii()).count() as u64
 }
 
 /// `messages`, walked with serde visitors: no tree, no allocation. Anything of an unexpected
@@ -555,6 +567,13 @@ mod tests {
         let e = extract(RouteKind::Embeddings, &embed).unwrap().facts;
         assert_eq!(e.route, RouteKind::Embeddings);
         assert!(e.estimated_prompt_tokens >= 85 / 4, "{}", e.estimated_prompt_tokens);
+    }
+
+    #[test]
+    fn non_ascii_bytes_are_counted_eight_at_a_time() {
+        for s in ["", "abc", "café au lait, naïve résumé", "中文中文中文", "a\u{10348}bcdefghijk"] {
+            assert_eq!(non_ascii_bytes(s.as_bytes()), s.bytes().filter(|b| !b.is_ascii()).count() as u64, "{s}");
+        }
     }
 
     #[test]
