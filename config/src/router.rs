@@ -3,9 +3,11 @@
 
 use std::time::Duration;
 
-use switchyard_core::{AllowedFailsPolicy, ModelGroupAlias, RouterSettings, RoutingStrategy};
+use switchyard_core::{
+    AffinityKinds, AffinitySettings, AllowedFailsPolicy, ModelGroupAlias, RouterSettings, RoutingStrategy,
+};
 
-use crate::check::{Checker, Fields, KeyPath};
+use crate::check::{Checker, Fields, KeyPath, IGNORED};
 use crate::fallbacks::FallbackKeys;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
@@ -73,6 +75,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     }
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
         router_fallbacks = FallbackKeys::read(c, &mut fields);
+        read_affinity(c, &mut fields, &mut settings.affinity, &mut alias_targets);
         if let Some((node, path)) = fields.take("model_group_alias") {
             settings.model_group_alias = read_aliases(c, node, path, &mut alias_targets);
         }
@@ -136,6 +139,49 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     references.extend(alias_targets);
     (settings.fallbacks, settings.retry_policy) = fallbacks.into_settings();
     (settings, references)
+}
+
+/// The affinity checks LiteLLM names in `optional_pre_call_checks` and
+/// `model_group_affinity_config`.
+const AFFINITY_CHECKS: [&str; 2] = ["session_affinity", "deployment_affinity"];
+
+/// `optional_pre_call_checks`, `model_group_affinity_config: {group: [checks]}`,
+/// `deployment_affinity_ttl_seconds`. Other pre-call checks LiteLLM knows are warned about.
+/// The groups `model_group_affinity_config` names go to `groups` with their key paths.
+fn read_affinity(
+    c: &mut Checker,
+    fields: &mut Fields,
+    affinity: &mut AffinitySettings,
+    groups: &mut Vec<(KeyPath, String)>,
+) {
+    let kinds_of = |c: &mut Checker, node: &Node, path: &KeyPath, strict: bool| {
+        let mut kinds = AffinityKinds::default();
+        for (i, check) in c.read(node, path, &kinds::STRING_LIST).unwrap_or_default().iter().enumerate() {
+            match check.as_str() {
+                "session_affinity" => kinds.session = true,
+                "deployment_affinity" => kinds.deployment = true,
+                other if strict => c.error(
+                    path.index(i),
+                    format!("unknown affinity check {other:?}; valid: {}", AFFINITY_CHECKS.join(", ")),
+                ),
+                _ => c.warn(path.index(i), IGNORED),
+            }
+        }
+        kinds
+    };
+    if let Some((node, path)) = fields.take("optional_pre_call_checks") {
+        affinity.all_groups = kinds_of(c, node, &path, false);
+    }
+    if let Some(per_group) = c.optional_map(fields, "model_group_affinity_config") {
+        for (group, node, path) in per_group.untaken() {
+            let kinds = kinds_of(c, node, &path, true);
+            groups.push((path, group.to_string()));
+            affinity.per_group.push((group.to_string(), kinds));
+        }
+    }
+    if let Some(ttl) = c.optional(fields, "deployment_affinity_ttl_seconds", &kinds::POSITIVE_SECONDS) {
+        affinity.ttl = ttl;
+    }
 }
 
 /// `model_group_alias: {alias: group}` or `{alias: {model: group, hidden: true}}`; each target

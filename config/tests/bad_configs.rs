@@ -374,3 +374,18 @@ fn bad_model_group_aliases_name_the_alias() {
         ]
     );
 }
+
+#[test]
+fn bad_affinity_settings_name_the_key() {
+    let yaml = one("model: openai/x")
+        + "router_settings:\n  model_group_affinity_config: {g: [session_afinity], nope: [session_affinity]}\n\
+           \x20 deployment_affinity_ttl_seconds: 0\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"router_settings.model_group_affinity_config.g[0]: unknown affinity check "session_afinity"; valid: session_affinity, deployment_affinity"#,
+            "router_settings.deployment_affinity_ttl_seconds: expected a number of seconds greater than 0, got 0",
+            r#"router_settings.model_group_affinity_config.nope: unknown model group "nope"; model groups: g"#,
+        ]
+    );
+}

@@ -362,3 +362,21 @@ fn fallbacks_and_the_retry_policy_from_both_sections() {
     assert_eq!(settings.retry_policy.retries_for(ErrorClass::BadRequest, 1), 0);
     assert_eq!(settings.retry_policy.retries_for(ErrorClass::Timeout, 1), 1);
 }
+
+#[test]
+fn affinity_checks_per_group_and_ttl() {
+    use switchyard_core::AffinityKinds;
+    let yaml = "model_list:\n\
+                - {model_name: a, litellm_params: {model: openai/x}}\n\
+                - {model_name: b, litellm_params: {model: openai/y}}\n\
+                router_settings:\n  optional_pre_call_checks: [session_affinity, prompt_caching]\n\
+                \x20 model_group_affinity_config: {b: [deployment_affinity, session_affinity]}\n\
+                \x20 deployment_affinity_ttl_seconds: 600\n";
+    let loaded = load(yaml).unwrap();
+    let a = &loaded.config.router.affinity;
+    assert_eq!(a.kinds_for("a"), AffinityKinds { session: true, deployment: false });
+    assert_eq!(a.kinds_for("b"), AffinityKinds { session: true, deployment: true });
+    assert_eq!(a.ttl, Duration::from_secs(600));
+    let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(warnings, ["router_settings.optional_pre_call_checks[1]: ignored: not implemented by Switchyard yet"]);
+}

@@ -25,6 +25,12 @@ impl State {
             copy(&self.usage, &mut next.usage, was, i);
             copy(&self.health, &mut next.health, was, i);
         }
+        for (key, pin) in self.pins.iter() {
+            let moved = old.deployments.get(pin.deployment.get()).and_then(|d| new.deployment_by_id(&d.id));
+            if let Some(idx) = moved {
+                next.pin(key, idx, pin.until, pin.until);
+            }
+        }
         next.ends = cooldown_ends_for(new, &next);
         next
     }

@@ -14,6 +14,8 @@ pub enum Event {
     Usage { idx: DeploymentIdx, at: Instant, requests: u64, tokens: u64 },
     /// A health check's result.
     Health { idx: DeploymentIdx, healthy: bool, checked_at: Instant },
+    /// An affinity pin [`State::pin`] set.
+    Pin { key: u64, idx: DeploymentIdx, at: Instant, until: Instant },
 }
 
 impl Event {
@@ -21,7 +23,7 @@ impl Event {
     pub fn deployment(&self) -> DeploymentIdx {
         match self {
             Event::Cooldown(c) => c.idx,
-            Event::Usage { idx, .. } | Event::Health { idx, .. } => *idx,
+            Event::Usage { idx, .. } | Event::Health { idx, .. } | Event::Pin { idx, .. } => *idx,
         }
     }
 
@@ -30,7 +32,7 @@ impl Event {
         let mut event = self.clone();
         match &mut event {
             Event::Cooldown(c) => c.idx = idx,
-            Event::Usage { idx: i, .. } | Event::Health { idx: i, .. } => *i = idx,
+            Event::Usage { idx: i, .. } | Event::Health { idx: i, .. } | Event::Pin { idx: i, .. } => *i = idx,
         }
         event
     }
@@ -44,6 +46,7 @@ impl State {
             Event::Cooldown(started) => self.apply_cooldown(started),
             Event::Usage { idx, at, requests, tokens } => self.record_usage(idx, at, requests, tokens),
             Event::Health { idx, healthy, checked_at } => self.record_health(idx, healthy, checked_at),
+            Event::Pin { key, idx, at, until } => self.pin(key, idx, at, until),
         }
     }
 }

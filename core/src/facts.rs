@@ -1,5 +1,7 @@
 //! What the pick reads from a request, extracted once from its body by the gateway.
 
+use crate::affinity::AffinityKeys;
+
 /// The API route a request came in on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RouteKind {
@@ -121,6 +123,8 @@ pub struct RequestFacts {
     pub tags: Vec<String>,
     /// `allowed_model_region` (e.g. `eu`, `us`).
     pub allowed_model_region: Option<String>,
+    /// Session and API-key hashes for affinity (the gateway sets them).
+    pub affinity: AffinityKeys,
 }
 
 impl RequestFacts {
@@ -136,6 +140,7 @@ impl RequestFacts {
             params: RequestParams::NONE,
             tags: Vec::new(),
             allowed_model_region: None,
+            affinity: AffinityKeys { session: None, api_key: None },
         }
     }
 }

@@ -4,6 +4,7 @@
 //! Everything here is a pure function of its inputs: no IO, no clock (`now` is an argument),
 //! no global randomness (the caller passes a seeded [`Rng`]).
 
+pub mod affinity;
 pub mod cooldown;
 pub mod decision;
 pub mod deployment;
@@ -41,6 +42,7 @@ mod strategy;
 mod tags;
 mod window;
 
+pub use affinity::{affinity_hash, pin_key, AffinityKeys, AffinityKinds, AffinitySettings, Pin};
 pub use cooldown::{Cooldown, CooldownStarted, Outcomes};
 pub use decision::{Basis, Decision};
 pub use deployment::{ContextWindow, Deployment, DeploymentIdx};

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::affinity::AffinityFilter;
 use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
 use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter};
 use crate::health::HealthFilter;
@@ -135,6 +136,11 @@ fn pick_in_group(
     let fail_open = settings.enable_health_check_routing && settings.allowed_fails_policy.is_some();
     CooldownFilter { state, now, fail_open }.apply(&mut candidates);
     BlockedFilter { snap }.apply(&mut candidates);
+    // Callback filters: affinity keeps a conversation on its pinned deployment.
+    let pins = snap.pin_keys(group, facts.affinity);
+    if pins.iter().any(Option::is_some) {
+        AffinityFilter { state, now, keys: pins }.apply(&mut candidates);
+    }
     if settings.enable_pre_call_checks {
         ContextWindowFilter { snap, facts }.apply(&mut candidates);
         RegionFilter { snap, facts }.apply(&mut candidates);

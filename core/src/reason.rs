@@ -12,6 +12,8 @@ pub enum RejectReason {
     CoolingDown,
     /// `model_info.blocked: true`: an admin paused the deployment.
     Blocked,
+    /// Session or deployment affinity: the conversation is pinned to another candidate.
+    AffinityPinned,
     /// Pre-call check: the estimated prompt (+ `max_tokens` where the window is a total)
     /// exceeds the deployment's context window.
     ContextWindow,
@@ -49,11 +51,12 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in filter-chain order.
-    pub const ALL: [RejectReason; 18] = [
+    pub const ALL: [RejectReason; 19] = [
         RejectReason::RouteUnsupported,
         RejectReason::Unhealthy,
         RejectReason::CoolingDown,
         RejectReason::Blocked,
+        RejectReason::AffinityPinned,
         RejectReason::ContextWindow,
         RejectReason::Region,
         RejectReason::UnsupportedParams,
@@ -76,6 +79,7 @@ impl RejectReason {
             RejectReason::Unhealthy => "unhealthy",
             RejectReason::CoolingDown => "cooldown",
             RejectReason::Blocked => "blocked",
+            RejectReason::AffinityPinned => "affinity_pinned",
             RejectReason::ContextWindow => "context_window",
             RejectReason::Region => "region",
             RejectReason::UnsupportedParams => "unsupported_params",
@@ -100,6 +104,7 @@ impl RejectReason {
             RejectReason::Unhealthy => "unhealthy",
             RejectReason::CoolingDown => "in cooldown",
             RejectReason::Blocked => "blocked",
+            RejectReason::AffinityPinned => "not the conversation's pinned deployment",
             RejectReason::ContextWindow => "too small for the prompt",
             RejectReason::Region => "outside the region",
             RejectReason::UnsupportedParams => "without a requested parameter",
@@ -174,6 +179,7 @@ mod tests {
                 "unhealthy",
                 "cooldown",
                 "blocked",
+                "affinity_pinned",
                 "context_window",
                 "region",
                 "unsupported_params",

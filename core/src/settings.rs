@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::affinity::AffinitySettings;
 use crate::fallback::{Fallbacks, RetryPolicy};
 use crate::resolve::ModelGroupAlias;
 
@@ -86,6 +87,8 @@ pub struct RouterSettings {
     pub retry_policy: RetryPolicy,
     /// `model_group_alias`: more names for groups.
     pub model_group_alias: Vec<ModelGroupAlias>,
+    /// Session and deployment affinity: which groups keep conversations pinned, for how long.
+    pub affinity: AffinitySettings,
 }
 
 /// `router_settings.allowed_fails_policy`: how many failures of each error class a deployment
@@ -161,6 +164,7 @@ impl Default for RouterSettings {
             fallbacks: Fallbacks::default(),
             retry_policy: RetryPolicy::default(),
             model_group_alias: Vec::new(),
+            affinity: AffinitySettings::default(),
         }
     }
 }

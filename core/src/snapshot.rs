@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::affinity::{affinity_hash, pin_key, AffinityKeys, AffinityKinds};
 use crate::member_sets::MemberSets;
 use crate::names::NameMap;
 use crate::resolve::{Resolution, Resolver};
@@ -94,6 +95,8 @@ pub struct Snapshot {
     pub settings: RouterSettings,
     group_by_name: NameMap<GroupIdx>,
     resolver: Resolver,
+    /// Per group: the affinities it keeps and its name's hash (pins are keyed by it).
+    group_affinity: Vec<(AffinityKinds, u64)>,
     deployment_by_id: NameMap<DeploymentIdx>,
     /// The group of each deployment, by deployment index.
     group_of: Vec<GroupIdx>,
@@ -193,6 +196,8 @@ impl Snapshot {
         let dense = Dense::new(&deployments);
         let sets = MemberSets::build(&deployments, &groups, &layouts);
         let resolver = Resolver::build(&groups, &group_by_name, &settings.model_group_alias);
+        let group_affinity =
+            groups.iter().map(|g| (settings.affinity.kinds_for(&g.name), affinity_hash(g.name.as_bytes()))).collect();
         Ok(Snapshot {
             sets,
             dense,
@@ -201,6 +206,7 @@ impl Snapshot {
             settings,
             group_by_name,
             resolver,
+            group_affinity,
             deployment_by_id,
             group_of,
             position,
@@ -273,6 +279,16 @@ impl Snapshot {
 
     pub fn deployment_by_id(&self, id: &str) -> Option<DeploymentIdx> {
         self.deployment_by_id.get(id).copied()
+    }
+
+    /// The pin keys a request with `keys` uses in `group`, session first; `None` where the group
+    /// keeps no such affinity or the request has no such key.
+    pub fn pin_keys(&self, group: GroupIdx, keys: AffinityKeys) -> [Option<u64>; 2] {
+        let (kinds, group_hash) = self.group_affinity[group.get()];
+        [
+            keys.session.filter(|_| kinds.session).map(|k| pin_key(k, false, group_hash)),
+            keys.api_key.filter(|_| kinds.deployment).map(|k| pin_key(k, true, group_hash)),
+        ]
     }
 
     /// What a requested name resolves to (see [`crate::resolve`]).

@@ -14,6 +14,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::affinity::{Pin, Pins};
 use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
 use crate::cooldown_ends::CooldownEnds;
 use crate::latency::Latency;
@@ -72,6 +73,8 @@ pub struct State {
     pub(crate) minutes: MinuteClock,
     /// The last health check, by deployment index.
     pub(crate) health: Vec<Option<HealthCheck>>,
+    /// Affinity pins by pin key ([`crate::affinity::pin_key`]), every shard's.
+    pub(crate) pins: Pins,
 }
 
 impl State {
@@ -85,7 +88,21 @@ impl State {
             usage: vec![MinuteUsage::default(); n],
             minutes: MinuteClock::default(),
             health: vec![None; n],
+            pins: Pins::default(),
         }
+    }
+
+    /// Keeps the conversation under `key` on `deployment` until `until` (set at `now`; the
+    /// longer pin wins).
+    pub fn pin(&mut self, key: u64, deployment: DeploymentIdx, now: Instant, until: Instant) {
+        if deployment.get() < self.deployments.len() {
+            self.pins.set(key, Pin { deployment, until }, now);
+        }
+    }
+
+    /// The deployment pinned under `key` at `now`, if the pin is live.
+    pub fn pinned(&self, key: u64, now: Instant) -> Option<DeploymentIdx> {
+        self.pins.get(key).filter(|p| now < p.until).map(|p| p.deployment)
     }
 
     /// Sets the instant usage minutes are counted from (LiteLLM counts wall-clock minutes).

@@ -116,11 +116,10 @@ impl<'r> Walk<'r> {
             None => false,
         };
         let budget = self.policy.retries_for(class, self.num_retries);
-        if retryable && self.retries_used < budget {
-            if tiers.untried_in_current(&self.failed) > 0 || tiers.next.is_none() {
-                self.retries_used += 1;
-                return Step::Retry;
-            }
+        let stays_in_tier = tiers.untried_in_current(&self.failed) > 0 || tiers.next.is_none();
+        if retryable && self.retries_used < budget && stays_in_tier {
+            self.retries_used += 1;
+            return Step::Retry;
         }
         if let Some(next) = tiers.next.filter(|_| retryable || failed.is_none()) {
             self.order = Some(next);

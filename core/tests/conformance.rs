@@ -68,6 +68,7 @@ struct S {
     pre_call: bool,
     tags: bool,
     match_all: bool,
+    session_affinity: bool,
 }
 
 fn s() -> S {
@@ -90,8 +91,13 @@ impl S {
     fn match_all(self) -> S {
         S { tags: true, match_all: true, ..self }
     }
+    fn session_affinity(self) -> S {
+        S { session_affinity: true, ..self }
+    }
     fn build(self) -> RouterSettings {
+        let kinds = switchyard_core::AffinityKinds { session: self.session_affinity, deployment: false };
         RouterSettings {
+            affinity: switchyard_core::AffinitySettings { all_groups: kinds, ..Default::default() },
             enable_health_check_routing: self.health,
             allowed_fails_policy: self.policy.then(|| {
                 let mut p = switchyard_core::AllowedFailsPolicy::default();
@@ -143,6 +149,10 @@ impl F {
         self.0.allowed_model_region = Some(r.into());
         self
     }
+    fn session(mut self, id: &str) -> F {
+        self.0.affinity.session = Some(switchyard_core::affinity_hash(id.as_bytes()));
+        self
+    }
 }
 
 /// The shard's state and the attempt.
@@ -154,6 +164,8 @@ struct St {
     excluded: &'static [&'static str],
     order: Option<u32>,
     model: Option<&'static str>,
+    /// The deployment the request's session is pinned to.
+    pinned: Option<&'static str>,
 }
 
 fn st() -> St {
@@ -178,6 +190,9 @@ impl St {
     }
     fn model(self, m: &'static str) -> St {
         St { model: Some(m), ..self }
+    }
+    fn pinned(self, id: &'static str) -> St {
+        St { pinned: Some(id), ..self }
     }
 }
 
@@ -247,6 +262,19 @@ fn cases() -> Vec<Case> {
             Error(429, "No deployments available for selected model, Try again in 5 seconds. Passed model=g. pre-call-checks=False, cooldown_list=['a']")),
         case("the cooldown fail-open keeps dropping while another remains", vec![d("a"), d("b")], s().health().policy(), chat(), st().cooling(&["a"]),
             Winners(&["b"], &[("a", "cooldown")])),
+        // 5. Callback filters: session affinity.
+        case("a pinned session keeps only its deployment", vec![d("a"), d("b"), d("c")], s().session_affinity(), chat().session("s1"), st().pinned("b"),
+            Winners(&["b"], &[("a", "affinity_pinned"), ("c", "affinity_pinned")])),
+        case("a pinned deployment cooling down lets the session move", vec![d("a"), d("b")], s().session_affinity(), chat().session("s1"), st().pinned("b").cooling(&["b"]),
+            Winners(&["a"], &[("b", "cooldown")])),
+        case("a pin counts only with session affinity on", vec![d("a"), d("b")], s(), chat().session("s1"), st().pinned("b"),
+            Winners(&["a", "b"], &[])),
+        case("a request without a session id is not pinned", vec![d("a"), d("b")], s().session_affinity(), chat(), st().pinned("b"),
+            Winners(&["a", "b"], &[])),
+        case("a blocked pinned deployment lets the session move", vec![d("a"), d("b").blocked()], s().session_affinity(), chat().session("s1"), st().pinned("b"),
+            Winners(&["a"], &[("b", "blocked")])),
+        case("affinity runs before the pre-call checks (chain order)", vec![d("a").input_window(10), d("b").input_window(100)], s().session_affinity().pre_call(), chat().session("s1").tokens(50), st().pinned("a"),
+            Error(400, "No deployments available for selected model, Try again in 0 seconds. Passed model=g. pre-call-checks=True, cooldown_list=[]. pre-call check context_window removed the last deployment: estimated 50 prompt tokens, largest context window available 100 tokens")),
         // 4. Blocked.
         case("a blocked deployment is dropped", vec![d("a").blocked(), d("b")], s(), chat(), st(),
             Winners(&["b"], &[("a", "blocked")])),
@@ -422,6 +450,12 @@ fn setup(c: &Case) -> (Snapshot, State, Instant) {
     }
     for id in c.state.unhealthy {
         state.apply(&Event::Health { idx: idx(&snap, id), healthy: false, checked_at: now });
+    }
+    if let Some(id) = c.state.pinned {
+        let group = switchyard_core::GroupIdx(0);
+        for key in snap.pin_keys(group, c.facts.0.affinity).into_iter().flatten() {
+            state.pin(key, idx(&snap, id), now, now + Duration::from_secs(60));
+        }
     }
     (snap, state, now)
 }

@@ -8,7 +8,7 @@ use std::ops::Range;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use switchyard_core::{Param, RequestFacts, RouteKind};
+use switchyard_core::{affinity_hash, Param, RequestFacts, RouteKind};
 
 /// The facts and the byte range of the `model` value (quotes included) in the body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,8 +200,13 @@ fn read_the_rest(top: &TopLevel<'_>, facts: &mut RequestFacts) {
         struct Metadata<'a> {
             #[serde(borrow)]
             tags: Option<&'a RawValue>,
+            #[serde(borrow)]
+            session_id: Option<Cow<'a, str>>,
         }
-        let tags = serde_json::from_str::<Metadata<'_>>(raw.get()).ok().and_then(|m| m.tags);
+        let metadata = serde_json::from_str::<Metadata<'_>>(raw.get()).ok();
+        let (tags, session) = metadata.map_or((None, None), |m| (m.tags, m.session_id));
+        // Session affinity keys on a hash of the id; the id itself is not kept.
+        facts.affinity.session = session.filter(|s| !s.is_empty()).map(|s| affinity_hash(s.as_bytes()));
         if let Some(items) = tags.and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(t.get()).ok()) {
             facts.tags.extend(items.into_iter().filter_map(|v| match v {
                 serde_json::Value::String(s) => Some(s),

@@ -6,8 +6,9 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use switchyard_core::{
-    wildcard_upstream_model, Basis, Cause, Decision, DeploymentIdx, ErrorClass, Event, Failure, GroupIdx,
-    LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind, RoutingStrategy, Step, Walk,
+    affinity_hash, wildcard_upstream_model, AffinitySettings, Basis, Cause, Decision, DeploymentIdx, ErrorClass, Event,
+    Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind, RoutingStrategy,
+    Step, Walk,
 };
 
 use crate::access_log::Entry;
@@ -67,6 +68,7 @@ pub async fn serve(
     route: RouteKind,
     path: &str,
     body: &[u8],
+    authorization: Option<&[u8]>,
     client: &mut TcpStream,
     keep_alive: bool,
 ) -> bool {
@@ -82,6 +84,11 @@ pub async fn serve(
             return respond::send(client, reply, keep_alive).await;
         }
     };
+    let mut extracted = extracted;
+    if keeps_api_key_affinity(&routes.snapshot.settings.affinity) {
+        // Deployment affinity keys on a hash of the caller's credentials, never on the key.
+        extracted.facts.affinity.api_key = authorization.map(affinity_hash);
+    }
     let facts = &extracted.facts;
     let info = RequestInfo { path, model: &facts.model, bytes_in: body.len(), started };
     let snap = &routes.snapshot;
@@ -168,6 +175,9 @@ pub async fn serve(
         match exchange::run(shard, exchange, side).await {
             Outcome::Delivered(d) => {
                 record_delivered(shard, routes, idx, facts.stream, now, &d);
+                if d.body_failure.is_none() {
+                    pin_conversation(shard, routes, &decision, facts, now + d.took);
+                }
                 let ending = Ending {
                     group: Some(decision.group),
                     deployment: Some(idx),
@@ -318,6 +328,24 @@ fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failu
             d.model_name,
             failure.as_str()
         );
+    }
+}
+
+fn keeps_api_key_affinity(a: &AffinitySettings) -> bool {
+    a.all_groups.deployment || a.per_group.iter().any(|(_, k)| k.deployment)
+}
+
+/// Pins the conversation (session id, caller's key) to the deployment that just served it, on
+/// every shard, for `deployment_affinity_ttl_seconds` from now (a pin is refreshed by each
+/// request).
+fn pin_conversation(shard: &Shard, routes: &Arc<Routes>, decision: &Decision, facts: &RequestFacts, now: Instant) {
+    let keys = routes.snapshot.pin_keys(decision.group, facts.affinity);
+    let until = now + routes.snapshot.settings.affinity.ttl;
+    for key in keys.into_iter().flatten() {
+        shard.record(routes, decision.deployment, |state, _, i| {
+            state.pin(key, i, now, until);
+            ((), Some(Event::Pin { key, idx: i, at: now, until }))
+        });
     }
 }
 

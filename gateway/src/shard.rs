@@ -108,6 +108,9 @@ impl Shard {
     }
 
     /// Picks for a request that runs on `routes`.
+    // The error is the cold path (a few per thousand requests at most): not worth a box on the
+    // way of every decision.
+    #[allow(clippy::result_large_err)]
     pub fn pick(&self, routes: &Arc<Routes>, req: &PickRequest<'_>, now: Instant) -> Result<Decision, RouteError> {
         let mut rng = self.rng.borrow_mut();
         let mut scratch = self.scratch.borrow_mut();

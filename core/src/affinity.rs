@@ -1,0 +1,263 @@
+//! Session and deployment affinity (LiteLLM's `session_affinity` and `deployment_affinity`
+//! pre-call checks): a conversation stays on the deployment that served it, for
+//! `deployment_affinity_ttl_seconds` after its last request, as long as that deployment passes
+//! the filters before this one (healthy, not cooling down, not blocked).
+//!
+//! - session affinity: the request's `metadata.session_id`;
+//! - deployment affinity: the caller's API key (a hash of it; the key itself is never kept).
+//!
+//! A pin is kept per model group under one `u64`: the affinity key mixed with the group name's
+//! hash, so pins survive reloads that renumber groups. Pins travel between shards as events.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::filter::{Candidates, Filter};
+use crate::{DeploymentIdx, RejectReason, State};
+
+/// Which affinities a group keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AffinityKinds {
+    pub session: bool,
+    pub deployment: bool,
+}
+
+impl AffinityKinds {
+    pub fn any(self) -> bool {
+        self.session || self.deployment
+    }
+}
+
+/// `optional_pre_call_checks` (every group), `model_group_affinity_config` (per group, instead),
+/// `deployment_affinity_ttl_seconds`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffinitySettings {
+    pub all_groups: AffinityKinds,
+    pub per_group: Vec<(String, AffinityKinds)>,
+    pub ttl: Duration,
+}
+
+impl Default for AffinitySettings {
+    fn default() -> Self {
+        AffinitySettings { all_groups: AffinityKinds::default(), per_group: Vec::new(), ttl: Duration::from_secs(3600) }
+    }
+}
+
+impl AffinitySettings {
+    pub fn kinds_for(&self, group: &str) -> AffinityKinds {
+        self.per_group.iter().find(|(g, _)| g == group).map_or(self.all_groups, |(_, k)| *k)
+    }
+}
+
+/// The request's affinity keys, hashed by the gateway ([`affinity_hash`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AffinityKeys {
+    pub session: Option<u64>,
+    pub api_key: Option<u64>,
+}
+
+/// FNV-1a, 64 bits: stable across processes and releases (pins cross shards and reloads).
+pub fn affinity_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The key a pin is kept under: the affinity key, which kind it is, and the group.
+pub fn pin_key(key: u64, deployment_kind: bool, group_hash: u64) -> u64 {
+    let mixed = key ^ group_hash.rotate_left(17) ^ u64::from(deployment_kind).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // A final multiply so that nearby keys spread.
+    mixed.wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31)
+}
+
+/// A conversation's deployment, until its pin expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pin {
+    pub deployment: DeploymentIdx,
+    pub until: Instant,
+}
+
+/// The pins a shard knows, by pin key. Expired pins are dropped in batches, when the table has
+/// doubled since the last sweep, so that it stays proportional to the live conversations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Pins {
+    map: HashMap<u64, Pin>,
+    sweep_at: usize,
+}
+
+/// The table size below which no sweep runs.
+const FIRST_SWEEP: usize = 1024;
+
+impl Pins {
+    /// Sets a pin at `now`; a pin already there that lasts longer stays (a late event from
+    /// another shard must not shorten a fresh one).
+    pub(crate) fn set(&mut self, key: u64, pin: Pin, now: Instant) {
+        let slot = self.map.entry(key).or_insert(pin);
+        if pin.until >= slot.until {
+            *slot = pin;
+        }
+        if self.map.len() >= self.sweep_at.max(FIRST_SWEEP) {
+            self.map.retain(|_, p| p.until > now);
+            self.sweep_at = self.map.len() * 2;
+        }
+    }
+
+    pub(crate) fn get(&self, key: u64) -> Option<Pin> {
+        self.map.get(&key).copied()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, Pin)> + '_ {
+        self.map.iter().map(|(&k, &p)| (k, p))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Keeps only the pinned deployment when a live pin names a candidate that is still live.
+pub(crate) struct AffinityFilter<'a> {
+    pub(crate) state: &'a State,
+    pub(crate) now: Instant,
+    /// Pin keys to look up, session first.
+    pub(crate) keys: [Option<u64>; 2],
+}
+
+impl Filter for AffinityFilter<'_> {
+    fn apply(&self, candidates: &mut Candidates<'_>) {
+        for key in self.keys.into_iter().flatten() {
+            let Some(pinned) = self.state.pinned(key, self.now) else { continue };
+            let Some(position) = candidates.members().iter().position(|&m| m == pinned) else { continue };
+            let live = candidates.live_words()[position / 64] & (1 << (position % 64)) != 0;
+            if !live {
+                // The pinned deployment was filtered out (down, cooling): the conversation moves.
+                continue;
+            }
+            if candidates.mark_where(|p| p != position) > 0 {
+                candidates.remove_marked(RejectReason::AffinityPinned);
+            }
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_stable_and_keys_differ_by_kind_and_group() {
+        assert_eq!(affinity_hash(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(affinity_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+        let k = affinity_hash(b"session-1");
+        let (g1, g2) = (affinity_hash(b"gpt"), affinity_hash(b"claude"));
+        assert_ne!(pin_key(k, false, g1), pin_key(k, true, g1));
+        assert_ne!(pin_key(k, false, g1), pin_key(k, false, g2));
+        assert_eq!(pin_key(k, false, g1), pin_key(k, false, g1));
+    }
+
+    #[test]
+    fn pins_keep_the_longer_one_and_expired_ones_are_swept() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut pins = Pins::default();
+        pins.set(1, Pin { deployment: DeploymentIdx(0), until: t0 + s(60) }, t0);
+        pins.set(1, Pin { deployment: DeploymentIdx(1), until: t0 + s(30) }, t0);
+        assert_eq!(pins.get(1).unwrap().deployment, DeploymentIdx(0));
+        for k in 2..FIRST_SWEEP as u64 {
+            pins.set(k, Pin { deployment: DeploymentIdx(2), until: t0 + s(1) }, t0);
+        }
+        // The table reached the sweep size with every short pin expired at t0 + 2 s.
+        pins.set(5000, Pin { deployment: DeploymentIdx(3), until: t0 + s(90) }, t0 + s(2));
+        assert_eq!(pins.len(), 2);
+        assert_eq!(pins.get(5000).unwrap().deployment, DeploymentIdx(3));
+    }
+
+    mod through_the_pick {
+        use super::*;
+        use crate::{
+            pick, CooldownStarted, Deployment, Event, Failure, PickRequest, Provider, RequestFacts, Rng, RouteKind,
+            RouterSettings, Snapshot,
+        };
+
+        fn snap(kinds: AffinityKinds) -> Snapshot {
+            let dep = |id: &str| Deployment::new(id, "gpt", Provider::OpenAi, "m", "http://127.0.0.1:1/v1");
+            let affinity = AffinitySettings { all_groups: kinds, ..AffinitySettings::default() };
+            let settings = RouterSettings { affinity, ..RouterSettings::default() };
+            Snapshot::build(vec![dep("a"), dep("b"), dep("c")], settings).unwrap()
+        }
+
+        fn facts(session: &str) -> RequestFacts {
+            let mut f = RequestFacts::new(RouteKind::ChatCompletions, "gpt".into());
+            f.affinity.session = Some(affinity_hash(session.as_bytes()));
+            f
+        }
+
+        const SESSION: AffinityKinds = AffinityKinds { session: true, deployment: false };
+
+        #[test]
+        fn a_pinned_conversation_stays_on_its_deployment_while_it_passes_the_filters() {
+            let s = snap(SESSION);
+            let mut state = State::new(&s);
+            let t0 = Instant::now();
+            let f = facts("s1");
+            let b = s.deployment_by_id("b").unwrap();
+            let [key, _] = s.pin_keys(crate::GroupIdx(0), f.affinity);
+            state.pin(key.unwrap(), b, t0, t0 + Duration::from_secs(60));
+            for seed in 0..20 {
+                let d = pick(&s, &state, &PickRequest::new("gpt", &f), t0, &mut Rng::new(seed)).unwrap();
+                assert_eq!(d.deployment, b);
+                assert_eq!(d.rejected_for(RejectReason::AffinityPinned), 2);
+            }
+            // Another session is not pinned.
+            let other = facts("s2");
+            let d = pick(&s, &state, &PickRequest::new("gpt", &other), t0, &mut Rng::new(1)).unwrap();
+            assert_eq!(d.rejected_for(RejectReason::AffinityPinned), 0);
+            // b cooling down: the conversation moves (nothing removed for affinity).
+            state.apply(&Event::Cooldown(CooldownStarted {
+                idx: b,
+                until: t0 + Duration::from_secs(5),
+                cause: Failure::Connect,
+            }));
+            let d = pick(&s, &state, &PickRequest::new("gpt", &f), t0, &mut Rng::new(1)).unwrap();
+            assert_ne!(d.deployment, b);
+            assert_eq!(d.rejected_for(RejectReason::AffinityPinned), 0);
+            // An expired pin is no pin.
+            let later = t0 + Duration::from_secs(61);
+            assert_eq!(state.pinned(key.unwrap(), later), None);
+        }
+
+        #[test]
+        fn without_the_check_enabled_a_session_id_changes_nothing() {
+            let s = snap(AffinityKinds::default());
+            assert_eq!(s.pin_keys(crate::GroupIdx(0), facts("s1").affinity), [None, None]);
+        }
+
+        #[test]
+        fn pins_follow_their_deployment_through_a_reload_and_arrive_as_events() {
+            let s = snap(SESSION);
+            let t0 = Instant::now();
+            let key = s.pin_keys(crate::GroupIdx(0), facts("s1").affinity)[0].unwrap();
+            let c = s.deployment_by_id("c").unwrap();
+            let mut state = State::new(&s);
+            state.apply(&Event::Pin { key, idx: c, at: t0, until: t0 + Duration::from_secs(60) });
+            assert_eq!(state.pinned(key, t0), Some(c));
+            // Reordered: c moves to index 0; b disappears.
+            let dep = |id: &str| Deployment::new(id, "gpt", Provider::OpenAi, "m", "http://127.0.0.1:1/v1");
+            let new = Snapshot::build(vec![dep("c"), dep("a")], s.settings.clone()).unwrap();
+            let moved = state.carry_over(&s, &new);
+            assert_eq!(moved.pinned(key, t0), new.deployment_by_id("c"));
+        }
+    }
+
+    #[test]
+    fn a_group_setting_replaces_the_global_one() {
+        let s = AffinitySettings {
+            all_groups: AffinityKinds { session: true, deployment: false },
+            per_group: vec![("gpt".into(), AffinityKinds { session: false, deployment: true })],
+            ..AffinitySettings::default()
+        };
+        assert_eq!(s.kinds_for("gpt"), AffinityKinds { session: false, deployment: true });
+        assert_eq!(s.kinds_for("other"), AffinityKinds { session: true, deployment: false });
+        assert_eq!(AffinitySettings::default().ttl, Duration::from_secs(3600));
+    }
+}
