@@ -7,8 +7,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use switchyard_benches::bodies::{chat_body, SIZES};
 use switchyard_benches::json::{
-    serde_json_borrowed, serde_json_borrowed_simdutf8, serde_json_borrowed_std_utf8, simd_json_tape, sonic_rs_lazy,
-    SimdJsonScratch,
+    serde_json_borrowed, serde_json_borrowed_simdutf8, serde_json_borrowed_std_utf8, serde_json_top, simd_json_tape,
+    sonic_rs_lazy, SimdJsonScratch,
 };
 
 fn facts(c: &mut Criterion) {
@@ -18,6 +18,9 @@ fn facts(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_with_input(BenchmarkId::new("serde_json_borrowed", label), &body, |b, body| {
             b.iter(|| serde_json_borrowed(black_box(body)).expect("valid"))
+        });
+        group.bench_with_input(BenchmarkId::new("serde_json_top", label), &body, |b, body| {
+            b.iter(|| serde_json_top(black_box(body)).expect("valid"))
         });
         group.bench_with_input(BenchmarkId::new("serde_json_borrowed+std_utf8", label), &body, |b, body| {
             b.iter(|| serde_json_borrowed_std_utf8(black_box(body)).expect("valid"))

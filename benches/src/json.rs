@@ -18,6 +18,12 @@ pub fn serde_json_borrowed(body: &[u8]) -> Result<Extracted, FactsError> {
     facts::extract(RouteKind::ChatCompletions, body)
 }
 
+/// The gateway's extraction at [`facts::Depth::Top`]: what a request costs when no filter reads
+/// the prompt estimate (pre-call checks off), `messages` skipped.
+pub fn serde_json_top(body: &[u8]) -> Result<Extracted, FactsError> {
+    facts::extract_to(RouteKind::ChatCompletions, body, facts::Depth::Top)
+}
+
 /// [`serde_json_borrowed`] plus a UTF-8 check of the whole body with `std::str::from_utf8`:
 /// serde_json skips ignored strings without checking their UTF-8, which sonic-rs and simd-json
 /// do check. This variant and the next price the difference.

@@ -54,14 +54,14 @@ impl FactsError {
 /// Only `model` and `stream` are strict: any other field of an unexpected type is read as
 /// absent, so that a body LiteLLM forwards is not refused here.
 #[derive(Deserialize)]
-struct TopLevel<'a> {
+struct TopLevel<'a, M> {
     #[serde(borrow)]
     model: Option<&'a RawValue>,
     #[serde(borrow)]
     stream: Option<&'a RawValue>,
-    /// Walked in place, without a tree: see [`MessagesScan`].
+    /// Walked in place, without a tree ([`MessagesScan`]), or only skipped ([`Skipped`]).
     #[serde(default)]
-    messages: MessagesScan,
+    messages: M,
     /// Embeddings.
     #[serde(borrow)]
     input: Option<&'a RawValue>,
@@ -102,6 +102,36 @@ pub mod estimate {
     pub const OTHER_BYTES_PER_TOKEN: u64 = 3;
 }
 
+/// What `messages` gives the facts: a walk, or nothing.
+trait Messages: Default + Copy {
+    const WALKS: bool;
+    fn scan(self) -> MessagesScan;
+}
+
+impl Messages for MessagesScan {
+    const WALKS: bool = true;
+    fn scan(self) -> MessagesScan {
+        self
+    }
+}
+
+/// `messages` skipped (still validated as JSON), as fast as an unknown field.
+#[derive(Clone, Copy, Debug, Default)]
+struct Skipped;
+
+impl<'de> Deserialize<'de> for Skipped {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Skipped, D::Error> {
+        IgnoredAny::deserialize(deserializer).map(|_| Skipped)
+    }
+}
+
+impl Messages for Skipped {
+    const WALKS: bool = false;
+    fn scan(self) -> MessagesScan {
+        MessagesScan::default()
+    }
+}
+
 /// What the walk over `messages` counts: text bytes (ASCII and other), messages, images.
 #[derive(Clone, Copy, Debug, Default)]
 struct MessagesScan {
@@ -133,14 +163,40 @@ impl MessagesScan {
     }
 }
 
+/// The key of an image content part, searched for at [`Depth::Top`] (the searcher is built once).
+static IMAGE_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"image_url\""));
+
+/// How much of the body the facts need: the messages are walked (for the prompt estimate)
+/// only when the routes read it, i.e. with pre-call checks on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// `model`, `stream`, the top-level params, metadata; the image flag by a byte search.
+    Top,
+    /// Also the prompt estimate from a walk over `messages`.
+    Messages,
+}
+
+/// [`extract_to`] at full depth (the dry run, tests, benches).
 pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
+    extract_to(route, body, Depth::Messages)
+}
+
+pub fn extract_to(route: RouteKind, body: &[u8], depth: Depth) -> Result<Extracted, FactsError> {
+    match depth {
+        Depth::Messages => extract_with::<MessagesScan>(route, body),
+        Depth::Top => extract_with::<Skipped>(route, body),
+    }
+}
+
+fn extract_with<'b, M: Messages + Deserialize<'b>>(route: RouteKind, body: &'b [u8]) -> Result<Extracted, FactsError> {
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
             Err(e) => Err(FactsError::InvalidJson(e.to_string())),
             Ok(_) => Err(FactsError::NotAnObject),
         };
     }
-    let top: TopLevel<'_> = serde_json::from_slice(body).map_err(|e| FactsError::InvalidJson(e.to_string()))?;
+    let top: TopLevel<'_, M> = serde_json::from_slice(body).map_err(|e| FactsError::InvalidJson(e.to_string()))?;
     let raw_model = top.model.ok_or(FactsError::MissingModel)?;
     let model: Cow<'_, str> = serde_json::from_str(raw_model.get()).map_err(|_| FactsError::ModelNotString)?;
     let stream = match top.stream.map(RawValue::get) {
@@ -152,13 +208,18 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
     let model_span = start..start + raw_model.get().len();
     let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
     read_the_rest(&top, &mut facts);
+    if !M::WALKS {
+        // Without the walk: an `image_url` content part shows as its key (an escaped quote in
+        // text cannot form `"image_url"`); a false positive only prefers vision deployments.
+        facts.has_image = IMAGE_KEY.find(body).is_some();
+    }
     Ok(Extracted { facts, model_span })
 }
 
 /// Everything but `model` and `stream`: the prompt estimate, `max_tokens`, the image flag, the
 /// requested params, the tags and the region.
-fn read_the_rest(top: &TopLevel<'_>, facts: &mut RequestFacts) {
-    let mut scan = top.messages;
+fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
+    let mut scan = top.messages.scan();
     let present = |raw: Option<&RawValue>| raw.is_some_and(|r| r.get() != "null");
     let tools = [top.tools, top.functions].into_iter().flatten().filter(|r| !matches!(r.get(), "null" | "[]"));
     for raw in tools {
@@ -491,6 +552,22 @@ pub fn rewritten_len(body: &[u8], span: &Range<usize>, model_json: &[u8]) -> usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_top_depth_the_messages_are_skipped_but_an_image_still_shows() {
+        let image = br#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:x"}}]}]}"#;
+        let top = extract_to(RouteKind::ChatCompletions, image, Depth::Top).unwrap().facts;
+        assert!(top.has_image);
+        assert_eq!(top.estimated_prompt_tokens, 0);
+        let full = extract_to(RouteKind::ChatCompletions, image, Depth::Messages).unwrap().facts;
+        assert!(full.has_image);
+        assert!(full.estimated_prompt_tokens > 765);
+        let text = br#"{"model":"m","messages":[{"role":"user","content":"say \"image_url\" please"}]}"#;
+        assert!(!extract_to(RouteKind::ChatCompletions, text, Depth::Top).unwrap().facts.has_image);
+        // Both depths refuse the same broken bodies.
+        let broken = br#"{"model":"m","messages":[{"role":"user","content":"x"}"#;
+        assert!(extract_to(RouteKind::ChatCompletions, broken, Depth::Top).is_err());
+    }
 
     fn chat(body: &str) -> Result<Extracted, FactsError> {
         extract(RouteKind::ChatCompletions, body.as_bytes())

@@ -75,7 +75,7 @@ pub async fn serve(
     let started = Instant::now();
     let routes = shard.sync();
     let routes: &Arc<Routes> = &routes;
-    let extracted = match facts::extract(route, body) {
+    let extracted = match facts::extract_to(route, body, routes.facts_depth) {
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use switchyard_core::{RouteKind, Snapshot};
 
+use crate::facts::Depth;
 use crate::http::write;
 use crate::upstream::target::Target;
 
@@ -42,6 +43,8 @@ pub struct Routes {
     pub models_body: Vec<u8>,
     /// `general_settings.master_key`: admin endpoints require it when set.
     pub master_key: Option<String>,
+    /// How deep request facts are read: the prompt estimate only when a filter reads it.
+    pub facts_depth: Depth,
 }
 
 const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
@@ -94,7 +97,11 @@ impl Routes {
             });
         }
         let models_body = models_list(&snapshot);
-        Ok(Routes { snapshot, upstreams, models_body, master_key: None })
+        // Only the context-window check reads the prompt estimate (usage-based routing counts
+        // body bytes); the walk over `messages` doubles the extraction's cost, so it is skipped
+        // when nothing reads it.
+        let facts_depth = if snapshot.settings.enable_pre_call_checks { Depth::Messages } else { Depth::Top };
+        Ok(Routes { snapshot, upstreams, models_body, master_key: None, facts_depth })
     }
 }
 
