@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use switchyard_core::{
-    AffinityKinds, AffinitySettings, AllowedFailsPolicy, ModelGroupAlias, RouterSettings, RoutingStrategy,
+    AffinityKinds, AffinitySettings, AllowedFailsPolicy, ModelGroupAlias, Provider, ProviderBudget, RouterSettings,
+    RoutingStrategy,
 };
 
 use crate::check::{Checker, Fields, KeyPath, IGNORED};
@@ -76,6 +77,9 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
         router_fallbacks = FallbackKeys::read(c, &mut fields);
         read_affinity(c, &mut fields, &mut settings.affinity, &mut alias_targets);
+        if let Some(budgets) = c.optional_map(&mut fields, "provider_budget_config") {
+            settings.provider_budgets = read_budgets(c, budgets);
+        }
         if let Some((node, path)) = fields.take("model_group_alias") {
             settings.model_group_alias = read_aliases(c, node, path, &mut alias_targets);
         }
@@ -140,6 +144,50 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     (settings.fallbacks, settings.retry_policy) = fallbacks.into_settings();
     (settings, references)
 }
+
+/// `provider_budget_config: {openai: {budget_limit: 100, time_period: 1d}, …}`.
+fn read_budgets(c: &mut Checker, budgets: Fields) -> Vec<ProviderBudget> {
+    let mut out = Vec::new();
+    for (name, node, path) in budgets.untaken() {
+        let Some(provider) = Provider::from_prefix(name) else {
+            let known: Vec<&str> = Provider::ALL.iter().map(|p| p.prefix()).collect();
+            c.error(&path, format!("unknown provider {name:?}; providers: {}", known.join(", ")));
+            continue;
+        };
+        let Some(mut entry) = c.map(node, path) else { continue };
+        let limit = c.required(&mut entry, "budget_limit", &kinds::NON_NEGATIVE_NUMBER);
+        let period = c.required(&mut entry, "time_period", &TIME_PERIOD);
+        c.refuse_unknown(&entry, &["budget_limit", "time_period"]);
+        if let (Some(budget_limit), Some(time_period)) = (limit, period) {
+            out.push(ProviderBudget { provider, budget_limit, time_period });
+        }
+    }
+    out
+}
+
+/// LiteLLM's budget periods: `30s`, `15m`, `1h`, `1d`, `30d` (a bare number is seconds).
+const TIME_PERIOD: Kind<Duration> = Kind {
+    expected: r#"a period like "1d", "1h", "15m" or "30s""#,
+    parse: |n| {
+        let text = match n {
+            Node::Int(i) if *i > 0 => return Some(Duration::from_secs(*i as u64)),
+            Node::Str(s) => s.trim(),
+            _ => return None,
+        };
+        let split = text.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let number: u64 = number.parse().ok().filter(|&n| n > 0)?;
+        let seconds = match unit {
+            "" | "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            "d" => 86_400,
+            _ => return None,
+        };
+        Some(Duration::from_secs(number.checked_mul(seconds)?))
+    },
+    secret: false,
+};
 
 /// The affinity checks LiteLLM names in `optional_pre_call_checks` and
 /// `model_group_affinity_config`.

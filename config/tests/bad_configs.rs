@@ -389,3 +389,19 @@ fn bad_affinity_settings_name_the_key() {
         ]
     );
 }
+
+#[test]
+fn bad_provider_budgets_name_the_key() {
+    let yaml = one("model: openai/x")
+        + "router_settings:\n  provider_budget_config:\n    azure: {budget_limit: 1, time_period: 1d}\n\
+           \x20   openai: {budget_limit: -1, time_period: 1w}\n    groq: {time_period: 1d}\n";
+    assert_eq!(
+        errors(&yaml),
+        [
+            r#"router_settings.provider_budget_config.azure: unknown provider "azure"; providers: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai"#,
+            "router_settings.provider_budget_config.openai.budget_limit: expected a number (0 or more), got -1",
+            r#"router_settings.provider_budget_config.openai.time_period: expected a period like "1d", "1h", "15m" or "30s", got "1w""#,
+            "router_settings.provider_budget_config.groq.budget_limit: required key is missing (expected a number (0 or more))",
+        ]
+    );
+}

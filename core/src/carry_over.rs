@@ -12,6 +12,7 @@ impl State {
     pub fn carry_over(&self, old: &Snapshot, new: &Snapshot) -> State {
         let mut next = State::new(new);
         next.minutes = self.minutes;
+        next.spend = self.spend.clone();
         for (i, d) in new.deployments.iter().enumerate() {
             let Some(was) = old.deployment_by_id(&d.id).map(|idx| idx.get()) else {
                 continue;

@@ -23,6 +23,9 @@ use crate::{
 const TAGS: [&str; 4] = ["x", "y", "default", "eu"];
 const REGIONS: [&str; 3] = ["eu-west-1", "us-east-1", "westeurope"];
 
+/// One filter of the chain, applied to candidates (with the tag filter's scratch).
+type Step<'a> = Box<dyn Fn(&mut Candidates<'_>, &mut Vec<u64>) + 'a>;
+
 /// One deployment from a few random bits.
 fn deployment(i: usize, bits: u64) -> Deployment {
     let mut d = Deployment::new(&format!("d{i}"), "g", Provider::ALL[(bits % 8) as usize], "m", "http://h");
@@ -142,7 +145,7 @@ proptest! {
         // Some candidates already gone, as after earlier filters.
         c.mark_positions(removed_before.iter().map(|p| p % members.len()));
         c.remove_marked(RejectReason::Excluded);
-        let steps: Vec<Box<dyn Fn(&mut Candidates<'_>, &mut Vec<u64>)>> = vec![
+        let steps: Vec<Step<'_>> = vec![
             Box::new(|c, _| RouteCapabilityFilter { snap, route: w.facts.route }.apply(c)),
             Box::new(|c, _| HealthFilter { state: &w.state, now: w.now, staleness: s.health_check_staleness_threshold }.apply(c)),
             Box::new(|c, _| CooldownFilter { state: &w.state, now: w.now, fail_open: s.allowed_fails_policy.is_some() }.apply(c)),

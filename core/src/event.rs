@@ -2,9 +2,9 @@
 //! learns it records it in its own [`State`] and broadcasts an [`Event`]; every other shard
 //! applies it with [`State::apply`] before its next pick.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::{CooldownStarted, DeploymentIdx, State};
+use crate::{CooldownStarted, DeploymentIdx, Provider, State};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
@@ -16,6 +16,8 @@ pub enum Event {
     Health { idx: DeploymentIdx, healthy: bool, checked_at: Instant },
     /// An affinity pin [`State::pin`] set.
     Pin { key: u64, idx: DeploymentIdx, at: Instant, until: Instant },
+    /// Spend [`State::record_spend`] counted for the deployment's provider.
+    Spend { idx: DeploymentIdx, provider: Provider, dollars: f64, at: Instant, period: Duration },
 }
 
 impl Event {
@@ -23,7 +25,10 @@ impl Event {
     pub fn deployment(&self) -> DeploymentIdx {
         match self {
             Event::Cooldown(c) => c.idx,
-            Event::Usage { idx, .. } | Event::Health { idx, .. } | Event::Pin { idx, .. } => *idx,
+            Event::Usage { idx, .. }
+            | Event::Health { idx, .. }
+            | Event::Pin { idx, .. }
+            | Event::Spend { idx, .. } => *idx,
         }
     }
 
@@ -32,7 +37,10 @@ impl Event {
         let mut event = self.clone();
         match &mut event {
             Event::Cooldown(c) => c.idx = idx,
-            Event::Usage { idx: i, .. } | Event::Health { idx: i, .. } | Event::Pin { idx: i, .. } => *i = idx,
+            Event::Usage { idx: i, .. }
+            | Event::Health { idx: i, .. }
+            | Event::Pin { idx: i, .. }
+            | Event::Spend { idx: i, .. } => *i = idx,
         }
         event
     }
@@ -47,6 +55,7 @@ impl State {
             Event::Usage { idx, at, requests, tokens } => self.record_usage(idx, at, requests, tokens),
             Event::Health { idx, healthy, checked_at } => self.record_health(idx, healthy, checked_at),
             Event::Pin { key, idx, at, until } => self.pin(key, idx, at, until),
+            Event::Spend { provider, dollars, at, period, .. } => self.spend.add(provider, dollars, at, period),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! no global randomness (the caller passes a seeded [`Rng`]).
 
 pub mod affinity;
+pub mod budget;
 pub mod cooldown;
 pub mod decision;
 pub mod deployment;
@@ -43,6 +44,7 @@ mod tags;
 mod window;
 
 pub use affinity::{affinity_hash, pin_key, AffinityKeys, AffinityKinds, AffinitySettings, Pin};
+pub use budget::{response_cost, ProviderBudget};
 pub use cooldown::{Cooldown, CooldownStarted, Outcomes};
 pub use decision::{Basis, Decision};
 pub use deployment::{ContextWindow, Deployment, DeploymentIdx};

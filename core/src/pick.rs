@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::affinity::AffinityFilter;
+use crate::budget::ProviderBudgetFilter;
 use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
 use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter};
 use crate::health::HealthFilter;
@@ -136,7 +137,11 @@ fn pick_in_group(
     let fail_open = settings.enable_health_check_routing && settings.allowed_fails_policy.is_some();
     CooldownFilter { state, now, fail_open }.apply(&mut candidates);
     BlockedFilter { snap }.apply(&mut candidates);
-    // Callback filters: affinity keeps a conversation on its pinned deployment.
+    // Callback filters: the provider budget limiter, then affinity (a conversation stays on its
+    // pinned deployment).
+    if !settings.provider_budgets.is_empty() {
+        ProviderBudgetFilter { snap, state, now }.apply(&mut candidates);
+    }
     let pins = snap.pin_keys(group, facts.affinity);
     if pins.iter().any(Option::is_some) {
         AffinityFilter { state, now, keys: pins }.apply(&mut candidates);

@@ -12,6 +12,8 @@ pub enum RejectReason {
     CoolingDown,
     /// `model_info.blocked: true`: an admin paused the deployment.
     Blocked,
+    /// The deployment's provider spent its `provider_budget_config` budget this period.
+    ProviderBudget,
     /// Session or deployment affinity: the conversation is pinned to another candidate.
     AffinityPinned,
     /// Pre-call check: the estimated prompt (+ `max_tokens` where the window is a total)
@@ -51,11 +53,12 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in filter-chain order.
-    pub const ALL: [RejectReason; 19] = [
+    pub const ALL: [RejectReason; 20] = [
         RejectReason::RouteUnsupported,
         RejectReason::Unhealthy,
         RejectReason::CoolingDown,
         RejectReason::Blocked,
+        RejectReason::ProviderBudget,
         RejectReason::AffinityPinned,
         RejectReason::ContextWindow,
         RejectReason::Region,
@@ -79,6 +82,7 @@ impl RejectReason {
             RejectReason::Unhealthy => "unhealthy",
             RejectReason::CoolingDown => "cooldown",
             RejectReason::Blocked => "blocked",
+            RejectReason::ProviderBudget => "provider_budget",
             RejectReason::AffinityPinned => "affinity_pinned",
             RejectReason::ContextWindow => "context_window",
             RejectReason::Region => "region",
@@ -104,6 +108,7 @@ impl RejectReason {
             RejectReason::Unhealthy => "unhealthy",
             RejectReason::CoolingDown => "in cooldown",
             RejectReason::Blocked => "blocked",
+            RejectReason::ProviderBudget => "over their provider's budget",
             RejectReason::AffinityPinned => "not the conversation's pinned deployment",
             RejectReason::ContextWindow => "too small for the prompt",
             RejectReason::Region => "outside the region",
@@ -179,6 +184,7 @@ mod tests {
                 "unhealthy",
                 "cooldown",
                 "blocked",
+                "provider_budget",
                 "affinity_pinned",
                 "context_window",
                 "region",

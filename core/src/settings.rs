@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::affinity::AffinitySettings;
+use crate::budget::ProviderBudget;
 use crate::fallback::{Fallbacks, RetryPolicy};
 use crate::resolve::ModelGroupAlias;
 
@@ -89,6 +90,8 @@ pub struct RouterSettings {
     pub model_group_alias: Vec<ModelGroupAlias>,
     /// Session and deployment affinity: which groups keep conversations pinned, for how long.
     pub affinity: AffinitySettings,
+    /// `provider_budget_config`: dollars each provider may spend per period.
+    pub provider_budgets: Vec<ProviderBudget>,
 }
 
 /// `router_settings.allowed_fails_policy`: how many failures of each error class a deployment
@@ -165,6 +168,7 @@ impl Default for RouterSettings {
             retry_policy: RetryPolicy::default(),
             model_group_alias: Vec::new(),
             affinity: AffinitySettings::default(),
+            provider_budgets: Vec::new(),
         }
     }
 }

@@ -15,6 +15,7 @@
 use std::time::{Duration, Instant};
 
 use crate::affinity::{Pin, Pins};
+use crate::budget::Spend;
 use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
 use crate::cooldown_ends::CooldownEnds;
 use crate::latency::Latency;
@@ -75,6 +76,8 @@ pub struct State {
     pub(crate) health: Vec<Option<HealthCheck>>,
     /// Affinity pins by pin key ([`crate::affinity::pin_key`]), every shard's.
     pub(crate) pins: Pins,
+    /// Spend per provider this budget period, every shard's.
+    pub(crate) spend: Spend,
 }
 
 impl State {
@@ -89,6 +92,7 @@ impl State {
             minutes: MinuteClock::default(),
             health: vec![None; n],
             pins: Pins::default(),
+            spend: Spend::default(),
         }
     }
 

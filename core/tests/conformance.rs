@@ -69,6 +69,8 @@ struct S {
     tags: bool,
     match_all: bool,
     session_affinity: bool,
+    /// An OpenAI budget of one dollar a day.
+    openai_budget: bool,
 }
 
 fn s() -> S {
@@ -94,10 +96,22 @@ impl S {
     fn session_affinity(self) -> S {
         S { session_affinity: true, ..self }
     }
+    fn openai_budget(self) -> S {
+        S { openai_budget: true, ..self }
+    }
     fn build(self) -> RouterSettings {
         let kinds = switchyard_core::AffinityKinds { session: self.session_affinity, deployment: false };
         RouterSettings {
             affinity: switchyard_core::AffinitySettings { all_groups: kinds, ..Default::default() },
+            provider_budgets: if self.openai_budget {
+                vec![switchyard_core::ProviderBudget {
+                    provider: Provider::OpenAi,
+                    budget_limit: 1.0,
+                    time_period: Duration::from_secs(86_400),
+                }]
+            } else {
+                Vec::new()
+            },
             enable_health_check_routing: self.health,
             allowed_fails_policy: self.policy.then(|| {
                 let mut p = switchyard_core::AllowedFailsPolicy::default();
@@ -166,6 +180,8 @@ struct St {
     model: Option<&'static str>,
     /// The deployment the request's session is pinned to.
     pinned: Option<&'static str>,
+    /// Dollars OpenAI spent this period.
+    openai_spend: f64,
 }
 
 fn st() -> St {
@@ -193,6 +209,9 @@ impl St {
     }
     fn pinned(self, id: &'static str) -> St {
         St { pinned: Some(id), ..self }
+    }
+    fn openai_spent(self, dollars: f64) -> St {
+        St { openai_spend: dollars, ..self }
     }
 }
 
@@ -262,6 +281,15 @@ fn cases() -> Vec<Case> {
             Error(429, "No deployments available for selected model, Try again in 5 seconds. Passed model=g. pre-call-checks=False, cooldown_list=['a']")),
         case("the cooldown fail-open keeps dropping while another remains", vec![d("a"), d("b")], s().health().policy(), chat(), st().cooling(&["a"]),
             Winners(&["b"], &[("a", "cooldown")])),
+        // 5. Callback filters: the provider budget limiter.
+        case("a provider over its budget is dropped", vec![d("a"), d("b").provider(Groq)], s().openai_budget(), chat(), st().openai_spent(1.5),
+            Winners(&["b"], &[("a", "provider_budget")])),
+        case("a provider under its budget stays", vec![d("a"), d("b").provider(Groq)], s().openai_budget(), chat(), st().openai_spent(0.5),
+            Winners(&["a", "b"], &[])),
+        case("spend without a budget limits nothing", vec![d("a")], s(), chat(), st().openai_spent(100.0),
+            Winners(&["a"], &[])),
+        case("every provider over budget: the error says so", vec![d("a"), d("b")], s().openai_budget(), chat(), st().openai_spent(1.0),
+            Error(429, "No deployments available for selected model, Try again in 0 seconds. Passed model=g. pre-call-checks=False, cooldown_list=[]. the last deployment was removed by filter provider_budget")),
         // 5. Callback filters: session affinity.
         case("a pinned session keeps only its deployment", vec![d("a"), d("b"), d("c")], s().session_affinity(), chat().session("s1"), st().pinned("b"),
             Winners(&["b"], &[("a", "affinity_pinned"), ("c", "affinity_pinned")])),
@@ -450,6 +478,9 @@ fn setup(c: &Case) -> (Snapshot, State, Instant) {
     }
     for id in c.state.unhealthy {
         state.apply(&Event::Health { idx: idx(&snap, id), healthy: false, checked_at: now });
+    }
+    if c.state.openai_spend > 0.0 {
+        state.record_spend(Provider::OpenAi, c.state.openai_spend, now, Duration::from_secs(86_400));
     }
     if let Some(id) = c.state.pinned {
         let group = switchyard_core::GroupIdx(0);

@@ -6,9 +6,9 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use switchyard_core::{
-    affinity_hash, wildcard_upstream_model, AffinitySettings, Basis, Cause, Decision, DeploymentIdx, ErrorClass, Event,
-    Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind, RoutingStrategy,
-    Step, Walk,
+    affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Basis, Cause, Decision, DeploymentIdx,
+    ErrorClass, Event, Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind,
+    RoutingStrategy, Step, Walk,
 };
 
 use crate::access_log::Entry;
@@ -19,6 +19,7 @@ use crate::respond::{self, Reply};
 use crate::routes::Routes;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
+use crate::usage::Usage;
 
 /// Response headers naming the routing decision, defined once.
 pub const HEADER_DEPLOYMENT: &str = "x-switchyard-deployment";
@@ -167,17 +168,19 @@ pub async fn serve(
             provider: snap.deployment(idx).provider.prefix(),
             request,
             stream: facts.stream,
-            read_usage: counts_usage(routes),
+            read_usage: counts_usage(routes) || snap.settings.budget_of(snap.deployment(idx).provider).is_some(),
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         };
-        let side = ClientSide { stream: client, extra_headers: &labels, keep_alive };
+        let on_body_end = |usage: Option<Usage>| record_spend(shard, routes, idx, now, usage);
+        let side = ClientSide { stream: client, extra_headers: &labels, keep_alive, on_body_end: &on_body_end };
         attempt_started(shard, routes, idx, now);
+        // Pinned when sent, not when answered: every shard knows the pin before this response
+        // reaches the client, so the conversation's next request finds it. A failed attempt's
+        // retry pins its own pick.
+        pin_conversation(shard, routes, &decision, facts, now);
         match exchange::run(shard, exchange, side).await {
             Outcome::Delivered(d) => {
                 record_delivered(shard, routes, idx, facts.stream, now, &d);
-                if d.body_failure.is_none() {
-                    pin_conversation(shard, routes, &decision, facts, now + d.took);
-                }
                 let ending = Ending {
                     group: Some(decision.group),
                     deployment: Some(idx),
@@ -311,6 +314,21 @@ fn record_delivered(
     }
 }
 
+/// Counts what the response cost against its provider's budget, on every shard (called once the
+/// body arrived, before its end goes to the client).
+fn record_spend(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant, usage: Option<Usage>) {
+    let snap = &routes.snapshot;
+    let deployment = snap.deployment(idx);
+    let Some(budget) = snap.settings.budget_of(deployment.provider) else { return };
+    let Some(usage) = usage else { return };
+    let Some(dollars) = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens) else { return };
+    let (provider, period) = (deployment.provider, budget.time_period);
+    shard.record(routes, idx, |state, _, i| {
+        state.record_spend(provider, dollars, now, period);
+        ((), Some(Event::Spend { idx: i, provider, dollars, at: now, period }))
+    });
+}
+
 fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {
     let now = Instant::now();
     let started = shard.record(routes, idx, |state, snap, i| {
@@ -335,9 +353,8 @@ fn keeps_api_key_affinity(a: &AffinitySettings) -> bool {
     a.all_groups.deployment || a.per_group.iter().any(|(_, k)| k.deployment)
 }
 
-/// Pins the conversation (session id, caller's key) to the deployment that just served it, on
-/// every shard, for `deployment_affinity_ttl_seconds` from now (a pin is refreshed by each
-/// request).
+/// Pins the conversation (session id, caller's key) to the deployment this attempt goes to, on
+/// every shard, for `deployment_affinity_ttl_seconds` from now (each request refreshes it).
 fn pin_conversation(shard: &Shard, routes: &Arc<Routes>, decision: &Decision, facts: &RequestFacts, now: Instant) {
     let keys = routes.snapshot.pin_keys(decision.group, facts.affinity);
     let until = now + routes.snapshot.settings.affinity.ttl;

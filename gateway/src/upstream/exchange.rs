@@ -56,6 +56,10 @@ pub struct ClientSide<'a> {
     /// Extra rendered header lines (`name: value\r\n`…), e.g. the `x-switchyard-*` headers.
     pub extra_headers: &'a [u8],
     pub keep_alive: bool,
+    /// Called once the whole body arrived, with its usage, *before* its last bytes go to the
+    /// client: what the gateway learns from a response (spend against a budget) is known to
+    /// every shard before the client can send its next request.
+    pub on_body_end: &'a dyn Fn(Option<Usage>),
 }
 
 /// A failure before any byte reached the client, with the error the client gets if no retry serves it.
@@ -428,6 +432,9 @@ async fn relay_body(
             Err(f) => body_failure = Some(f),
         }
         let done = body.is_done();
+        if done {
+            (client.on_body_end)(relayed.tail.usage());
+        }
         if done && chunked_to_client {
             out.extend_from_slice(LAST_CHUNK);
         }

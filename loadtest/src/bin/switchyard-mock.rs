@@ -37,7 +37,7 @@ endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /
 ";
 
 enum Command {
-    Serve(MockOptions),
+    Serve(Box<MockOptions>),
     Help,
 }
 
@@ -120,7 +120,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
         (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
         (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
     };
-    Ok(Command::Serve(options))
+    Ok(Command::Serve(Box::new(options)))
 }
 
 fn millis(value: &str) -> Option<Duration> {
@@ -129,7 +129,7 @@ fn millis(value: &str) -> Option<Duration> {
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
-        Ok(Command::Serve(options)) => options,
+        Ok(Command::Serve(options)) => *options,
         Ok(Command::Help) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -1,0 +1,93 @@
+//! The provider budget limiter (LiteLLM's `provider_budget_config`): each provider may spend
+//! `budget_limit` US dollars per `time_period`; once it has, its deployments leave the chain
+//! (a callback filter) until the period ends.
+//!
+//! Spend is what the responses' usage costs at the deployment's prices (`input_cost_per_token`
+//! × prompt tokens + `output_cost_per_token` × completion tokens, from the deployment or the
+//! model cost map). A period opens with the first spend and closes `time_period` later, as
+//! LiteLLM's budget keys with a TTL do. Every shard counts every shard's spend (events).
+
+use std::time::{Duration, Instant};
+
+use crate::filter::{Candidates, Filter};
+use crate::window::FixedWindow;
+use crate::{Deployment, Provider, RejectReason, Snapshot, State};
+
+impl crate::RouterSettings {
+    /// The budget of `provider`, if it has one.
+    pub fn budget_of(&self, provider: Provider) -> Option<&ProviderBudget> {
+        self.provider_budgets.iter().find(|b| b.provider == provider)
+    }
+}
+
+/// One provider's budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProviderBudget {
+    pub provider: Provider,
+    /// US dollars per period.
+    pub budget_limit: f64,
+    pub time_period: Duration,
+}
+
+/// What one response cost at the deployment's prices; `None` when a price is unknown.
+pub fn response_cost(d: &Deployment, prompt_tokens: u64, completion_tokens: u64) -> Option<f64> {
+    Some(d.input_cost_per_token? * prompt_tokens as f64 + d.output_cost_per_token? * completion_tokens as f64)
+}
+
+/// Spend per provider (by `Provider::ALL` position), each in its own period.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Spend {
+    windows: [FixedWindow<Dollars>; Provider::ALL.len()],
+}
+
+/// `f64` dollars with the `Copy + Default` a window counts in.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Dollars(pub(crate) f64);
+
+impl Spend {
+    pub(crate) fn add(&mut self, provider: Provider, dollars: f64, at: Instant, period: Duration) {
+        if dollars.is_finite() && dollars > 0.0 {
+            self.windows[provider as usize].open_at(at, period).0 += dollars;
+        }
+    }
+
+    pub(crate) fn at(&self, provider: Provider, now: Instant) -> f64 {
+        self.windows[provider as usize].counts_at(now).0
+    }
+}
+
+impl State {
+    /// Adds spend to `provider`'s current period of length `period` (opened now if none is).
+    pub fn record_spend(&mut self, provider: Provider, dollars: f64, at: Instant, period: Duration) {
+        self.spend.add(provider, dollars, at, period);
+    }
+
+    /// `provider`'s spend in its period open at `now`.
+    pub fn provider_spend(&self, provider: Provider, now: Instant) -> f64 {
+        self.spend.at(provider, now)
+    }
+}
+
+/// Drops the deployments whose provider spent its budget this period. Never fails open: an
+/// exhausted budget is a hard limit.
+pub(crate) struct ProviderBudgetFilter<'a> {
+    pub(crate) snap: &'a Snapshot,
+    pub(crate) state: &'a State,
+    pub(crate) now: Instant,
+}
+
+impl Filter for ProviderBudgetFilter<'_> {
+    fn apply(&self, candidates: &mut Candidates<'_>) {
+        let budgets = &self.snap.settings.provider_budgets;
+        let over = |p: Provider| {
+            budgets.iter().any(|b| b.provider == p && self.state.provider_spend(p, self.now) >= b.budget_limit)
+        };
+        if !Provider::ALL.into_iter().any(over) {
+            return;
+        }
+        let members = candidates.members();
+        if candidates.mark_where(|p| over(self.snap.deployment(members[p]).provider)) > 0 {
+            candidates.remove_marked(RejectReason::ProviderBudget);
+        }
+    }
+}
