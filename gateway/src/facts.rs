@@ -104,12 +104,10 @@ pub mod estimate {
 
 /// What `messages` gives the facts: a walk, or nothing.
 trait Messages: Default + Copy {
-    const WALKS: bool;
     fn scan(self) -> MessagesScan;
 }
 
 impl Messages for MessagesScan {
-    const WALKS: bool = true;
     fn scan(self) -> MessagesScan {
         self
     }
@@ -126,7 +124,6 @@ impl<'de> Deserialize<'de> for Skipped {
 }
 
 impl Messages for Skipped {
-    const WALKS: bool = false;
     fn scan(self) -> MessagesScan {
         MessagesScan::default()
     }
@@ -163,17 +160,20 @@ impl MessagesScan {
     }
 }
 
-/// The key of an image content part, searched for at [`Depth::Top`] (the searcher is built once).
+/// The key of an image content part, searched for at [`Depth::TopAndImage`] (the searcher is
+/// built once).
 static IMAGE_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"image_url\""));
 
-/// How much of the body the facts need: the messages are walked (for the prompt estimate)
-/// only when the routes read it, i.e. with pre-call checks on.
+/// How much of the body the facts need: the messages are walked (for the prompt estimate) only
+/// when the routes read it (pre-call checks on), the image flag only when a filter can act on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Depth {
-    /// `model`, `stream`, the top-level params, metadata; the image flag by a byte search.
+    /// `model`, `stream`, the top-level params, metadata.
     Top,
-    /// Also the prompt estimate from a walk over `messages`.
+    /// Also the image flag, by a byte search (when a group mixes vision and text-only deployments).
+    TopAndImage,
+    /// Also the prompt estimate from a walk over `messages` (and the image flag from it).
     Messages,
 }
 
@@ -184,12 +184,17 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
 
 pub fn extract_to(route: RouteKind, body: &[u8], depth: Depth) -> Result<Extracted, FactsError> {
     match depth {
-        Depth::Messages => extract_with::<MessagesScan>(route, body),
-        Depth::Top => extract_with::<Skipped>(route, body),
+        Depth::Messages => extract_with::<MessagesScan>(route, body, false),
+        Depth::TopAndImage => extract_with::<Skipped>(route, body, true),
+        Depth::Top => extract_with::<Skipped>(route, body, false),
     }
 }
 
-fn extract_with<'b, M: Messages + Deserialize<'b>>(route: RouteKind, body: &'b [u8]) -> Result<Extracted, FactsError> {
+fn extract_with<'b, M: Messages + Deserialize<'b>>(
+    route: RouteKind,
+    body: &'b [u8],
+    search_image: bool,
+) -> Result<Extracted, FactsError> {
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
             Err(e) => Err(FactsError::InvalidJson(e.to_string())),
@@ -208,7 +213,7 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(route: RouteKind, body: &'b [
     let model_span = start..start + raw_model.get().len();
     let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
     read_the_rest(&top, &mut facts);
-    if !M::WALKS {
+    if search_image {
         // Without the walk: an `image_url` content part shows as its key (an escaped quote in
         // text cannot form `"image_url"`); a false positive only prefers vision deployments.
         facts.has_image = IMAGE_KEY.find(body).is_some();
@@ -556,14 +561,15 @@ mod tests {
     #[test]
     fn at_top_depth_the_messages_are_skipped_but_an_image_still_shows() {
         let image = br#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:x"}}]}]}"#;
-        let top = extract_to(RouteKind::ChatCompletions, image, Depth::Top).unwrap().facts;
+        let top = extract_to(RouteKind::ChatCompletions, image, Depth::TopAndImage).unwrap().facts;
         assert!(top.has_image);
         assert_eq!(top.estimated_prompt_tokens, 0);
         let full = extract_to(RouteKind::ChatCompletions, image, Depth::Messages).unwrap().facts;
         assert!(full.has_image);
         assert!(full.estimated_prompt_tokens > 765);
         let text = br#"{"model":"m","messages":[{"role":"user","content":"say \"image_url\" please"}]}"#;
-        assert!(!extract_to(RouteKind::ChatCompletions, text, Depth::Top).unwrap().facts.has_image);
+        assert!(!extract_to(RouteKind::ChatCompletions, text, Depth::TopAndImage).unwrap().facts.has_image);
+        assert!(!extract_to(RouteKind::ChatCompletions, image, Depth::Top).unwrap().facts.has_image);
         // Both depths refuse the same broken bodies.
         let broken = br#"{"model":"m","messages":[{"role":"user","content":"x"}"#;
         assert!(extract_to(RouteKind::ChatCompletions, broken, Depth::Top).is_err());

@@ -100,9 +100,24 @@ impl Routes {
         // Only the context-window check reads the prompt estimate (usage-based routing counts
         // body bytes); the walk over `messages` doubles the extraction's cost, so it is skipped
         // when nothing reads it.
-        let facts_depth = if snapshot.settings.enable_pre_call_checks { Depth::Messages } else { Depth::Top };
+        let facts_depth = if snapshot.settings.enable_pre_call_checks {
+            Depth::Messages
+        } else if mixes_vision(&snapshot) {
+            Depth::TopAndImage
+        } else {
+            Depth::Top
+        };
         Ok(Routes { snapshot, upstreams, models_body, master_key: None, facts_depth })
     }
+}
+
+/// Whether some group has deployments with and without vision: only then can the text-only
+/// filter remove anything (it keeps all when none or all declare vision).
+fn mixes_vision(snapshot: &Snapshot) -> bool {
+    snapshot.groups.iter().any(|g| {
+        let vision = g.members.iter().filter(|&&m| snapshot.deployment(m).supports_vision == Some(true)).count();
+        vision > 0 && vision < g.members.len()
+    })
 }
 
 /// The fixed part of an upstream request head. The caller's own credentials are never copied:
