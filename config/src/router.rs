@@ -77,6 +77,9 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
         router_fallbacks = FallbackKeys::read(c, &mut fields);
         read_affinity(c, &mut fields, &mut settings.affinity, &mut alias_targets);
+        if let Some(wait) = c.optional(&mut fields, "retry_after", &kinds::NON_NEGATIVE_SECONDS) {
+            settings.retry_after = wait;
+        }
         if let Some(budgets) = c.optional_map(&mut fields, "provider_budget_config") {
             settings.provider_budgets = read_budgets(c, budgets);
         }

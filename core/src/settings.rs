@@ -7,6 +7,7 @@ use crate::affinity::AffinitySettings;
 use crate::budget::ProviderBudget;
 use crate::fallback::{Fallbacks, RetryPolicy};
 use crate::resolve::ModelGroupAlias;
+use crate::Failure;
 
 /// `router_settings.routing_strategy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -92,6 +93,8 @@ pub struct RouterSettings {
     pub affinity: AffinitySettings,
     /// `provider_budget_config`: dollars each provider may spend per period.
     pub provider_budgets: Vec<ProviderBudget>,
+    /// `retry_after`: how long to wait before a retry (LiteLLM's default: 0).
+    pub retry_after: Duration,
 }
 
 /// `router_settings.allowed_fails_policy`: how many failures of each error class a deployment
@@ -140,6 +143,19 @@ impl AllowedFailsPolicy {
         }
     }
 
+    /// The failures tolerated before a cooldown for `failure`'s error class, if the policy sets
+    /// it (LiteLLM's `get_allowed_fails_from_policy`). A content-policy refusal is a 400 here,
+    /// which never starts a cooldown.
+    pub fn for_failure(&self, failure: Failure) -> Option<u32> {
+        match failure {
+            Failure::Status(401 | 403) => self.authentication,
+            Failure::Status(408) | Failure::Timeout => self.timeout,
+            Failure::Status(429) => self.rate_limit,
+            Failure::Status(400..=499) => self.bad_request,
+            Failure::Status(_) | Failure::Connect | Failure::Protocol => self.internal_server_error,
+        }
+    }
+
     /// The count for LiteLLM's key, if set.
     pub fn get(&self, key: &str) -> Option<u32> {
         let mut copy = *self;
@@ -169,6 +185,7 @@ impl Default for RouterSettings {
             model_group_alias: Vec::new(),
             affinity: AffinitySettings::default(),
             provider_budgets: Vec::new(),
+            retry_after: Duration::ZERO,
         }
     }
 }

@@ -164,7 +164,10 @@ impl State {
             return None;
         }
         let cooldown_time = deployment.cooldown_time.unwrap_or(snap.settings.cooldown_time);
-        let cool_down = match snap.settings.allowed_fails {
+        // `allowed_fails_policy` sets the tolerance per error class; the count is the
+        // deployment's, whatever the classes of its failures (as in LiteLLM).
+        let policy = snap.settings.allowed_fails_policy.as_ref().and_then(|p| p.for_failure(failure));
+        let cool_down = match policy.or(snap.settings.allowed_fails) {
             Some(allowed_fails) => ds.allowed_fails.count(allowed_fails, now, cooldown_time),
             None => {
                 let group_size = snap.group(snap.group_of(idx)).members.len();
@@ -284,6 +287,23 @@ mod tests {
 
     fn allowed_fails_snap(n: u32) -> Snapshot {
         snap_with(RouterSettings { allowed_fails: Some(n), ..RouterSettings::default() })
+    }
+
+    #[test]
+    fn the_allowed_fails_policy_sets_the_tolerance_per_error_class() {
+        let mut policy = crate::AllowedFailsPolicy::default();
+        policy.set("RateLimitErrorAllowedFails", 2);
+        policy.set("InternalServerErrorAllowedFails", 0);
+        let snap = snap_with(RouterSettings { allowed_fails_policy: Some(policy), ..RouterSettings::default() });
+        let t0 = Instant::now();
+        let mut state = State::new(&snap);
+        assert_eq!(state.record_failure(&snap, A, Failure::Status(429), t0), None);
+        assert_eq!(state.record_failure(&snap, A, Failure::Status(429), t0), None);
+        assert!(state.record_failure(&snap, A, Failure::Status(429), t0).is_some(), "the third 429 exceeds 2");
+        let mut state = State::new(&snap);
+        assert!(state.record_failure(&snap, B, Failure::Status(503), t0).is_some(), "no 5xx tolerated");
+        // A class the policy does not set falls back to allowed_fails, or the failure-rate rule.
+        assert_eq!(crate::AllowedFailsPolicy::default().for_failure(Failure::Timeout), None);
     }
 
     #[test]

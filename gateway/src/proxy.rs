@@ -218,6 +218,9 @@ pub async fn serve(
                 }
                 count_step(shard, &step);
                 last_error = Some((idx, err));
+                if step == Step::Retry && !settings.retry_after.is_zero() {
+                    monoio::time::sleep(settings.retry_after).await;
+                }
                 now = Instant::now();
             }
         }

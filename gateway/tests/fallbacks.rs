@@ -198,3 +198,21 @@ fn a_fallback_never_happens_once_the_stream_started() {
     assert!(events.iter().any(|e| e.text.contains("\"error\"")), "the stream ends with an error event: {events:?}");
     assert_eq!(b.request_count(), 0, "nothing was sent to the fallback after bytes reached the client");
 }
+
+#[test]
+fn retry_after_waits_before_a_retry_but_not_before_a_fallback() {
+    let a = Mock::start("a", &["--fault", "status:503"]);
+    let b = Mock::start("b", &[]);
+    let yaml = config(
+        &[deployment("gpt", "dep-a", MODEL, &a, ""), deployment("backup", "dep-b", MODEL, &b, "")],
+        "router_settings: {num_retries: 1, retry_after: 0.4, disable_cooldowns: true, fallbacks: [{gpt: [backup]}]}\n",
+    );
+    let gateway = Gateway::start(&yaml);
+    let started = Instant::now();
+    let r = gateway.chat("gpt");
+    let took = started.elapsed();
+    assert_eq!((r.status, r.deployment(), r.attempts()), (200, "dep-b", 3), "{}", r.text());
+    // One retry (one wait); the fallback goes at once.
+    assert!(took >= Duration::from_millis(400), "took {took:?}");
+    assert!(took < Duration::from_millis(790), "took {took:?}: waited before the fallback too");
+}
