@@ -17,6 +17,7 @@ use crate::facts::{self, append_with_model, rewritten_len};
 use crate::http::write;
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
+use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
 use crate::usage::Usage;
@@ -68,11 +69,11 @@ pub async fn serve(
     shard: &Shard,
     route: RouteKind,
     path: &str,
-    body: &[u8],
-    authorization: Option<&[u8]>,
+    request: &Request<'_>,
     client: &mut TcpStream,
     keep_alive: bool,
 ) -> bool {
+    let body = request.body;
     let started = Instant::now();
     let routes = shard.sync();
     let routes: &Arc<Routes> = &routes;
@@ -88,7 +89,10 @@ pub async fn serve(
     let mut extracted = extracted;
     if keeps_api_key_affinity(&routes.snapshot.settings.affinity) {
         // Deployment affinity keys on a hash of the caller's credentials, never on the key.
-        extracted.facts.affinity.api_key = authorization.map(affinity_hash);
+        extracted.facts.affinity.api_key = request.authorization.map(affinity_hash);
+    }
+    if let Some(tags) = request.tags {
+        extracted.facts.tags.extend(header_tags(tags));
     }
     let facts = &extracted.facts;
     let info = RequestInfo { path, model: &facts.model, bytes_in: body.len(), started };
@@ -350,6 +354,15 @@ fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failu
             failure.as_str()
         );
     }
+}
+
+/// `x-litellm-tags: paid, !beta` → `paid`, `!beta` (empty items and invalid UTF-8 skipped).
+fn header_tags(value: &[u8]) -> impl Iterator<Item = String> + '_ {
+    value
+        .split(|&b| b == b',')
+        .filter_map(|t| std::str::from_utf8(t.trim_ascii()).ok())
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
 }
 
 fn keeps_api_key_affinity(a: &AffinitySettings) -> bool {

@@ -49,6 +49,8 @@ pub struct RequestHead {
     /// Where the `Authorization` value sits in the buffer the head was parsed from (no copy:
     /// most API requests carry one).
     pub authorization: Option<std::ops::Range<usize>>,
+    /// Where an `x-litellm-tags` value (comma-separated request tags) sits in the buffer.
+    pub tags: Option<std::ops::Range<usize>>,
     /// Bytes of the head, including the final CRLF CRLF.
     pub head_len: usize,
 }
@@ -77,6 +79,10 @@ impl HeadError {
         }
     }
 }
+
+/// The request header LiteLLM reads tags from (`x-litellm-tags: paid, eu`), added to the body's
+/// `metadata.tags` for tag filtering.
+pub const TAGS_HEADER: &str = "x-litellm-tags";
 
 /// Stack room for header slots; larger limits fall back to the heap.
 const STACK_HEADERS: usize = 128;
@@ -120,6 +126,7 @@ fn parse_with<'b>(
     let mut has_host = false;
     let mut expect_continue = false;
     let mut authorization = None;
+    let mut tags = None;
     for h in req.headers.iter() {
         if header_is(h.name, "content-length") {
             let n = parse_content_length(h.value)
@@ -144,6 +151,9 @@ fn parse_with<'b>(
         } else if header_is(h.name, "authorization") {
             let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
             authorization = Some(start..start + h.value.len());
+        } else if header_is(h.name, TAGS_HEADER) {
+            let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
+            tags = Some(start..start + h.value.len());
         }
     }
     if minor_version == 1 && !has_host {
@@ -169,6 +179,7 @@ fn parse_with<'b>(
         keep_alive: !connection_close,
         expect_continue,
         authorization,
+        tags,
         head_len,
     }))
 }

@@ -62,7 +62,8 @@ async fn serve_requests(shard: &Shard, mut stream: TcpStream) {
             Body::Decoded(v) => v,
         };
         let authorization = head.authorization.clone().map(|r| &buf[r]);
-        let request = endpoints::Request { head: &head, authorization, body: body_bytes };
+        let tags = head.tags.clone().map(|r| &buf[r]);
+        let request = endpoints::Request { head: &head, authorization, tags, body: body_bytes };
         let keep = endpoints::dispatch(shard, request, &mut stream).await;
         drop(active);
         if !keep {

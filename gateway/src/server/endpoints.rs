@@ -43,6 +43,8 @@ pub struct Request<'a> {
     pub head: &'a RequestHead,
     /// The `Authorization` header's value, if sent.
     pub authorization: Option<&'a [u8]>,
+    /// The `x-litellm-tags` header's value, if sent.
+    pub tags: Option<&'a [u8]>,
     pub body: &'a [u8],
 }
 
@@ -53,7 +55,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
     let keep_alive = head.keep_alive && !shard.hub.is_draining();
     let reply = match (endpoint(&head.path), head.method) {
         (Some(Endpoint::Api(route)), Method::Post) => {
-            return proxy::serve(shard, route, &head.path, req.body, req.authorization, client, keep_alive).await;
+            return proxy::serve(shard, route, &head.path, &req, client, keep_alive).await;
         }
         (Some(Endpoint::Models), Method::Get) => Reply::json(200, shard.hub.routes.load().models_body.clone()),
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
