@@ -1,0 +1,148 @@
+//! Tests of `facts.rs`: every field the pick reads, the errors, both depths, the fixtures.
+
+use super::*;
+
+#[test]
+fn at_top_depth_the_messages_are_skipped_but_an_image_still_shows() {
+    let image = br#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:x"}}]}]}"#;
+    let top = extract_to(RouteKind::ChatCompletions, image, Depth::TopAndImage).unwrap().facts;
+    assert!(top.has_image);
+    assert_eq!(top.estimated_prompt_tokens, 0);
+    let full = extract_to(RouteKind::ChatCompletions, image, Depth::Messages).unwrap().facts;
+    assert!(full.has_image);
+    assert!(full.estimated_prompt_tokens > 765);
+    let text = br#"{"model":"m","messages":[{"role":"user","content":"say \"image_url\" please"}]}"#;
+    assert!(!extract_to(RouteKind::ChatCompletions, text, Depth::TopAndImage).unwrap().facts.has_image);
+    assert!(!extract_to(RouteKind::ChatCompletions, image, Depth::Top).unwrap().facts.has_image);
+    // Both depths refuse the same broken bodies.
+    let broken = br#"{"model":"m","messages":[{"role":"user","content":"x"}"#;
+    assert!(extract_to(RouteKind::ChatCompletions, broken, Depth::Top).is_err());
+}
+
+fn chat(body: &str) -> Result<Extracted, FactsError> {
+    extract(RouteKind::ChatCompletions, body.as_bytes())
+}
+
+#[test]
+fn finds_model_and_stream_and_splices() {
+    let body = r#"{"messages":[{"role":"user","content":"hi \"model\""}], "model" : "gpt-4o-mini","stream":true}"#;
+    let ex = chat(body).unwrap();
+    assert_eq!(ex.facts.model, "gpt-4o-mini");
+    assert!(ex.facts.stream);
+    let mut out = Vec::new();
+    append_with_model(&mut out, body.as_bytes(), &ex.model_span, br#""upstream-x""#);
+    let expected = body.replace(r#""gpt-4o-mini""#, r#""upstream-x""#);
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+    assert_eq!(rewritten_len(body.as_bytes(), &ex.model_span, br#""upstream-x""#), expected.len());
+}
+
+#[test]
+fn escaped_model_names_are_decoded() {
+    let ex = chat(r#"{"model":"a\/b\u0041"}"#).unwrap();
+    assert_eq!(ex.facts.model, "a/bA");
+    assert!(!ex.facts.stream);
+}
+
+#[test]
+fn bad_bodies_say_what_is_wrong() {
+    assert!(matches!(chat(r#"{"model":"x""#), Err(FactsError::InvalidJson(_))));
+    assert!(matches!(chat("not json"), Err(FactsError::InvalidJson(_))));
+    assert_eq!(chat("[1]"), Err(FactsError::NotAnObject));
+    assert_eq!(chat(r#"{"messages":[]}"#), Err(FactsError::MissingModel));
+    assert_eq!(chat(r#"{"model":3}"#), Err(FactsError::ModelNotString));
+    assert_eq!(chat(r#"{"model":"x","stream":"yes"}"#), Err(FactsError::StreamNotBool));
+    assert!(matches!(chat(r#"{"model":"x","model":"y"}"#), Err(FactsError::InvalidJson(_))));
+    assert!(matches!(extract(RouteKind::Embeddings, b"{\"model\":\"\xff\"}"), Err(FactsError::InvalidJson(_))));
+}
+
+#[test]
+fn null_stream_is_false() {
+    assert!(!chat(r#"{"model":"x","stream":null}"#).unwrap().facts.stream);
+}
+
+fn fixture(name: &str) -> Option<Vec<u8>> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/");
+    std::fs::read(format!("{path}{name}")).ok()
+}
+
+#[test]
+fn the_fixture_request_with_images_tools_and_max_tokens() {
+    let Some(body) = fixture("openai_chat_request.json") else {
+        return; // the shared fixtures are not part of the repository
+    };
+    let f = extract(RouteKind::ChatCompletions, &body).unwrap().facts;
+    assert_eq!(f.model, "gpt-4o");
+    assert!(f.has_image);
+    assert_eq!(f.max_tokens, Some(300));
+    let expected = [Param::Tools, Param::ToolChoice, Param::ParallelToolCalls];
+    assert_eq!(f.params.iter().collect::<Vec<_>>(), expected, "response_format text is not a schema");
+    assert!(f.tags.is_empty(), "metadata without tags");
+    // 5 messages, 2 images, the tools' JSON: well above the text alone, well below the body.
+    let images = 2 * estimate::PER_IMAGE;
+    assert!(f.estimated_prompt_tokens > images + 5 * estimate::PER_MESSAGE + 100, "{}", f.estimated_prompt_tokens);
+    assert!(f.estimated_prompt_tokens < images + body.len() as u64 / 2, "{}", f.estimated_prompt_tokens);
+}
+
+#[test]
+fn the_fixture_stream_and_embeddings_requests() {
+    let (Some(stream), Some(embed)) =
+        (fixture("openai_chat_request_stream.json"), fixture("openai_embeddings_request.json"))
+    else {
+        return;
+    };
+    let f = extract(RouteKind::ChatCompletions, &stream).unwrap().facts;
+    assert!(f.stream && !f.has_image && f.params.is_empty());
+    assert_eq!(f.max_tokens, Some(256), "max_completion_tokens");
+    // "You are a helpful assistant." + "Hello!" + the roles ("system", "user"), as JSON
+    // with their quotes: 52 bytes -> 13, + 2 messages, + priming.
+    assert_eq!(f.estimated_prompt_tokens, 13 + 2 * estimate::PER_MESSAGE + estimate::PER_PROMPT);
+    let e = extract(RouteKind::Embeddings, &embed).unwrap().facts;
+    assert_eq!(e.route, RouteKind::Embeddings);
+    assert!(e.estimated_prompt_tokens >= 85 / 4, "{}", e.estimated_prompt_tokens);
+}
+
+#[test]
+fn non_ascii_bytes_are_counted_eight_at_a_time() {
+    for s in ["", "abc", "café au lait, naïve résumé", "中文中文中文", "a\u{10348}bcdefghijk"] {
+        assert_eq!(non_ascii_bytes(s.as_bytes()), s.bytes().filter(|b| !b.is_ascii()).count() as u64, "{s}");
+    }
+}
+
+#[test]
+fn tags_region_and_params() {
+    let f = chat(
+        r#"{"model":"m","metadata":{"tags":["paid","!beta",3,"&eu"],"user":"x"},"allowed_model_region":"EU",
+            "response_format":{"type":"json_schema","json_schema":{}},"reasoning_effort":"low",
+            "tool_choice":"none","tools":[],"parallel_tool_calls":false,"max_tokens":12}"#,
+    )
+    .unwrap()
+    .facts;
+    assert_eq!(f.tags, ["paid", "!beta", "&eu"]);
+    assert_eq!(f.allowed_model_region.as_deref(), Some("eu"));
+    assert_eq!(f.params.iter().collect::<Vec<_>>(), [Param::ResponseSchema, Param::ReasoningEffort]);
+    assert_eq!(f.max_tokens, Some(12));
+    let g = chat(r#"{"model":"m","metadata":"no","max_tokens":"x","max_completion_tokens":7,"messages":{"a":1}}"#)
+        .unwrap()
+        .facts;
+    assert!(g.tags.is_empty());
+    assert_eq!((g.max_tokens, g.estimated_prompt_tokens), (Some(7), 0));
+}
+
+#[test]
+fn the_estimate_counts_text_not_image_data_and_never_much_under() {
+    let image = "A".repeat(100_000);
+    let body = format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":[{{"type":"text","text":"abcd"}},{{"type":"image_url","image_url":{{"url":"data:image/png;base64,{image}"}}}}]}}]}}"#
+    );
+    let f = chat(&body).unwrap().facts;
+    assert!(f.has_image);
+    // "abcd" and "user" (the role, 6 bytes of JSON): 10 bytes -> 3.
+    assert_eq!(f.estimated_prompt_tokens, 3 + estimate::PER_IMAGE + estimate::PER_MESSAGE + estimate::PER_PROMPT);
+    // CJK: 3 bytes a character, one token each at most.
+    let cjk = "中文".repeat(300);
+    let f = chat(&format!(r#"{{"model":"m","messages":[{{"role":"user","content":"{cjk}"}}]}}"#)).unwrap().facts;
+    assert!(f.estimated_prompt_tokens >= 600, "{}", f.estimated_prompt_tokens);
+    // Escapes are counted as written (26 bytes for 4 characters, + the role's 6): over, never under.
+    let f = chat(r#"{"model":"m","messages":[{"role":"user","content":"\u0041\u0042\u0043\u0044"}]}"#).unwrap().facts;
+    assert_eq!(f.estimated_prompt_tokens, 8 + estimate::PER_MESSAGE + estimate::PER_PROMPT);
+}
