@@ -61,6 +61,20 @@ impl ErrorClass {
         }
     }
 
+    /// The class of a pick that found nothing: a context-window pre-call check emptying the
+    /// group is a context-window error (for `context_window_fallbacks`), another check on what
+    /// the request asks (region, params, tags) a bad request, anything else — everything
+    /// cooling down, over its limits — a rate limit, as LiteLLM treats "no deployments".
+    pub fn of_route_error(e: &crate::RouteError) -> ErrorClass {
+        if e.is_context_window() {
+            ErrorClass::ContextWindow
+        } else if e.status() == 400 {
+            ErrorClass::BadRequest
+        } else {
+            ErrorClass::RateLimit
+        }
+    }
+
     /// The class of a failed attempt; `error_body` is the upstream's error text (a 400 is a
     /// context-window or content-policy error when its code or message says so, as the
     /// providers' errors do).

@@ -12,6 +12,7 @@
 //! A retry or fallback only happens while nothing reached the client; the gateway does not
 //! consult the walk once response bytes went out.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use crate::fallback::{ErrorClass, Fallbacks, RetryPolicy};
@@ -34,8 +35,11 @@ pub struct Walk<'r> {
     rules: &'r Fallbacks,
     policy: &'r RetryPolicy,
     num_retries: u32,
-    /// The model name the next pick resolves, and the tier it targets (`None`: the lowest).
-    target: String,
+    /// The requested name.
+    requested: &'r str,
+    /// The model name the next pick resolves (borrowed until a fallback: a request that is
+    /// served at once allocates nothing here), and the tier it targets (`None`: the lowest).
+    target: Cow<'r, str>,
     order: Option<u32>,
     /// Fallback hops from the requested name to `target`.
     depth: u32,
@@ -44,24 +48,26 @@ pub struct Walk<'r> {
     failed: Vec<DeploymentIdx>,
     /// Fallback groups still to try, the next one last, with their depth.
     pending: Vec<(String, u32)>,
+    /// Fallback groups already tried (the requested name is tried too).
     tried: Vec<String>,
     attempts: u32,
     fallbacks: u32,
 }
 
 impl<'r> Walk<'r> {
-    pub fn new(model: &str, rules: &'r Fallbacks, policy: &'r RetryPolicy, num_retries: u32) -> Walk<'r> {
+    pub fn new(model: &'r str, rules: &'r Fallbacks, policy: &'r RetryPolicy, num_retries: u32) -> Walk<'r> {
         Walk {
             rules,
             policy,
             num_retries,
-            target: model.to_string(),
+            requested: model,
+            target: Cow::Borrowed(model),
             order: None,
             depth: 0,
             retries_used: 0,
             failed: Vec::new(),
             pending: Vec::new(),
-            tried: vec![model.to_string()],
+            tried: Vec::new(),
             attempts: 0,
             fallbacks: 0,
         }
@@ -138,11 +144,11 @@ impl<'r> Walk<'r> {
             }
         }
         while let Some((group, depth)) = self.pending.pop() {
-            if self.tried.contains(&group) {
+            if group == self.requested || self.tried.contains(&group) {
                 continue;
             }
             self.tried.push(group.clone());
-            self.target = group.clone();
+            self.target = Cow::Owned(group.clone());
             self.depth = depth;
             self.order = None;
             self.retries_used = 0;

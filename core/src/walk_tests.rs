@@ -168,3 +168,26 @@ fn unauthorized_retries_only_while_another_deployment_of_the_tier_is_untried() {
     assert_eq!(fail(&mut w, &s, "a1", Failure::Status(401)), Step::Retry);
     assert_eq!(fail(&mut w, &s, "a2", Failure::Status(401)), Step::Stop);
 }
+
+#[test]
+fn a_pick_emptied_by_the_context_window_check_takes_the_context_window_fallbacks() {
+    let s = snap(&[("a1", "a", None), ("big1", "big", None), ("g1", "g", None)]);
+    let r = rules(&[("a", &["g"])], &[("a", &["big"])]);
+    let p = RetryPolicy::default();
+    let mut w = Walk::new("a", &r, &p, 3);
+    let e = crate::RouteError::NoDeployments {
+        model: "a".into(),
+        cooldown_ids: Vec::new(),
+        retry_after_secs: 0,
+        pre_call_checks: true,
+        over_limit: Vec::new(),
+        emptied_by: Some(crate::Emptied::ContextWindow {
+            estimated_tokens: 900,
+            max_tokens: None,
+            largest_window: Some(100),
+        }),
+    };
+    let class = ErrorClass::of_route_error(&e);
+    assert_eq!(class, ErrorClass::ContextWindow);
+    assert_eq!(w.after_failure(&s, &State::new(&s), None, class, Instant::now()), Step::Fallback("big".into()));
+}

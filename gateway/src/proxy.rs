@@ -114,15 +114,14 @@ pub async fn serve(
             Ok(d) => d,
             Err(e) => {
                 // Nothing to pick in this target (all cooling down or filtered out, or a
-                // fallback group that does not exist): like a rate limit, the walk may go on.
+                // fallback group that does not exist): the walk may go on, by the error's class.
                 // A requested name that does not exist is the caller's mistake: it stops here.
                 let unknown_request = matches!(e, RouteError::UnknownModel { .. }) && walk.target() == facts.model;
                 let step = if unknown_request {
                     Step::Stop
                 } else {
-                    shard.with_state(routes, |state| {
-                        walk.after_failure(snap, state, None, ErrorClass::RateLimit, Instant::now())
-                    })
+                    let class = ErrorClass::of_route_error(&e);
+                    shard.with_state(routes, |state| walk.after_failure(snap, state, None, class, Instant::now()))
                 };
                 route_error.get_or_insert(e);
                 if step != Step::Stop {

@@ -216,3 +216,23 @@ fn retry_after_waits_before_a_retry_but_not_before_a_fallback() {
     assert!(took >= Duration::from_millis(400), "took {took:?}");
     assert!(took < Duration::from_millis(790), "took {took:?}: waited before the fallback too");
 }
+
+#[test]
+fn a_prompt_the_pre_call_check_finds_too_long_goes_to_the_context_window_fallback_unsent() {
+    let small = Mock::start("small", &[]);
+    let big = Mock::start("big", &[]);
+    let other = Mock::start("other", &[]);
+    let yaml = config(
+        &[
+            deployment("small", "dep-small", MODEL, &small, ""),
+            deployment("big", "dep-big", MODEL, &big, ""),
+            deployment("other", "dep-other", MODEL, &other, ""),
+        ],
+        "router_settings:\n  enable_pre_call_checks: true\n  context_window_fallbacks: [{small: [big]}]\n  fallbacks: [{small: [other]}]\n",
+    )
+    .replace("model_info: {id: dep-small}", "model_info: {id: dep-small, max_input_tokens: 100}");
+    let gateway = Gateway::start(&yaml);
+    let r = gateway.post("/v1/chat/completions", &long_chat("small", 2000));
+    assert_eq!((r.status, r.deployment(), r.attempts()), (200, "dep-big", 1), "{}", r.text());
+    assert_eq!((small.request_count(), other.request_count()), (0, 0), "the small window was never called");
+}
