@@ -18,10 +18,10 @@ pub fn serde_json_borrowed(body: &[u8]) -> Result<Extracted, FactsError> {
     facts::extract(RouteKind::ChatCompletions, body)
 }
 
-/// The gateway's extraction at [`facts::Depth::TopAndImage`]: what a request costs when no filter
-/// reads the prompt estimate (pre-call checks off) but a group mixes vision deployments.
+/// The gateway's extraction when no filter reads more than `model` and `stream` (pre-call checks,
+/// tags and session affinity off; no group mixing vision deployments): the common config.
 pub fn serde_json_top(body: &[u8]) -> Result<Extracted, FactsError> {
-    facts::extract_to(RouteKind::ChatCompletions, body, facts::Depth::TopAndImage)
+    facts::extract_to(RouteKind::ChatCompletions, body, facts::Needs::NONE)
 }
 
 /// [`serde_json_borrowed`] plus a UTF-8 check of the whole body with `std::str::from_utf8`:

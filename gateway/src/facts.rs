@@ -160,40 +160,47 @@ impl MessagesScan {
     }
 }
 
-/// The key of an image content part, searched for at [`Depth::TopAndImage`] (the searcher is
-/// built once).
+/// The key of an image content part, searched for when the image flag is needed without the
+/// walk over `messages` (the searcher is built once).
 static IMAGE_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"image_url\""));
 
-/// How much of the body the facts need: the messages are walked (for the prompt estimate) only
-/// when the routes read it (pre-call checks on), the image flag only when a filter can act on it.
+/// Which facts the routes read, so that a request pays only for those: `model` and `stream`
+/// always; the rest when a filter uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Depth {
-    /// `model`, `stream`, the top-level params, metadata.
-    Top,
-    /// Also the image flag, by a byte search (when a group mixes vision and text-only deployments).
-    TopAndImage,
-    /// Also the prompt estimate from a walk over `messages` (and the image flag from it).
-    Messages,
+pub struct Needs {
+    /// The prompt estimate: a walk over `messages` (the context-window check).
+    pub prompt: bool,
+    /// Whether an image is attached (a group mixes vision and text-only deployments).
+    pub image: bool,
+    /// The requested params (the unsupported-params check) and the region.
+    pub params: bool,
+    /// `metadata`: tags (tag filtering) and the session id (session affinity).
+    pub metadata: bool,
 }
 
-/// [`extract_to`] at full depth (the dry run, tests, benches).
+impl Needs {
+    pub const ALL: Needs = Needs { prompt: true, image: true, params: true, metadata: true };
+    pub const NONE: Needs = Needs { prompt: false, image: false, params: false, metadata: false };
+}
+
+/// [`extract_to`] with every fact (the dry run, tests, benches).
 pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
-    extract_to(route, body, Depth::Messages)
+    extract_to(route, body, Needs::ALL)
 }
 
-pub fn extract_to(route: RouteKind, body: &[u8], depth: Depth) -> Result<Extracted, FactsError> {
-    match depth {
-        Depth::Messages => extract_with::<MessagesScan>(route, body, false),
-        Depth::TopAndImage => extract_with::<Skipped>(route, body, true),
-        Depth::Top => extract_with::<Skipped>(route, body, false),
+pub fn extract_to(route: RouteKind, body: &[u8], needs: Needs) -> Result<Extracted, FactsError> {
+    if needs.prompt {
+        extract_with::<MessagesScan>(route, body, needs)
+    } else {
+        extract_with::<Skipped>(route, body, needs)
     }
 }
 
 fn extract_with<'b, M: Messages + Deserialize<'b>>(
     route: RouteKind,
     body: &'b [u8],
-    search_image: bool,
+    needs: Needs,
 ) -> Result<Extracted, FactsError> {
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
@@ -212,8 +219,8 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
     let start = raw_model.get().as_ptr() as usize - body.as_ptr() as usize;
     let model_span = start..start + raw_model.get().len();
     let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
-    read_the_rest(&top, &mut facts);
-    if search_image {
+    read_the_rest(&top, &mut facts, needs);
+    if needs.image && !needs.prompt {
         // Without the walk: an `image_url` content part shows as its key (an escaped quote in
         // text cannot form `"image_url"`); a false positive only prefers vision deployments.
         facts.has_image = IMAGE_KEY.find(body).is_some();
@@ -223,12 +230,25 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
 
 /// Everything but `model` and `stream`: the prompt estimate, `max_tokens`, the image flag, the
 /// requested params, the tags and the region.
-fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
+fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts, needs: Needs) {
+    let count = |raw: Option<&RawValue>| raw.and_then(|r| r.get().parse::<u64>().ok());
+    facts.max_tokens = count(top.max_tokens).or(count(top.max_completion_tokens));
+    if needs.prompt {
+        read_prompt(top, facts);
+    }
+    if needs.params {
+        read_params(top, facts);
+    }
+    if needs.metadata {
+        read_metadata(top, facts);
+    }
+}
+
+/// The prompt estimate and the image flag, from the walk over `messages` (and tools, input).
+fn read_prompt<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
     let mut scan = top.messages.scan();
-    let present = |raw: Option<&RawValue>| raw.is_some_and(|r| r.get() != "null");
     let tools = [top.tools, top.functions].into_iter().flatten().filter(|r| !matches!(r.get(), "null" | "[]"));
     for raw in tools {
-        facts.params.insert(Param::Tools);
         scan.raw(raw);
     }
     if let Some(input) = top.input {
@@ -240,6 +260,14 @@ fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
     }
     facts.estimated_prompt_tokens = tokens;
     facts.has_image = scan.images > 0;
+}
+
+/// The params the unsupported-params check knows, and the region.
+fn read_params<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
+    let present = |raw: Option<&RawValue>| raw.is_some_and(|r| r.get() != "null");
+    if [top.tools, top.functions].into_iter().flatten().any(|r| !matches!(r.get(), "null" | "[]")) {
+        facts.params.insert(Param::Tools);
+    }
     if present(top.tool_choice) && top.tool_choice.map(RawValue::get) != Some("\"none\"") {
         facts.params.insert(Param::ToolChoice);
     }
@@ -259,8 +287,15 @@ fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
             facts.params.insert(Param::ResponseSchema);
         }
     }
-    let count = |raw: Option<&RawValue>| raw.and_then(|r| r.get().parse::<u64>().ok());
-    facts.max_tokens = count(top.max_tokens).or(count(top.max_completion_tokens));
+    if let Some(raw) = top.allowed_model_region {
+        if let Ok(region) = serde_json::from_str::<Cow<'_, str>>(raw.get()) {
+            facts.allowed_model_region = Some(region.trim().to_ascii_lowercase());
+        }
+    }
+}
+
+/// `metadata.tags` and `metadata.session_id`.
+fn read_metadata<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
     if let Some(raw) = top.metadata {
         #[derive(Deserialize)]
         struct Metadata<'a> {
@@ -278,11 +313,6 @@ fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
                 serde_json::Value::String(s) => Some(s),
                 _ => None,
             }));
-        }
-    }
-    if let Some(raw) = top.allowed_model_region {
-        if let Ok(region) = serde_json::from_str::<Cow<'_, str>>(raw.get()) {
-            facts.allowed_model_region = Some(region.trim().to_ascii_lowercase());
         }
     }
 }

@@ -1,22 +1,33 @@
 //! Tests of `facts.rs`: every field the pick reads, the errors, both depths, the fixtures.
 
 use super::*;
+use switchyard_core::RequestParams;
 
 #[test]
-fn at_top_depth_the_messages_are_skipped_but_an_image_still_shows() {
+fn without_the_prompt_estimate_the_messages_are_skipped_but_an_image_still_shows() {
     let image = br#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:x"}}]}]}"#;
-    let top = extract_to(RouteKind::ChatCompletions, image, Depth::TopAndImage).unwrap().facts;
+    let top = extract_to(RouteKind::ChatCompletions, image, Needs { image: true, ..Needs::NONE }).unwrap().facts;
     assert!(top.has_image);
     assert_eq!(top.estimated_prompt_tokens, 0);
-    let full = extract_to(RouteKind::ChatCompletions, image, Depth::Messages).unwrap().facts;
+    let full = extract_to(RouteKind::ChatCompletions, image, Needs::ALL).unwrap().facts;
     assert!(full.has_image);
     assert!(full.estimated_prompt_tokens > 765);
     let text = br#"{"model":"m","messages":[{"role":"user","content":"say \"image_url\" please"}]}"#;
-    assert!(!extract_to(RouteKind::ChatCompletions, text, Depth::TopAndImage).unwrap().facts.has_image);
-    assert!(!extract_to(RouteKind::ChatCompletions, image, Depth::Top).unwrap().facts.has_image);
-    // Both depths refuse the same broken bodies.
+    assert!(
+        !extract_to(RouteKind::ChatCompletions, text, Needs { image: true, ..Needs::NONE }).unwrap().facts.has_image
+    );
+    assert!(!extract_to(RouteKind::ChatCompletions, image, Needs::NONE).unwrap().facts.has_image);
+    // Facts nobody reads are not extracted.
+    let tagged = br#"{"model":"m","metadata":{"tags":["a"],"session_id":"s"},"tools":[{"type":"function"}],"allowed_model_region":"eu"}"#;
+    let lean = extract_to(RouteKind::ChatCompletions, tagged, Needs::NONE).unwrap().facts;
+    assert!(lean.tags.is_empty() && lean.affinity.session.is_none() && lean.params == RequestParams::NONE);
+    assert_eq!(lean.allowed_model_region, None);
+    let full = extract_to(RouteKind::ChatCompletions, tagged, Needs::ALL).unwrap().facts;
+    assert_eq!(full.tags, ["a"]);
+    assert!(full.affinity.session.is_some() && full.params != RequestParams::NONE);
+    // Either way the same broken bodies are refused.
     let broken = br#"{"model":"m","messages":[{"role":"user","content":"x"}"#;
-    assert!(extract_to(RouteKind::ChatCompletions, broken, Depth::Top).is_err());
+    assert!(extract_to(RouteKind::ChatCompletions, broken, Needs::NONE).is_err());
 }
 
 fn chat(body: &str) -> Result<Extracted, FactsError> {

@@ -77,7 +77,7 @@ pub async fn serve(
     let started = Instant::now();
     let routes = shard.sync();
     let routes: &Arc<Routes> = &routes;
-    let extracted = match facts::extract_to(route, body, routes.facts_depth) {
+    let extracted = match facts::extract_to(route, body, routes.facts_needed) {
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));

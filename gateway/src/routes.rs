@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use switchyard_core::{RouteKind, Snapshot};
 
-use crate::facts::Depth;
+use crate::facts::Needs;
 use crate::http::write;
 use crate::upstream::target::Target;
 
@@ -43,8 +43,8 @@ pub struct Routes {
     pub models_body: Vec<u8>,
     /// `general_settings.master_key`: admin endpoints require it when set.
     pub master_key: Option<String>,
-    /// How deep request facts are read: the prompt estimate only when a filter reads it.
-    pub facts_depth: Depth,
+    /// Which request facts the filters read (the rest is not extracted).
+    pub facts_needed: Needs,
 }
 
 const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
@@ -97,17 +97,24 @@ impl Routes {
             });
         }
         let models_body = models_list(&snapshot);
-        // Only the context-window check reads the prompt estimate (usage-based routing counts
-        // body bytes); the walk over `messages` doubles the extraction's cost, so it is skipped
-        // when nothing reads it.
-        let facts_depth = if snapshot.settings.enable_pre_call_checks {
-            Depth::Messages
-        } else if mixes_vision(&snapshot) {
-            Depth::TopAndImage
-        } else {
-            Depth::Top
-        };
-        Ok(Routes { snapshot, upstreams, models_body, master_key: None, facts_depth })
+        let facts_needed = facts_needed(&snapshot);
+        Ok(Routes { snapshot, upstreams, models_body, master_key: None, facts_needed })
+    }
+}
+
+/// What the filters of `snapshot` read from a request. The walk over `messages` (the prompt
+/// estimate, for the context-window check) doubles the extraction's cost; usage-based routing
+/// counts body bytes instead.
+fn facts_needed(snapshot: &Snapshot) -> Needs {
+    let settings = &snapshot.settings;
+    let affinity = &settings.affinity;
+    Needs {
+        prompt: settings.enable_pre_call_checks,
+        image: mixes_vision(snapshot),
+        params: settings.enable_pre_call_checks,
+        metadata: settings.enable_tag_filtering
+            || affinity.all_groups.session
+            || affinity.per_group.iter().any(|(_, k)| k.session),
     }
 }
 
