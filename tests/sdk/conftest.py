@@ -158,7 +158,10 @@ def stack(tmp_path_factory):
             + _deployment("gpt-4o-mini", "mini-beta", "openai/gpt-4o-mini", beta)
             + _deployment("text-embedding-3-small", "embed-alpha", "openai/text-embedding-3-small", alpha)
             + _deployment("broken", "broken-1", "openai/gpt-4o", broken)
+            + _deployment("guarded", "guarded-1", "openai/gpt-4o", broken)
             + "router_settings:\n  num_retries: 1\n"
+            + "  fallbacks: [{guarded: [gpt-4o-mini]}]\n"
+            + "  model_group_alias: {fast: gpt-4o-mini, internal: {model: gpt-4o-mini, hidden: true}}\n"
         )
         path = tmp_path_factory.mktemp("gateway") / "config.yaml"
         path.write_text(config)

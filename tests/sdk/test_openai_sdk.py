@@ -89,7 +89,7 @@ def test_embeddings(client):
 
 def test_models_list(client):
     ids = [model.id for model in client.models.list()]
-    assert ids == ["gpt-4o-mini", "text-embedding-3-small", "broken"]
+    assert ids == ["gpt-4o-mini", "text-embedding-3-small", "broken", "guarded", "fast"]
 
 
 def test_unknown_model_is_a_bad_request_with_litellms_message(client):
@@ -130,3 +130,22 @@ def test_caller_key_is_replaced_by_the_deployment_key(client, stack):
             assert CALLER_KEY not in str(request["headers"])
             assert '"model":"gpt-4o-mini"' in request["body"] or '"model":"text-embedding-3-small"' in request["body"]
     assert seen >= 2
+
+
+def test_a_failing_group_falls_back_and_the_sdk_sees_a_normal_answer(client, stack):
+    before = stack.mocks["broken"].stats()["requests"]
+    raw = client.chat.completions.with_raw_response.create(model="guarded", messages=MESSAGES)
+    assert raw.headers["x-switchyard-model-group"] == "gpt-4o-mini"
+    assert raw.headers["x-switchyard-deployment"] in ANSWERS
+    assert raw.headers["x-switchyard-attempts"] == "3"  # 1 + num_retries in guarded, then the fallback
+    assert "picked" in raw.headers["x-switchyard-route"]
+    completion = raw.parse()
+    assert completion.choices[0].message.content == ANSWERS[raw.headers["x-switchyard-deployment"]]
+    assert stack.mocks["broken"].stats()["requests"] - before == 2
+
+
+def test_aliases_visible_and_hidden_serve_their_group(client):
+    for name in ("fast", "internal"):
+        raw = client.chat.completions.with_raw_response.create(model=name, messages=MESSAGES)
+        assert raw.headers["x-switchyard-model-group"] == "gpt-4o-mini"
+        assert raw.parse().choices[0].message.content in ANSWERS.values()
