@@ -14,7 +14,11 @@ const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 
 fn heads(c: &mut Criterion) {
     let defaults = Limits::default();
-    let limits = HeadLimits { max_header_bytes: defaults.max_header_bytes, max_headers: defaults.max_headers };
+    let limits = HeadLimits {
+        max_header_bytes: defaults.max_header_bytes,
+        max_headers: defaults.max_headers,
+        max_uri_bytes: defaults.max_uri_bytes,
+    };
     let mut group = c.benchmark_group("http");
     group.throughput(Throughput::Bytes(REQUEST_HEAD.len() as u64));
     group.bench_function("parse_request_head/openai_python_17_fields", |b| {

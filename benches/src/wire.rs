@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn the_heads_parse_as_the_gateway_expects() {
-        let limits = HeadLimits { max_header_bytes: 64 * 1024, max_headers: 100 };
+        let limits = HeadLimits { max_header_bytes: 64 * 1024, max_headers: 100, max_uri_bytes: 8 * 1024 };
         let req = parse_request_head(REQUEST_HEAD.as_bytes(), limits).unwrap().unwrap();
         assert_eq!(req.framing, BodyFraming::Length(1024));
         assert_eq!(req.head_len, REQUEST_HEAD.len());

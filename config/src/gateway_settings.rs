@@ -121,11 +121,22 @@ pub struct Limits {
     pub max_header_bytes: usize,
     pub max_headers: usize,
     pub max_body_bytes: usize,
+    /// The request target (path and query), 414 beyond.
+    pub max_uri_bytes: usize,
+    /// Client connections one shard keeps open; new ones beyond it are closed at once while
+    /// the open ones keep being served.
+    pub max_connections_per_shard: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_header_bytes: 64 * 1024, max_headers: 100, max_body_bytes: 32 * 1024 * 1024 }
+        Limits {
+            max_header_bytes: 64 * 1024,
+            max_headers: 100,
+            max_body_bytes: 32 * 1024 * 1024,
+            max_uri_bytes: 8 * 1024,
+            max_connections_per_shard: 50_000,
+        }
     }
 }
 
@@ -138,6 +149,11 @@ pub struct Timeouts {
     pub keepalive_idle: Duration,
     /// How long an idle pooled upstream connection is kept.
     pub upstream_idle: Duration,
+    /// How long a client may take to send a whole request head once it started (408 — a
+    /// slowloris trickling bytes gets no more time by trickling).
+    pub request_head: Duration,
+    /// How long a client may pause while sending a request body (408).
+    pub request_body_idle: Duration,
 }
 
 impl Default for Timeouts {
@@ -146,6 +162,8 @@ impl Default for Timeouts {
             connect: Duration::from_secs(5),
             keepalive_idle: Duration::from_secs(60),
             upstream_idle: Duration::from_secs(90),
+            request_head: Duration::from_secs(10),
+            request_body_idle: Duration::from_secs(30),
         }
     }
 }

@@ -23,8 +23,9 @@ const KEYS: [&str; 9] = [
     "health_checks",
 ];
 const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
-const LIMIT_KEYS: [&str; 3] = ["max_header_bytes", "max_headers", "max_body_bytes"];
-const TIMEOUT_KEYS: [&str; 3] = ["connect", "keepalive_idle", "upstream_idle"];
+const LIMIT_KEYS: [&str; 5] =
+    ["max_header_bytes", "max_headers", "max_body_bytes", "max_uri_bytes", "max_connections_per_shard"];
+const TIMEOUT_KEYS: [&str; 5] = ["connect", "keepalive_idle", "upstream_idle", "request_head", "request_body_idle"];
 
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
 pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> GatewaySettings {
@@ -55,6 +56,8 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: 
         set(c, &mut limits, "max_header_bytes", &kinds::POSITIVE_USIZE, &mut l.max_header_bytes);
         set(c, &mut limits, "max_headers", &kinds::POSITIVE_USIZE, &mut l.max_headers);
         set(c, &mut limits, "max_body_bytes", &kinds::POSITIVE_USIZE, &mut l.max_body_bytes);
+        set(c, &mut limits, "max_uri_bytes", &kinds::POSITIVE_USIZE, &mut l.max_uri_bytes);
+        set(c, &mut limits, "max_connections_per_shard", &kinds::POSITIVE_USIZE, &mut l.max_connections_per_shard);
         c.refuse_unknown(&limits, &LIMIT_KEYS);
     }
     if let Some(mut timeouts) = c.optional_map(&mut fields, "timeouts") {
@@ -62,6 +65,8 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: 
         set(c, &mut timeouts, "connect", &DURATION, &mut t.connect);
         set(c, &mut timeouts, "keepalive_idle", &DURATION, &mut t.keepalive_idle);
         set(c, &mut timeouts, "upstream_idle", &DURATION, &mut t.upstream_idle);
+        set(c, &mut timeouts, "request_head", &DURATION, &mut t.request_head);
+        set(c, &mut timeouts, "request_body_idle", &DURATION, &mut t.request_body_idle);
         c.refuse_unknown(&timeouts, &TIMEOUT_KEYS);
     }
     if let Some(map) = c.optional(&mut fields, "model_cost_map", &kinds::NON_EMPTY_STRING) {

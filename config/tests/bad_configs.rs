@@ -138,8 +138,8 @@ fn unknown_switchyard_keys_are_errors_naming_the_valid_ones() {
     assert_eq!(
         errors(&yaml),
         [
-            "switchyard.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes",
-            r#"switchyard.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle"#,
+            "switchyard.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes, max_uri_bytes, max_connections_per_shard",
+            r#"switchyard.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle, request_head, request_body_idle"#,
             r#"switchyard.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks"#,
         ]
     );

@@ -50,6 +50,8 @@ pub struct Shard {
     pub access_log: RefCell<AccessLog>,
     /// Requests being served (head read, response not finished): a drain waits for zero.
     pub active_requests: Cell<usize>,
+    /// Client connections open on this shard (`limits.max_connections_per_shard`).
+    pub open_connections: Cell<usize>,
 }
 
 /// What a shard is made of, besides what it builds itself.
@@ -81,6 +83,7 @@ impl Shard {
             metrics: RefCell::new(ShardMetrics::default()),
             access_log: RefCell::new(parts.access_log),
             active_requests: Cell::new(0),
+            open_connections: Cell::new(0),
             hub: parts.hub,
             settings: parts.settings,
         }

@@ -33,6 +33,8 @@ impl Method {
 pub struct HeadLimits {
     pub max_header_bytes: usize,
     pub max_headers: usize,
+    /// The request target's bytes (414 beyond).
+    pub max_uri_bytes: usize,
 }
 
 /// What the server needs from a request head. Header values the handlers read are copied out,
@@ -58,6 +60,7 @@ pub struct RequestHead {
 /// Why a head was refused; each maps to a status and a message for the client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HeadError {
+    UriTooLong,
     TooLarge,
     TooManyHeaders,
     Malformed(String),
@@ -66,6 +69,7 @@ pub enum HeadError {
 impl HeadError {
     pub fn status(&self) -> u16 {
         match self {
+            HeadError::UriTooLong => 414,
             HeadError::TooLarge | HeadError::TooManyHeaders => 431,
             HeadError::Malformed(_) => 400,
         }
@@ -73,6 +77,7 @@ impl HeadError {
 
     pub fn message(&self) -> String {
         match self {
+            HeadError::UriTooLong => "request target too long".to_string(),
             HeadError::TooLarge => "request header fields too large".to_string(),
             HeadError::TooManyHeaders => "too many request header fields".to_string(),
             HeadError::Malformed(why) => format!("malformed request: {why}"),
@@ -107,6 +112,11 @@ fn parse_with<'b>(
     let head_len = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
+            // A request line still without its end: its target is too long once it passed the
+            // limit (plus room for the method and version).
+            if !buf.contains(&b'\n') && buf.len() > limits.max_uri_bytes + 32 {
+                return Err(HeadError::UriTooLong);
+            }
             return if buf.len() > limits.max_header_bytes { Err(HeadError::TooLarge) } else { Ok(None) };
         }
         Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyHeaders),
@@ -117,7 +127,11 @@ fn parse_with<'b>(
     }
     let minor_version = req.version.unwrap_or(1);
     let method = Method::parse(req.method.unwrap_or(""));
-    let path = req.path.unwrap_or("/").to_string();
+    let target = req.path.unwrap_or("/");
+    if target.len() > limits.max_uri_bytes {
+        return Err(HeadError::UriTooLong);
+    }
+    let path = target.to_string();
 
     let mut content_length: Option<u64> = None;
     let mut chunked = false;
@@ -197,7 +211,7 @@ fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
 mod tests {
     use super::*;
 
-    const LIMITS: HeadLimits = HeadLimits { max_header_bytes: 1024, max_headers: 8 };
+    const LIMITS: HeadLimits = HeadLimits { max_header_bytes: 1024, max_headers: 8, max_uri_bytes: 64 };
 
     fn parse(raw: &str) -> Result<Option<RequestHead>, HeadError> {
         parse_request_head(raw.as_bytes(), LIMITS)
@@ -212,6 +226,18 @@ mod tests {
         assert_eq!(h.framing, BodyFraming::Length(12));
         assert!(h.keep_alive);
         assert_eq!(h.head_len, raw.len() - 2);
+    }
+
+    #[test]
+    fn a_long_target_is_refused_with_414_complete_or_not() {
+        let long = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(80));
+        assert_eq!(parse(&long), Err(HeadError::UriTooLong));
+        assert_eq!(HeadError::UriTooLong.status(), 414);
+        // Still arriving, with no end of line in sight.
+        let partial = format!("GET /{}", "a".repeat(120));
+        assert_eq!(parse(&partial), Err(HeadError::UriTooLong));
+        let fits = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(60));
+        assert!(parse(&fits).unwrap().is_some());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! next head is parsed from the buffer.
 
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::Instant;
 
 use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
@@ -17,12 +17,11 @@ use crate::respond::{self, Reply};
 use crate::server::endpoints;
 use crate::shard::Shard;
 
-/// How long a client may take to send the rest of a head or body once it started.
-const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
 pub async fn serve_connection(shard: Rc<Shard>, stream: TcpStream) {
     shard.hub.connection_opened();
+    shard.open_connections.set(shard.open_connections.get() + 1);
     serve_requests(&shard, stream).await;
+    shard.open_connections.set(shard.open_connections.get() - 1);
     shard.hub.connection_closed();
 }
 
@@ -31,6 +30,7 @@ async fn serve_requests(shard: &Shard, mut stream: TcpStream) {
     let limits = HeadLimits {
         max_header_bytes: shard.settings.limits.max_header_bytes,
         max_headers: shard.settings.limits.max_headers,
+        max_uri_bytes: shard.settings.limits.max_uri_bytes,
     };
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
@@ -96,6 +96,10 @@ enum HeadRead {
 }
 
 async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limits: HeadLimits) -> HeadRead {
+    // The whole head must arrive within `timeouts.request_head` of its first byte, however the
+    // client spreads its bytes (a slowloris gains nothing by trickling).
+    let mut deadline: Option<Instant> =
+        (!buf.is_empty()).then(|| Instant::now() + shard.settings.timeouts.request_head);
     loop {
         match parse_request_head(&buf, limits) {
             Ok(Some(head)) => return HeadRead::Head(head, buf),
@@ -103,12 +107,18 @@ async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limi
             Err(e) => return HeadRead::Refused(e.status(), e.message()),
         }
         let idle = buf.is_empty();
-        let wait = if idle { shard.settings.timeouts.keepalive_idle } else { REQUEST_READ_TIMEOUT };
+        let wait = match deadline {
+            None => shard.settings.timeouts.keepalive_idle,
+            Some(d) => d.saturating_duration_since(Instant::now()),
+        };
         match monoio::time::timeout(wait, read_more(stream, buf)).await {
             Err(_) if idle => return HeadRead::Closed,
             Err(_) => return HeadRead::Refused(408, "timed out reading the request head".to_string()),
             Ok((Ok(0), _)) | Ok((Err(_), _)) => return HeadRead::Closed,
-            Ok((Ok(_), b)) => buf = b,
+            Ok((Ok(_), b)) => {
+                buf = b;
+                deadline.get_or_insert_with(|| Instant::now() + shard.settings.timeouts.request_head);
+            }
         }
     }
 }
@@ -146,7 +156,7 @@ async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head
                 buf.reserve(end - buf.len());
             }
             while buf.len() < end {
-                match monoio::time::timeout(REQUEST_READ_TIMEOUT, read_more(stream, buf)).await {
+                match monoio::time::timeout(shard.settings.timeouts.request_body_idle, read_more(stream, buf)).await {
                     Err(_) => return BodyRead::Refused(408, "timed out reading the request body".to_string()),
                     Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
                     Ok((Ok(_), b)) => buf = b,
@@ -172,7 +182,7 @@ async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head
                 // Keep the buffer small: decoded bytes are no longer needed.
                 buf.drain(start..pos);
                 pos = start;
-                match monoio::time::timeout(REQUEST_READ_TIMEOUT, read_more(stream, buf)).await {
+                match monoio::time::timeout(shard.settings.timeouts.request_body_idle, read_more(stream, buf)).await {
                     Err(_) => return BodyRead::Refused(408, "timed out reading the request body".to_string()),
                     Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
                     Ok((Ok(_), b)) => buf = b,

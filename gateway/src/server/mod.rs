@@ -198,6 +198,12 @@ async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
+                if shard.open_connections.get() >= shard.settings.limits.max_connections_per_shard {
+                    // Over the cap: closed at once; the connections already open keep being
+                    // served (and the client sees a close, not a hang).
+                    drop(stream);
+                    continue;
+                }
                 monoio::spawn(conn::serve_connection(shard.clone(), stream));
             }
             Err(e) => {

@@ -90,6 +90,11 @@ impl Client {
     }
 
     /// Writes raw bytes.
+    /// The socket itself, for tests that write byte by byte.
+    pub fn stream_mut(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).expect("write request");
     }
