@@ -125,6 +125,11 @@ fn parse_with<'b>(
     if head_len > limits.max_header_bytes {
         return Err(HeadError::TooLarge);
     }
+    // RFC 9112 §2.2: a bare LF where CRLF is required (httparse accepts it) — refused, as a
+    // proxy in front of us could read the head differently.
+    if memchr::memchr_iter(b'\n', &buf[..head_len]).any(|i| i == 0 || buf[i - 1] != b'\r') {
+        return Err(HeadError::Malformed("bare LF in the request head (CRLF required)".to_string()));
+    }
     let minor_version = req.version.unwrap_or(1);
     let method = Method::parse(req.method.unwrap_or(""));
     let target = req.path.unwrap_or("/");
@@ -226,6 +231,19 @@ mod tests {
         assert_eq!(h.framing, BodyFraming::Length(12));
         assert!(h.keep_alive);
         assert_eq!(h.head_len, raw.len() - 2);
+    }
+
+    #[test]
+    fn a_bare_lf_anywhere_in_the_head_is_refused() {
+        for raw in [
+            "GET / HTTP/1.1\nHost: x\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\nFoo: y\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\n\n",
+            "GET / HTTP/1.1\nHost: x\n\n",
+        ] {
+            assert!(matches!(parse(raw), Err(HeadError::Malformed(_))), "{raw:?}");
+        }
+        assert!(parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().is_some());
     }
 
     #[test]
