@@ -20,6 +20,8 @@ pub struct Extracted {
 /// Why a body cannot be routed; each becomes a 400 in the OpenAI error shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FactsError {
+    /// The body is not UTF-8; the byte offset of the first invalid byte.
+    NotUtf8(usize),
     InvalidJson(String),
     NotAnObject,
     MissingModel,
@@ -30,6 +32,7 @@ pub enum FactsError {
 impl fmt::Display for FactsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            FactsError::NotUtf8(at) => write!(f, "request body is not valid UTF-8 (at byte {at})"),
             FactsError::InvalidJson(why) => write!(f, "request body is not valid JSON: {why}"),
             FactsError::NotAnObject => f.write_str("request body must be a JSON object"),
             FactsError::MissingModel => f.write_str("missing required parameter: 'model'"),
@@ -202,6 +205,12 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
     body: &'b [u8],
     needs: Needs,
 ) -> Result<Extracted, FactsError> {
+    // serde_json does not check the UTF-8 of the strings it skips: the whole body is checked
+    // (SIMD, a few GB/s), so that no invalid text is forwarded to a provider.
+    if simdutf8::basic::from_utf8(body).is_err() {
+        let at = simdutf8::compat::from_utf8(body).err().map_or(0, |e| e.valid_up_to());
+        return Err(FactsError::NotUtf8(at));
+    }
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
             Err(e) => Err(FactsError::InvalidJson(e.to_string())),

@@ -157,3 +157,14 @@ fn the_estimate_counts_text_not_image_data_and_never_much_under() {
     let f = chat(r#"{"model":"m","messages":[{"role":"user","content":"\u0041\u0042\u0043\u0044"}]}"#).unwrap().facts;
     assert_eq!(f.estimated_prompt_tokens, 8 + estimate::PER_MESSAGE + estimate::PER_PROMPT);
 }
+
+#[test]
+fn a_body_that_is_not_utf8_is_refused_with_its_offset() {
+    let mut body = br#"{"model":"m","messages":[{"role":"user","content":"ok "#.to_vec();
+    let at = body.len();
+    body.extend_from_slice(b"\xff\xfe\"}]}");
+    for needs in [Needs::NONE, Needs::ALL] {
+        assert_eq!(extract_to(RouteKind::ChatCompletions, &body, needs), Err(FactsError::NotUtf8(at)));
+    }
+    assert_eq!(FactsError::NotUtf8(at).to_string(), format!("request body is not valid UTF-8 (at byte {at})"));
+}

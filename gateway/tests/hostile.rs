@@ -32,6 +32,8 @@ const CHAT: &[u8] = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n";
 fn cases() -> Vec<Case> {
     use Expect::Status;
     let with = |headers: &str, body: &str| [CHAT, headers.as_bytes(), b"\r\n", body.as_bytes()].concat();
+    // A chat request with exactly this body (any bytes) and its length.
+    let body = |bytes: &[u8]| [CHAT, format!("content-length: {}\r\n\r\n", bytes.len()).as_bytes(), bytes].concat();
     vec![
         // Framing (RFC 9112 §6).
         case(
@@ -107,6 +109,22 @@ fn cases() -> Vec<Case> {
             Status(400),
         ),
         case("an unknown model", &with("content-length: 16\r\n", "{\"model\":\"nope\"}"), Status(400)),
+        case(
+            "invalid UTF-8 inside a message",
+            &body(b"{\"model\":\"gpt\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}"),
+            Status(400),
+        ),
+        case("a model name that is not UTF-8", &body(b"{\"model\":\"\xc3\x28\"}"), Status(400)),
+        case("JSON nested 10 000 deep", &body(&[vec![b'['; 10_000], vec![b']'; 10_000]].concat()), Status(400)),
+        case(
+            "a model nested 10 000 deep",
+            &body(&[b"{\"model\":".to_vec(), vec![b'['; 10_000], vec![b']'; 10_000], b"}".to_vec()].concat()),
+            Status(400),
+        ),
+        case("an HTTP/1.2 request", b"GET /v1/models HTTP/1.2\r\nhost: x\r\n\r\n", Status(400)),
+        case("a NUL in a header value", b"GET /v1/models HTTP/1.1\r\nhost: x\r\nfoo: a\x00b\r\n\r\n", Status(400)),
+        case("a DELETE on chat completions", b"DELETE /v1/chat/completions HTTP/1.1\r\nhost: x\r\n\r\n", Status(405)),
+        case("a path nobody serves", b"GET /v1/../../etc/passwd HTTP/1.1\r\nhost: x\r\n\r\n", Status(404)),
     ]
 }
 
