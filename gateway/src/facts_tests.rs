@@ -63,7 +63,7 @@ fn bad_bodies_say_what_is_wrong() {
     assert_eq!(chat(r#"{"model":3}"#), Err(FactsError::ModelNotString));
     assert_eq!(chat(r#"{"model":"x","stream":"yes"}"#), Err(FactsError::StreamNotBool));
     assert!(matches!(chat(r#"{"model":"x","model":"y"}"#), Err(FactsError::InvalidJson(_))));
-    assert!(matches!(extract(RouteKind::Embeddings, b"{\"model\":\"\xff\"}"), Err(FactsError::InvalidJson(_))));
+    assert_eq!(extract(RouteKind::Embeddings, b"{\"model\":\"\xff\"}"), Err(FactsError::NotUtf8(10)));
 }
 
 #[test]
