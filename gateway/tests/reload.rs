@@ -235,13 +235,23 @@ fn admin_reload_needs_the_master_key_and_refuses_an_invalid_file() {
         assert_eq!(response.status, 401, "{bearer:?}: {}", response.text());
         assert!(response.json()["error"]["message"].as_str().unwrap().contains("master_key"), "{}", response.text());
     }
-    assert_invalid_model(&gateway.chat("fresh"), "fresh");
+    // With a master key, API calls need it too.
+    let chat = |key: &str| {
+        let auth = format!("Bearer {key}");
+        gateway.client().request(
+            "POST",
+            "/v1/chat/completions",
+            &[("authorization", &auth)],
+            chat_body("fresh", false).as_bytes(),
+        )
+    };
+    assert_invalid_model(&chat("sk-admin-123"), "fresh");
     assert_eq!(stderr_count(&gateway.process, "reload ("), 0, "no reload ran:\n{}", gateway.process.stderr());
 
     let response = admin_reload(&gateway, Some("sk-admin-123"));
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.json()["report"]["changes"]["groups_added"], json!(["fresh"]));
-    assert_served_by(&gateway.chat("fresh"), "dep-fresh");
+    assert_served_by(&chat("sk-admin-123"), "dep-fresh");
 
     // An invalid file: 400 with every error and its key path; the config in service stays.
     std::fs::write(&gateway.config_path, format!("{}{general}", invalid_yaml(&a))).unwrap();
@@ -253,7 +263,7 @@ fn admin_reload_needs_the_master_key_and_refuses_an_invalid_file() {
     assert!(message.contains(MODEL_ERROR), "{message}");
     assert!(error["type"].is_string(), "{error}");
     gateway.process.wait_for_stderr("reload (POST /admin/reload) refused", LOG_DEADLINE);
-    assert_served_by(&gateway.chat("fresh"), "dep-fresh");
+    assert_served_by(&chat("sk-admin-123"), "dep-fresh");
     assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"ok\"}"), 1);
     assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"failed\"}"), 1);
 

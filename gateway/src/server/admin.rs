@@ -1,6 +1,6 @@
-//! Operator endpoints: `GET /metrics`, `POST /admin/reload` and the dry run `POST /v1/route`.
-//! When `general_settings.master_key` is set, the reload and the dry run need
-//! `Authorization: Bearer <master_key>`.
+//! Operator endpoints (`GET /metrics`, `POST /admin/reload`, the dry run `POST /v1/route`) and
+//! the master-key check: when `general_settings.master_key` is set, the API, the reload and the
+//! dry run need `Authorization: Bearer <master_key>` (health and metrics stay open).
 
 use std::time::Instant;
 
@@ -13,8 +13,22 @@ use crate::respond::Reply;
 use crate::route;
 use crate::shard::Shard;
 
-/// `Ok` when no master key is configured or the request carries it.
+/// `Ok` when no master key is configured or the request carries it (admin endpoints).
 pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<(), Reply> {
+    let message = "admin endpoints need Authorization: Bearer <general_settings.master_key>";
+    check(shard, authorization, message)
+}
+
+/// The same for the API (`/v1/*`): with `general_settings.master_key` set, every call needs it.
+pub fn authorize_api(shard: &Shard, authorization: Option<&[u8]>) -> Result<(), Reply> {
+    let message = match authorization {
+        None => "Authentication Error, no API key passed in: send Authorization: Bearer <key>",
+        Some(_) => "Authentication Error, invalid API key",
+    };
+    check(shard, authorization, message)
+}
+
+fn check(shard: &Shard, authorization: Option<&[u8]>, message: &str) -> Result<(), Reply> {
     let routes = shard.hub.routes.load();
     let Some(key) = routes.master_key.as_deref() else {
         return Ok(());
@@ -23,7 +37,6 @@ pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<(), Repl
     if constant_time_eq(presented, key.as_bytes()) {
         Ok(())
     } else {
-        let message = "admin endpoints need Authorization: Bearer <general_settings.master_key>";
         Err(Reply::json(401, openai_error(401, message, None)))
     }
 }

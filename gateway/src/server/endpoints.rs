@@ -54,10 +54,14 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
     // While draining, every response closes its connection so that clients move elsewhere.
     let keep_alive = head.keep_alive && !shard.hub.is_draining();
     let reply = match (endpoint(&head.path), head.method) {
-        (Some(Endpoint::Api(route)), Method::Post) => {
-            return proxy::serve(shard, route, &head.path, &req, client, keep_alive).await;
-        }
-        (Some(Endpoint::Models), Method::Get) => Reply::json(200, shard.hub.routes.load().models_body.clone()),
+        (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, req.authorization) {
+            Ok(()) => return proxy::serve(shard, route, &head.path, &req, client, keep_alive).await,
+            Err(reply) => reply,
+        },
+        (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, req.authorization) {
+            Ok(()) => Reply::json(200, shard.hub.routes.load().models_body.clone()),
+            Err(reply) => reply,
+        },
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
         (Some(Endpoint::Readiness), Method::Get) if shard.hub.is_draining() => {
             Reply::json(503, br#"{"status":"draining"}"#.to_vec())
