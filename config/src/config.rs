@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use switchyard_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
 
-use crate::{ConfigError, ConfigErrors, ConfigWarning, GatewaySettings};
+use crate::{Auth, ConfigError, ConfigErrors, ConfigWarning, GatewaySettings};
 use switchyard_core::redact;
 
 /// A config that compiled, and what in it Switchyard ignores.
@@ -27,6 +27,8 @@ pub struct Config {
     pub gateway: GatewaySettings,
     /// `general_settings.master_key`, for client authentication.
     pub master_key: Option<String>,
+    /// `switchyard.auth`: virtual keys, admin keys, whether metrics need a key.
+    pub auth: Auth,
     /// The config file (when read from disk) and every file it includes.
     pub files: Vec<PathBuf>,
     /// How many warnings loading produced (the summary reports it).
@@ -127,6 +129,7 @@ impl fmt::Debug for Config {
             .field("router", &self.router)
             .field("gateway", &self.gateway)
             .field("master_key", &self.master_key.as_deref().map(redact))
+            .field("auth", &self.auth)
             .field("files", &self.files)
             .field("warning_count", &self.warning_count)
             .finish()

@@ -7,6 +7,7 @@
 //! LiteLLM settings Switchyard does not implement yet are warnings, not errors.
 
 mod api_base;
+mod auth;
 mod check;
 mod config;
 mod cost_map;
@@ -28,6 +29,7 @@ mod summary;
 mod switchyard_section;
 mod yaml;
 
+pub use auth::{AdminKey, Auth, VirtualKey};
 pub use config::{Config, DeploymentInfo, EntrySource, Loaded};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{AccessLogTarget, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT};

@@ -19,7 +19,7 @@ use crate::sections::{
 };
 use crate::switchyard_section::read_switchyard;
 use crate::yaml::parse_yaml;
-use crate::{Config, ConfigError, ConfigErrors, GatewaySettings, Loaded};
+use crate::{Auth, Config, ConfigError, ConfigErrors, GatewaySettings, Loaded};
 
 /// How messages name a config given as a string.
 const INLINE_LABEL: &str = "<config>";
@@ -71,9 +71,9 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let mut gateway = match doc.section(SWITCHYARD) {
+    let (mut gateway, auth) = match doc.section(SWITCHYARD) {
         Some(s) => read_switchyard(&mut c, &s.node, s.path.clone(), &s.dir),
-        None => GatewaySettings::default(),
+        None => (GatewaySettings::default(), Auth::default()),
     };
     general.apply_health_checks(&mut gateway.health_checks);
     let master_key = general.master_key;
@@ -102,6 +102,7 @@ fn compile(
             router,
             gateway,
             master_key,
+            auth,
             files: doc.files,
             warning_count: warnings.len(),
         },

@@ -169,7 +169,7 @@ fn read_budgets(c: &mut Checker, budgets: Fields) -> Vec<ProviderBudget> {
 }
 
 /// LiteLLM's budget periods: `30s`, `15m`, `1h`, `1d`, `30d` (a bare number is seconds).
-const TIME_PERIOD: Kind<Duration> = Kind {
+pub(crate) const TIME_PERIOD: Kind<Duration> = Kind {
     expected: r#"a period like "1d", "1h", "15m" or "30s""#,
     parse: |n| {
         let text = match n {

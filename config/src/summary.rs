@@ -20,8 +20,43 @@ impl Config {
         if let Some(key) = &self.master_key {
             line(&mut out, format_args!("general: master_key {}", redact(key)));
         }
+        self.write_auth(&mut out);
         line(&mut out, format_args!("warnings: {}", self.warning_count));
         out
+    }
+
+    /// Key names and limits; digests are not keys, but there is no reason to print them.
+    fn write_auth(&self, out: &mut String) {
+        let auth = &self.auth;
+        if auth.admin_keys.is_empty() && auth.virtual_keys.is_empty() && !auth.metrics_need_key {
+            return;
+        }
+        let admins: Vec<&str> = auth.admin_keys.iter().map(|k| k.name.as_str()).collect();
+        let metrics = if auth.metrics_need_key { "key" } else { "open" };
+        line(out, format_args!("auth: metrics {metrics}, admin keys [{}]", admins.join(", ")));
+        for k in &auth.virtual_keys {
+            let mut text = format!("  key {}", k.name);
+            let l = &k.limits;
+            match &k.models {
+                Some(models) => write!(text, ", models [{}]", models.join(", ")),
+                None => write!(text, ", every model"),
+            }
+            .ok();
+            let limits = [("rpm", l.rpm), ("tpm", l.tpm)];
+            for (name, value) in limits.iter().filter_map(|(n, v)| Some((n, (*v)?))) {
+                let _ = write!(text, ", {name} {value}");
+            }
+            if let Some(budget) = l.max_budget {
+                let _ = write!(text, ", budget ${budget}");
+                if let Some(period) = l.budget_duration {
+                    let _ = write!(text, " per {}s", period.as_secs());
+                }
+            }
+            if !k.tags.is_empty() {
+                let _ = write!(text, ", tags [{}]", k.tags.join(", "));
+            }
+            line(out, format_args!("{text}"));
+        }
     }
 
     fn write_files(&self, out: &mut String) {

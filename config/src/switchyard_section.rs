@@ -5,13 +5,14 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 
+use crate::auth::{read_auth, Auth};
 use crate::check::{Checker, Fields, KeyPath};
 use crate::duration::DURATION;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 use crate::{AccessLogTarget, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "listen",
     "shards",
     "io_driver",
@@ -21,6 +22,7 @@ const KEYS: [&str; 9] = [
     "drain_timeout",
     "access_log",
     "health_checks",
+    "auth",
 ];
 const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 5] =
@@ -28,13 +30,15 @@ const LIMIT_KEYS: [&str; 5] =
 const TIMEOUT_KEYS: [&str; 5] = ["connect", "keepalive_idle", "upstream_idle", "request_head", "request_body_idle"];
 
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
-pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> GatewaySettings {
+/// `switchyard.auth` comes back on its own: unlike the rest, a reload applies it.
+pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> (GatewaySettings, Auth) {
     let mut settings = GatewaySettings::default();
+    let mut auth = Auth::default();
     if matches!(node, Node::Null) {
-        return settings;
+        return (settings, auth);
     }
     let Some(mut fields) = c.map(node, path) else {
-        return settings;
+        return (settings, auth);
     };
     if let Some(listen) = c.optional(&mut fields, "listen", &kinds::STRING) {
         match parse_listen(&listen) {
@@ -87,8 +91,11 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: 
         set(c, &mut health, "max_tokens", &kinds::POSITIVE_U32, &mut h.max_tokens);
         c.refuse_unknown(&health, &HEALTH_CHECK_KEYS);
     }
+    if let Some(section) = c.optional_map(&mut fields, "auth") {
+        auth = read_auth(c, section);
+    }
     c.refuse_unknown(&fields, &KEYS);
-    settings
+    (settings, auth)
 }
 
 /// Overwrites `target` when the key is set and valid.

@@ -1,0 +1,57 @@
+//! `switchyard.auth`: virtual keys and admin keys as digests, their limits, and the errors a
+//! mistyped section gets.
+
+mod common;
+
+use common::{errors, load};
+use std::time::Duration;
+
+const MODEL: &str = "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/x}\n";
+const DIGEST_A: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+const DIGEST_B: &str = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752";
+
+#[test]
+fn keys_limits_and_tags_are_read() {
+    let yaml = format!(
+        "{MODEL}switchyard:\n  auth:\n    metrics: key\n    admin_keys:\n      - {{name: ops, sha256: \"sha256:{DIGEST_B}\"}}\n    virtual_keys:\n      - name: team-a\n        sha256: {DIGEST_A}\n        models: [gpt, \"openai/*\"]\n        rpm: 10\n        tpm: \"2000\"\n        max_budget: 2.5\n        budget_duration: 30d\n        tags: [team-a]\n"
+    );
+    let auth = load(&yaml).unwrap().config.auth;
+    assert!(auth.metrics_need_key);
+    assert_eq!(auth.admin_keys[0].name, "ops");
+    assert_eq!(auth.admin_keys[0].sha256[0], 0x60);
+    let k = &auth.virtual_keys[0];
+    assert_eq!((k.name.as_str(), k.sha256[0], k.sha256[31]), ("team-a", 0x9f, 0x08));
+    assert_eq!(k.models.as_deref(), Some(&["gpt".to_string(), "openai/*".to_string()][..]));
+    assert_eq!((k.limits.rpm, k.limits.tpm, k.limits.max_budget), (Some(10), Some(2000), Some(2.5)));
+    assert_eq!(k.limits.budget_duration, Some(Duration::from_secs(30 * 86_400)));
+    assert_eq!(k.tags, ["team-a"]);
+}
+
+#[test]
+fn no_auth_section_means_no_keys() {
+    let auth = load(MODEL).unwrap().config.auth;
+    assert!(!auth.metrics_need_key && auth.admin_keys.is_empty() && auth.virtual_keys.is_empty());
+}
+
+#[test]
+fn every_mistake_is_named_by_its_key_path_and_a_key_in_clear_is_not_repeated() {
+    let yaml = format!(
+        "{MODEL}switchyard:\n  auth:\n    metrics: closed\n    admin_keys: {{name: ops}}\n    virtual_keys:\n      - {{name: a, sha256: sk-live-secret-1234, rpm: 0}}\n      - {{name: b, sha256: {DIGEST_A}, budget_duration: 1d, modles: [gpt]}}\n      - {{name: b, sha256: {DIGEST_A}}}\n      - just-a-string\n"
+    );
+    let errs = errors(&yaml);
+    assert_eq!(
+        errs,
+        [
+            r#"switchyard.auth.metrics: expected open or key, got "closed""#,
+            "switchyard.auth.admin_keys: expected a list, got a map",
+            "switchyard.auth.virtual_keys[3]: expected a map, got \"just-a-string\"",
+            "switchyard.auth.virtual_keys[0].sha256: expected 64 hex digits (the SHA-256 of the key, as `switchyard hash-key` prints it; never the key itself), got a string",
+            "switchyard.auth.virtual_keys[0].rpm: expected a positive integer, got 0",
+            "switchyard.auth.virtual_keys[1].budget_duration: a budget period needs max_budget",
+            r#"switchyard.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags"#,
+            "switchyard.auth.virtual_keys[2].sha256: the same key digest as switchyard.auth.virtual_keys[1]",
+            r#"switchyard.auth.virtual_keys[2].name: "b" already names switchyard.auth.virtual_keys[1]"#,
+        ]
+    );
+    assert!(!errs.join("\n").contains("sk-live"), "a key pasted in clear is never repeated");
+}
