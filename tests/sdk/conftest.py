@@ -142,6 +142,24 @@ def _deployment(group: str, ident: str, model: str, mock: Mock) -> str:
     )
 
 
+def _start_gateway(config: str, directory: Path) -> Process:
+    path = directory / "config.yaml"
+    path.write_text(config)
+    return Process(
+        "switchyard serve",
+        [
+            str(_binary("SWITCHYARD_BIN", "switchyard")),
+            "serve",
+            "--config",
+            str(path),
+            "--listen",
+            "127.0.0.1:0",
+            "--shards",
+            "1",
+        ],
+    )
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
     started: list[Process] = []
@@ -163,27 +181,39 @@ def stack(tmp_path_factory):
             + "  fallbacks: [{guarded: [gpt-4o-mini]}]\n"
             + "  model_group_alias: {fast: gpt-4o-mini, internal: {model: gpt-4o-mini, hidden: true}}\n"
         )
-        path = tmp_path_factory.mktemp("gateway") / "config.yaml"
-        path.write_text(config)
-        gateway = Process(
-            "switchyard serve",
-            [
-                str(_binary("SWITCHYARD_BIN", "switchyard")),
-                "serve",
-                "--config",
-                str(path),
-                "--listen",
-                "127.0.0.1:0",
-                "--shards",
-                "1",
-            ],
-        )
+        gateway = _start_gateway(config, tmp_path_factory.mktemp("gateway"))
         started.append(gateway)
         addr = gateway.wait_for_address()
         yield Stack(
             gateway_url=f"http://{addr}",
             mocks={"alpha": alpha, "beta": beta, "broken": broken},
         )
+    finally:
+        for process in reversed(started):
+            process.stop()
+
+
+@pytest.fixture(scope="session")
+def gateway_with(tmp_path_factory):
+    """A factory: `gateway_with(model, switchyard)` starts a mock and a gateway serving `model`
+    from it, with `switchyard` (flow-style YAML) as the `switchyard:` section; returns a Stack
+    whose mock is `mocks["only"]`. Everything started is stopped at the end of the session."""
+    started: list[Process] = []
+
+    def start(model: str, switchyard: str) -> Stack:
+        mock = _start_mock("only")
+        started.append(mock.process)
+        config = (
+            "model_list:\n"
+            + _deployment(model, "only-1", f"openai/{model}", mock)
+            + f"switchyard: {switchyard}\n"
+        )
+        gateway = _start_gateway(config, tmp_path_factory.mktemp("gateway"))
+        started.append(gateway)
+        return Stack(gateway_url=f"http://{gateway.wait_for_address()}", mocks={"only": mock})
+
+    try:
+        yield start
     finally:
         for process in reversed(started):
             process.stop()
