@@ -77,6 +77,12 @@ fn compile(
     };
     general.apply_health_checks(&mut gateway.health_checks);
     let master_key = general.master_key;
+    if let (true, None, true, Some(section)) =
+        (auth.metrics_need_key, &master_key, auth.admin_keys.is_empty(), doc.section(SWITCHYARD))
+    {
+        let path = section.path.key("auth").key("metrics");
+        c.error(path, "`key` needs general_settings.master_key or an admin key: nothing could open /metrics");
+    }
     let mut entries = entries;
     if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(SWITCHYARD)) {
         match CostMap::read(map) {

@@ -55,3 +55,14 @@ fn every_mistake_is_named_by_its_key_path_and_a_key_in_clear_is_not_repeated() {
     );
     assert!(!errs.join("\n").contains("sk-live"), "a key pasted in clear is never repeated");
 }
+
+#[test]
+fn metrics_behind_a_key_needs_a_key_that_opens_them() {
+    let yaml = format!("{MODEL}switchyard:\n  auth:\n    metrics: key\n");
+    assert_eq!(
+        errors(&yaml),
+        ["switchyard.auth.metrics: `key` needs general_settings.master_key or an admin key: nothing could open /metrics"]
+    );
+    let with_master = format!("{yaml}general_settings: {{master_key: sk-m}}\n");
+    assert!(load(&with_master).unwrap().config.auth.metrics_need_key);
+}

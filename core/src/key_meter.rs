@@ -28,19 +28,26 @@ impl KeyLimits {
     pub fn counts_usage(&self) -> bool {
         self.tpm.is_some() || self.max_budget.is_some()
     }
-
-    pub fn is_unlimited(&self) -> bool {
-        self.rpm.is_none() && !self.counts_usage()
-    }
 }
 
 /// Why a key's request was refused, with what a client needs to wait it out.
 #[derive(Clone, Debug, PartialEq)]
 pub enum KeyRefusal {
-    Rpm { limit: u64, retry_after_secs: u64 },
-    Tpm { limit: u64, used: u64, retry_after_secs: u64 },
+    Rpm {
+        limit: u64,
+        retry_after_secs: u64,
+    },
+    Tpm {
+        limit: u64,
+        used: u64,
+        retry_after_secs: u64,
+    },
     /// `resets_in_secs` is `None` for a budget without a period.
-    Budget { max_budget: f64, spent: f64, resets_in_secs: Option<u64> },
+    Budget {
+        max_budget: f64,
+        spent: f64,
+        resets_in_secs: Option<u64>,
+    },
 }
 
 impl KeyRefusal {
@@ -227,6 +234,9 @@ impl PackedWindow {
 mod tests {
     use super::*;
 
+    /// The first second of a minute (Unix time), in 2027.
+    const MINUTE: u64 = 1_800_000_000;
+
     fn limits(rpm: Option<u64>, tpm: Option<u64>, budget: Option<f64>) -> KeyLimits {
         KeyLimits { rpm, tpm, max_budget: budget, budget_duration: None }
     }
@@ -234,7 +244,7 @@ mod tests {
     #[test]
     fn rpm_admits_up_to_the_limit_then_refuses_until_the_next_minute() {
         let (m, l) = (KeyMeter::default(), limits(Some(3), None, None));
-        let t = 1_800_000_000 - 1_800_000_000 % 60 + 15; // 15 s into a minute
+        let t = MINUTE + 15;
         for _ in 0..3 {
             assert_eq!(m.admit(&l, t), Ok(()));
         }
@@ -248,7 +258,7 @@ mod tests {
     #[test]
     fn tpm_refuses_once_the_minute_used_its_tokens() {
         let (m, l) = (KeyMeter::default(), limits(None, Some(100), None));
-        let t = 1_800_000_000 - 1_800_000_000 % 60;
+        let t = MINUTE;
         assert_eq!(m.admit(&l, t), Ok(()));
         m.record(&l, 60, None, t);
         assert_eq!(m.admit(&l, t + 1), Ok(()), "60 of 100 used");
@@ -296,11 +306,10 @@ mod tests {
     fn rpm_is_exact_under_contention() {
         let m = std::sync::Arc::new(KeyMeter::default());
         let l = limits(Some(1_000), None, None);
-        let t = 1_800_000_000 - 1_800_000_000 % 60;
+        let t = MINUTE;
         let admitted: usize = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (0..600).filter(|_| m.admit(&l, t).is_ok()).count()))
-                .collect();
+            let handles: Vec<_> =
+                (0..4).map(|_| s.spawn(|| (0..600).filter(|_| m.admit(&l, t).is_ok()).count())).collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum()
         });
         assert_eq!(admitted, 1_000);

@@ -58,6 +58,8 @@ pub struct Entry<'a> {
     pub path: &'a str,
     /// The requested model name (empty when the body named none).
     pub model: &'a str,
+    /// The caller's key by name, never the key (`master` for the master key).
+    pub key: Option<&'a str>,
     pub model_group: Option<&'a str>,
     pub deployment: Option<&'a str>,
     pub attempts: u32,
@@ -93,6 +95,7 @@ impl AccessLog {
         number(b, e.shard as u64);
         field_str(b, "path", e.path);
         field_str(b, "model", e.model);
+        field_opt_str(b, "key", e.key);
         field_opt_str(b, "model_group", e.model_group);
         field_opt_str(b, "deployment", e.deployment);
         b.extend_from_slice(b",\"attempts\":");
@@ -216,6 +219,7 @@ mod tests {
             shard: 1,
             path: "/v1/chat/completions",
             model: "gpt \"x\"",
+            key: Some("team-a"),
             model_group: Some("gpt"),
             deployment: None,
             attempts: 2,
@@ -232,6 +236,7 @@ mod tests {
         let text = std::fs::read_to_string(&dir).unwrap();
         let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(v["model"], "gpt \"x\"");
+        assert_eq!(v["key"], "team-a");
         assert_eq!(v["deployment"], serde_json::Value::Null);
         assert_eq!(v["upstream_ms"], 12.345);
         assert_eq!(v["time"], "1970-01-01T00:00:00.000Z");

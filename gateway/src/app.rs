@@ -34,7 +34,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Check { config } => match switchyard_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
-                match Routes::from_config(&loaded.config) {
+                match Routes::from_config(&loaded.config, None) {
                     Ok(_) => {
                         println!("{}", loaded.config.summary());
                         ExitCode::SUCCESS
@@ -50,7 +50,22 @@ pub fn run(args: &[String]) -> ExitCode {
         },
         Command::Route(args) => route(&args),
         Command::Demo { overrides } => crate::demo::run(&overrides),
+        Command::HashKey => hash_key(),
     }
+}
+
+/// `switchyard hash-key`: the digest of the first line of standard input.
+fn hash_key() -> ExitCode {
+    let mut line = String::new();
+    if let Err(e) = std::io::stdin().read_line(&mut line) {
+        return fail(&format!("cannot read the key from standard input: {e}"));
+    }
+    let key = line.trim_end_matches(['\r', '\n']);
+    if key.is_empty() {
+        return fail("no key on standard input (try: printf %s \"$KEY\" | switchyard hash-key)");
+    }
+    println!("{}", crate::keys::digest_hex(key.as_bytes()));
+    ExitCode::SUCCESS
 }
 
 /// `switchyard route`: prints the dry run's JSON; exit 1 (with the reason) when a file is bad.
@@ -59,7 +74,7 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
         Ok(l) => l,
         Err(errors) => return fail(&format!("{}: invalid config:\n{errors}", args.config.display())),
     };
-    let routes = match Routes::from_config(&loaded.config) {
+    let routes = match Routes::from_config(&loaded.config, None) {
         Ok(r) => r,
         Err(e) => return fail(&format!("{}: invalid config:\n{e}", args.config.display())),
     };
@@ -111,7 +126,7 @@ pub fn serve(
 ) -> ExitCode {
     print_warnings(&loaded);
     let config: Config = loaded.config;
-    let routes = match Routes::from_config(&config) {
+    let routes = match Routes::from_config(&config, None) {
         Ok(r) => r,
         Err(e) => return fail(&format!("invalid config:\n{e}")),
     };

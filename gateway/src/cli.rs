@@ -13,6 +13,7 @@ USAGE:
     switchyard check --config FILE
     switchyard route --config FILE --request REQUEST.json [--state STATE.json] [--seed N]
     switchyard demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+    switchyard hash-key < KEY
     switchyard --version | --help
 
 COMMANDS:
@@ -21,6 +22,8 @@ COMMANDS:
     route   dry run: the routing decision for a request body (JSON), without calling a provider;
             --state sets cooldowns, health, in-flight, latency and usage (see docs/routing.md)
     demo    run the gateway in front of built-in mock providers (no keys, no network needed)
+    hash-key  print the SHA-256 of a key read from standard input, for switchyard.auth's sha256
+            (the key is never a command-line argument: those show in the process list)
 ";
 
 /// Flags that override the config's `switchyard:` section.
@@ -46,6 +49,7 @@ pub enum Command {
     Check { config: PathBuf },
     Route(RouteArgs),
     Demo { overrides: Overrides },
+    HashKey,
     Help,
     Version,
 }
@@ -67,11 +71,13 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             Ok(Command::Check { config: config.ok_or("check: --config FILE is required")? })
         }
         "route" => parse_route(rest).map(Command::Route),
+        "hash-key" if rest.is_empty() => Ok(Command::HashKey),
+        "hash-key" => Err("hash-key takes no arguments: it reads the key from standard input".to_string()),
         "demo" => {
             let (_, overrides) = parse_flags(rest, false, true)?;
             Ok(Command::Demo { overrides })
         }
-        other => Err(format!("unknown command {other:?} (expected serve, check, route or demo)")),
+        other => Err(format!("unknown command {other:?} (expected serve, check, route, demo or hash-key)")),
     }
 }
 

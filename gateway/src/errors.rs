@@ -19,10 +19,15 @@ pub fn error_type(status: u16) -> &'static str {
 
 /// An OpenAI-shaped error body.
 pub fn openai_error(status: u16, message: &str, param: Option<&str>) -> Vec<u8> {
+    typed_error(status, error_type(status), message, param)
+}
+
+/// The same with a `type` more precise than the status's (`budget_exceeded`, …).
+pub fn typed_error(status: u16, kind: &str, message: &str, param: Option<&str>) -> Vec<u8> {
     let body = json!({
         "error": {
             "message": message,
-            "type": error_type(status),
+            "type": kind,
             "param": param,
             "code": status.to_string(),
         }

@@ -11,6 +11,7 @@ pub mod facts;
 pub mod health;
 pub mod http;
 pub mod hub;
+pub mod keys;
 pub mod metrics;
 pub mod proxy;
 pub mod respond;

@@ -15,8 +15,10 @@ use crate::access_log::Entry;
 use crate::errors::openai_error;
 use crate::facts::{self, append_with_model, rewritten_len};
 use crate::http::write;
+use crate::keys::{Caller, VirtualKey};
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
+use crate::server::admin::unix_now;
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
@@ -60,6 +62,8 @@ impl Ending {
 struct RequestInfo<'a> {
     path: &'a str,
     model: &'a str,
+    /// The caller's key by name (`master`, a virtual or admin key's name).
+    key: Option<&'a str>,
     bytes_in: usize,
     started: Instant,
 }
@@ -70,6 +74,7 @@ pub async fn serve(
     route: RouteKind,
     path: &str,
     request: &Request<'_>,
+    caller: &Caller,
     client: &mut TcpStream,
     keep_alive: bool,
 ) -> bool {
@@ -81,12 +86,22 @@ pub async fn serve(
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
-            let info = RequestInfo { path, model: "", bytes_in: body.len(), started };
+            let info = RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started };
             finish(shard, routes, &info, Ending::refused(400, reply.body.len()));
             return respond::send(client, reply, keep_alive).await;
         }
     };
     let mut extracted = extracted;
+    let key = caller.virtual_key();
+    if let Some(key) = key {
+        if let Err(reply) = admit(key, &routes.snapshot, &extracted.facts.model) {
+            let info =
+                RequestInfo { path, model: &extracted.facts.model, key: caller.name(), bytes_in: body.len(), started };
+            finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));
+            return respond::send(client, reply, keep_alive).await;
+        }
+        extracted.facts.tags.extend(key.tags.iter().cloned());
+    }
     if keeps_api_key_affinity(&routes.snapshot.settings.affinity) {
         // Deployment affinity keys on a hash of the caller's credentials, never on the key.
         extracted.facts.affinity.api_key = request.authorization.map(affinity_hash);
@@ -95,7 +110,7 @@ pub async fn serve(
         extracted.facts.tags.extend(header_tags(tags));
     }
     let facts = &extracted.facts;
-    let info = RequestInfo { path, model: &facts.model, bytes_in: body.len(), started };
+    let info = RequestInfo { path, model: &facts.model, key: caller.name(), bytes_in: body.len(), started };
     let snap = &routes.snapshot;
     let settings = &snap.settings;
     let mut walk = Walk::new(&facts.model, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
@@ -171,10 +186,12 @@ pub async fn serve(
             provider: snap.deployment(idx).provider.prefix(),
             request,
             stream: facts.stream,
-            read_usage: counts_usage(routes) || snap.settings.budget_of(snap.deployment(idx).provider).is_some(),
+            read_usage: counts_usage(routes)
+                || snap.settings.budget_of(snap.deployment(idx).provider).is_some()
+                || key.is_some_and(|k| k.limits.counts_usage()),
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         };
-        let on_body_end = |usage: Option<Usage>| record_spend(shard, routes, idx, now, usage);
+        let on_body_end = |usage: Option<Usage>| record_spend(shard, routes, idx, now, usage, key);
         let side = ClientSide { stream: client, extra_headers: &labels, keep_alive, on_body_end: &on_body_end };
         attempt_started(shard, routes, idx, now);
         // Pinned when sent, not when answered: every shard knows the pin before this response
@@ -322,12 +339,32 @@ fn record_delivered(
 
 /// Counts what the response cost against its provider's budget, on every shard (called once the
 /// body arrived, before its end goes to the client).
-fn record_spend(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant, usage: Option<Usage>) {
+/// A virtual key's rpm / tpm / budget and model list admit the request, or the answer to send.
+fn admit(key: &VirtualKey, snap: &switchyard_core::Snapshot, model: &str) -> Result<(), Reply> {
+    if !key.may_use(model, snap) {
+        return Err(key.model_refused(model));
+    }
+    key.meter.admit(&key.limits, unix_now()).map_err(|refusal| key.refused(&refusal))
+}
+
+/// What a response's usage cost: against the provider's budget and the caller's key.
+fn record_spend(
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    idx: DeploymentIdx,
+    now: Instant,
+    usage: Option<Usage>,
+    key: Option<&VirtualKey>,
+) {
     let snap = &routes.snapshot;
     let deployment = snap.deployment(idx);
-    let Some(budget) = snap.settings.budget_of(deployment.provider) else { return };
     let Some(usage) = usage else { return };
-    let Some(dollars) = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens) else { return };
+    let cost = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens);
+    if let Some(key) = key.filter(|k| k.limits.counts_usage()) {
+        key.meter.record(&key.limits, usage.total_tokens, cost, unix_now());
+    }
+    let Some(budget) = snap.settings.budget_of(deployment.provider) else { return };
+    let Some(dollars) = cost else { return };
     let (provider, period) = (deployment.provider, budget.time_period);
     shard.record(routes, idx, |state, _, i| {
         state.record_spend(provider, dollars, now, period);
@@ -395,6 +432,7 @@ fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending
         shard: shard.id,
         path: info.path,
         model: info.model,
+        key: info.key,
         model_group: e.group.map(|g| snap.group(g).name.as_str()),
         deployment: e.deployment.map(|d| snap.deployment(d).id.as_str()),
         attempts: e.attempts,

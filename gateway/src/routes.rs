@@ -9,6 +9,7 @@ use switchyard_core::{RouteKind, Snapshot};
 
 use crate::facts::Needs;
 use crate::http::write;
+use crate::keys::Keys;
 use crate::upstream::target::Target;
 
 /// Forwarding facts for one deployment, parallel to `Snapshot::deployments`.
@@ -41,8 +42,8 @@ pub struct Routes {
     pub upstreams: Vec<Upstream>,
     /// The `GET /v1/models` body.
     pub models_body: Vec<u8>,
-    /// `general_settings.master_key`: admin endpoints require it when set.
-    pub master_key: Option<String>,
+    /// The master key, admin and virtual keys: who may call what.
+    pub keys: Keys,
     /// Which request facts the filters read (the rest is not extracted).
     pub facts_needed: Needs,
 }
@@ -50,11 +51,13 @@ pub struct Routes {
 const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
 
 impl Routes {
-    /// The routes a loaded config describes; the error names what is wrong.
-    pub fn from_config(config: &switchyard_config::Config) -> Result<Routes, String> {
+    /// The routes a loaded config describes; the error names what is wrong. Keys' meters carry
+    /// over from the `previous` routes (a reload).
+    pub fn from_config(config: &switchyard_config::Config, previous: Option<&Routes>) -> Result<Routes, String> {
         let snapshot = config.snapshot().map_err(|e| e.to_string())?;
         let mut routes = Routes::build(snapshot)?;
-        routes.master_key = config.master_key.clone();
+        let previous_keys = previous.map(|p| &p.keys);
+        routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
         let embedding: HashSet<&str> = config
             .deployments
             .iter()
@@ -96,9 +99,9 @@ impl Routes {
                 probe_route: RouteKind::ChatCompletions,
             });
         }
-        let models_body = models_list(&snapshot);
+        let models_body = models_list(snapshot.public_model_names());
         let facts_needed = facts_needed(&snapshot);
-        Ok(Routes { snapshot, upstreams, models_body, master_key: None, facts_needed })
+        Ok(Routes { snapshot, upstreams, models_body, keys: Keys::default(), facts_needed })
     }
 }
 
@@ -144,9 +147,9 @@ fn request_head(target: &Target, route: RouteKind, api_key: Option<&str>) -> Vec
     out
 }
 
-fn models_list(snapshot: &Snapshot) -> Vec<u8> {
-    let data: Vec<serde_json::Value> = snapshot
-        .public_model_names()
+/// The `GET /v1/models` body listing `names`.
+pub fn models_list<'a>(names: impl Iterator<Item = &'a str>) -> Vec<u8> {
+    let data: Vec<serde_json::Value> = names
         .map(|name| serde_json::json!({"id": name, "object": "model", "created": 1677610602, "owned_by": "openai"}))
         .collect();
     serde_json::json!({"object": "list", "data": data}).to_string().into_bytes()

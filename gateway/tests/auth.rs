@@ -23,7 +23,7 @@ fn with_a_master_key_the_api_needs_it_and_health_stays_open() {
         (None, "no API key passed in"),
         (Some("Bearer sk-wrong"), "invalid API key"),
         (Some("Bearer sk-master-987"), "invalid API key"),
-        (Some("sk-master-9876"), "invalid API key"),
+        (Some("sk-master-9876"), "not Bearer <key>"),
     ] {
         for (path, method) in [("/v1/chat/completions", "POST"), ("/v1/embeddings", "POST"), ("/v1/models", "GET")] {
             let r = call(auth, path, method);

@@ -10,6 +10,7 @@ use switchyard_config::GatewaySettings;
 
 use super::diff::Changes;
 use crate::hub::Hub;
+use crate::keys::key_changes;
 use crate::routes::Routes;
 
 #[derive(Clone, Debug, Serialize)]
@@ -18,6 +19,8 @@ pub struct ReloadReport {
     pub model_groups: usize,
     pub deployments: usize,
     pub changes: Changes,
+    /// Virtual keys added, removed or changed (by name).
+    pub keys: Option<String>,
     /// `switchyard:` settings that changed but only take effect on a restart.
     pub restart_needed_for: Vec<&'static str>,
 }
@@ -32,6 +35,9 @@ impl ReloadReport {
             self.model_groups,
             self.deployments
         );
+        if let Some(keys) = &self.keys {
+            line.push_str(&format!("; {keys}"));
+        }
         if !self.restart_needed_for.is_empty() {
             line.push_str(&format!(
                 " (changed but applied only on restart: switchyard.{})",
@@ -51,14 +57,15 @@ pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) ->
     for w in &loaded.warnings {
         eprintln!("switchyard: warning: {w}");
     }
-    let routes =
-        Routes::from_config(&loaded.config).map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let old = hub.routes.load();
+    let routes = Routes::from_config(&loaded.config, Some(&old))
+        .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let report = ReloadReport {
         config: path.display().to_string(),
         model_groups: routes.snapshot.groups.len(),
         deployments: routes.snapshot.deployments.len(),
         changes: Changes::between(&old.snapshot, &routes.snapshot),
+        keys: key_changes(&old.keys, &routes.keys),
         restart_needed_for: restart_only_changes(started_with, &loaded.config.gateway),
     };
     hub.routes.store(Arc::new(routes));

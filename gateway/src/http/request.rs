@@ -112,9 +112,10 @@ fn parse_with<'b>(
     let head_len = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
-            // A request line still without its end: its target is too long once it passed the
-            // limit (plus room for the method and version).
-            if !buf.contains(&b'\n') && buf.len() > limits.max_uri_bytes + 32 {
+            // A request line still without its end: its target is too long once what arrived
+            // of it passed the limit (a long method is not: the answer must not depend on how
+            // the line was cut into reads).
+            if !buf.contains(&b'\n') && partial_target_len(buf) > limits.max_uri_bytes {
                 return Err(HeadError::UriTooLong);
             }
             return if buf.len() > limits.max_header_bytes { Err(HeadError::TooLarge) } else { Ok(None) };
@@ -203,6 +204,14 @@ fn parse_with<'b>(
     }))
 }
 
+/// The bytes of the request target in an unfinished request line: after the method's space, up
+/// to the next space or the end of what arrived.
+fn partial_target_len(line: &[u8]) -> usize {
+    let Some(space) = memchr::memchr(b' ', line) else { return 0 };
+    let target = &line[space + 1..];
+    memchr::memchr(b' ', target).unwrap_or(target.len())
+}
+
 /// Only `chunked` is accepted, and it must be the one and final coding.
 fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
     let mut codings = value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|c| !c.is_empty());
@@ -256,6 +265,22 @@ mod tests {
         assert_eq!(parse(&partial), Err(HeadError::UriTooLong));
         let fits = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(60));
         assert!(parse(&fits).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_long_method_is_not_a_long_target_however_the_line_arrives() {
+        // Found by fuzz/fuzz_targets/request_head.rs: the whole unfinished request line was
+        // counted as its target, so a long method got a 414 when the line arrived in pieces.
+        let limits = HeadLimits { max_header_bytes: 514, max_headers: 16, max_uri_bytes: 17 };
+        let raw = b"VVVVVVVVVVVVsssssssssssssssssssss v5/embdings HTTP/1.1\r\nHost:Length: 3\r\n\
+                    Trnrfes-Encoding:chunked\r\n\r\n";
+        let head = parse_request_head(raw, limits).unwrap().unwrap();
+        assert_eq!((head.method, head.path.as_str()), (Method::Other, "v5/embdings"));
+        for cut in 0..raw.len() {
+            assert_eq!(parse_request_head(&raw[..cut], limits), Ok(None), "the first {cut} bytes");
+        }
+        let long = b"VVVVVVVVVVVVsssssssssssssssssssss v5/embeddings/and/more";
+        assert_eq!(parse_request_head(long, limits), Err(HeadError::UriTooLong));
     }
 
     #[test]

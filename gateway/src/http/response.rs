@@ -50,6 +50,11 @@ pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<Respon
         return Err(ResponseHeadError::TooLarge);
     }
     let status = res.code.unwrap_or(0);
+    // httparse takes any three digits; RFC 9110 §15 allows 100–599, and a status outside it
+    // would be relayed as a status line the client cannot read.
+    if !(100..=599).contains(&status) {
+        return Err(ResponseHeadError::Malformed(format!("invalid status code {status}")));
+    }
     let minor_version = res.version.unwrap_or(1);
     let mut content_length = None;
     let mut transfer_encoding = None;
@@ -131,5 +136,15 @@ mod tests {
         assert!(parse_response_head(b"garbage\r\n\r\n", 4096).is_err());
         let long = format!("HTTP/1.1 200 OK\r\nX: {}", "a".repeat(100));
         assert_eq!(parse_response_head(long.as_bytes(), 50).unwrap_err(), ResponseHeadError::TooLarge);
+    }
+
+    #[test]
+    fn a_status_outside_100_to_599_is_malformed() {
+        // Found by fuzz/fuzz_targets/response_head.rs: `050` was status 50, relayed as is.
+        for bad in [&b"HTTP/1.1 050\n\n"[..], b"HTTP/1.1 099 X\r\n\r\n", b"HTTP/1.1 600 X\r\n\r\n"] {
+            assert!(matches!(parse_response_head(bad, 4096), Err(ResponseHeadError::Malformed(_))), "{bad:?}");
+        }
+        assert_eq!(parse("HTTP/1.1 599 X\r\n\r\n").status, 599);
+        assert_eq!(parse("HTTP/1.1 100 Continue\r\n\r\n").status, 100);
     }
 }

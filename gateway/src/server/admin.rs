@@ -1,6 +1,6 @@
 //! Operator endpoints (`GET /metrics`, `POST /admin/reload`, the dry run `POST /v1/route`) and
-//! the master-key check: when `general_settings.master_key` is set, the API, the reload and the
-//! dry run need `Authorization: Bearer <master_key>` (health and metrics stay open).
+//! who may call them: the master key or an admin key when one is configured (`keys.rs`);
+//! health stays open, metrics too unless `switchyard.auth.metrics: key`.
 
 use std::time::Instant;
 
@@ -8,45 +8,27 @@ use switchyard_core::Snapshot;
 
 use crate::control::ControlMsg;
 use crate::errors::openai_error;
+use crate::keys::Caller;
 use crate::metrics::{render, Gauges};
 use crate::respond::Reply;
 use crate::route;
 use crate::shard::Shard;
 
-/// `Ok` when no master key is configured or the request carries it (admin endpoints).
-pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<(), Reply> {
-    let message = "admin endpoints need Authorization: Bearer <general_settings.master_key>";
-    check(shard, authorization, message)
+/// The operator behind an admin call (master or admin key), or the 401 to answer.
+pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<Caller, Reply> {
+    shard.hub.routes.load().keys.admin_caller(authorization)
 }
 
-/// The same for the API (`/v1/*`): with `general_settings.master_key` set, every call needs it.
-pub fn authorize_api(shard: &Shard, authorization: Option<&[u8]>) -> Result<(), Reply> {
-    let message = match authorization {
-        None => "Authentication Error, no API key passed in: send Authorization: Bearer <key>",
-        Some(_) => "Authentication Error, invalid API key",
-    };
-    check(shard, authorization, message)
+/// The caller of an API endpoint (`/v1/*`), or the 401 to answer.
+pub fn authorize_api(shard: &Shard, authorization: Option<&[u8]>) -> Result<Caller, Reply> {
+    shard.hub.routes.load().keys.api_caller(authorization)
 }
 
-fn check(shard: &Shard, authorization: Option<&[u8]>, message: &str) -> Result<(), Reply> {
+/// `GET /v1/models`: what the caller's key may use.
+pub fn models(shard: &Shard, caller: &Caller) -> Reply {
     let routes = shard.hub.routes.load();
-    let Some(key) = routes.master_key.as_deref() else {
-        return Ok(());
-    };
-    let presented = authorization.and_then(|v| v.strip_prefix(b"Bearer ")).unwrap_or_default();
-    if constant_time_eq(presented, key.as_bytes()) {
-        Ok(())
-    } else {
-        Err(Reply::json(401, openai_error(401, message, None)))
-    }
-}
-
-/// Compares without an early exit on the first differing byte (the length still shows).
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    let body = caller.virtual_key().and_then(|k| k.models_body.clone());
+    Reply::json(200, body.unwrap_or_else(|| routes.models_body.clone()))
 }
 
 pub fn metrics(shard: &Shard) -> Reply {
@@ -60,10 +42,11 @@ pub fn metrics(shard: &Shard) -> Reply {
         draining: shard.hub.is_draining(),
     };
     drop(routing);
-    let text = match shard.hub.totals.lock() {
+    let mut text = match shard.hub.totals.lock() {
         Ok(totals) => render(&totals, gauges),
         Err(_) => String::new(),
     };
+    shard.hub.routes.load().keys.render_metrics(&mut text, unix_now());
     let mut reply = Reply::json(200, text.into_bytes());
     reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
     reply
@@ -112,14 +95,7 @@ pub async fn reload(shard: &Shard) -> Reply {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constant_time_comparison() {
-        assert!(constant_time_eq(b"sk-1", b"sk-1"));
-        assert!(!constant_time_eq(b"sk-1", b"sk-2"));
-        assert!(!constant_time_eq(b"sk-1", b"sk-12"));
-    }
+/// Unix seconds, the clock virtual keys' limits count in.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

@@ -55,11 +55,11 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
     let keep_alive = head.keep_alive && !shard.hub.is_draining();
     let reply = match (endpoint(&head.path), head.method) {
         (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, req.authorization) {
-            Ok(()) => return proxy::serve(shard, route, &head.path, &req, client, keep_alive).await,
+            Ok(caller) => return proxy::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
             Err(reply) => reply,
         },
         (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, req.authorization) {
-            Ok(()) => Reply::json(200, shard.hub.routes.load().models_body.clone()),
+            Ok(caller) => admin::models(shard, &caller),
             Err(reply) => reply,
         },
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
@@ -67,13 +67,19 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
             Reply::json(503, br#"{"status":"draining"}"#.to_vec())
         }
         (Some(Endpoint::Readiness), Method::Get) => Reply::json(200, br#"{"status":"healthy"}"#.to_vec()),
+        (Some(Endpoint::Metrics), Method::Get) if shard.hub.routes.load().keys.metrics_need_key => {
+            match admin::authorize(shard, req.authorization) {
+                Ok(_) => admin::metrics(shard),
+                Err(reply) => reply,
+            }
+        }
         (Some(Endpoint::Metrics), Method::Get) => admin::metrics(shard),
         (Some(Endpoint::AdminReload), Method::Post) => match admin::authorize(shard, req.authorization) {
-            Ok(()) => admin::reload(shard).await,
+            Ok(_) => admin::reload(shard).await,
             Err(reply) => reply,
         },
         (Some(Endpoint::DryRun), Method::Post) => match admin::authorize(shard, req.authorization) {
-            Ok(()) => admin::dry_run(shard, &head.path, req.body),
+            Ok(_) => admin::dry_run(shard, &head.path, req.body),
             Err(reply) => reply,
         },
         (Some(e), _) => {

@@ -1,0 +1,333 @@
+//! Who is calling: the master key (`general_settings.master_key`), an admin or a virtual key
+//! (`switchyard.auth`, known by the SHA-256 of the key), or anyone when no key is configured.
+//! Built with the routes; a key's meter (its rpm / tpm / spend counters) carries over a reload
+//! by digest, so that a reload neither resets a limit nor loses spend.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use switchyard_config::Auth;
+use switchyard_core::{KeyLimits, KeyMeter, KeyRefusal, Resolution, Snapshot};
+
+use crate::errors::{openai_error, typed_error};
+use crate::respond::Reply;
+
+/// One virtual key as the request path sees it.
+#[derive(Debug)]
+pub struct VirtualKey {
+    /// What logs and metrics call it.
+    pub name: String,
+    digest: [u8; 32],
+    /// `None` = every model.
+    models: Option<Vec<String>>,
+    pub limits: KeyLimits,
+    /// Added to every request's tags (tag routing).
+    pub tags: Vec<String>,
+    pub meter: Arc<KeyMeter>,
+    /// `GET /v1/models` for this key: only what it may use.
+    pub models_body: Option<Vec<u8>>,
+}
+
+/// Who a request is from, once authenticated.
+#[derive(Clone, Debug)]
+pub enum Caller {
+    /// No key is configured for what was called.
+    Anyone,
+    Master,
+    /// An admin key, by name.
+    Admin(Arc<str>),
+    Virtual(Arc<VirtualKey>),
+}
+
+impl Caller {
+    pub fn virtual_key(&self) -> Option<&VirtualKey> {
+        match self {
+            Caller::Virtual(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The key's name for the access log (`master`, an admin or virtual key's name).
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Caller::Anyone => None,
+            Caller::Master => Some("master"),
+            Caller::Admin(name) => Some(name),
+            Caller::Virtual(k) => Some(&k.name),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Keys {
+    master: Option<String>,
+    admins: HashMap<[u8; 32], Arc<str>>,
+    virtuals: HashMap<[u8; 32], Arc<VirtualKey>>,
+    /// In config order, for metrics.
+    listed: Vec<Arc<VirtualKey>>,
+    pub metrics_need_key: bool,
+}
+
+impl Keys {
+    /// The keys `auth` describes; meters of keys `previous` knew (same digest) carry over.
+    pub fn new(auth: &Auth, master: Option<String>, snapshot: &Snapshot, previous: Option<&Keys>) -> Keys {
+        let admins = auth.admin_keys.iter().map(|k| (k.sha256, Arc::from(k.name.as_str()))).collect();
+        let listed: Vec<Arc<VirtualKey>> = auth
+            .virtual_keys
+            .iter()
+            .map(|k| {
+                let meter = previous.and_then(|p| p.virtuals.get(&k.sha256)).map(|old| old.meter.clone());
+                let mut key = VirtualKey {
+                    name: k.name.clone(),
+                    digest: k.sha256,
+                    models: k.models.clone(),
+                    limits: k.limits.clone(),
+                    tags: k.tags.clone(),
+                    meter: meter.unwrap_or_default(),
+                    models_body: None,
+                };
+                if key.models.is_some() {
+                    let names = snapshot.public_model_names().filter(|name| key.may_use(name, snapshot));
+                    key.models_body = Some(crate::routes::models_list(names));
+                }
+                Arc::new(key)
+            })
+            .collect();
+        let virtuals = listed.iter().map(|k| (k.digest, k.clone())).collect();
+        Keys { master, admins, virtuals, listed, metrics_need_key: auth.metrics_need_key }
+    }
+
+    /// Whether `/v1/*` needs a key: the master key or a virtual key is configured.
+    pub fn api_needs_key(&self) -> bool {
+        self.master.is_some() || !self.virtuals.is_empty()
+    }
+
+    /// Whether `/admin/*`, the dry run (and `/metrics` when so configured) need a key.
+    pub fn admin_needs_key(&self) -> bool {
+        self.master.is_some() || !self.admins.is_empty()
+    }
+
+    /// The API caller the `Authorization` header names, or the 401 to answer.
+    pub fn api_caller(&self, authorization: Option<&[u8]>) -> Result<Caller, Reply> {
+        if !self.api_needs_key() {
+            return Ok(Caller::Anyone);
+        }
+        let presented = match authorization.map(bearer) {
+            None => {
+                return Err(unauthorized(
+                    "Authentication Error, no API key passed in: send Authorization: Bearer <key>",
+                ))
+            }
+            Some(None) => {
+                return Err(unauthorized("Authentication Error, the Authorization header is not Bearer <key>"))
+            }
+            Some(Some(key)) => key,
+        };
+        if self.is_master(presented) {
+            return Ok(Caller::Master);
+        }
+        match self.virtuals.get(&sha256(presented)) {
+            Some(key) => Ok(Caller::Virtual(key.clone())),
+            None => Err(unauthorized("Authentication Error, invalid API key")),
+        }
+    }
+
+    /// The operator calling an admin endpoint (master or admin key), or the 401 to answer.
+    pub fn admin_caller(&self, authorization: Option<&[u8]>) -> Result<Caller, Reply> {
+        if !self.admin_needs_key() {
+            return Ok(Caller::Anyone);
+        }
+        let message = "admin endpoints need Authorization: Bearer <general_settings.master_key or an admin key>";
+        let presented = authorization.and_then(bearer).ok_or_else(|| unauthorized(message))?;
+        if self.is_master(presented) {
+            return Ok(Caller::Master);
+        }
+        match self.admins.get(&sha256(presented)) {
+            Some(name) => Ok(Caller::Admin(name.clone())),
+            None => Err(unauthorized(message)),
+        }
+    }
+
+    fn is_master(&self, presented: &[u8]) -> bool {
+        self.master.as_deref().is_some_and(|m| constant_time_eq(presented, m.as_bytes()))
+    }
+
+    /// Prometheus lines for every virtual key's usage (names only, never a key or digest).
+    pub fn render_metrics(&self, out: &mut String, now_unix: u64) {
+        if self.listed.is_empty() {
+            return;
+        }
+        let families = [
+            ("switchyard_key_requests_this_minute", "gauge", "Requests admitted for the key in the current minute."),
+            (
+                "switchyard_key_tokens_this_minute",
+                "gauge",
+                "Tokens the key's responses reported in the current minute (keys with tpm or a budget).",
+            ),
+            ("switchyard_key_spend_usd", "gauge", "US dollars the key spent in its current budget period."),
+            ("switchyard_key_refused_total", "counter", "Requests refused by one of the key's limits."),
+        ];
+        for (name, kind, help) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for k in &self.listed {
+                let u = k.meter.usage(&k.limits, now_unix);
+                let key = escape_label(&k.name);
+                let _ = match name {
+                    "switchyard_key_requests_this_minute" => {
+                        writeln!(out, "{name}{{key=\"{key}\"}} {}", u.requests_this_minute)
+                    }
+                    "switchyard_key_tokens_this_minute" => writeln!(out, "{name}{{key=\"{key}\"}} {}", u.tokens_this_minute),
+                    "switchyard_key_spend_usd" => writeln!(out, "{name}{{key=\"{key}\"}} {}", u.spend),
+                    _ => writeln!(
+                        out,
+                        "{name}{{key=\"{key}\",limit=\"rpm\"}} {}\n{name}{{key=\"{key}\",limit=\"tpm\"}} {}\n{name}{{key=\"{key}\",limit=\"budget\"}} {}",
+                        u.refused_rpm, u.refused_tpm, u.refused_budget
+                    ),
+                };
+            }
+        }
+    }
+}
+
+/// What a reload changed in the virtual keys, for its log line (`None` = nothing).
+pub fn key_changes(old: &Keys, new: &Keys) -> Option<String> {
+    let names = |keys: &Keys, other: &Keys| -> Vec<String> {
+        keys.listed.iter().filter(|k| !other.virtuals.contains_key(&k.digest)).map(|k| k.name.clone()).collect()
+    };
+    let (added, removed) = (names(new, old), names(old, new));
+    let changed: Vec<String> = new
+        .listed
+        .iter()
+        .filter(|k| {
+            old.virtuals
+                .get(&k.digest)
+                .is_some_and(|o| (&o.models, &o.limits, &o.tags) != (&k.models, &k.limits, &k.tags))
+        })
+        .map(|k| k.name.clone())
+        .collect();
+    let parts: Vec<String> = [("added", added), ("removed", removed), ("changed", changed)]
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(what, names)| format!("{what} {}", names.join(", ")))
+        .collect();
+    (!parts.is_empty()).then(|| format!("virtual keys {}", parts.join("; ")))
+}
+
+impl VirtualKey {
+    /// Whether the key may ask for `requested`: named in its list (exactly, by a `prefix*`
+    /// pattern, or by the group an alias or deployment id resolves to).
+    pub fn may_use(&self, requested: &str, snapshot: &Snapshot) -> bool {
+        let Some(models) = &self.models else { return true };
+        let group = match snapshot.resolve(requested) {
+            Resolution::Group { group, .. } => Some(snapshot.group(group).name.as_str()),
+            Resolution::Deployment(d) => Some(snapshot.group(snapshot.group_of(d)).name.as_str()),
+            Resolution::Unknown => None,
+        };
+        models.iter().any(|allowed| {
+            let matches = |name: &str| match allowed.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == allowed,
+            };
+            matches(requested) || group.is_some_and(matches)
+        })
+    }
+
+    /// The 401 for a model this key may not use (LiteLLM's wording).
+    pub fn model_refused(&self, requested: &str) -> Reply {
+        let allowed: Vec<String> = self.models.iter().flatten().map(|m| format!("'{m}'")).collect();
+        let message = format!(
+            "API Key not allowed to access model. This token can only access models=[{}]. Tried to access {requested}",
+            allowed.join(", ")
+        );
+        Reply::json(401, typed_error(401, "key_model_access_denied", &message, Some("model")))
+    }
+
+    /// The answer for a request one of the key's limits refuses: 429 with `Retry-After` for
+    /// rpm / tpm, 400 `budget_exceeded` for the budget (as LiteLLM).
+    pub fn refused(&self, refusal: &KeyRefusal) -> Reply {
+        let name = &self.name;
+        let (status, message, kind) = match refusal {
+            KeyRefusal::Rpm { limit, retry_after_secs } => (
+                429,
+                format!("Rate limit exceeded for key {name}: rpm limit {limit} reached; try again in {retry_after_secs} s"),
+                "rate_limit_error",
+            ),
+            KeyRefusal::Tpm { limit, used, retry_after_secs } => (
+                429,
+                format!("Rate limit exceeded for key {name}: tpm limit {limit} reached ({used} tokens this minute); try again in {retry_after_secs} s"),
+                "rate_limit_error",
+            ),
+            KeyRefusal::Budget { max_budget, spent, resets_in_secs } => {
+                let when = match resets_in_secs {
+                    Some(s) => format!("; the budget starts over in {s} s"),
+                    None => String::new(),
+                };
+                (400, format!("Budget has been exceeded! Key={name} Current cost: {spent:.6}, Max budget: {max_budget}{when}"), "budget_exceeded")
+            }
+        };
+        let mut reply = Reply::json(status, typed_error(status, kind, &message, None));
+        if let Some(secs) = refusal.retry_after_secs() {
+            reply.header("retry-after", secs.to_string().as_bytes());
+        }
+        reply
+    }
+}
+
+/// The token after `Bearer ` (the scheme is case-insensitive, RFC 9110 §11.1).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(7)?;
+    scheme.eq_ignore_ascii_case(b"bearer ").then(|| token.trim_ascii()).filter(|t| !t.is_empty())
+}
+
+fn sha256(key: &[u8]) -> [u8; 32] {
+    Sha256::digest(key).into()
+}
+
+/// The hex SHA-256 of a key, as `switchyard hash-key` prints it for the config.
+pub fn digest_hex(key: &[u8]) -> String {
+    sha256(key).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unauthorized(message: &str) -> Reply {
+    Reply::json(401, openai_error(401, message, None))
+}
+
+fn escape_label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Compares without an early exit on the first differing byte (the length still shows).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(constant_time_eq(b"sk-1", b"sk-1"));
+        assert!(!constant_time_eq(b"sk-1", b"sk-2"));
+        assert!(!constant_time_eq(b"sk-1", b"sk-12"));
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        assert_eq!(bearer(b"Bearer sk-1"), Some(&b"sk-1"[..]));
+        assert_eq!(bearer(b"bearer  sk-1 "), Some(&b"sk-1"[..]));
+        assert_eq!(bearer(b"Basic sk-1"), None);
+        assert_eq!(bearer(b"Bearer "), None);
+        assert_eq!(bearer(b"sk-1"), None);
+    }
+
+    #[test]
+    fn digests_are_lower_case_hex_sha256() {
+        assert_eq!(digest_hex(b"test"), "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+    }
+}
