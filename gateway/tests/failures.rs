@@ -184,3 +184,23 @@ fn stream_timeout_ends_a_stalled_stream_with_an_error_event() {
     assert!(events[1].contains("\"error\""), "{}", events[1]);
     assert!(took < Duration::from_secs(10), "{took:?}: stream_timeout 1s did not fire");
 }
+
+/// A pooled connection the upstream closes after reading the request: the upstream may have
+/// acted on it, so the same attempt never sends the body again on a fresh connection (only a
+/// connection that refused the write itself is replaced); the failure is the attempt's.
+#[test]
+fn a_request_read_by_the_upstream_is_not_sent_again_within_the_attempt() {
+    let a = Mock::start("a", &[]);
+    let gateway = Gateway::start(&config(
+        &[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &a, "")],
+        "router_settings: {num_retries: 0}\n",
+    ));
+    let mut client = gateway.client();
+    // Both on one client connection, so that the gateway reuses its pooled upstream connection.
+    let body = chat_body("gpt", false);
+    assert_eq!(client.post_json("/v1/chat/completions", &body).status, 200);
+    a.control(json!({"fault": "reset"}));
+    let failed = client.post_json("/v1/chat/completions", &body);
+    assert_eq!(failed.status, 502, "{}", failed.text());
+    assert_eq!(a.request_count(), 2, "the reset request reached the upstream once");
+}

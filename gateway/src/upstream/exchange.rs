@@ -170,8 +170,10 @@ impl BodyProgress {
     }
 }
 
-/// Runs one attempt. A pooled connection the upstream closed before answering is replaced by a
-/// fresh one once, transparently (nothing was processed on it).
+/// Runs one attempt. A pooled connection that refuses the request's write (the upstream had
+/// closed it) is replaced by a fresh one once, transparently: nothing was delivered on it. Once
+/// the request is written, the body is never sent again within the attempt — an upstream that
+/// then closes without answering may have acted on it — and the failure is the attempt's.
 pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
     let started = Instant::now();
     let mut request = ex.request;
@@ -193,11 +195,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
         let head_wait = if ex.stream { ex.timeout } else { ex.timeout.saturating_sub(started.elapsed()) };
         let buf = Vec::with_capacity(16 * 1024);
         match read_head(&mut conn, buf, head_wait).await {
-            Err(HeadFailure::ClosedBeforeAnyByte) if reused && allow_stale_retry => {
-                allow_stale_retry = false;
-                continue;
-            }
-            Err(HeadFailure::ClosedBeforeAnyByte | HeadFailure::Closed) => {
+            Err(HeadFailure::Closed) => {
                 return Outcome::Failed(protocol_error(
                     ex.provider,
                     "upstream closed the connection before responding",
@@ -230,7 +228,6 @@ async fn take_or_connect(shard: &Shard, target: &Target) -> Result<(UpstreamConn
 }
 
 enum HeadFailure {
-    ClosedBeforeAnyByte,
     Closed,
     Timeout,
     Malformed(String),
@@ -250,11 +247,9 @@ async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) ->
             Ok(None) => {}
             Err(e) => return Err(HeadFailure::Malformed(e.to_string())),
         }
-        let empty = buf.is_empty();
         let left = deadline.saturating_duration_since(Instant::now());
         match monoio::time::timeout(left, conn.read_more(buf)).await {
             Err(_) => return Err(HeadFailure::Timeout),
-            Ok((Ok(0), _)) | Ok((Err(_), _)) if empty => return Err(HeadFailure::ClosedBeforeAnyByte),
             Ok((Ok(0), _)) | Ok((Err(_), _)) => return Err(HeadFailure::Closed),
             Ok((Ok(_), back)) => buf = back,
         }
