@@ -138,10 +138,12 @@ impl BodyProgress {
             }
             BodyProgress::Chunked(decoder) => {
                 scratch.clear();
-                let used = decoder.feed(input, scratch).map_err(|_| Failure::Protocol)?;
+                let fed = decoder.feed(input, scratch);
+                // What decoded before a framing error is the upstream's answer: it still goes out,
+                // then the error event.
                 tail.push(scratch);
                 encode_chunk(scratch, out);
-                Ok((used, scratch.len()))
+                fed.map(|used| (used, scratch.len())).map_err(|_| Failure::Protocol)
             }
             BodyProgress::UntilClose => {
                 tail.push(input);
