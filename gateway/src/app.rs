@@ -144,13 +144,27 @@ pub fn serve(
         Ok(sink) => sink,
         Err(e) => return fail(&format!("switchyard.access_log: cannot open {:?}: {e}", gateway.access_log)),
     };
+    // What the shards run with: the config's settings, the connection cap within what the
+    // open-file limit allows (a reload compares the config's own settings, `gateway`).
+    let mut settings = gateway.clone();
+    let open_files = crate::server::raise_open_files();
+    let fits = crate::server::connections_that_fit(open_files, shards);
+    if fits < settings.limits.max_connections_per_shard {
+        eprintln!(
+            "switchyard: the open-file limit is {open_files}: at most {fits} client connections per shard \
+             (switchyard.limits.max_connections_per_shard says {}; each may hold an upstream connection too; \
+             raise the hard limit with ulimit -n or systemd's LimitNOFILE)",
+            settings.limits.max_connections_per_shard
+        );
+        settings.limits.max_connections_per_shard = fits;
+    }
     let (control_tx, control_rx) = crossbeam_channel::unbounded();
     if let Err(e) = control::forward_signals(control_tx.clone()) {
         return fail(&format!("cannot install signal handlers: {e}"));
     }
     let routes_line = routes_summary(&routes);
     let hub = Hub::new(routes, control_tx);
-    let launch = Launch { listen, shards, driver, settings: Arc::new(gateway.clone()), hub: hub.clone(), access_log };
+    let launch = Launch { listen, shards, driver, settings: Arc::new(settings), hub: hub.clone(), access_log };
     let (running, mesh) = match server::start(launch) {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),

@@ -193,10 +193,22 @@ pub fn extract(route: RouteKind, body: &[u8]) -> Result<Extracted, FactsError> {
 }
 
 pub fn extract_to(route: RouteKind, body: &[u8], needs: Needs) -> Result<Extracted, FactsError> {
-    if needs.prompt {
-        extract_with::<MessagesScan>(route, body, needs)
-    } else {
-        extract_with::<Skipped>(route, body, needs)
+    if !needs.prompt {
+        return extract_with::<Skipped>(route, body, needs);
+    }
+    match extract_with::<MessagesScan>(route, body, needs) {
+        // The walk decodes what it reads (a number past f64, an unpaired surrogate escape in a
+        // key or a part fails it) where skipping checks only the syntax: such a body is refused
+        // only if skipping refuses it too, whatever the needs, and its estimate is then the
+        // whole body's (an over-count).
+        Err(FactsError::InvalidJson(_)) => {
+            let mut extracted = extract_with::<Skipped>(route, body, Needs { prompt: false, image: true, ..needs })?;
+            let other = non_ascii_bytes(body);
+            let whole = MessagesScan { ascii: body.len() as u64 - other, other, ..MessagesScan::default() };
+            extracted.facts.estimated_prompt_tokens = whole.tokens() + estimate::PER_PROMPT;
+            Ok(extracted)
+        }
+        walked => walked,
     }
 }
 

@@ -168,3 +168,38 @@ fn a_body_that_is_not_utf8_is_refused_with_its_offset() {
     }
     assert_eq!(FactsError::NotUtf8(at).to_string(), format!("request body is not valid UTF-8 (at byte {at})"));
 }
+
+#[test]
+fn what_the_walk_cannot_decode_is_refused_or_accepted_whatever_the_needs() {
+    // Found by fuzz/fuzz_targets/facts.rs: with the prompt estimate on, `messages` was decoded
+    // and a number past f64 refused the body as invalid JSON; without it, it was skipped.
+    let found = b"{\n\n  \"messages\":\t2e4663\n}";
+    let all_needs = (0..16).map(|bits| Needs {
+        prompt: bits & 1 != 0,
+        image: bits & 2 != 0,
+        params: bits & 4 != 0,
+        metadata: bits & 8 != 0,
+    });
+    for needs in all_needs.clone() {
+        assert_eq!(extract_to(RouteKind::Embeddings, found, needs), Err(FactsError::MissingModel), "{needs:?}");
+    }
+    for body in [
+        r#"{"model":"m","messages":2e4663}"#,
+        r#"{"model":"m","messages":[1e999,{"role":"user","content":"hi"}]}"#,
+        r#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"},-1e400]}]}"#,
+        r#"{"model":"m","messages":[{"\uDD11":"x","content":[{"type":"image_url","image_url":{}}]}]}"#,
+    ] {
+        let walked = extract_with::<MessagesScan>(RouteKind::ChatCompletions, body.as_bytes(), Needs::ALL);
+        assert!(matches!(walked, Err(FactsError::InvalidJson(_))), "{body}: the walk alone gives {walked:?}");
+        for needs in all_needs.clone() {
+            let facts = extract_to(RouteKind::ChatCompletions, body.as_bytes(), needs).unwrap().facts;
+            assert_eq!(facts.model, "m", "{body} with {needs:?}");
+            if needs.prompt {
+                // The whole body, as the walk could not count it.
+                assert!(facts.estimated_prompt_tokens >= body.len() as u64 / 4, "{body}");
+            }
+        }
+    }
+    let unpaired = br#"{"model":"m","messages":[{"\uDD11":"x","content":[{"type":"image_url","image_url":{}}]}]}"#;
+    assert!(extract(RouteKind::ChatCompletions, unpaired).unwrap().facts.has_image);
+}

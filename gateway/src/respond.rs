@@ -11,11 +11,13 @@ pub struct Reply {
     pub body: Vec<u8>,
     pub content_type: &'static str,
     headers: Vec<u8>,
+    /// The answer to a HEAD request: the head a GET would get, without the body (RFC 9110 §9.3.2).
+    pub head_only: bool,
 }
 
 impl Reply {
     pub fn json(status: u16, body: Vec<u8>) -> Reply {
-        Reply { status, body, content_type: "application/json", headers: Vec::new() }
+        Reply { status, body, content_type: "application/json", headers: Vec::new(), head_only: false }
     }
 
     pub fn header(&mut self, name: &str, value: &[u8]) {
@@ -36,7 +38,9 @@ impl Reply {
             write::header(&mut out, "connection", b"close");
         }
         write::end_head(&mut out);
-        out.extend_from_slice(&self.body);
+        if !self.head_only {
+            out.extend_from_slice(&self.body);
+        }
         out
     }
 }

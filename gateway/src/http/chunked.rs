@@ -20,9 +20,11 @@ enum Step {
     Data,
     DataCr,
     DataLf,
-    /// At the start of a trailer line (or the final empty line).
+    /// At the start of a trailer field line (or the final empty line).
     TrailerStart,
-    TrailerLine,
+    /// A trailer field's name, up to its colon; then its value, up to CR.
+    TrailerName,
+    TrailerValue,
     TrailerLf,
     FinalLf,
     Done,
@@ -35,6 +37,7 @@ pub enum ChunkedError {
     SizeLineTooLong,
     MissingCrlf,
     TrailerTooLong,
+    InvalidTrailer,
 }
 
 impl fmt::Display for ChunkedError {
@@ -45,6 +48,7 @@ impl fmt::Display for ChunkedError {
             ChunkedError::SizeLineTooLong => "chunk size line too long",
             ChunkedError::MissingCrlf => "chunk not terminated by CRLF",
             ChunkedError::TrailerTooLong => "chunked trailer too long",
+            ChunkedError::InvalidTrailer => "invalid chunked trailer field",
         })
     }
 }
@@ -137,14 +141,33 @@ impl ChunkedDecoder {
                     self.expect(b, b'\n', Step::Size)?;
                     i += 1;
                 }
+                // Trailer lines are field lines (RFC 9112 §7.1.2), read as strictly as the head's:
+                // a bare LF or a line that is no `name: value` could end the body differently
+                // for another parser — a smuggled request.
                 Step::TrailerStart => {
-                    self.step = if b == b'\r' { Step::FinalLf } else { Step::TrailerLine };
+                    self.step = match b {
+                        b'\r' => Step::FinalLf,
+                        _ if is_tchar(b) => Step::TrailerName,
+                        _ => return Err(ChunkedError::InvalidTrailer),
+                    };
                     self.count_trailer()?;
                     i += 1;
                 }
-                Step::TrailerLine => {
-                    if b == b'\r' {
-                        self.step = Step::TrailerLf;
+                Step::TrailerName => {
+                    match b {
+                        b':' => self.step = Step::TrailerValue,
+                        _ if is_tchar(b) => {}
+                        _ => return Err(ChunkedError::InvalidTrailer),
+                    }
+                    self.count_trailer()?;
+                    i += 1;
+                }
+                Step::TrailerValue => {
+                    match b {
+                        b'\r' => self.step = Step::TrailerLf,
+                        b'\t' => {}
+                        _ if b < 0x20 || b == 0x7f => return Err(ChunkedError::InvalidTrailer),
+                        _ => {}
                     }
                     self.count_trailer()?;
                     i += 1;
@@ -186,6 +209,11 @@ impl ChunkedDecoder {
         }
         Ok(())
     }
+}
+
+/// A token character (RFC 9110 §5.6.2), the bytes of a field name.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 fn hex_value(b: u8) -> Option<u64> {
@@ -265,6 +293,21 @@ mod tests {
         assert_eq!(decode_all(b"3\nabc").unwrap_err(), ChunkedError::MissingCrlf);
         let long = [b"1;".as_slice(), &[b'a'; 2000]].concat();
         assert_eq!(decode_all(&long).unwrap_err(), ChunkedError::SizeLineTooLong);
+    }
+
+    #[test]
+    fn trailer_lines_are_strict_field_lines() {
+        assert!(decode_all(b"0\r\nX-A: 1\r\nX-B:\t2\r\n\r\n").unwrap().2);
+        for bad in [
+            &b"0\r\n\nGET /smuggled HTTP/1.1\r\n\r\n"[..], // a bare LF ending the body
+            b"0\r\nno colon here\r\n\r\n",
+            b"0\r\n: empty name\r\n\r\n",
+            b"0\r\nX-A: a\x00b\r\n\r\n",
+            b"0\r\nX-A: 1\nX-B: 2\r\n\r\n",
+        ] {
+            let err = decode_all(bad).unwrap_err();
+            assert!(matches!(err, ChunkedError::InvalidTrailer), "{:?}: {err:?}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

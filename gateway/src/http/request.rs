@@ -137,7 +137,7 @@ fn parse_with<'b>(
     if target.len() > limits.max_uri_bytes {
         return Err(HeadError::UriTooLong);
     }
-    let path = target.to_string();
+    let path = origin_form(target).to_string();
 
     let mut content_length: Option<u64> = None;
     let mut chunked = false;
@@ -156,6 +156,10 @@ fn parse_with<'b>(
             }
             content_length = Some(n);
         } else if header_is(h.name, "transfer-encoding") {
+            // A second field line continues the list (RFC 9110 §5.3): `chunked` twice, refused.
+            if transfer_encoding {
+                return Err(HeadError::Malformed("Transfer-Encoding sent more than once".to_string()));
+            }
             transfer_encoding = true;
             chunked = transfer_coding_is_chunked(h.value)?;
         } else if header_is(h.name, "connection") {
@@ -165,9 +169,17 @@ fn parse_with<'b>(
                 connection_close = false;
             }
         } else if header_is(h.name, "host") {
+            // RFC 9112 §3.2: more than one Host, or one that is not a host[:port], is a 400.
+            if has_host {
+                return Err(HeadError::Malformed("more than one Host header".to_string()));
+            }
+            if !is_host(h.value) {
+                return Err(HeadError::Malformed("invalid Host header".to_string()));
+            }
             has_host = true;
         } else if header_is(h.name, "expect") {
-            expect_continue = has_token(h.value, "100-continue");
+            // An HTTP/1.0 client cannot know 100 Continue: the expectation is ignored (RFC 9110 §10.1.1).
+            expect_continue = minor_version == 1 && has_token(h.value, "100-continue");
         } else if header_is(h.name, "authorization") {
             let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
             authorization = Some(start..start + h.value.len());
@@ -212,6 +224,29 @@ fn partial_target_len(line: &[u8]) -> usize {
     memchr::memchr(b' ', target).unwrap_or(target.len())
 }
 
+/// The path and query of a request target: an absolute-form target (`http://host/path`, which a
+/// server MUST accept, RFC 9112 §3.2.2) loses its scheme and authority.
+fn origin_form(target: &str) -> &str {
+    let lower = |n: usize| target.get(..n).map(str::to_ascii_lowercase);
+    let rest = if lower(7).as_deref() == Some("http://") {
+        &target[7..]
+    } else if lower(8).as_deref() == Some("https://") {
+        &target[8..]
+    } else {
+        return target;
+    };
+    match rest.find(['/', '?']) {
+        Some(i) if rest.as_bytes()[i] == b'/' => &rest[i..],
+        _ => "/",
+    }
+}
+
+/// A Host value: `uri-host [":" port]` (RFC 3986 reg-name, IPv4 or an IP literal in brackets),
+/// possibly empty. Spaces, controls and other delimiters are not a host.
+fn is_host(value: &[u8]) -> bool {
+    value.iter().all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:[]%".contains(&b))
+}
+
 /// Only `chunked` is accepted, and it must be the one and final coding.
 fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
     let mut codings = value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|c| !c.is_empty());
@@ -229,6 +264,33 @@ mod tests {
 
     fn parse(raw: &str) -> Result<Option<RequestHead>, HeadError> {
         parse_request_head(raw.as_bytes(), LIMITS)
+    }
+
+    #[test]
+    fn host_must_be_one_valid_host() {
+        assert!(parse("GET / HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n").unwrap().is_some());
+        assert!(parse("GET / HTTP/1.1\r\nHost: [::1]:4000\r\n\r\n").unwrap().is_some());
+        for bad in ["Host: a b\r\n", "Host: x\r\nHost: x\r\n", "Host: a/b\r\n", "Host: a@b\r\n"] {
+            let raw = format!("GET / HTTP/1.1\r\n{bad}\r\n");
+            assert!(matches!(parse(&raw), Err(HeadError::Malformed(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn absolute_form_targets_keep_their_path() {
+        assert_eq!(origin_form("http://x/v1/models?a=1"), "/v1/models?a=1");
+        assert_eq!(origin_form("HTTPS://x:443"), "/");
+        assert_eq!(origin_form("http://x?q"), "/");
+        assert_eq!(origin_form("/v1/models"), "/v1/models");
+        assert_eq!(origin_form("*"), "*");
+    }
+
+    #[test]
+    fn transfer_encoding_twice_and_expect_in_http_1_0() {
+        let twice = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert!(matches!(parse(twice), Err(HeadError::Malformed(_))));
+        let old = parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n").unwrap().unwrap();
+        assert!(!old.expect_continue);
     }
 
     #[test]
@@ -272,7 +334,7 @@ mod tests {
         // Found by fuzz/fuzz_targets/request_head.rs: the whole unfinished request line was
         // counted as its target, so a long method got a 414 when the line arrived in pieces.
         let limits = HeadLimits { max_header_bytes: 514, max_headers: 16, max_uri_bytes: 17 };
-        let raw = b"VVVVVVVVVVVVsssssssssssssssssssss v5/embdings HTTP/1.1\r\nHost:Length: 3\r\n\
+        let raw = b"VVVVVVVVVVVVsssssssssssssssssssss v5/embdings HTTP/1.1\r\nHost:x\r\nLength: 3\r\n\
                     Trnrfes-Encoding:chunked\r\n\r\n";
         let head = parse_request_head(raw, limits).unwrap().unwrap();
         assert_eq!((head.method, head.path.as_str()), (Method::Other, "v5/embdings"));

@@ -140,6 +140,11 @@ enum BodyRead {
 async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head: &RequestHead) -> BodyRead {
     let max = shard.settings.limits.max_body_bytes;
     let start = head.head_len;
+    // A body refused by its announced length is refused before the client is invited to send
+    // it (RFC 9110 §10.1.1).
+    if matches!(head.framing, BodyFraming::Length(n) if n > max as u64) {
+        return BodyRead::Refused(413, format!("request body larger than {max} bytes"));
+    }
     if head.expect_continue && buf.len() == start && head.framing != BodyFraming::Length(0) {
         let (res, _) = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n".to_vec()).await;
         if res.is_err() {
@@ -148,9 +153,6 @@ async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head
     }
     match head.framing {
         BodyFraming::Length(n) => {
-            if n > max as u64 {
-                return BodyRead::Refused(413, format!("request body larger than {max} bytes"));
-            }
             let end = start + n as usize;
             if buf.capacity() < end {
                 buf.reserve(end - buf.len());

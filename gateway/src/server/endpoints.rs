@@ -53,7 +53,9 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
     let head = req.head;
     // While draining, every response closes its connection so that clients move elsewhere.
     let keep_alive = head.keep_alive && !shard.hub.is_draining();
-    let reply = match (endpoint(&head.path), head.method) {
+    // HEAD is GET without the body: every answer to it, errors included, keeps only its head.
+    let method = if head.method == Method::Head { Method::Get } else { head.method };
+    let mut reply = match (endpoint(&head.path), method) {
         (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, req.authorization) {
             Ok(caller) => return proxy::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
             Err(reply) => reply,
@@ -84,13 +86,17 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
         },
         (Some(e), _) => {
             let mut r = Reply::json(405, openai_error(405, &format!("method not allowed on {}", head.path), None));
-            let allowed: &[u8] =
-                if matches!(e, Endpoint::Api(_) | Endpoint::AdminReload | Endpoint::DryRun) { b"POST" } else { b"GET" };
+            let allowed: &[u8] = if matches!(e, Endpoint::Api(_) | Endpoint::AdminReload | Endpoint::DryRun) {
+                b"POST"
+            } else {
+                b"GET, HEAD"
+            };
             r.header("allow", allowed);
             r
         }
         (None, _) => Reply::json(404, openai_error(404, &format!("no route for {}", head.path), None)),
     };
+    reply.head_only = head.method == Method::Head;
     respond::send(client, reply, keep_alive).await
 }
 

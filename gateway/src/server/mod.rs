@@ -194,7 +194,41 @@ async fn run_shard(
     std::future::pending::<()>().await;
 }
 
+/// Raises the soft open-file limit to the hard one (an edge holds a descriptor per client and
+/// upstream connection; the usual soft default of 1 024 is far too low); returns the limit now.
+pub fn raise_open_files() -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid out-parameter.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 0;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+        // SAFETY: `raised` is a valid rlimit.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return raised.rlim_cur;
+        }
+    }
+    limit.rlim_cur
+}
+
+/// Descriptors kept back for listeners, the control thread, health probes and logs.
+const RESERVED_FILES: u64 = 64;
+
+/// Client connections per shard that `open_files` descriptors can hold when each client
+/// connection may also hold an upstream one: past it accepts would fail instead of the shard
+/// refusing cleanly (at least 1).
+pub fn connections_that_fit(open_files: u64, shards: usize) -> usize {
+    let per_shard = open_files.saturating_sub(RESERVED_FILES) / (2 * shards.max(1) as u64);
+    usize::try_from(per_shard).unwrap_or(usize::MAX).max(1)
+}
+
+/// How often a shard reports failing accepts (with how many it did not print).
+const ACCEPT_ERROR_LOG_EVERY: Duration = Duration::from_secs(1);
+
 async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
+    let mut last_report: Option<Instant> = None;
+    let mut unreported = 0u64;
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -209,7 +243,19 @@ async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
             Err(e) => {
                 // Out of file descriptors or a transient accept error: back off briefly rather
                 // than spin; existing connections keep being served.
-                eprintln!("switchyard: shard {}: accept failed: {e}", shard.id);
+                let now = Instant::now();
+                if last_report.is_none_or(|t| now.duration_since(t) >= ACCEPT_ERROR_LOG_EVERY) {
+                    let more = if unreported > 0 {
+                        format!(" ({unreported} more since the last report)")
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("switchyard: shard {}: accept failed: {e}{more}", shard.id);
+                    last_report = Some(now);
+                    unreported = 0;
+                } else {
+                    unreported += 1;
+                }
                 monoio::time::sleep(Duration::from_millis(50)).await;
             }
         }
@@ -238,5 +284,18 @@ fn report(shard: &Shard) {
     let report = shard.metrics.borrow_mut().take_report();
     if !report.is_empty() {
         let _ = shard.hub.control.send(ControlMsg::Report(Box::new(report)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connections_that_fit;
+
+    #[test]
+    fn the_connection_cap_leaves_room_for_an_upstream_connection_each() {
+        assert_eq!(connections_that_fit(20_000, 2), 4_984);
+        assert_eq!(connections_that_fit(1_024, 2), 240);
+        assert_eq!(connections_that_fit(1_048_576, 1), 524_256);
+        assert_eq!(connections_that_fit(0, 4), 1);
     }
 }
