@@ -17,9 +17,11 @@
 //!         max_budget: 25        # US dollars
 //!         budget_duration: 30d  # start over every period; without it, for the process's lifetime
 //!         tags: [team-a]        # added to every request's tags (tag routing)
+//!     spend_file: key-spend.json   # keys' spend kept across restarts (owner-only, never via a symlink)
 //! ```
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use switchyard_core::KeyLimits;
 
@@ -35,6 +37,9 @@ pub struct Auth {
     pub metrics_need_key: bool,
     pub admin_keys: Vec<AdminKey>,
     pub virtual_keys: Vec<VirtualKey>,
+    /// Where the virtual keys' spend is kept across restarts (relative to the config's folder);
+    /// `None` = in memory only.
+    pub spend_file: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,12 +60,16 @@ pub struct VirtualKey {
     pub tags: Vec<String>,
 }
 
-const KEYS: [&str; 3] = ["metrics", "admin_keys", "virtual_keys"];
+const KEYS: [&str; 4] = ["metrics", "admin_keys", "virtual_keys", "spend_file"];
 const ADMIN_KEY_KEYS: [&str; 2] = ["name", "sha256"];
 const VIRTUAL_KEY_KEYS: [&str; 8] = ["name", "sha256", "models", "rpm", "tpm", "max_budget", "budget_duration", "tags"];
 
-pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields) -> Auth {
+/// `dir`: the folder relative paths are relative to.
+pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path) -> Auth {
     let mut auth = Auth::default();
+    if let Some(file) = c.optional(&mut fields, "spend_file", &kinds::NON_EMPTY_STRING) {
+        auth.spend_file = Some(dir.join(file.trim()));
+    }
     if let Some(metrics) = c.optional(&mut fields, "metrics", &METRICS) {
         auth.metrics_need_key = metrics;
     }

@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use crate::check::Checker;
+use switchyard_core::Deployment;
+
+use crate::check::{Checker, KeyPath};
 use crate::config::duplicate_ids;
 use crate::cost_map::{CostMap, MODEL_COST_MAP};
 use crate::env::Env;
@@ -92,6 +94,9 @@ fn compile(
     }
     let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
     check_fallback_groups(&mut c, &fallback_groups, deployments.iter().map(|d| d.model_name.as_str()));
+    if let Some(section) = doc.section(SWITCHYARD) {
+        warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);
+    }
     warn_ignored_sections(&mut c, &doc);
     for e in duplicate_ids(&deployments, &deployment_info) {
         c.error(e.path, e.message);
@@ -114,4 +119,35 @@ fn compile(
         },
         warnings,
     })
+}
+
+/// A key's budget counts spend at the deployments' prices: one it may use without both prices
+/// spends nothing, which the operator should know.
+fn warn_unpriced_budgets(c: &mut Checker, auth: &Auth, deployments: &[Deployment], section: &KeyPath) {
+    for (i, key) in auth.virtual_keys.iter().enumerate() {
+        if key.limits.max_budget.is_none() {
+            continue;
+        }
+        let may_use = |group: &str| {
+            key.models.as_ref().is_none_or(|models| {
+                models.iter().any(|m| m.strip_suffix('*').map_or(m == group, |prefix| group.starts_with(prefix)))
+            })
+        };
+        let unpriced: Vec<&str> = deployments
+            .iter()
+            .filter(|d| may_use(&d.model_name))
+            .filter(|d| d.input_cost_per_token.is_none() || d.output_cost_per_token.is_none())
+            .map(|d| d.id.as_str())
+            .collect();
+        if !unpriced.is_empty() {
+            let path = section.key("auth").key("virtual_keys").index(i).key("max_budget");
+            c.warn(
+                &path,
+                format!(
+                    "these deployments have no input_cost_per_token/output_cost_per_token (nor a model_cost_map entry) and add no spend: {}",
+                    unpriced.join(", ")
+                ),
+            );
+        }
+    }
 }

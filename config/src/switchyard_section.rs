@@ -92,7 +92,7 @@ pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: 
         c.refuse_unknown(&health, &HEALTH_CHECK_KEYS);
     }
     if let Some(section) = c.optional_map(&mut fields, "auth") {
-        auth = read_auth(c, section);
+        auth = read_auth(c, section, dir);
     }
     c.refuse_unknown(&fields, &KEYS);
     (settings, auth)

@@ -13,7 +13,7 @@ const DIGEST_B: &str = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f55
 #[test]
 fn keys_limits_and_tags_are_read() {
     let yaml = format!(
-        "{MODEL}switchyard:\n  auth:\n    metrics: key\n    admin_keys:\n      - {{name: ops, sha256: \"sha256:{DIGEST_B}\"}}\n    virtual_keys:\n      - name: team-a\n        sha256: {DIGEST_A}\n        models: [gpt, \"openai/*\"]\n        rpm: 10\n        tpm: \"2000\"\n        max_budget: 2.5\n        budget_duration: 30d\n        tags: [team-a]\n"
+        "{MODEL}switchyard:\n  auth:\n    metrics: key\n    admin_keys:\n      - {{name: ops, sha256: \"sha256:{DIGEST_B}\"}}\n    virtual_keys:\n      - name: team-a\n        sha256: {DIGEST_A}\n        models: [gpt, \"openai/*\"]\n        rpm: 10\n        tpm: \"2000\"\n        max_budget: 2.5\n        budget_duration: 30d\n        tags: [team-a]\n    spend_file: spend.json\n"
     );
     let auth = load(&yaml).unwrap().config.auth;
     assert!(auth.metrics_need_key);
@@ -25,6 +25,7 @@ fn keys_limits_and_tags_are_read() {
     assert_eq!((k.limits.rpm, k.limits.tpm, k.limits.max_budget), (Some(10), Some(2000), Some(2.5)));
     assert_eq!(k.limits.budget_duration, Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(k.tags, ["team-a"]);
+    assert!(auth.spend_file.unwrap().ends_with("tests/fixtures/spend.json"), "relative to the config's folder");
 }
 
 #[test]
@@ -65,4 +66,18 @@ fn metrics_behind_a_key_needs_a_key_that_opens_them() {
     );
     let with_master = format!("{yaml}general_settings: {{master_key: sk-m}}\n");
     assert!(load(&with_master).unwrap().config.auth.metrics_need_key);
+}
+
+#[test]
+fn a_budget_over_deployments_without_prices_is_warned_about() {
+    let yaml = format!(
+        "{MODEL}  - model_name: priced\n    litellm_params: {{model: openai/y, input_cost_per_token: 0.1, output_cost_per_token: 0.2}}\n    model_info: {{id: p1}}\nswitchyard:\n  auth:\n    virtual_keys:\n      - {{name: a, sha256: {DIGEST_A}, max_budget: 1}}\n      - {{name: b, sha256: {DIGEST_B}, max_budget: 1, models: [priced]}}\n"
+    );
+    let loaded = load(&yaml).unwrap();
+    let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
+    let id = &loaded.config.deployments[0].id;
+    assert_eq!(
+        warnings,
+        [format!("switchyard.auth.virtual_keys[0].max_budget: these deployments have no input_cost_per_token/output_cost_per_token (nor a model_cost_map entry) and add no spend: {id}")]
+    );
 }

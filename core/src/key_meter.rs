@@ -166,6 +166,20 @@ impl KeyMeter {
     }
 }
 
+impl KeyMeter {
+    /// The spend counter as stored: its budget period (as kept: see [`PackedWindow`]) and
+    /// micro-dollars — what a restart needs to go on from.
+    pub fn spend_record(&self) -> (u64, u64) {
+        let v = self.spend.0.load(Ordering::Relaxed);
+        (window_of(v), v & COUNT_MAX)
+    }
+
+    /// Puts back a spend counter [`KeyMeter::spend_record`] gave (at start, before any request).
+    pub fn restore_spend(&self, period: u64, micros: u64) {
+        self.spend.0.store(pack(PackedWindow::tag(period), micros), Ordering::Relaxed);
+    }
+}
+
 /// The budget period `now` falls in, and the seconds until it ends (`None` without a period).
 fn budget_period(duration: Option<Duration>, now: u64) -> (u64, Option<u64>) {
     match duration.map(|d| d.as_secs().max(1)) {
@@ -286,6 +300,21 @@ mod tests {
             Err(KeyRefusal::Budget { max_budget: 0.01, spent: 0.02, resets_in_secs: Some(82_800) })
         );
         assert_eq!(m.admit(&l, day_start + 86_400), Ok(()), "the next day starts over");
+    }
+
+    #[test]
+    fn a_spend_record_restores_into_the_same_period() {
+        let l = KeyLimits {
+            max_budget: Some(1.0),
+            budget_duration: Some(Duration::from_secs(3_600)),
+            ..limits(None, None, None)
+        };
+        let (old, new) = (KeyMeter::default(), KeyMeter::default());
+        old.record(&l, 0, Some(0.25), MINUTE);
+        let (period, micros) = old.spend_record();
+        new.restore_spend(period, micros);
+        assert_eq!(new.usage(&l, MINUTE + 60).spend, 0.25);
+        assert_eq!(new.usage(&l, MINUTE + 3_600).spend, 0.0, "the next period starts over");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::health;
 use crate::hub::Hub;
 use crate::routes::Routes;
 use crate::server::{self, Driver, Launch};
+use crate::spend_file::SpendFile;
 
 pub fn run(args: &[String]) -> ExitCode {
     let command = match cli::parse(args) {
@@ -162,6 +163,13 @@ pub fn serve(
     if let Err(e) = control::forward_signals(control_tx.clone()) {
         return fail(&format!("cannot install signal handlers: {e}"));
     }
+    let spend_file = match &config.auth.spend_file {
+        Some(path) => match SpendFile::open(path, &routes.keys) {
+            Ok(file) => Some(file),
+            Err(e) => return fail(&format!("switchyard.auth.spend_file: {e}")),
+        },
+        None => None,
+    };
     let routes_line = routes_summary(&routes);
     let hub = Hub::new(routes, control_tx);
     let launch = Launch { listen, shards, driver, settings: Arc::new(settings), hub: hub.clone(), access_log };
@@ -180,7 +188,15 @@ pub fn serve(
     if let Some(banner) = banner {
         println!("{}", banner(running.addr));
     }
-    Control { hub, inbox: control_rx, config_path, started_with: gateway, drain_signals: running.drain_signals }.run()
+    Control {
+        hub,
+        inbox: control_rx,
+        config_path,
+        started_with: gateway,
+        drain_signals: running.drain_signals,
+        spend_file,
+    }
+    .run()
 }
 
 /// `3 model groups, 5 deployments, strategy simple-shuffle, access log off`.

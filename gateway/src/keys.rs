@@ -99,6 +99,11 @@ impl Keys {
         Keys { master, admins, virtuals, listed, metrics_need_key: auth.metrics_need_key }
     }
 
+    /// The virtual keys in config order.
+    pub fn virtual_keys(&self) -> impl Iterator<Item = &Arc<VirtualKey>> {
+        self.listed.iter()
+    }
+
     /// Whether `/v1/*` needs a key: the master key or a virtual key is configured.
     pub fn api_needs_key(&self) -> bool {
         self.master.is_some() || !self.virtuals.is_empty()
@@ -216,6 +221,11 @@ pub fn key_changes(old: &Keys, new: &Keys) -> Option<String> {
 }
 
 impl VirtualKey {
+    /// The key's SHA-256 in hex, as the config writes it.
+    pub fn digest_hex(&self) -> String {
+        hex(&self.digest)
+    }
+
     /// Whether the key may ask for `requested`: named in its list (exactly, by a `prefix*`
     /// pattern, or by the group an alias or deployment id resolves to).
     pub fn may_use(&self, requested: &str, snapshot: &Snapshot) -> bool {
@@ -287,7 +297,11 @@ fn sha256(key: &[u8]) -> [u8; 32] {
 
 /// The hex SHA-256 of a key, as `switchyard hash-key` prints it for the config.
 pub fn digest_hex(key: &[u8]) -> String {
-    sha256(key).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&sha256(key))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unauthorized(message: &str) -> Reply {

@@ -19,6 +19,7 @@ pub mod route;
 pub mod routes;
 pub mod server;
 pub mod shard;
+pub mod spend_file;
 pub mod upstream;
 pub mod usage;
 

@@ -208,3 +208,47 @@ fn admin_keys_open_the_operator_endpoints_and_metrics_name_keys_only() {
     assert!(metrics.contains("switchyard_key_refused_total{key=\"team-a\",limit=\"rpm\"} 0"), "{metrics}");
     assert!(!metrics.contains(&digest_hex(TEAM_A.as_bytes())) && !metrics.contains(TEAM_A));
 }
+
+#[test]
+fn spend_outlives_a_restart_in_an_owner_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = Mock::start("m", &[]);
+    let dir = common::TempDir::new("spend");
+    let spend = dir.path().join("spend.json");
+    let yaml = config(
+        &[deployment(
+            "gpt",
+            "dep-gpt",
+            "openai/gpt-4o-mini",
+            &mock,
+            "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
+        )],
+        &auth(&[key("money", TEAM_A, ", max_budget: 0.01")], &format!("    spend_file: {}\n", spend.display())),
+    );
+    let mut first = Gateway::start(&yaml);
+    assert_eq!(chat(&first, TEAM_A, "gpt").status, 200, "one response spends the budget");
+    send_signal(&first.process, libc::SIGTERM);
+    assert!(first.process.wait_exit(Duration::from_secs(30)).success());
+    let mode = std::fs::metadata(&spend).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let text = std::fs::read_to_string(&spend).unwrap();
+    assert!(text.contains(&digest_hex(TEAM_A.as_bytes())) && !text.contains(TEAM_A), "{text}");
+
+    let second = Gateway::start(&yaml);
+    let r = chat(&second, TEAM_A, "gpt");
+    assert_eq!(r.status, 400, "the budget is still spent after the restart: {}", r.text());
+    assert_eq!(r.json()["error"]["type"], "budget_exceeded");
+    assert_eq!(mock.request_count(), 1);
+    drop(second);
+
+    // A symlink where the file should be: the gateway refuses to start rather than follow it.
+    std::fs::remove_file(&spend).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), &spend).unwrap();
+    let path = dir.write("config.yaml", &yaml);
+    let out = std::process::Command::new(common::switchyard_bin())
+        .args(["serve", "--config", path.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a symlink; refusing to follow it"));
+}

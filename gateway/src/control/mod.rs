@@ -21,6 +21,7 @@ use switchyard_config::GatewaySettings;
 
 use crate::hub::Hub;
 use crate::metrics::Report;
+use crate::spend_file::SpendFile;
 
 /// What the control thread is asked to do.
 pub enum ControlMsg {
@@ -56,11 +57,26 @@ pub struct Control {
     pub started_with: GatewaySettings,
     /// One per shard: dropping or firing it makes the shard stop accepting and drain.
     pub drain_signals: Vec<oneshot::Sender<()>>,
+    /// Where the virtual keys' spend is kept across restarts, if anywhere.
+    pub spend_file: Option<SpendFile>,
 }
 
 impl Control {
-    /// Serves control messages until the shards have drained (or the grace period ran out).
+    /// Serves control messages until the shards have drained (or the grace period ran out),
+    /// then writes the keys' spend a last time.
     pub fn run(mut self) -> ExitCode {
+        let code = self.serve_messages();
+        self.save_spend();
+        code
+    }
+
+    fn save_spend(&mut self) {
+        if let Some(file) = &mut self.spend_file {
+            file.save(&self.hub.routes.load().keys);
+        }
+    }
+
+    fn serve_messages(&mut self) -> ExitCode {
         let shards = self.drain_signals.len();
         let mut stopped = 0;
         let mut drain_deadline: Option<Instant> = None;
@@ -88,6 +104,7 @@ impl Control {
                 }
                 ControlMsg::Signal(signal) if drain_deadline.is_some() => {
                     log(&format!("drain: second signal ({}); exiting at once", signal_name(signal)));
+                    self.save_spend();
                     std::process::exit(1);
                 }
                 ControlMsg::Signal(signal) => {
@@ -110,6 +127,10 @@ impl Control {
                 ControlMsg::Report(report) => {
                     if let Ok(mut totals) = self.hub.totals.lock() {
                         totals.counts.merge(*report);
+                    }
+                    // Reports arrive a few times a second from every shard: the spend file's tick.
+                    if let Some(file) = &mut self.spend_file {
+                        file.save_if_due(&self.hub.routes.load().keys);
                     }
                 }
                 ControlMsg::ShardStopped(_) => {
