@@ -244,8 +244,41 @@ fn origin_form(target: &str) -> &str {
 /// A Host value: `uri-host [":" port]` (RFC 3986 reg-name, IPv4 or an IP literal in brackets),
 /// possibly empty. Spaces, controls and other delimiters are not a host.
 fn is_host(value: &[u8]) -> bool {
-    value.iter().all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:[]%".contains(&b))
+    value.iter().all(|&b| HOST_BYTES[usize::from(b)])
 }
+
+/// The bytes of a Host value, as a table: one load per byte on every request.
+const HOST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+                    | b'%'
+            );
+        b += 1;
+    }
+    table
+};
 
 /// Only `chunked` is accepted, and it must be the one and final coding.
 fn transfer_coding_is_chunked(value: &[u8]) -> Result<bool, HeadError> {
