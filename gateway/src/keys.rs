@@ -60,7 +60,7 @@ impl Caller {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Keys {
     master: Option<String>,
     admins: HashMap<[u8; 32], Arc<str>>,
@@ -68,6 +68,18 @@ pub struct Keys {
     /// In config order, for metrics.
     listed: Vec<Arc<VirtualKey>>,
     pub metrics_need_key: bool,
+}
+
+/// Never shows the master key (redacted to its last four characters).
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keys")
+            .field("master", &self.master.as_deref().map(switchyard_core::redact))
+            .field("admins", &self.admins.values().collect::<Vec<_>>())
+            .field("virtual_keys", &self.listed)
+            .field("metrics_need_key", &self.metrics_need_key)
+            .finish()
+    }
 }
 
 impl Keys {
@@ -285,6 +297,11 @@ impl VirtualKey {
     }
 }
 
+/// Unix seconds, the clock virtual keys' limits count in.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
 /// The token after `Bearer ` (the scheme is case-insensitive, RFC 9110 §11.1).
 fn bearer(value: &[u8]) -> Option<&[u8]> {
     let (scheme, token) = value.split_at_checked(7)?;
@@ -338,6 +355,13 @@ mod tests {
         assert_eq!(bearer(b"Basic sk-1"), None);
         assert_eq!(bearer(b"Bearer "), None);
         assert_eq!(bearer(b"sk-1"), None);
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_master_key() {
+        let keys = Keys { master: Some("sk-master-secret-9876".into()), ..Keys::default() };
+        let text = format!("{keys:?}");
+        assert!(!text.contains("secret") && text.contains("9876"), "{text}");
     }
 
     #[test]

@@ -15,10 +15,9 @@ use crate::access_log::Entry;
 use crate::errors::openai_error;
 use crate::facts::{self, append_with_model, rewritten_len};
 use crate::http::write;
-use crate::keys::{Caller, VirtualKey};
+use crate::keys::{unix_now, Caller, VirtualKey};
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
-use crate::server::admin::unix_now;
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
@@ -337,8 +336,6 @@ fn record_delivered(
     }
 }
 
-/// Counts what the response cost against its provider's budget, on every shard (called once the
-/// body arrived, before its end goes to the client).
 /// A virtual key's rpm / tpm / budget and model list admit the request, or the answer to send.
 fn admit(key: &VirtualKey, snap: &switchyard_core::Snapshot, model: &str) -> Result<(), Reply> {
     if !key.may_use(model, snap) {
@@ -347,7 +344,8 @@ fn admit(key: &VirtualKey, snap: &switchyard_core::Snapshot, model: &str) -> Res
     key.meter.admit(&key.limits, unix_now()).map_err(|refusal| key.refused(&refusal))
 }
 
-/// What a response's usage cost: against the provider's budget and the caller's key.
+/// Counts what the response cost against its provider's budget, on every shard, and against
+/// the caller's key (called once the body arrived, before its end goes to the client).
 fn record_spend(
     shard: &Shard,
     routes: &Arc<Routes>,

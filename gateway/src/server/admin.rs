@@ -8,7 +8,7 @@ use switchyard_core::Snapshot;
 
 use crate::control::ControlMsg;
 use crate::errors::openai_error;
-use crate::keys::Caller;
+use crate::keys::{unix_now, Caller};
 use crate::metrics::{render, Gauges};
 use crate::respond::Reply;
 use crate::route;
@@ -93,9 +93,4 @@ pub async fn reload(shard: &Shard) -> Reply {
         ),
         Err(_) => Reply::json(503, openai_error(503, "the control thread ended during the reload", None)),
     }
-}
-
-/// Unix seconds, the clock virtual keys' limits count in.
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
