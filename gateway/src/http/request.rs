@@ -227,10 +227,13 @@ fn partial_target_len(line: &[u8]) -> usize {
 /// The path and query of a request target: an absolute-form target (`http://host/path`, which a
 /// server MUST accept, RFC 9112 §3.2.2) loses its scheme and authority.
 fn origin_form(target: &str) -> &str {
-    let lower = |n: usize| target.get(..n).map(str::to_ascii_lowercase);
-    let rest = if lower(7).as_deref() == Some("http://") {
+    if target.starts_with('/') {
+        return target;
+    }
+    let scheme = |s: &str| target.get(..s.len()).is_some_and(|t| t.eq_ignore_ascii_case(s));
+    let rest = if scheme("http://") {
         &target[7..]
-    } else if lower(8).as_deref() == Some("https://") {
+    } else if scheme("https://") {
         &target[8..]
     } else {
         return target;
