@@ -25,6 +25,17 @@ fn auth(keys: &[String], rest: &str) -> String {
     )
 }
 
+/// A deployment whose every response costs well over a cent (the mock reports ~30 tokens).
+fn priced(mock: &Mock) -> String {
+    deployment(
+        "gpt",
+        "dep-gpt",
+        "openai/gpt-4o-mini",
+        mock,
+        "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
+    )
+}
+
 fn call(gateway: &Gateway, secret: &str, method: &str, path: &str, body: &str) -> Response {
     let bearer = format!("Bearer {secret}");
     gateway.client().request(method, path, &[("authorization", &bearer)], body.as_bytes())
@@ -110,13 +121,7 @@ fn rpm_holds_across_shards_and_answers_429_with_retry_after() {
 fn tpm_and_budget_count_what_responses_report() {
     let mock = Mock::start("m", &[]);
     let yaml = config(
-        &[deployment(
-            "gpt",
-            "dep-gpt",
-            "openai/gpt-4o-mini",
-            &mock,
-            "input_cost_per_token: 0.001, output_cost_per_token: 0.002",
-        )],
+        &[priced(&mock)],
         &auth(
             &[key("tokens", TEAM_A, ", tpm: 10"), key("money", TEAM_B, ", max_budget: 0.01, budget_duration: 1d")],
             "",
@@ -216,13 +221,7 @@ fn spend_outlives_a_restart_in_an_owner_only_file() {
     let dir = common::TempDir::new("spend");
     let spend = dir.path().join("spend.json");
     let yaml = config(
-        &[deployment(
-            "gpt",
-            "dep-gpt",
-            "openai/gpt-4o-mini",
-            &mock,
-            "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
-        )],
+        &[priced(&mock)],
         &auth(&[key("money", TEAM_A, ", max_budget: 0.01")], &format!("    spend_file: {}\n", spend.display())),
     );
     let mut first = Gateway::start(&yaml);
