@@ -121,9 +121,11 @@ impl Keys {
         self.master.is_some() || !self.virtuals.is_empty()
     }
 
-    /// Whether `/admin/*`, the dry run (and `/metrics` when so configured) need a key.
+    /// Whether `/admin/*`, the dry run (and `/metrics` when so configured) need a key: as soon
+    /// as any key is configured. With virtual keys alone, nothing opens them (SIGHUP still
+    /// reloads): a gateway that checks its callers never leaves its operator endpoints open.
     pub fn admin_needs_key(&self) -> bool {
-        self.master.is_some() || !self.admins.is_empty()
+        self.master.is_some() || !self.admins.is_empty() || !self.virtuals.is_empty()
     }
 
     /// The API caller the `Authorization` header names, or the 401 to answer.
@@ -156,7 +158,11 @@ impl Keys {
         if !self.admin_needs_key() {
             return Ok(Caller::Anyone);
         }
-        let message = "admin endpoints need Authorization: Bearer <general_settings.master_key or an admin key>";
+        let message = if self.master.is_none() && self.admins.is_empty() {
+            "admin endpoints are closed while virtual keys are configured: set general_settings.master_key or switchyard.auth.admin_keys"
+        } else {
+            "admin endpoints need Authorization: Bearer <general_settings.master_key or an admin key>"
+        };
         let presented = authorization.and_then(bearer).ok_or_else(|| unauthorized(message))?;
         if self.is_master(presented) {
             return Ok(Caller::Master);

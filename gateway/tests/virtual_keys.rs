@@ -251,3 +251,23 @@ fn spend_outlives_a_restart_in_an_owner_only_file() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a symlink; refusing to follow it"));
 }
+
+#[test]
+fn with_virtual_keys_alone_the_operator_endpoints_stay_closed() {
+    let mock = Mock::start("m", &[]);
+    let yaml = format!(
+        "{}switchyard:\n  auth:\n    virtual_keys:\n{}",
+        config(&[deployment("gpt", "dep-gpt", "openai/gpt-4o-mini", &mock, "")], ""),
+        key("team-a", TEAM_A, "")
+    );
+    let gateway = Gateway::start(&yaml);
+    assert_eq!(chat(&gateway, TEAM_A, "gpt").status, 200);
+    let body = chat_body("gpt", false);
+    for path in ["/v1/route", "/admin/reload"] {
+        let closed = gateway.post(path, &body);
+        assert_eq!(closed.status, 401, "{path} without a key");
+        assert!(closed.text().contains("set general_settings.master_key or switchyard.auth.admin_keys"));
+        assert_eq!(call(&gateway, TEAM_A, "POST", path, &body).status, 401, "{path} with a virtual key");
+    }
+    assert_eq!(gateway.get("/metrics").status, 200, "metrics stay open unless auth.metrics: key");
+}
