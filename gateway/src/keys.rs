@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use switchyard_config::Auth;
-use switchyard_core::{KeyLimits, KeyMeter, KeyRefusal, Resolution, Snapshot};
+use switchyard_core::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage, Resolution, Snapshot};
 
 use crate::errors::{openai_error, typed_error};
 use crate::respond::Reply;
@@ -182,33 +182,38 @@ impl Keys {
         if self.listed.is_empty() {
             return;
         }
-        let families = [
-            ("switchyard_key_requests_this_minute", "gauge", "Requests admitted for the key in the current minute."),
+        type Values = fn(&KeyUsage) -> Vec<(&'static str, f64)>;
+        let families: [(&str, &str, &str, Values); 4] = [
+            (
+                "switchyard_key_requests_this_minute",
+                "gauge",
+                "Requests admitted for the key in the current minute.",
+                |u| vec![("", u.requests_this_minute as f64)],
+            ),
             (
                 "switchyard_key_tokens_this_minute",
                 "gauge",
                 "Tokens the key's responses reported in the current minute (keys with tpm or a budget).",
+                |u| vec![("", u.tokens_this_minute as f64)],
             ),
-            ("switchyard_key_spend_usd", "gauge", "US dollars the key spent in its current budget period."),
-            ("switchyard_key_refused_total", "counter", "Requests refused by one of the key's limits."),
+            ("switchyard_key_spend_usd", "gauge", "US dollars the key spent in its current budget period.", |u| {
+                vec![("", u.spend)]
+            }),
+            ("switchyard_key_refused_total", "counter", "Requests refused by one of the key's limits.", |u| {
+                vec![
+                    (",limit=\"rpm\"", u.refused_rpm as f64),
+                    (",limit=\"tpm\"", u.refused_tpm as f64),
+                    (",limit=\"budget\"", u.refused_budget as f64),
+                ]
+            }),
         ];
-        for (name, kind, help) in families {
+        for (name, kind, help, values) in families {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
             for k in &self.listed {
-                let u = k.meter.usage(&k.limits, now_unix);
                 let key = escape_label(&k.name);
-                let _ = match name {
-                    "switchyard_key_requests_this_minute" => {
-                        writeln!(out, "{name}{{key=\"{key}\"}} {}", u.requests_this_minute)
-                    }
-                    "switchyard_key_tokens_this_minute" => writeln!(out, "{name}{{key=\"{key}\"}} {}", u.tokens_this_minute),
-                    "switchyard_key_spend_usd" => writeln!(out, "{name}{{key=\"{key}\"}} {}", u.spend),
-                    _ => writeln!(
-                        out,
-                        "{name}{{key=\"{key}\",limit=\"rpm\"}} {}\n{name}{{key=\"{key}\",limit=\"tpm\"}} {}\n{name}{{key=\"{key}\",limit=\"budget\"}} {}",
-                        u.refused_rpm, u.refused_tpm, u.refused_budget
-                    ),
-                };
+                for (labels, value) in values(&k.meter.usage(&k.limits, now_unix)) {
+                    let _ = writeln!(out, "{name}{{key=\"{key}\"{labels}}} {value}");
+                }
             }
         }
     }
