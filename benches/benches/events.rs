@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use switchyard_config::GatewaySettings;
-use switchyard_core::{CooldownStarted, Deployment, DeploymentIdx, Event, Failure, Provider, RouterSettings, Snapshot};
-use switchyard_gateway::access_log::AccessLog;
-use switchyard_gateway::events::{Mesh, ShardEvent};
-use switchyard_gateway::hub::Hub;
-use switchyard_gateway::routes::Routes;
-use switchyard_gateway::shard::{Shard, ShardParts};
+use pointwork_config::GatewaySettings;
+use pointwork_core::{CooldownStarted, Deployment, DeploymentIdx, Event, Failure, Provider, RouterSettings, Snapshot};
+use pointwork_gateway::access_log::AccessLog;
+use pointwork_gateway::events::{Mesh, ShardEvent};
+use pointwork_gateway::hub::Hub;
+use pointwork_gateway::routes::Routes;
+use pointwork_gateway::shard::{Shard, ShardParts};
 
 fn routes(n: usize) -> Routes {
     let deployments = (0..n)
@@ -37,7 +37,7 @@ fn sync(c: &mut Criterion) {
         inbox,
         mesh: mesh.clone(),
         settings: Arc::new(GatewaySettings::default()),
-        tls: switchyard_gateway::upstream::conn::tls_connector().expect("tls"),
+        tls: pointwork_gateway::upstream::conn::tls_connector().expect("tls"),
         access_log: AccessLog::default(),
         seed: 1,
     });

@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use switchyard_benches::bodies::{chat_body, SIZES};
-use switchyard_benches::json::{
+use pointwork_benches::bodies::{chat_body, SIZES};
+use pointwork_benches::json::{
     serde_json_borrowed, serde_json_borrowed_simdutf8, serde_json_borrowed_std_utf8, serde_json_top, simd_json_tape,
     sonic_rs_lazy, SimdJsonScratch,
 };

@@ -6,16 +6,16 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use switchyard_config::load_str;
-use switchyard_core::{KeyLimits, KeyMeter};
-use switchyard_gateway::keys::{digest_hex, Keys};
+use pointwork_config::load_str;
+use pointwork_core::{KeyLimits, KeyMeter};
+use pointwork_gateway::keys::{digest_hex, Keys};
 
 const KEY: &[u8] = b"sk-team-a-0123456789abcdef0123456789abcdef";
 const MASTER: &str = "sk-master-0123456789abcdef0123456789abcdef";
 
 fn keys() -> Keys {
     let yaml = format!(
-        "model_list:\n  - model_name: gpt\n    litellm_params: {{model: openai/x}}\ngeneral_settings: {{master_key: {MASTER}}}\nswitchyard:\n  auth:\n    virtual_keys:\n{}",
+        "model_list:\n  - model_name: gpt\n    litellm_params: {{model: openai/x}}\ngeneral_settings: {{master_key: {MASTER}}}\npointwork:\n  auth:\n    virtual_keys:\n{}",
         (0..100)
             .map(|i| {
                 let key = if i == 42 { KEY.to_vec() } else { format!("sk-other-{i}").into_bytes() };

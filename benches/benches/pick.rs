@@ -12,10 +12,10 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use switchyard_benches::pick_setup::{
+use pointwork_benches::pick_setup::{
     pick_setup_with, strategy_setup, GROUP, GROUP_SIZES, STRATEGIES, STRATEGY_GROUP_SIZES,
 };
-use switchyard_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
+use pointwork_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
 
 fn pick(c: &mut Criterion) {
     let mut group = c.benchmark_group("pick");
@@ -36,7 +36,7 @@ fn pick(c: &mut Criterion) {
                         input_tokens: 100,
                         excluded: &[],
                         order: None,
-                        facts: &switchyard_core::NO_FACTS,
+                        facts: &pointwork_core::NO_FACTS,
                     };
                     pick_with_scratch(&setup.snap, &setup.state, &req, setup.now, &mut rng, &mut scratch)
                         .expect("survivors remain")
@@ -63,7 +63,7 @@ fn pick_strategy(c: &mut Criterion) {
                         input_tokens: 100,
                         excluded: &[],
                         order: None,
-                        facts: &switchyard_core::NO_FACTS,
+                        facts: &pointwork_core::NO_FACTS,
                     };
                     pick_with_scratch(&setup.snap, &setup.state, &req, setup.now, &mut rng, &mut scratch)
                         .expect("survivors remain")
@@ -78,7 +78,7 @@ fn pick_strategy(c: &mut Criterion) {
 /// checks (context windows, regions, declined params), an image, order tiers, health results;
 /// 10 and 1 000 deployments, every member a survivor candidate of some filter.
 fn pick_full_chain(c: &mut Criterion) {
-    use switchyard_core::{Deployment, Param, Provider, RequestFacts, RouteKind, RouterSettings, Snapshot, State};
+    use pointwork_core::{Deployment, Param, Provider, RequestFacts, RouteKind, RouterSettings, Snapshot, State};
     let mut group = c.benchmark_group("pick-chain");
     for n in [10usize, 1_000] {
         let deployments = (0..n)

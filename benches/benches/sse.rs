@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use switchyard_benches::wire::{sse_chunk, sse_event};
-use switchyard_gateway::http::chunked::{encode_chunk, ChunkedDecoder};
+use pointwork_benches::wire::{sse_chunk, sse_event};
+use pointwork_gateway::http::chunked::{encode_chunk, ChunkedDecoder};
 
 fn relay(c: &mut Criterion) {
     let event = sse_event();

@@ -7,8 +7,8 @@
 
 use std::hint::black_box;
 
-use switchyard_benches::pick_setup::{pick_setup_with, strategy_setup, PickSetup, GROUP, STRATEGIES};
-use switchyard_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
+use pointwork_benches::pick_setup::{pick_setup_with, strategy_setup, PickSetup, GROUP, STRATEGIES};
+use pointwork_core::{pick_with_scratch, PickRequest, PickScratch, Rng};
 
 /// Out of line so that `--toggle-collect=pick_profile::one_pick` counts the pick alone.
 #[inline(never)]
@@ -46,7 +46,7 @@ fn main() {
             input_tokens: 100,
             excluded: &[],
             order: None,
-            facts: &switchyard_core::NO_FACTS,
+            facts: &pointwork_core::NO_FACTS,
         };
         sum += one_pick(&setup, &req, &mut rng, &mut scratch);
     }

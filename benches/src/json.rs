@@ -1,6 +1,6 @@
 //! The request-facts extraction done with each JSON library DESIGN.md asks us to compare.
 //!
-//! Every variant does the core of [`switchyard_gateway::facts::extract`]'s job: validate the
+//! Every variant does the core of [`pointwork_gateway::facts::extract`]'s job: validate the
 //! whole document (syntax and UTF-8), find the top-level `model` string with the byte span of
 //! its value (quotes included) and the top-level `stream` bool. The gateway's extraction also
 //! walks `messages` for the filters' facts (prompt estimate, images, params, tags); the others
@@ -9,9 +9,9 @@
 
 use std::ops::Range;
 
+use pointwork_core::{RequestFacts, RouteKind};
+use pointwork_gateway::facts::{self, Extracted, FactsError};
 use serde::Deserialize;
-use switchyard_core::{RequestFacts, RouteKind};
-use switchyard_gateway::facts::{self, Extracted, FactsError};
 
 /// serde_json with borrowed `RawValue` fields after a simdutf8 check of the body: what the gateway does now.
 pub fn serde_json_borrowed(body: &[u8]) -> Result<Extracted, FactsError> {

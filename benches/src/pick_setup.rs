@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use switchyard_core::{
+use pointwork_core::{
     Deployment, DeploymentIdx, Failure, LatencySample, Provider, RouterSettings, RoutingStrategy, Snapshot, State,
 };
 
@@ -122,7 +122,7 @@ fn setup(n: usize, ended: bool, strategy: RoutingStrategy) -> PickSetup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_core::{pick_with_scratch, Cause, PickRequest, PickScratch, RejectReason, Rng};
+    use pointwork_core::{pick_with_scratch, Cause, PickRequest, PickScratch, RejectReason, Rng};
 
     #[test]
     fn a_tenth_cools_down_and_the_pick_skips_it() {
@@ -140,7 +140,7 @@ mod tests {
                     input_tokens: 100,
                     excluded: &[],
                     order: None,
-                    facts: &switchyard_core::NO_FACTS,
+                    facts: &pointwork_core::NO_FACTS,
                 };
                 let d = pick_with_scratch(&s.snap, &s.state, &req, s.now, &mut rng, &mut scratch).unwrap();
                 assert!(!s.state.is_cooling_down(d.deployment, s.now));
@@ -165,7 +165,7 @@ mod tests {
                     input_tokens: 100,
                     excluded: &[],
                     order: None,
-                    facts: &switchyard_core::NO_FACTS,
+                    facts: &pointwork_core::NO_FACTS,
                 };
                 let d = pick_with_scratch(&s.snap, &s.state, &req, s.now, &mut Rng::new(1), &mut PickScratch::new())
                     .unwrap();

@@ -70,10 +70,10 @@ pub fn sse_chunk(event: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_gateway::http::chunked::{encode_chunk, ChunkedDecoder};
-    use switchyard_gateway::http::request::{parse_request_head, HeadLimits};
-    use switchyard_gateway::http::response::parse_response_head;
-    use switchyard_gateway::http::BodyFraming;
+    use pointwork_gateway::http::chunked::{encode_chunk, ChunkedDecoder};
+    use pointwork_gateway::http::request::{parse_request_head, HeadLimits};
+    use pointwork_gateway::http::response::parse_response_head;
+    use pointwork_gateway::http::BodyFraming;
 
     #[test]
     fn the_heads_parse_as_the_gateway_expects() {

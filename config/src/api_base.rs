@@ -1,7 +1,7 @@
 //! `litellm_params.api_base`: an `http://` or `https://` URL with a host, kept without its
 //! trailing slash so request paths can be appended.
 
-/// The URL without trailing slashes, or why it is not one Switchyard can forward to.
+/// The URL without trailing slashes, or why it is not one Pointwork can forward to.
 pub(crate) fn parse_api_base(url: &str) -> Result<String, String> {
     let refused = || format!("expected an http:// or https:// URL with a host, got {url:?}");
     let url = url.trim();

@@ -1,9 +1,9 @@
-//! `switchyard.auth`: who may call the gateway beyond the master key. Virtual keys (each with
+//! `pointwork.auth`: who may call the gateway beyond the master key. Virtual keys (each with
 //! the models it may use, rpm / tpm limits, a budget and tags) and admin keys are written as
-//! SHA-256 digests of the key, never the key itself (`switchyard hash-key` prints one).
+//! SHA-256 digests of the key, never the key itself (`pointwork hash-key` prints one).
 //!
 //! ```yaml
-//! switchyard:
+//! pointwork:
 //!   auth:
 //!     metrics: key            # `open` (the default) or `key`: /metrics needs the master or an admin key
 //!     admin_keys:
@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use switchyard_core::KeyLimits;
+use pointwork_core::KeyLimits;
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds::{self, Kind};
@@ -156,7 +156,7 @@ const METRICS: Kind<bool> = Kind {
 /// A SHA-256 digest as 64 hex digits (an optional `sha256:` prefix is allowed). Marked secret so
 /// that an error never repeats what may be a key pasted in clear by mistake.
 const SHA256: Kind<[u8; 32]> = Kind {
-    expected: "64 hex digits (the SHA-256 of the key, as `switchyard hash-key` prints it; never the key itself)",
+    expected: "64 hex digits (the SHA-256 of the key, as `pointwork hash-key` prints it; never the key itself)",
     parse: |n| match n {
         Node::Str(s) => parse_digest(s.trim().strip_prefix("sha256:").unwrap_or(s.trim())),
         _ => None,

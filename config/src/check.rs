@@ -10,8 +10,8 @@ use crate::kinds::Kind;
 use crate::node::Node;
 use crate::{ConfigError, ConfigWarning};
 
-/// The warning for a LiteLLM key that Switchyard parses past.
-pub(crate) const IGNORED: &str = "ignored: not implemented by Switchyard yet";
+/// The warning for a LiteLLM key that Pointwork parses past.
+pub(crate) const IGNORED: &str = "ignored: not implemented by Pointwork yet";
 
 /// Where a value sits: the included file it came from (`None` = the main file) and its keys,
 /// e.g. `models.yaml: model_list[0].litellm_params.model`.
@@ -205,14 +205,14 @@ impl<'e> Checker<'e> {
         }
     }
 
-    /// Warns about every key of a LiteLLM section that Switchyard does not act on.
+    /// Warns about every key of a LiteLLM section that Pointwork does not act on.
     pub(crate) fn warn_ignored(&mut self, fields: &Fields) {
         for (_, _, path) in fields.untaken() {
             self.warn(path, IGNORED);
         }
     }
 
-    /// Refuses every key the schema did not read (Switchyard's own section is strict).
+    /// Refuses every key the schema did not read (Pointwork's own section is strict).
     pub(crate) fn refuse_unknown(&mut self, fields: &Fields, valid: &[&str]) {
         for (key, _, path) in fields.untaken() {
             let hint = match closest(key, valid) {

@@ -4,19 +4,19 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use switchyard_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
+use pointwork_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
 
 use crate::{Auth, ConfigError, ConfigErrors, ConfigWarning, GatewaySettings};
-use switchyard_core::redact;
+use pointwork_core::redact;
 
-/// A config that compiled, and what in it Switchyard ignores.
+/// A config that compiled, and what in it Pointwork ignores.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loaded {
     pub config: Config,
     pub warnings: Vec<ConfigWarning>,
 }
 
-/// Everything a LiteLLM `config.yaml` (and its includes) says that Switchyard uses.
+/// Everything a LiteLLM `config.yaml` (and its includes) says that Pointwork uses.
 #[derive(Clone, PartialEq)]
 pub struct Config {
     /// One per `model_list` entry: the main file's first, then each include's.
@@ -27,7 +27,7 @@ pub struct Config {
     pub gateway: GatewaySettings,
     /// `general_settings.master_key`, for client authentication.
     pub master_key: Option<String>,
-    /// `switchyard.auth`: virtual keys, admin keys, whether metrics need a key.
+    /// `pointwork.auth`: virtual keys, admin keys, whether metrics need a key.
     pub auth: Auth,
     /// The config file (when read from disk) and every file it includes.
     pub files: Vec<PathBuf>,

@@ -1,4 +1,4 @@
-//! `switchyard.model_cost_map`: LiteLLM's `model_prices_and_context_window.json`, read for the
+//! `pointwork.model_cost_map`: LiteLLM's `model_prices_and_context_window.json`, read for the
 //! prices cost-based routing compares and for what the filters read: the context window
 //! (`max_input_tokens`, `max_tokens`), `supports_vision`, and the `supports_*` flags of the
 //! unsupported-params check. A deployment that does not set one of these itself (in
@@ -9,13 +9,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use pointwork_core::{Deployment, Param};
 use serde::Deserialize;
-use switchyard_core::{Deployment, Param};
 
-/// The key under `switchyard:` that names the map.
+/// The key under `pointwork:` that names the map.
 pub(crate) const MODEL_COST_MAP: &str = "model_cost_map";
 
-/// The fields of one model Switchyard reads; the others are skipped unread. Values of another
+/// The fields of one model Pointwork reads; the others are skipped unread. Values of another
 /// type (the map's `sample_spec` documents fields with strings) are unknown.
 #[derive(Deserialize)]
 struct Entry {
@@ -137,7 +137,7 @@ impl CostMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_core::Provider;
+    use pointwork_core::Provider;
 
     fn map() -> CostMap {
         CostMap::parse(
@@ -189,7 +189,7 @@ mod tests {
         let mut d = dep(Provider::OpenAi, "v");
         m.fill("openai/v", &mut d, &serde_json::Map::new());
         assert_eq!((d.max_input_tokens, d.max_tokens, d.supports_vision), (Some(128000), Some(16384), Some(true)));
-        assert_eq!(d.context_window(), Some(switchyard_core::ContextWindow { limit: 128000, total: false }));
+        assert_eq!(d.context_window(), Some(pointwork_core::ContextWindow { limit: 128000, total: false }));
         assert!(d.unsupported_params.contains(Param::Tools) && d.unsupported_params.contains(Param::ReasoningEffort));
         let mut d = dep(Provider::OpenAi, "v");
         d.max_tokens = Some(1000);
@@ -201,7 +201,7 @@ mod tests {
         assert!(!d.unsupported_params.contains(Param::Tools) && d.unsupported_params.contains(Param::ReasoningEffort));
         let mut d = dep(Provider::OpenAi, "old");
         m.fill("old", &mut d, &serde_json::Map::new());
-        assert_eq!(d.context_window(), Some(switchyard_core::ContextWindow { limit: 8192, total: true }));
+        assert_eq!(d.context_window(), Some(pointwork_core::ContextWindow { limit: 8192, total: true }));
     }
 
     #[test]

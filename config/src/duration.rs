@@ -1,4 +1,4 @@
-//! Durations in Switchyard's own section: a number of seconds, or a string with a unit
+//! Durations in Pointwork's own section: a number of seconds, or a string with a unit
 //! (`500ms`, `30s`, `2m`, `1h`, fractions allowed: `1.5s`).
 
 use std::time::Duration;

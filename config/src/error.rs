@@ -44,7 +44,7 @@ impl From<ConfigError> for ConfigErrors {
     }
 }
 
-/// Something in the config that Switchyard reads but does not act on (yet).
+/// Something in the config that Pointwork reads but does not act on (yet).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigWarning {
     pub path: String,
@@ -68,12 +68,12 @@ mod tests {
                 path: "model_list[0].model_name".into(),
                 message: "required key is missing (expected a string)".into(),
             },
-            ConfigError { path: "switchyard.shards".into(), message: "expected a positive integer, got 0".into() },
+            ConfigError { path: "pointwork.shards".into(), message: "expected a positive integer, got 0".into() },
         ]);
         assert_eq!(
             errs.to_string(),
             "model_list[0].model_name: required key is missing (expected a string)\n\
-             switchyard.shards: expected a positive integer, got 0"
+             pointwork.shards: expected a positive integer, got 0"
         );
     }
 }

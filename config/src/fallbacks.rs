@@ -7,7 +7,7 @@
 //! Every group a fallback names must exist; the check runs once the model list is read
 //! ([`check_fallback_groups`]).
 
-use switchyard_core::{ErrorClass, FallbackList, Fallbacks, RetryPolicy};
+use pointwork_core::{ErrorClass, FallbackList, Fallbacks, RetryPolicy};
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds;

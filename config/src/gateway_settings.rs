@@ -1,4 +1,4 @@
-//! The `switchyard:` section's settings: how the gateway listens, how many shards it runs, which
+//! The `pointwork:` section's settings: how the gateway listens, how many shards it runs, which
 //! IO driver it uses, and its limits and timeouts. LiteLLM has no such section.
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -16,18 +16,18 @@ pub struct GatewaySettings {
     pub io_driver: IoDriver,
     pub limits: Limits,
     pub timeouts: Timeouts,
-    /// `switchyard.model_cost_map`: a LiteLLM `model_prices_and_context_window.json`, resolved
+    /// `pointwork.model_cost_map`: a LiteLLM `model_prices_and_context_window.json`, resolved
     /// against the folder of the file that names it. Loading reads it and fills in each
     /// deployment's prices.
     pub model_cost_map: Option<PathBuf>,
-    /// `switchyard.drain_timeout`: how long requests in flight may take to finish after
+    /// `pointwork.drain_timeout`: how long requests in flight may take to finish after
     /// SIGTERM/SIGINT before the process exits anyway.
     pub drain_timeout: Duration,
-    /// `switchyard.access_log`.
+    /// `pointwork.access_log`.
     pub access_log: AccessLogTarget,
     /// Background health checks: `general_settings.background_health_checks`,
     /// `health_check_interval`, `background_health_check_model_groups`, and the probe itself
-    /// under `switchyard.health_checks`.
+    /// under `pointwork.health_checks`.
     pub health_checks: HealthChecks,
 }
 
@@ -51,11 +51,11 @@ pub struct HealthChecks {
     pub interval: Duration,
     /// `general_settings.background_health_check_model_groups`: probe only these groups.
     pub model_groups: Option<Vec<String>>,
-    /// `switchyard.health_checks.timeout`: a probe that takes longer marks the deployment unhealthy.
+    /// `pointwork.health_checks.timeout`: a probe that takes longer marks the deployment unhealthy.
     pub timeout: Duration,
-    /// `switchyard.health_checks.prompt`: the user message of a chat probe.
+    /// `pointwork.health_checks.prompt`: the user message of a chat probe.
     pub prompt: String,
-    /// `switchyard.health_checks.max_tokens` of a chat probe.
+    /// `pointwork.health_checks.max_tokens` of a chat probe.
     pub max_tokens: u32,
 }
 
@@ -88,7 +88,7 @@ impl Default for GatewaySettings {
     }
 }
 
-/// `switchyard.io_driver`.
+/// `pointwork.io_driver`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum IoDriver {
     /// io_uring where the kernel allows it, else epoll.
@@ -115,7 +115,7 @@ impl IoDriver {
     }
 }
 
-/// `switchyard.limits`: what one client request may send.
+/// `pointwork.limits`: what one client request may send.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub max_header_bytes: usize,
@@ -140,7 +140,7 @@ impl Default for Limits {
     }
 }
 
-/// `switchyard.timeouts`.
+/// `pointwork.timeouts`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timeouts {
     /// Connecting to an upstream.

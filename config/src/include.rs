@@ -14,7 +14,7 @@ use crate::yaml::parse_yaml;
 pub(crate) const INCLUDE_KEY: &str = "include";
 pub(crate) const MODEL_LIST_KEY: &str = "model_list";
 
-/// One top-level section (`router_settings`, `switchyard`, …) and where it came from.
+/// One top-level section (`router_settings`, `pointwork`, …) and where it came from.
 pub(crate) struct Section {
     pub(crate) key: String,
     pub(crate) node: Node,

@@ -1,10 +1,10 @@
-//! Reads LiteLLM proxy `config.yaml` files unchanged (plus Switchyard's own `switchyard:`
+//! Reads LiteLLM proxy `config.yaml` files unchanged (plus Pointwork's own `pointwork:`
 //! section) and compiles them into a [`Config`], whose [`Config::snapshot`] is the routing
-//! [`switchyard_core::Snapshot`].
+//! [`pointwork_core::Snapshot`].
 //!
 //! Loading walks the whole file and its includes and reports every problem at once, each with
 //! its key path: `model_list[3].litellm_params.weight: expected a positive integer, got "high"`.
-//! LiteLLM settings Switchyard does not implement yet are warnings, not errors.
+//! LiteLLM settings Pointwork does not implement yet are warnings, not errors.
 
 mod api_base;
 mod auth;
@@ -23,10 +23,10 @@ mod load;
 mod model_list;
 mod model_ref;
 mod node;
+mod pointwork_section;
 mod router;
 mod sections;
 mod summary;
-mod switchyard_section;
 mod yaml;
 
 pub use auth::{AdminKey, Auth, VirtualKey};
@@ -34,4 +34,4 @@ pub use config::{Config, DeploymentInfo, EntrySource, Loaded};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{AccessLogTarget, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT};
 pub use load::{load_file, load_str};
-pub use switchyard_core::redact;
+pub use pointwork_core::redact;

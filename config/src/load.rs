@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use switchyard_core::Deployment;
+use pointwork_core::Deployment;
 
 use crate::check::{Checker, KeyPath};
 use crate::config::duplicate_ids;
@@ -14,12 +14,12 @@ use crate::fallbacks::check_fallback_groups;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::read_model_lists;
 use crate::node::Node;
+use crate::pointwork_section::read_pointwork;
 use crate::router::{read_router, RouterSources};
 use crate::sections::{
-    read_environment_variables, read_general_settings, warn_ignored_sections, LITELLM_SETTINGS, ROUTER_SETTINGS,
-    SWITCHYARD,
+    read_environment_variables, read_general_settings, warn_ignored_sections, LITELLM_SETTINGS, POINTWORK,
+    ROUTER_SETTINGS,
 };
-use crate::switchyard_section::read_switchyard;
 use crate::yaml::parse_yaml;
 use crate::{Auth, Config, ConfigError, ConfigErrors, GatewaySettings, Loaded};
 
@@ -73,20 +73,20 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let (mut gateway, auth) = match doc.section(SWITCHYARD) {
-        Some(s) => read_switchyard(&mut c, &s.node, s.path.clone(), &s.dir),
+    let (mut gateway, auth) = match doc.section(POINTWORK) {
+        Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
         None => (GatewaySettings::default(), Auth::default()),
     };
     general.apply_health_checks(&mut gateway.health_checks);
     let master_key = general.master_key;
     if let (true, None, true, Some(section)) =
-        (auth.metrics_need_key, &master_key, auth.admin_keys.is_empty(), doc.section(SWITCHYARD))
+        (auth.metrics_need_key, &master_key, auth.admin_keys.is_empty(), doc.section(POINTWORK))
     {
         let path = section.path.key("auth").key("metrics");
         c.error(path, "`key` needs general_settings.master_key or an admin key: nothing could open /metrics");
     }
     let mut entries = entries;
-    if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(SWITCHYARD)) {
+    if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(POINTWORK)) {
         match CostMap::read(map) {
             Ok(map) => entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment, &e.info.model_info)),
             Err(message) => c.error(section.path.key(MODEL_COST_MAP), message),
@@ -94,7 +94,7 @@ fn compile(
     }
     let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
     check_fallback_groups(&mut c, &fallback_groups, deployments.iter().map(|d| d.model_name.as_str()));
-    if let Some(section) = doc.section(SWITCHYARD) {
+    if let Some(section) = doc.section(POINTWORK) {
         warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);
     }
     warn_ignored_sections(&mut c, &doc);

@@ -1,6 +1,6 @@
 //! LiteLLM's `model_list`: each entry becomes one [`Deployment`].
 
-use switchyard_core::{Deployment, Param};
+use pointwork_core::{Deployment, Param};
 
 use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};

@@ -2,7 +2,7 @@
 //! → provider `openrouter`, upstream `anthropic/claude-3.5-sonnet` (everything after the FIRST
 //! slash).
 
-use switchyard_core::Provider;
+use pointwork_core::Provider;
 
 /// Bare model names LiteLLM sends to OpenAI without a prefix.
 const BARE_OPENAI_PREFIXES: [&str; 6] = ["gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-"];

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use switchyard_core::{
+use pointwork_core::{
     AffinityKinds, AffinitySettings, AllowedFailsPolicy, ModelGroupAlias, Provider, ProviderBudget, RouterSettings,
     RoutingStrategy,
 };
@@ -16,7 +16,7 @@ use crate::node::Node;
 /// LiteLLM's first usage-based strategy: read as v2, with a warning (see [`parse_strategy`]).
 const USAGE_V1: &str = "usage-based-routing";
 
-/// `router_settings.routing_strategy_args` keys that Switchyard reads; the others warn.
+/// `router_settings.routing_strategy_args` keys that Pointwork reads; the others warn.
 const LOWEST_LATENCY_BUFFER: &str = "lowest_latency_buffer";
 
 /// The router knobs both sections can set; `None` = not set there.

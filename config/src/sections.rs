@@ -1,5 +1,5 @@
 //! The top-level sections of a LiteLLM config that need no module of their own:
-//! `environment_variables`, `general_settings`, and the warning for sections Switchyard ignores.
+//! `environment_variables`, `general_settings`, and the warning for sections Pointwork ignores.
 
 use crate::check::{Checker, IGNORED};
 use crate::include::{Document, INCLUDE_KEY, MODEL_LIST_KEY};
@@ -12,7 +12,7 @@ pub(crate) const ROUTER_SETTINGS: &str = "router_settings";
 pub(crate) const LITELLM_SETTINGS: &str = "litellm_settings";
 pub(crate) const GENERAL_SETTINGS: &str = "general_settings";
 pub(crate) const ENVIRONMENT_VARIABLES: &str = "environment_variables";
-pub(crate) const SWITCHYARD: &str = "switchyard";
+pub(crate) const POINTWORK: &str = "pointwork";
 
 const READ_SECTIONS: [&str; 7] = [
     MODEL_LIST_KEY,
@@ -21,7 +21,7 @@ const READ_SECTIONS: [&str; 7] = [
     GENERAL_SETTINGS,
     ENVIRONMENT_VARIABLES,
     INCLUDE_KEY,
-    SWITCHYARD,
+    POINTWORK,
 ];
 
 /// An environment variable's value: YAML readers often leave numbers and booleans unquoted.
@@ -65,7 +65,7 @@ pub(crate) fn read_environment_variables(c: &mut Checker, doc: &Document) {
     }
 }
 
-/// The general settings Switchyard reads; `None` = not set.
+/// The general settings Pointwork reads; `None` = not set.
 #[derive(Default)]
 pub(crate) struct GeneralSettings {
     pub(crate) master_key: Option<String>,
@@ -115,7 +115,7 @@ impl GeneralSettings {
     }
 }
 
-/// Warns about every top-level section Switchyard does not read (`guardrails`, `mcp_servers`…).
+/// Warns about every top-level section Pointwork does not read (`guardrails`, `mcp_servers`…).
 pub(crate) fn warn_ignored_sections(c: &mut Checker, doc: &Document) {
     for section in &doc.sections {
         if !READ_SECTIONS.contains(&section.key.as_str()) {

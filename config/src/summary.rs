@@ -1,14 +1,14 @@
-//! `Config::summary()`: the one screen `switchyard check` prints when a config compiles.
+//! `Config::summary()`: the one screen `pointwork check` prints when a config compiles.
 //! Keys are shown redacted (`…` and the last 4 characters), never whole.
 
 use std::fmt::Write;
 use std::time::Duration;
 
-use switchyard_core::{Deployment, RoutingStrategy};
+use pointwork_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
 use crate::{AccessLogTarget, Config};
-use switchyard_core::redact;
+use pointwork_core::redact;
 
 impl Config {
     pub fn summary(&self) -> String {

@@ -1,4 +1,4 @@
-//! `switchyard.auth`: virtual keys and admin keys as digests, their limits, and the errors a
+//! `pointwork.auth`: virtual keys and admin keys as digests, their limits, and the errors a
 //! mistyped section gets.
 
 mod common;
@@ -13,7 +13,7 @@ const DIGEST_B: &str = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f55
 #[test]
 fn keys_limits_and_tags_are_read() {
     let yaml = format!(
-        "{MODEL}switchyard:\n  auth:\n    metrics: key\n    admin_keys:\n      - {{name: ops, sha256: \"sha256:{DIGEST_B}\"}}\n    virtual_keys:\n      - name: team-a\n        sha256: {DIGEST_A}\n        models: [gpt, \"openai/*\"]\n        rpm: 10\n        tpm: \"2000\"\n        max_budget: 2.5\n        budget_duration: 30d\n        tags: [team-a]\n    spend_file: spend.json\n"
+        "{MODEL}pointwork:\n  auth:\n    metrics: key\n    admin_keys:\n      - {{name: ops, sha256: \"sha256:{DIGEST_B}\"}}\n    virtual_keys:\n      - name: team-a\n        sha256: {DIGEST_A}\n        models: [gpt, \"openai/*\"]\n        rpm: 10\n        tpm: \"2000\"\n        max_budget: 2.5\n        budget_duration: 30d\n        tags: [team-a]\n    spend_file: spend.json\n"
     );
     let auth = load(&yaml).unwrap().config.auth;
     assert!(auth.metrics_need_key);
@@ -37,21 +37,21 @@ fn no_auth_section_means_no_keys() {
 #[test]
 fn every_mistake_is_named_by_its_key_path_and_a_key_in_clear_is_not_repeated() {
     let yaml = format!(
-        "{MODEL}switchyard:\n  auth:\n    metrics: closed\n    admin_keys: {{name: ops}}\n    virtual_keys:\n      - {{name: a, sha256: sk-live-secret-1234, rpm: 0}}\n      - {{name: b, sha256: {DIGEST_A}, budget_duration: 1d, modles: [gpt]}}\n      - {{name: b, sha256: {DIGEST_A}}}\n      - just-a-string\n"
+        "{MODEL}pointwork:\n  auth:\n    metrics: closed\n    admin_keys: {{name: ops}}\n    virtual_keys:\n      - {{name: a, sha256: sk-live-secret-1234, rpm: 0}}\n      - {{name: b, sha256: {DIGEST_A}, budget_duration: 1d, modles: [gpt]}}\n      - {{name: b, sha256: {DIGEST_A}}}\n      - just-a-string\n"
     );
     let errs = errors(&yaml);
     assert_eq!(
         errs,
         [
-            r#"switchyard.auth.metrics: expected open or key, got "closed""#,
-            "switchyard.auth.admin_keys: expected a list, got a map",
-            "switchyard.auth.virtual_keys[3]: expected a map, got \"just-a-string\"",
-            "switchyard.auth.virtual_keys[0].sha256: expected 64 hex digits (the SHA-256 of the key, as `switchyard hash-key` prints it; never the key itself), got a string",
-            "switchyard.auth.virtual_keys[0].rpm: expected a positive integer, got 0",
-            "switchyard.auth.virtual_keys[1].budget_duration: a budget period needs max_budget",
-            r#"switchyard.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags"#,
-            "switchyard.auth.virtual_keys[2].sha256: the same key digest as switchyard.auth.virtual_keys[1]",
-            r#"switchyard.auth.virtual_keys[2].name: "b" already names switchyard.auth.virtual_keys[1]"#,
+            r#"pointwork.auth.metrics: expected open or key, got "closed""#,
+            "pointwork.auth.admin_keys: expected a list, got a map",
+            "pointwork.auth.virtual_keys[3]: expected a map, got \"just-a-string\"",
+            "pointwork.auth.virtual_keys[0].sha256: expected 64 hex digits (the SHA-256 of the key, as `pointwork hash-key` prints it; never the key itself), got a string",
+            "pointwork.auth.virtual_keys[0].rpm: expected a positive integer, got 0",
+            "pointwork.auth.virtual_keys[1].budget_duration: a budget period needs max_budget",
+            r#"pointwork.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags"#,
+            "pointwork.auth.virtual_keys[2].sha256: the same key digest as pointwork.auth.virtual_keys[1]",
+            r#"pointwork.auth.virtual_keys[2].name: "b" already names pointwork.auth.virtual_keys[1]"#,
         ]
     );
     assert!(!errs.join("\n").contains("sk-live"), "a key pasted in clear is never repeated");
@@ -59,10 +59,10 @@ fn every_mistake_is_named_by_its_key_path_and_a_key_in_clear_is_not_repeated() {
 
 #[test]
 fn metrics_behind_a_key_needs_a_key_that_opens_them() {
-    let yaml = format!("{MODEL}switchyard:\n  auth:\n    metrics: key\n");
+    let yaml = format!("{MODEL}pointwork:\n  auth:\n    metrics: key\n");
     assert_eq!(
         errors(&yaml),
-        ["switchyard.auth.metrics: `key` needs general_settings.master_key or an admin key: nothing could open /metrics"]
+        ["pointwork.auth.metrics: `key` needs general_settings.master_key or an admin key: nothing could open /metrics"]
     );
     let with_master = format!("{yaml}general_settings: {{master_key: sk-m}}\n");
     assert!(load(&with_master).unwrap().config.auth.metrics_need_key);
@@ -71,13 +71,13 @@ fn metrics_behind_a_key_needs_a_key_that_opens_them() {
 #[test]
 fn a_budget_over_deployments_without_prices_is_warned_about() {
     let yaml = format!(
-        "{MODEL}  - model_name: priced\n    litellm_params: {{model: openai/y, input_cost_per_token: 0.1, output_cost_per_token: 0.2}}\n    model_info: {{id: p1}}\nswitchyard:\n  auth:\n    virtual_keys:\n      - {{name: a, sha256: {DIGEST_A}, max_budget: 1}}\n      - {{name: b, sha256: {DIGEST_B}, max_budget: 1, models: [priced]}}\n"
+        "{MODEL}  - model_name: priced\n    litellm_params: {{model: openai/y, input_cost_per_token: 0.1, output_cost_per_token: 0.2}}\n    model_info: {{id: p1}}\npointwork:\n  auth:\n    virtual_keys:\n      - {{name: a, sha256: {DIGEST_A}, max_budget: 1}}\n      - {{name: b, sha256: {DIGEST_B}, max_budget: 1, models: [priced]}}\n"
     );
     let loaded = load(&yaml).unwrap();
     let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
     let id = &loaded.config.deployments[0].id;
     assert_eq!(
         warnings,
-        [format!("switchyard.auth.virtual_keys[0].max_budget: these deployments have no input_cost_per_token/output_cost_per_token (nor a model_cost_map entry) and add no spend: {id}")]
+        [format!("pointwork.auth.virtual_keys[0].max_budget: these deployments have no input_cost_per_token/output_cost_per_token (nor a model_cost_map entry) and add no spend: {id}")]
     );
 }

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{errors, fixture, load};
-use switchyard_config::load_file;
+use pointwork_config::load_file;
 
 const SUPPORTED: &str = "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai";
 
@@ -132,41 +132,41 @@ fn an_api_key_is_never_shown_in_an_error() {
 }
 
 #[test]
-fn unknown_switchyard_keys_are_errors_naming_the_valid_ones() {
+fn unknown_pointwork_keys_are_errors_naming_the_valid_ones() {
     let yaml = one("model: openai/x")
-        + "switchyard:\n  listn: 0.0.0.0:4000\n  limits: {max_body: 10}\n  timeouts: {conect: 1s}\n";
+        + "pointwork:\n  listn: 0.0.0.0:4000\n  limits: {max_body: 10}\n  timeouts: {conect: 1s}\n";
     assert_eq!(
         errors(&yaml),
         [
-            "switchyard.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes, max_uri_bytes, max_connections_per_shard",
-            r#"switchyard.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle, request_head, request_body_idle"#,
-            r#"switchyard.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth"#,
+            "pointwork.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes, max_uri_bytes, max_connections_per_shard",
+            r#"pointwork.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle, request_head, request_body_idle"#,
+            r#"pointwork.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth"#,
         ]
     );
 }
 
 #[test]
-fn bad_switchyard_values() {
+fn bad_pointwork_values() {
     let yaml = one("model: openai/x")
-        + "switchyard:\n  listen: example.com:80\n  shards: 0\n  io_driver: epoll\n  limits: {max_headers: many}\n";
+        + "pointwork:\n  listen: example.com:80\n  shards: 0\n  io_driver: epoll\n  limits: {max_headers: many}\n";
     assert_eq!(
         errors(&yaml),
         [
-            r#"switchyard.listen: expected host:port with an IP address or localhost, like "0.0.0.0:4000", got "example.com:80""#,
-            "switchyard.shards: expected a positive integer, got 0",
-            r#"switchyard.io_driver: expected one of auto, uring, legacy, got "epoll""#,
-            r#"switchyard.limits.max_headers: expected a positive integer, got "many""#,
+            r#"pointwork.listen: expected host:port with an IP address or localhost, like "0.0.0.0:4000", got "example.com:80""#,
+            "pointwork.shards: expected a positive integer, got 0",
+            r#"pointwork.io_driver: expected one of auto, uring, legacy, got "epoll""#,
+            r#"pointwork.limits.max_headers: expected a positive integer, got "many""#,
         ]
     );
 }
 
 #[test]
 fn bad_duration_string() {
-    let yaml = one("model: openai/x") + "switchyard:\n  timeouts:\n    connect: 30 parsecs\n";
+    let yaml = one("model: openai/x") + "pointwork:\n  timeouts:\n    connect: 30 parsecs\n";
     assert_eq!(
         errors(&yaml),
         [
-            r#"switchyard.timeouts.connect: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got "30 parsecs""#
+            r#"pointwork.timeouts.connect: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got "30 parsecs""#
         ]
     );
 }
@@ -300,7 +300,7 @@ fn several_errors_are_reported_together() {
     let yaml = "model_list:\n\
                 - model_name: a\n  litellm_params: {model: anthropic/claude, weight: high}\n\
                 - litellm_params: {model: openai/x, api_key: os.environ/MISSING_KEY}\n\
-                switchyard: {shardz: 2}\n";
+                pointwork: {shardz: 2}\n";
     assert_eq!(
         errors(yaml),
         [
@@ -308,7 +308,7 @@ fn several_errors_are_reported_together() {
             r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#.to_string(),
             "model_list[1].model_name: required key is missing (expected a non-empty string)".to_string(),
             "model_list[1].litellm_params.api_key: environment variable MISSING_KEY is not set (os.environ/MISSING_KEY)".to_string(),
-            r#"switchyard.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth"#.to_string(),
+            r#"pointwork.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth"#.to_string(),
         ]
     );
 }
@@ -327,17 +327,17 @@ fn errors_display_one_per_line() {
 fn bad_drain_access_log_and_health_check_values() {
     let yaml = one("model: openai/x")
         + "general_settings:\n  background_health_checks: sometimes\n  health_check_interval: -5\n\
-           switchyard:\n  drain_timeout: 0\n  access_log: ''\n  health_checks: {timeout: soon, max_tokens: 0, promt: hi}\n";
+           pointwork:\n  drain_timeout: 0\n  access_log: ''\n  health_checks: {timeout: soon, max_tokens: 0, promt: hi}\n";
     assert_eq!(
         errors(&yaml),
         [
             r#"general_settings.background_health_checks: expected true or false, got "sometimes""#,
             "general_settings.health_check_interval: expected a number of seconds greater than 0, got -5",
-            r#"switchyard.drain_timeout: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got 0"#,
-            r#"switchyard.access_log: expected a non-empty string, got """#,
-            r#"switchyard.health_checks.timeout: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got "soon""#,
-            "switchyard.health_checks.max_tokens: expected a positive integer (at most 4294967295), got 0",
-            r#"switchyard.health_checks.promt: unknown key; did you mean "prompt"? valid keys: timeout, prompt, max_tokens"#,
+            r#"pointwork.drain_timeout: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got 0"#,
+            r#"pointwork.access_log: expected a non-empty string, got """#,
+            r#"pointwork.health_checks.timeout: expected a duration greater than 0, like 30, "500ms", "30s" or "2m", got "soon""#,
+            "pointwork.health_checks.max_tokens: expected a positive integer (at most 4294967295), got 0",
+            r#"pointwork.health_checks.promt: unknown key; did you mean "prompt"? valid keys: timeout, prompt, max_tokens"#,
         ]
     );
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{errors, load};
-use switchyard_core::{AllowedFailsPolicy, ContextWindow, Param};
+use pointwork_core::{AllowedFailsPolicy, ContextWindow, Param};
 
 #[test]
 fn tag_filtering_and_the_allowed_fails_policy() {

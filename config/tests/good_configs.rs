@@ -5,11 +5,11 @@ mod common;
 use std::time::Duration;
 
 use common::{fixture, fixtures, load, test_env};
+use pointwork_config::{load_file, load_str, IoDriver};
+use pointwork_core::{Provider, RoutingStrategy};
 use sha2::{Digest, Sha256};
-use switchyard_config::{load_file, load_str, IoDriver};
-use switchyard_core::{Provider, RoutingStrategy};
 
-fn realistic() -> switchyard_config::Loaded {
+fn realistic() -> pointwork_config::Loaded {
     let yaml = std::fs::read_to_string(fixture("litellm_realistic.yaml")).unwrap();
     load(&yaml).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -162,7 +162,7 @@ fn litellm_settings_apply_when_router_settings_are_silent() {
 }
 
 #[test]
-fn switchyard_section_is_read() {
+fn pointwork_section_is_read() {
     let g = realistic().config.gateway;
     assert_eq!(g.listen.to_string(), "127.0.0.1:8080");
     assert_eq!(g.shards, Some(2));
@@ -177,7 +177,7 @@ fn switchyard_section_is_read() {
 #[test]
 fn ignored_litellm_keys_are_warned_with_their_paths() {
     let warnings: Vec<String> = realistic().warnings.iter().map(|w| w.to_string()).collect();
-    let ignored = "ignored: not implemented by Switchyard yet";
+    let ignored = "ignored: not implemented by Pointwork yet";
     let expected: Vec<String> = [
         "model_list[3].litellm_params.temperature",
         "model_list[3].litellm_params.drop_params",
@@ -196,13 +196,13 @@ fn ignored_litellm_keys_are_warned_with_their_paths() {
     let aliases = realistic().config.router.model_group_alias;
     assert_eq!(
         aliases,
-        [switchyard_core::ModelGroupAlias { alias: "gpt-4".into(), group: "gpt-4o".into(), hidden: false }]
+        [pointwork_core::ModelGroupAlias { alias: "gpt-4".into(), group: "gpt-4o".into(), hidden: false }]
     );
 }
 
 #[test]
 fn ignored_keys_are_not_substituted() {
-    // REDIS_HOST and DATABASE_URL are unset: keys Switchyard ignores never fail the load.
+    // REDIS_HOST and DATABASE_URL are unset: keys Pointwork ignores never fail the load.
     assert_eq!(test_env("REDIS_HOST"), None);
     assert_eq!(test_env("DATABASE_URL"), None);
     realistic();
@@ -283,7 +283,7 @@ fn values_from_the_environment_are_parsed_like_written_ones() {
         _ => None,
     };
     let yaml = "model_list: [{model_name: a, litellm_params: {model: openai/x, rpm: os.environ/RPM}}]\n\
-                switchyard: {shards: os.environ/SHARDS}\n";
+                pointwork: {shards: os.environ/SHARDS}\n";
     let config = load_str(yaml, &fixtures(), &env).unwrap().config;
     assert_eq!(config.deployments[0].rpm, Some(120));
     assert_eq!(config.gateway.shards, Some(4));
@@ -313,7 +313,7 @@ fn snapshot_errors_name_the_entries() {
 
 #[test]
 fn drain_access_log_and_health_checks() {
-    use switchyard_config::AccessLogTarget;
+    use pointwork_config::AccessLogTarget;
     let defaults = load("model_list: [{model_name: a, litellm_params: {model: openai/x}}]").unwrap().config.gateway;
     assert_eq!(defaults.drain_timeout, Duration::from_secs(30));
     assert_eq!(defaults.access_log, AccessLogTarget::Off);
@@ -322,7 +322,7 @@ fn drain_access_log_and_health_checks() {
     let yaml = "model_list: [{model_name: a, litellm_params: {model: openai/x}}]\n\
                 general_settings: {background_health_checks: true, health_check_interval: 15, \
                 background_health_check_model_groups: [a]}\n\
-                switchyard: {drain_timeout: 2s, access_log: logs/access.jsonl, \
+                pointwork: {drain_timeout: 2s, access_log: logs/access.jsonl, \
                 health_checks: {timeout: 500ms, prompt: hello, max_tokens: 3}}\n";
     let config = load_str(yaml, &fixtures(), &|_| None).unwrap().config;
     let g = config.gateway;
@@ -335,7 +335,7 @@ fn drain_access_log_and_health_checks() {
     assert_eq!(g.health_checks.prompt, "hello");
     assert_eq!(g.health_checks.max_tokens, 3);
     let stdout =
-        load("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nswitchyard: {access_log: stdout}")
+        load("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\npointwork: {access_log: stdout}")
             .unwrap()
             .config;
     assert_eq!(stdout.gateway.access_log, AccessLogTarget::Stdout);
@@ -343,7 +343,7 @@ fn drain_access_log_and_health_checks() {
 
 #[test]
 fn fallbacks_and_the_retry_policy_from_both_sections() {
-    use switchyard_core::ErrorClass;
+    use pointwork_core::ErrorClass;
     let yaml = "model_list:\n\
                 - {model_name: a, litellm_params: {model: openai/x}}\n\
                 - {model_name: b, litellm_params: {model: openai/y}}\n\
@@ -365,7 +365,7 @@ fn fallbacks_and_the_retry_policy_from_both_sections() {
 
 #[test]
 fn affinity_checks_per_group_and_ttl() {
-    use switchyard_core::AffinityKinds;
+    use pointwork_core::AffinityKinds;
     let yaml = "model_list:\n\
                 - {model_name: a, litellm_params: {model: openai/x}}\n\
                 - {model_name: b, litellm_params: {model: openai/y}}\n\
@@ -378,5 +378,5 @@ fn affinity_checks_per_group_and_ttl() {
     assert_eq!(a.kinds_for("b"), AffinityKinds { session: true, deployment: true });
     assert_eq!(a.ttl, Duration::from_secs(600));
     let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
-    assert_eq!(warnings, ["router_settings.optional_pre_call_checks[1]: ignored: not implemented by Switchyard yet"]);
+    assert_eq!(warnings, ["router_settings.optional_pre_call_checks[1]: ignored: not implemented by Pointwork yet"]);
 }

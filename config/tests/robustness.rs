@@ -17,7 +17,7 @@ fn every_prefix_of_a_realistic_config_loads_or_errors() {
 #[test]
 fn odd_values_in_every_position_are_errors_not_panics() {
     let odd = ["~", "[]", "{}", "-1", "1.5e300", "''", "'os.environ/'", "[1, {a: b}]", "18446744073709551616"];
-    let template = "model_list:\n  - model_name: X\n    litellm_params: {model: X, api_base: X, weight: X, tags: X, timeout: X}\n    model_info: X\nrouter_settings: {num_retries: X, routing_strategy: X}\nswitchyard: {listen: X, timeouts: X, limits: {max_headers: X}}\ninclude: X\n";
+    let template = "model_list:\n  - model_name: X\n    litellm_params: {model: X, api_base: X, weight: X, tags: X, timeout: X}\n    model_info: X\nrouter_settings: {num_retries: X, routing_strategy: X}\npointwork: {listen: X, timeouts: X, limits: {max_headers: X}}\ninclude: X\n";
     for value in odd {
         let _ = load(&template.replace('X', value));
     }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{errors, load, test_env};
-use switchyard_config::load_str;
-use switchyard_core::RoutingStrategy;
+use pointwork_config::load_str;
+use pointwork_core::RoutingStrategy;
 
 fn with_router(router: &str) -> String {
     format!("model_list: [{{model_name: g, litellm_params: {{model: openai/gpt-4o}}}}]\nrouter_settings: {router}\n")
@@ -45,7 +45,7 @@ fn routing_strategy_args_read_the_latency_buffer_and_warn_about_the_rest() {
     assert_eq!(loaded.config.router.lowest_latency_buffer, 0.5);
     assert_eq!(
         loaded.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
-        ["router_settings.routing_strategy_args.ttl: ignored: not implemented by Switchyard yet"]
+        ["router_settings.routing_strategy_args.ttl: ignored: not implemented by Pointwork yet"]
     );
     assert_eq!(load(&with_router("{}")).unwrap().config.router.lowest_latency_buffer, 0.0);
     assert_eq!(
@@ -128,7 +128,7 @@ fn the_model_cost_map_fills_in_prices_a_deployment_does_not_set() {
                 - {model_name: g, litellm_params: {model: gpt-4o-mini}}\n\
                 - {model_name: g, litellm_params: {model: openai/gpt-4o, input_cost_per_token: 1e-6}, model_info: {id: own}}\n\
                 - {model_name: g, litellm_params: {model: openai/no-such-model}}\n\
-                switchyard: {model_cost_map: model_prices_and_context_window.json}\n";
+                pointwork: {model_cost_map: model_prices_and_context_window.json}\n";
     let config = load_str(yaml, &dir, &test_env).unwrap().config;
     assert_eq!(config.gateway.model_cost_map, Some(dir.join("model_prices_and_context_window.json")));
     let prices: Vec<_> = config.deployments.iter().map(|d| (d.input_cost_per_token, d.output_cost_per_token)).collect();
@@ -145,23 +145,23 @@ fn the_model_cost_map_fills_in_prices_a_deployment_does_not_set() {
 fn an_unreadable_or_invalid_cost_map_is_an_error_at_its_key() {
     let dir = shared_fixtures();
     let yaml = |file: &str| {
-        format!("model_list: [{{model_name: g, litellm_params: {{model: openai/x}}}}]\nswitchyard: {{model_cost_map: {file}}}\n")
+        format!("model_list: [{{model_name: g, litellm_params: {{model: openai/x}}}}]\npointwork: {{model_cost_map: {file}}}\n")
     };
     let err = match load_str(&yaml("missing.json"), &dir, &test_env) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("loaded"),
     };
-    assert!(err.starts_with("switchyard.model_cost_map: cannot read "), "{err}");
+    assert!(err.starts_with("pointwork.model_cost_map: cannot read "), "{err}");
     assert!(err.contains("missing.json"), "{err}");
     // A JSON file of another shape (an OpenAI chat request).
     let err = match load_str(&yaml("openai_chat_request.json"), &dir, &test_env) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("loaded"),
     };
-    assert!(err.starts_with("switchyard.model_cost_map: "), "{err}");
+    assert!(err.starts_with("pointwork.model_cost_map: "), "{err}");
     assert!(err.contains("is not a LiteLLM model cost map: expected a JSON object of model names to prices"), "{err}");
     assert_eq!(
-        errors("model_list: [{model_name: g, litellm_params: {model: openai/x}}]\nswitchyard: {model_cost_map: ''}\n"),
-        [r#"switchyard.model_cost_map: expected a non-empty string, got """#]
+        errors("model_list: [{model_name: g, litellm_params: {model: openai/x}}]\npointwork: {model_cost_map: ''}\n"),
+        [r#"pointwork.model_cost_map: expected a non-empty string, got """#]
     );
 }

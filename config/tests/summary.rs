@@ -3,9 +3,9 @@
 mod common;
 
 use common::{fixture, load};
-use switchyard_config::load_file;
+use pointwork_config::load_file;
 
-fn realistic() -> switchyard_config::Config {
+fn realistic() -> pointwork_config::Config {
     let yaml = std::fs::read_to_string(fixture("litellm_realistic.yaml")).unwrap();
     load(&yaml).unwrap_or_else(|e| panic!("{e}")).config
 }

@@ -1,4 +1,4 @@
-//! Switchyard's routing engine: the immutable [`Snapshot`], the [`RequestFacts`] of one request,
+//! Pointwork's routing engine: the immutable [`Snapshot`], the [`RequestFacts`] of one request,
 //! the per-shard [`State`], and the pick that turns a requested name into one deployment.
 //!
 //! Everything here is a pure function of its inputs: no IO, no clock (`now` is an argument),

@@ -1,4 +1,4 @@
-//! The provider families Switchyard forwards to, named by LiteLLM's model prefix.
+//! The provider families Pointwork forwards to, named by LiteLLM's model prefix.
 
 /// A provider family. Every provider in this enum speaks the OpenAI chat-completions wire format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

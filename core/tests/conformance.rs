@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use switchyard_core::{
+use pointwork_core::{
     pick, CooldownStarted, Deployment, DeploymentIdx, Event, Failure, Param, PickRequest, Provider, RequestFacts,
     RequestParams, Rng, RouteKind, RouterSettings, Snapshot, State,
 };
@@ -100,11 +100,11 @@ impl S {
         S { openai_budget: true, ..self }
     }
     fn build(self) -> RouterSettings {
-        let kinds = switchyard_core::AffinityKinds { session: self.session_affinity, deployment: false };
+        let kinds = pointwork_core::AffinityKinds { session: self.session_affinity, deployment: false };
         RouterSettings {
-            affinity: switchyard_core::AffinitySettings { all_groups: kinds, ..Default::default() },
+            affinity: pointwork_core::AffinitySettings { all_groups: kinds, ..Default::default() },
             provider_budgets: if self.openai_budget {
-                vec![switchyard_core::ProviderBudget {
+                vec![pointwork_core::ProviderBudget {
                     provider: Provider::OpenAi,
                     budget_limit: 1.0,
                     time_period: Duration::from_secs(86_400),
@@ -114,7 +114,7 @@ impl S {
             },
             enable_health_check_routing: self.health,
             allowed_fails_policy: self.policy.then(|| {
-                let mut p = switchyard_core::AllowedFailsPolicy::default();
+                let mut p = pointwork_core::AllowedFailsPolicy::default();
                 p.set("RateLimitErrorAllowedFails", 3);
                 p
             }),
@@ -164,7 +164,7 @@ impl F {
         self
     }
     fn session(mut self, id: &str) -> F {
-        self.0.affinity.session = Some(switchyard_core::affinity_hash(id.as_bytes()));
+        self.0.affinity.session = Some(pointwork_core::affinity_hash(id.as_bytes()));
         self
     }
 }
@@ -483,7 +483,7 @@ fn setup(c: &Case) -> (Snapshot, State, Instant) {
         state.record_spend(Provider::OpenAi, c.state.openai_spend, now, Duration::from_secs(86_400));
     }
     if let Some(id) = c.state.pinned {
-        let group = switchyard_core::GroupIdx(0);
+        let group = pointwork_core::GroupIdx(0);
         for key in snap.pin_keys(group, c.facts.0.affinity).into_iter().flatten() {
             state.pin(key, idx(&snap, id), now, now + Duration::from_secs(60));
         }
@@ -549,11 +549,11 @@ fn every_reason_string_is_exercised_by_the_table() {
             used.extend(rejected.iter().map(|(_, r)| *r));
         }
         if let Error(_, text) = c.expect {
-            used.extend(switchyard_core::RejectReason::ALL.iter().map(|r| r.as_str()).filter(|r| text.ends_with(r)));
+            used.extend(pointwork_core::RejectReason::ALL.iter().map(|r| r.as_str()).filter(|r| text.ends_with(r)));
         }
     }
     // The usage limits have their own tests (usage-based routing); every other reason is here.
-    let missing: Vec<&str> = switchyard_core::RejectReason::ALL
+    let missing: Vec<&str> = pointwork_core::RejectReason::ALL
         .iter()
         .filter(|r| !r.is_usage_limit())
         .map(|r| r.as_str())

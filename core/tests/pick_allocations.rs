@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Instant;
 
-use switchyard_core::{
+use pointwork_core::{
     pick_with_scratch, Deployment, Failure, PickRequest, PickScratch, Provider, Rng, RouterSettings, Snapshot, State,
 };
 
@@ -68,7 +68,7 @@ fn a_warm_pick_allocates_only_when_it_rejects() {
         input_tokens: 0,
         excluded: &[],
         order: None,
-        facts: &switchyard_core::NO_FACTS,
+        facts: &pointwork_core::NO_FACTS,
     };
     pick_with_scratch(&snap, &state, &fresh, now, &mut rng, &mut scratch).unwrap();
 
@@ -95,8 +95,8 @@ fn a_warm_pick_allocates_only_when_it_rejects() {
 
 #[test]
 fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
+    use pointwork_core::{Event, LatencySample, RoutingStrategy};
     use std::time::Duration;
-    use switchyard_core::{Event, LatencySample, RoutingStrategy};
 
     for strategy in RoutingStrategy::ALL {
         let deployments = (0..200)
@@ -119,7 +119,7 @@ fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
         let mut state = State::new(&snap);
         let now = Instant::now();
         for i in 0..200u32 {
-            let idx = switchyard_core::DeploymentIdx(i);
+            let idx = pointwork_core::DeploymentIdx(i);
             state.request_started(idx);
             let total = Duration::from_millis(u64::from(10 + i % 13));
             state
@@ -136,7 +136,7 @@ fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
             input_tokens: 50,
             excluded: &[],
             order: None,
-            facts: &switchyard_core::NO_FACTS,
+            facts: &pointwork_core::NO_FACTS,
         };
         pick_with_scratch(&snap, &state, &req, now, &mut rng, &mut scratch).unwrap();
         let n = allocations_during(|| {
@@ -149,7 +149,7 @@ fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
 
         // Filters that reject: the decision's list, once per pick, whatever the number rejected.
         for i in 0..100u32 {
-            let idx = switchyard_core::DeploymentIdx(i);
+            let idx = pointwork_core::DeploymentIdx(i);
             if i % 2 == 0 {
                 state.apply(&Event::Health { idx, healthy: false, checked_at: now });
             } else {
@@ -167,7 +167,7 @@ fn the_stateful_strategies_and_filters_allocate_nothing_per_candidate() {
 
 #[test]
 fn the_full_chain_allocates_nothing_per_candidate() {
-    use switchyard_core::{Event, Param, RequestFacts, RouteKind};
+    use pointwork_core::{Event, Param, RequestFacts, RouteKind};
 
     // 200 deployments: tagged, ordered, in regions, with windows and vision; every filter of
     // the chain is on and has work to do.
@@ -198,7 +198,7 @@ fn the_full_chain_allocates_nothing_per_candidate() {
     let now = Instant::now();
     for i in 0..200u32 {
         let healthy = i % 11 != 0;
-        state.apply(&Event::Health { idx: switchyard_core::DeploymentIdx(i), healthy, checked_at: now });
+        state.apply(&Event::Health { idx: pointwork_core::DeploymentIdx(i), healthy, checked_at: now });
     }
     let mut facts = RequestFacts::new(RouteKind::Embeddings, "g".into());
     facts.estimated_prompt_tokens = 500;
@@ -206,8 +206,8 @@ fn the_full_chain_allocates_nothing_per_candidate() {
     facts.params.insert(Param::Tools);
     facts.allowed_model_region = Some("eu".into());
     facts.tags = vec!["x".into(), "!y".into(), "&eu".into()];
-    let excluded = [switchyard_core::DeploymentIdx(2)];
-    let failed = [switchyard_core::DeploymentIdx(4)];
+    let excluded = [pointwork_core::DeploymentIdx(2)];
+    let failed = [pointwork_core::DeploymentIdx(4)];
     let req = PickRequest { excluded: &excluded, failed: &failed, ..PickRequest::new("g", &facts) };
     let mut rng = Rng::new(1);
     let mut scratch = PickScratch::new();

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use switchyard_gateway::http::chunked::{encode_chunk, ChunkedDecoder, ChunkedError, LAST_CHUNK};
+use pointwork_gateway::http::chunked::{encode_chunk, ChunkedDecoder, ChunkedError, LAST_CHUNK};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&n, rest)) = data.split_first() else { return };

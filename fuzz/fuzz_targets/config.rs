@@ -1,10 +1,10 @@
-//! The config loader (`switchyard_config::load_str`) on YAML text.
+//! The config loader (`pointwork_config::load_str`) on YAML text.
 //!
 //! A refused config names at least one error, each with a key path and a message; an accepted
 //! one is consistent (one info per deployment, its warning count) and builds a routing snapshot.
 //! `os.environ/` references resolve against a fixed fake environment.
 //!
-//! Includes and `switchyard.model_cost_map` read files: relative paths resolve against a folder
+//! Includes and `pointwork.model_cost_map` read files: relative paths resolve against a folder
 //! that does not exist (so they fail without reading anything), and a text that could give them
 //! an absolute path is skipped, so that the fuzzer never opens a device such as `/dev/zero`.
 #![no_main]
@@ -12,9 +12,9 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use switchyard_config::load_str;
+use pointwork_config::load_str;
 
-const NO_SUCH_DIR: &str = "/nonexistent/switchyard-fuzz";
+const NO_SUCH_DIR: &str = "/nonexistent/pointwork-fuzz";
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

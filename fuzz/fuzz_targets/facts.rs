@@ -8,8 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use switchyard_core::{RequestParams, RouteKind};
-use switchyard_gateway::facts::{append_with_model, extract_to, rewritten_len, Extracted, FactsError, Needs};
+use pointwork_core::{RequestParams, RouteKind};
+use pointwork_gateway::facts::{append_with_model, extract_to, rewritten_len, Extracted, FactsError, Needs};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&control, body)) = data.split_first() else { return };

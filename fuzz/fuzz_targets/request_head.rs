@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use switchyard_gateway::http::request::{parse_request_head, HeadLimits, Method, RequestHead, TAGS_HEADER};
-use switchyard_gateway::http::{has_token, parse_content_length, BodyFraming};
+use pointwork_gateway::http::request::{parse_request_head, HeadLimits, Method, RequestHead, TAGS_HEADER};
+use pointwork_gateway::http::{has_token, parse_content_length, BodyFraming};
 
 fuzz_target!(|data: &[u8]| {
     let Some((limits, buf)) = split_limits(data) else { return };

@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use switchyard_gateway::http::response::{parse_response_head, ResponseHead};
-use switchyard_gateway::http::{header_is, parse_content_length, BodyFraming};
+use pointwork_gateway::http::response::{parse_response_head, ResponseHead};
+use pointwork_gateway::http::{header_is, parse_content_length, BodyFraming};
 
 fuzz_target!(|data: &[u8]| {
     let Some((limit, buf)) = data.split_first_chunk::<2>() else { return };

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use switchyard_config::AccessLogTarget;
+use pointwork_config::AccessLogTarget;
 
 /// Where lines go.
 pub enum Sink {
@@ -129,7 +129,7 @@ impl AccessLog {
         }
         if let Some(sink) = &self.sink {
             if let Err(e) = sink.write_all(&self.buf) {
-                eprintln!("switchyard: access log: write failed, {} bytes dropped: {e}", self.buf.len());
+                eprintln!("pointwork: access log: write failed, {} bytes dropped: {e}", self.buf.len());
             }
         }
         self.buf.clear();

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchyard_config::{Config, Loaded};
+use pointwork_config::{Config, Loaded};
 
 use crate::access_log::Sink;
 use crate::cli::{self, Command, Overrides};
@@ -19,7 +19,7 @@ pub fn run(args: &[String]) -> ExitCode {
     let command = match cli::parse(args) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("switchyard: {e}\n\n{}", cli::USAGE);
+            eprintln!("pointwork: {e}\n\n{}", cli::USAGE);
             return ExitCode::from(2);
         }
     };
@@ -29,10 +29,10 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Version => {
-            println!("switchyard {}", env!("CARGO_PKG_VERSION"));
+            println!("pointwork {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Command::Check { config } => match switchyard_config::load_file(&config) {
+        Command::Check { config } => match pointwork_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
                 match Routes::from_config(&loaded.config, None) {
@@ -45,7 +45,7 @@ pub fn run(args: &[String]) -> ExitCode {
             }
             Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
         },
-        Command::Serve { config, overrides } => match switchyard_config::load_file(&config) {
+        Command::Serve { config, overrides } => match pointwork_config::load_file(&config) {
             Ok(loaded) => serve(loaded, Some(config), &overrides, None),
             Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
         },
@@ -55,7 +55,7 @@ pub fn run(args: &[String]) -> ExitCode {
     }
 }
 
-/// `switchyard hash-key`: the digest of the first line of standard input.
+/// `pointwork hash-key`: the digest of the first line of standard input.
 fn hash_key() -> ExitCode {
     let mut line = String::new();
     if let Err(e) = std::io::stdin().read_line(&mut line) {
@@ -63,15 +63,15 @@ fn hash_key() -> ExitCode {
     }
     let key = line.trim_end_matches(['\r', '\n']);
     if key.is_empty() {
-        return fail("no key on standard input (try: printf %s \"$KEY\" | switchyard hash-key)");
+        return fail("no key on standard input (try: printf %s \"$KEY\" | pointwork hash-key)");
     }
     println!("{}", crate::keys::digest_hex(key.as_bytes()));
     ExitCode::SUCCESS
 }
 
-/// `switchyard route`: prints the dry run's JSON; exit 1 (with the reason) when a file is bad.
+/// `pointwork route`: prints the dry run's JSON; exit 1 (with the reason) when a file is bad.
 fn route(args: &cli::RouteArgs) -> ExitCode {
-    let loaded = match switchyard_config::load_file(&args.config) {
+    let loaded = match pointwork_config::load_file(&args.config) {
         Ok(l) => l,
         Err(errors) => return fail(&format!("{}: invalid config:\n{errors}", args.config.display())),
     };
@@ -90,7 +90,7 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
     };
     let now = std::time::Instant::now();
     let state = match &args.state {
-        None => switchyard_core::State::new(&routes.snapshot),
+        None => pointwork_core::State::new(&routes.snapshot),
         Some(path) => match read_json(path).and_then(|(_, v)| crate::route::state_from_json(&routes.snapshot, &v, now))
         {
             Ok(s) => s,
@@ -107,13 +107,13 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("switchyard: {message}");
+    eprintln!("pointwork: {message}");
     ExitCode::FAILURE
 }
 
 fn print_warnings(loaded: &Loaded) {
     for w in &loaded.warnings {
-        eprintln!("switchyard: warning: {w}");
+        eprintln!("pointwork: warning: {w}");
     }
 }
 
@@ -143,7 +143,7 @@ pub fn serve(
     };
     let access_log = match Sink::open(&gateway.access_log) {
         Ok(sink) => sink,
-        Err(e) => return fail(&format!("switchyard.access_log: cannot open {:?}: {e}", gateway.access_log)),
+        Err(e) => return fail(&format!("pointwork.access_log: cannot open {:?}: {e}", gateway.access_log)),
     };
     // What the shards run with: the config's settings, the connection cap within what the
     // open-file limit allows (a reload compares the config's own settings, `gateway`).
@@ -152,8 +152,8 @@ pub fn serve(
     let fits = crate::server::connections_that_fit(open_files, shards);
     if fits < settings.limits.max_connections_per_shard {
         eprintln!(
-            "switchyard: the open-file limit is {open_files}: at most {fits} client connections per shard \
-             (switchyard.limits.max_connections_per_shard says {}; each may hold an upstream connection too; \
+            "pointwork: the open-file limit is {open_files}: at most {fits} client connections per shard \
+             (pointwork.limits.max_connections_per_shard says {}; each may hold an upstream connection too; \
              raise the hard limit with ulimit -n or systemd's LimitNOFILE)",
             settings.limits.max_connections_per_shard
         );
@@ -166,7 +166,7 @@ pub fn serve(
     let spend_file = match &config.auth.spend_file {
         Some(path) => match SpendFile::open(path, &routes.keys) {
             Ok(file) => Some(file),
-            Err(e) => return fail(&format!("switchyard.auth.spend_file: {e}")),
+            Err(e) => return fail(&format!("pointwork.auth.spend_file: {e}")),
         },
         None => None,
     };
@@ -179,7 +179,7 @@ pub fn serve(
     };
     health::start(&hub, mesh, &gateway);
     println!(
-        "switchyard {}: {routes_line}; {} shards on {}; listening on http://{}",
+        "pointwork {}: {routes_line}; {} shards on {}; listening on http://{}",
         env!("CARGO_PKG_VERSION"),
         running.shards,
         running.driver.name(),

@@ -1,20 +1,20 @@
-//! Command-line parsing: `switchyard serve|check|demo`, by hand (a handful of flags).
+//! Command-line parsing: `pointwork serve|check|demo`, by hand (a handful of flags).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use switchyard_config::IoDriver;
+use pointwork_config::IoDriver;
 
 pub const USAGE: &str = "\
-Switchyard — an LLM routing gateway
+Pointwork — an LLM routing gateway
 
 USAGE:
-    switchyard serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
-    switchyard check --config FILE
-    switchyard route --config FILE --request REQUEST.json [--state STATE.json] [--seed N]
-    switchyard demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
-    switchyard hash-key < KEY
-    switchyard --version | --help
+    pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+    pointwork check --config FILE
+    pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N]
+    pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+    pointwork hash-key < KEY
+    pointwork --version | --help
 
 COMMANDS:
     serve   run the gateway on a LiteLLM-compatible config.yaml
@@ -22,11 +22,11 @@ COMMANDS:
     route   dry run: the routing decision for a request body (JSON), without calling a provider;
             --state sets cooldowns, health, in-flight, latency and usage (see docs/routing.md)
     demo    run the gateway in front of built-in mock providers (no keys, no network needed)
-    hash-key  print the SHA-256 of a key read from standard input, for switchyard.auth's sha256
+    hash-key  print the SHA-256 of a key read from standard input, for pointwork.auth's sha256
             (the key is never a command-line argument: those show in the process list)
 ";
 
-/// Flags that override the config's `switchyard:` section.
+/// Flags that override the config's `pointwork:` section.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {
     pub listen: Option<SocketAddr>,
@@ -34,7 +34,7 @@ pub struct Overrides {
     pub io_driver: Option<IoDriver>,
 }
 
-/// `switchyard route`'s arguments.
+/// `pointwork route`'s arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RouteArgs {
     pub config: PathBuf,

@@ -1,4 +1,4 @@
-//! `switchyard demo`: mock providers in-process on loopback and the gateway in front of them,
+//! `pointwork demo`: mock providers in-process on loopback and the gateway in front of them,
 //! with a bundled config — two model groups, one with a flaky deployment so that cooldowns and
 //! retries show.
 
@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use switchyard_loadtest::mock::{self, Fault, MockOptions, MockServer};
+use pointwork_loadtest::mock::{self, Fault, MockOptions, MockServer};
 
 use crate::cli::Overrides;
 
@@ -18,7 +18,7 @@ pub fn run(overrides: &Overrides) -> ExitCode {
     let mocks = match start_mocks() {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("switchyard demo: cannot start the mock providers: {e}");
+            eprintln!("pointwork demo: cannot start the mock providers: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -26,10 +26,10 @@ pub fn run(overrides: &Overrides) -> ExitCode {
         .replace("{healthy}", &format!("{}/v1", mocks[0].url()))
         .replace("{flaky}", &format!("{}/v1", mocks[1].url()))
         .replace("{embed}", &format!("{}/v1", mocks[2].url()));
-    let loaded = match switchyard_config::load_str(&yaml, Path::new("."), &|name| std::env::var(name).ok()) {
+    let loaded = match pointwork_config::load_str(&yaml, Path::new("."), &|name| std::env::var(name).ok()) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("switchyard demo: the bundled config is invalid (a bug):\n{e}");
+            eprintln!("pointwork demo: the bundled config is invalid (a bug):\n{e}");
             return ExitCode::FAILURE;
         }
     };
@@ -40,7 +40,7 @@ pub fn run(overrides: &Overrides) -> ExitCode {
             "\n--- demo config (mock providers on loopback) ---\n{yaml}\n--- try it ---\n\
              curl -s http://{addr}/v1/chat/completions -H 'content-type: application/json' \\\n  \
              -d '{{\"model\":\"gpt-4o-mini\",\"messages\":[{{\"role\":\"user\",\"content\":\"hello\"}}]}}' -i\n\n\
-             The x-switchyard-deployment and x-switchyard-attempts headers show which deployment served\n\
+             The x-pointwork-deployment and x-pointwork-attempts headers show which deployment served\n\
              and after how many attempts; the flaky deployment fails half its calls, cools down, and\n\
              its traffic moves to the healthy one. Each request also prints an access-log line (JSON) with\n\
              the routing decision; GET /metrics shows the counters. Ctrl-C drains and stops the demo."

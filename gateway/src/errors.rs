@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-/// The OpenAI `type` for a status Switchyard itself answers with.
+/// The OpenAI `type` for a status Pointwork itself answers with.
 pub fn error_type(status: u16) -> &'static str {
     match status {
         400 | 411 | 413 | 414 | 431 => "invalid_request_error",

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
-use switchyard_core::Event;
+use pointwork_core::Event;
 
 use crate::routes::Routes;
 

@@ -5,10 +5,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
+use pointwork_core::{affinity_hash, Param, RequestFacts, RouteKind};
 use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use switchyard_core::{affinity_hash, Param, RequestFacts, RouteKind};
 
 /// The facts and the byte range of the `model` value (quotes included) in the body.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Tests of `facts.rs`: every field the pick reads, the errors, both depths, the fixtures.
 
 use super::*;
-use switchyard_core::RequestParams;
+use pointwork_core::RequestParams;
 
 #[test]
 fn without_the_prompt_estimate_the_messages_are_skipped_but_an_image_still_shows() {

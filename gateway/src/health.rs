@@ -5,14 +5,14 @@
 //! The pick's health filter reads the result with its age (`health_check_staleness_threshold`).
 //!
 //! Probes of one round run concurrently; a probe is healthy when the deployment answers with a
-//! 2xx head within `switchyard.health_checks.timeout`.
+//! 2xx head within `pointwork.health_checks.timeout`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use monoio_rustls::TlsConnector;
-use switchyard_config::{GatewaySettings, HealthChecks};
-use switchyard_core::{DeploymentIdx, Event, RouteKind};
+use pointwork_config::{GatewaySettings, HealthChecks};
+use pointwork_core::{DeploymentIdx, Event, RouteKind};
 
 use crate::events::Mesh;
 use crate::http::response::parse_response_head;
@@ -33,7 +33,7 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
     let tls = match crate::upstream::conn::tls_connector() {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("switchyard: health checks disabled: {e}");
+            eprintln!("pointwork: health checks disabled: {e}");
             return;
         }
     };
@@ -47,11 +47,11 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
     let spawned = std::thread::Builder::new().name("health".into()).spawn(move || {
         match monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build() {
             Ok(mut rt) => rt.block_on(checker.run()),
-            Err(e) => eprintln!("switchyard: health checks disabled: cannot start their runtime: {e}"),
+            Err(e) => eprintln!("pointwork: health checks disabled: cannot start their runtime: {e}"),
         }
     });
     if let Err(e) = spawned {
-        eprintln!("switchyard: health checks disabled: cannot spawn their thread: {e}");
+        eprintln!("pointwork: health checks disabled: cannot spawn their thread: {e}");
     }
 }
 
@@ -89,7 +89,7 @@ impl Checker {
                 }
             }
             if !unhealthy.is_empty() {
-                eprintln!("switchyard: health checks: unhealthy: {}", unhealthy.join(", "));
+                eprintln!("pointwork: health checks: unhealthy: {}", unhealthy.join(", "));
             }
             let next = round + checker.settings.interval;
             monoio::time::sleep(next.saturating_duration_since(Instant::now())).await;

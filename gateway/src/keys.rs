@@ -1,5 +1,5 @@
 //! Who is calling: the master key (`general_settings.master_key`), an admin or a virtual key
-//! (`switchyard.auth`, known by the SHA-256 of the key), or anyone when no key is configured.
+//! (`pointwork.auth`, known by the SHA-256 of the key), or anyone when no key is configured.
 //! Built with the routes; a key's meter (its rpm / tpm / spend counters) carries over a reload
 //! by digest, so that a reload neither resets a limit nor loses spend.
 
@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
+use pointwork_config::Auth;
+use pointwork_core::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage, Resolution, Snapshot};
 use sha2::{Digest, Sha256};
-use switchyard_config::Auth;
-use switchyard_core::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage, Resolution, Snapshot};
 
 use crate::errors::{openai_error, typed_error};
 use crate::respond::Reply;
@@ -74,7 +74,7 @@ pub struct Keys {
 impl std::fmt::Debug for Keys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Keys")
-            .field("master", &self.master.as_deref().map(switchyard_core::redact))
+            .field("master", &self.master.as_deref().map(pointwork_core::redact))
             .field("admins", &self.admins.values().collect::<Vec<_>>())
             .field("virtual_keys", &self.listed)
             .field("metrics_need_key", &self.metrics_need_key)
@@ -159,7 +159,7 @@ impl Keys {
             return Ok(Caller::Anyone);
         }
         let message = if self.master.is_none() && self.admins.is_empty() {
-            "admin endpoints are closed while virtual keys are configured: set general_settings.master_key or switchyard.auth.admin_keys"
+            "admin endpoints are closed while virtual keys are configured: set general_settings.master_key or pointwork.auth.admin_keys"
         } else {
             "admin endpoints need Authorization: Bearer <general_settings.master_key or an admin key>"
         };
@@ -185,21 +185,21 @@ impl Keys {
         type Values = fn(&KeyUsage) -> Vec<(&'static str, f64)>;
         let families: [(&str, &str, &str, Values); 4] = [
             (
-                "switchyard_key_requests_this_minute",
+                "pointwork_key_requests_this_minute",
                 "gauge",
                 "Requests admitted for the key in the current minute.",
                 |u| vec![("", u.requests_this_minute as f64)],
             ),
             (
-                "switchyard_key_tokens_this_minute",
+                "pointwork_key_tokens_this_minute",
                 "gauge",
                 "Tokens the key's responses reported in the current minute (keys with tpm or a budget).",
                 |u| vec![("", u.tokens_this_minute as f64)],
             ),
-            ("switchyard_key_spend_usd", "gauge", "US dollars the key spent in its current budget period.", |u| {
+            ("pointwork_key_spend_usd", "gauge", "US dollars the key spent in its current budget period.", |u| {
                 vec![("", u.spend)]
             }),
-            ("switchyard_key_refused_total", "counter", "Requests refused by one of the key's limits.", |u| {
+            ("pointwork_key_refused_total", "counter", "Requests refused by one of the key's limits.", |u| {
                 vec![
                     (",limit=\"rpm\"", u.refused_rpm as f64),
                     (",limit=\"tpm\"", u.refused_tpm as f64),
@@ -323,7 +323,7 @@ fn sha256(key: &[u8]) -> [u8; 32] {
     Sha256::digest(key).into()
 }
 
-/// The hex SHA-256 of a key, as `switchyard hash-key` prints it for the config.
+/// The hex SHA-256 of a key, as `pointwork hash-key` prints it for the config.
 pub fn digest_hex(key: &[u8]) -> String {
     hex(&sha256(key))
 }

@@ -1,4 +1,4 @@
-//! Switchyard's IO shell: thread-per-core HTTP/1.1 server, upstream pools, TLS, and the CLI.
+//! Pointwork's IO shell: thread-per-core HTTP/1.1 server, upstream pools, TLS, and the CLI.
 
 pub mod access_log;
 pub mod app;

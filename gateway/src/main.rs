@@ -1,4 +1,4 @@
-//! The `switchyard` binary.
+//! The `pointwork` binary.
 
 use std::process::ExitCode;
 
@@ -9,5 +9,5 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    switchyard_gateway::run(&args)
+    pointwork_gateway::run(&args)
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
-use switchyard_core::{
+use pointwork_core::{
     affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Basis, Cause, Decision, DeploymentIdx,
     ErrorClass, Event, Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind,
     RoutingStrategy, Step, Walk,
@@ -24,11 +24,11 @@ use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Excha
 use crate::usage::Usage;
 
 /// Response headers naming the routing decision, defined once.
-pub const HEADER_DEPLOYMENT: &str = "x-switchyard-deployment";
-pub const HEADER_MODEL_GROUP: &str = "x-switchyard-model-group";
-pub const HEADER_ATTEMPTS: &str = "x-switchyard-attempts";
+pub const HEADER_DEPLOYMENT: &str = "x-pointwork-deployment";
+pub const HEADER_MODEL_GROUP: &str = "x-pointwork-model-group";
+pub const HEADER_ATTEMPTS: &str = "x-pointwork-attempts";
 /// The decision's one-line reason (`simple-shuffle picked d1 of 2 candidates (1 in cooldown)`).
-pub const HEADER_ROUTE: &str = "x-switchyard-route";
+pub const HEADER_ROUTE: &str = "x-pointwork-route";
 
 /// How the request ended, for metrics and the access log.
 struct Ending {
@@ -337,7 +337,7 @@ fn record_delivered(
 }
 
 /// A virtual key's rpm / tpm / budget and model list admit the request, or the answer to send.
-fn admit(key: &VirtualKey, snap: &switchyard_core::Snapshot, model: &str) -> Result<(), Reply> {
+fn admit(key: &VirtualKey, snap: &pointwork_core::Snapshot, model: &str) -> Result<(), Reply> {
     if !key.may_use(model, snap) {
         return Err(key.model_refused(model));
     }
@@ -381,7 +381,7 @@ fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failu
         let d = routes.snapshot.deployment(idx);
         let secs = c.until.saturating_duration_since(now).as_secs_f64();
         eprintln!(
-            "switchyard: shard {}: deployment {} ({}) cooling down for {secs:.1}s after {}",
+            "pointwork: shard {}: deployment {} ({}) cooling down for {secs:.1}s after {}",
             shard.id,
             d.id,
             d.model_name,
@@ -456,7 +456,7 @@ fn upstream_request(head: &[u8], body: &[u8], span: &std::ops::Range<usize>, mod
     out
 }
 
-fn decision_headers(snap: &switchyard_core::Snapshot, decision: &Decision, attempt: u32) -> Vec<u8> {
+fn decision_headers(snap: &pointwork_core::Snapshot, decision: &Decision, attempt: u32) -> Vec<u8> {
     let d = snap.deployment(decision.deployment);
     let mut out = Vec::with_capacity(256);
     write::header(&mut out, HEADER_DEPLOYMENT, d.id.as_bytes());
@@ -466,10 +466,10 @@ fn decision_headers(snap: &switchyard_core::Snapshot, decision: &Decision, attem
     out
 }
 
-/// `x-switchyard-route`. The common decision — a fresh simple-shuffle pick that removed nothing —
+/// `x-pointwork-route`. The common decision — a fresh simple-shuffle pick that removed nothing —
 /// is written straight into the head (formatting the sentence into a `String` cost ~1 400
 /// instructions a request); any other takes the decision's own sentence.
-fn route_header(out: &mut Vec<u8>, snap: &switchyard_core::Snapshot, decision: &Decision) {
+fn route_header(out: &mut Vec<u8>, snap: &pointwork_core::Snapshot, decision: &Decision) {
     let plain = decision.rejected.is_empty()
         && decision.cause == Cause::Fresh
         && matches!(decision.basis, Basis::Weight(_))
@@ -488,7 +488,7 @@ fn route_header(out: &mut Vec<u8>, snap: &switchyard_core::Snapshot, decision: &
     out.extend_from_slice(if decision.candidates == 1 { b" candidate\r\n" } else { b" candidates\r\n" });
 }
 
-fn error_reply(snap: &switchyard_core::Snapshot, idx: DeploymentIdx, attempts: u32, err: AttemptError) -> Reply {
+fn error_reply(snap: &pointwork_core::Snapshot, idx: DeploymentIdx, attempts: u32, err: AttemptError) -> Reply {
     let d = snap.deployment(idx);
     let mut reply = Reply::json(err.status, err.body);
     reply.header(HEADER_DEPLOYMENT, d.id.as_bytes());
@@ -513,7 +513,7 @@ fn route_error_reply(e: &RouteError) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_core::{pick, Deployment, Provider, Rng, RouterSettings, Snapshot, State};
+    use pointwork_core::{pick, Deployment, Provider, Rng, RouterSettings, Snapshot, State};
 
     #[test]
     fn the_route_header_says_what_the_decision_says() {
@@ -521,7 +521,7 @@ mod tests {
         for deployments in [vec![dep("only")], vec![dep("a"), dep("b")]] {
             let snap = Snapshot::build(deployments, RouterSettings::default()).unwrap();
             let state = State::new(&snap);
-            let req = PickRequest::new("gpt", &switchyard_core::NO_FACTS);
+            let req = PickRequest::new("gpt", &pointwork_core::NO_FACTS);
             let decision = pick(&snap, &state, &req, Instant::now(), &mut Rng::new(1)).unwrap();
             let mut out = Vec::new();
             route_header(&mut out, &snap, &decision);

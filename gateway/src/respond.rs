@@ -1,4 +1,4 @@
-//! Whole responses Switchyard writes itself (errors, health, model lists), each in one write.
+//! Whole responses Pointwork writes itself (errors, health, model lists), each in one write.
 
 use monoio::io::AsyncWriteRentExt;
 use monoio::net::TcpStream;

@@ -1,16 +1,16 @@
 //! The dry run: the decision the gateway would take for a request, without calling a provider —
 //! every candidate with the filter and reason that removed it and the strategy's inputs, the
-//! survivors, the winner and why, and what a failure would try next. `switchyard route` runs it
+//! survivors, the winner and why, and what a failure would try next. `pointwork route` runs it
 //! on a config file and an optional state file; `POST /v1/route` on the live routes and the
 //! serving shard's state.
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
-use switchyard_core::{
+use pointwork_core::{
     pick, Basis, Decision, DeploymentIdx, ErrorClass, Failure, LatencyMeasure, LatencySample, RejectReason, Resolution,
     Rng, RouteError, RouteKind, Snapshot, State,
 };
+use serde_json::{json, Map, Value};
 
 use crate::facts;
 use crate::proxy::pick_request;
@@ -166,7 +166,7 @@ fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Builds the state a dry run reads from a JSON document (`switchyard route --state FILE`):
+/// Builds the state a dry run reads from a JSON document (`pointwork route --state FILE`):
 ///
 /// ```json
 /// {"cooldowns": {"ID": {"seconds": 12, "cause": "status_500"}},
@@ -201,7 +201,7 @@ pub fn state_from_json(snap: &Snapshot, doc: &Value, now: Instant) -> Result<Sta
                         ))?,
                     };
                     let until = now + Duration::from_secs_f64(seconds);
-                    state.apply_cooldown(switchyard_core::CooldownStarted { idx, until, cause });
+                    state.apply_cooldown(pointwork_core::CooldownStarted { idx, until, cause });
                 }
                 "health" => {
                     let healthy = value

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchyard_core::{RouteKind, Snapshot};
+use pointwork_core::{RouteKind, Snapshot};
 
 use crate::facts::Needs;
 use crate::http::write;
@@ -48,12 +48,12 @@ pub struct Routes {
     pub facts_needed: Needs,
 }
 
-const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
+const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
 
 impl Routes {
     /// The routes a loaded config describes; the error names what is wrong. Keys' meters carry
     /// over from the `previous` routes (a reload).
-    pub fn from_config(config: &switchyard_config::Config, previous: Option<&Routes>) -> Result<Routes, String> {
+    pub fn from_config(config: &pointwork_config::Config, previous: Option<&Routes>) -> Result<Routes, String> {
         let snapshot = config.snapshot().map_err(|e| e.to_string())?;
         let mut routes = Routes::build(snapshot)?;
         let previous_keys = previous.map(|p| &p.keys);
@@ -158,7 +158,7 @@ pub fn models_list<'a>(names: impl Iterator<Item = &'a str>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_core::{Deployment, Provider, RouterSettings};
+    use pointwork_core::{Deployment, Provider, RouterSettings};
 
     #[test]
     fn precomputes_heads_with_the_deployment_key() {

@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use crossbeam_channel::Receiver;
 use monoio_rustls::TlsConnector;
-use switchyard_config::GatewaySettings;
-use switchyard_core::{
+use pointwork_config::GatewaySettings;
+use pointwork_core::{
     pick_with_scratch, translate, Decision, DeploymentIdx, Event, PickRequest, PickScratch, Rng, RouteError, Snapshot,
     State,
 };

@@ -1,4 +1,4 @@
-//! `switchyard.auth.spend_file`: the virtual keys' spend kept across restarts, so that a deploy
+//! `pointwork.auth.spend_file`: the virtual keys' spend kept across restarts, so that a deploy
 //! does not hand every key a fresh budget. Read once at start; written by the control thread a
 //! few seconds after spend changed and when the process exits.
 //!
@@ -91,7 +91,7 @@ impl SpendFile {
         }
         match write_replacing(&self.path, &bytes) {
             Ok(()) => self.written = bytes,
-            Err(e) => eprintln!("switchyard: cannot write switchyard.auth.spend_file {}: {e}", self.path.display()),
+            Err(e) => eprintln!("pointwork: cannot write pointwork.auth.spend_file {}: {e}", self.path.display()),
         }
     }
 }

@@ -33,7 +33,7 @@ fn a_session_stays_on_its_deployment_on_every_shard_until_it_fails() {
         let r = gateway.post("/v1/chat/completions", &session_chat("conv-1"));
         assert_eq!(r.deployment(), pinned, "request {i}");
         if i > 0 {
-            let route = r.header("x-switchyard-route").unwrap_or_default().to_string();
+            let route = r.header("x-pointwork-route").unwrap_or_default().to_string();
             assert!(route.contains("not the conversation's pinned deployment"), "{route}");
         }
     }

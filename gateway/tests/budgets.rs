@@ -36,6 +36,6 @@ fn a_provider_that_spent_its_budget_gets_no_more_requests_on_any_shard() {
         assert_eq!((r.status, r.deployment()), (200, "dep-groq"), "request {i}: {}", r.text());
     }
     assert_eq!(openai.request_count(), 1, "openai is over its budget on every shard");
-    let route = gateway.chat("gpt").header("x-switchyard-route").unwrap_or_default().to_string();
+    let route = gateway.chat("gpt").header("x-pointwork-route").unwrap_or_default().to_string();
     assert!(route.contains("over their provider's budget"), "{route}");
 }

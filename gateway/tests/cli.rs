@@ -1,4 +1,4 @@
-//! The `switchyard` command line as a user meets it: `serve` refusing a busy port, `serve`
+//! The `pointwork` command line as a user meets it: `serve` refusing a busy port, `serve`
 //! refusing a bad config, and `check` with its summary or its list of errors.
 
 mod common;
@@ -6,13 +6,13 @@ mod common;
 use std::process::Command;
 
 use common::{
-    config, deployment, serve_command, switchyard_bin, Gateway, GatewayOptions, Mock, Process, TempDir, EXIT_DEADLINE,
+    config, deployment, pointwork_bin, serve_command, Gateway, GatewayOptions, Mock, Process, TempDir, EXIT_DEADLINE,
 };
 
-/// Runs `switchyard serve` on `config_path` at `listen` and waits for it to exit.
+/// Runs `pointwork serve` on `config_path` at `listen` and waits for it to exit.
 fn serve_expecting_exit(config_path: &std::path::Path, listen: std::net::SocketAddr) -> Process {
     let command = serve_command(config_path, &GatewayOptions { listen: Some(listen), ..GatewayOptions::default() });
-    let mut process = Process::spawn("second switchyard serve", command);
+    let mut process = Process::spawn("second pointwork serve", command);
     process.wait_exit(EXIT_DEADLINE);
     process
 }
@@ -60,7 +60,7 @@ fn serve_refuses_an_invalid_config_with_the_key_path() {
         "config.yaml",
         "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o-mini, weight: high}\n",
     );
-    let mut process = Process::spawn("switchyard serve", serve_command(&path, &GatewayOptions::default()));
+    let mut process = Process::spawn("pointwork serve", serve_command(&path, &GatewayOptions::default()));
     let status = process.wait_exit(EXIT_DEADLINE);
     assert_eq!(status.code(), Some(1));
     let stderr = process.stderr();
@@ -69,7 +69,7 @@ fn serve_refuses_an_invalid_config_with_the_key_path() {
 }
 
 fn check(path: &std::path::Path) -> std::process::Output {
-    Command::new(switchyard_bin()).arg("check").arg("--config").arg(path).output().expect("run switchyard check")
+    Command::new(pointwork_bin()).arg("check").arg("--config").arg(path).output().expect("run pointwork check")
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn check_prints_a_summary_and_exits_0_on_a_good_config() {
   - model_name: gpt-4o-mini
     litellm_params:
       model: groq/llama-3.1-8b-instant
-      api_key: os.environ/SWITCHYARD_TEST_UNSET_KEY_FOR_CHECK
+      api_key: os.environ/POINTWORK_TEST_UNSET_KEY_FOR_CHECK
     model_info:
       id: mini-2
   - model_name: text-embedding-3-small
@@ -102,10 +102,10 @@ router_settings:
   cooldown_time: 30
 "#,
     );
-    let out = Command::new(switchyard_bin())
+    let out = Command::new(pointwork_bin())
         .args(["check", "--config"])
         .arg(&path)
-        .env("SWITCHYARD_TEST_UNSET_KEY_FOR_CHECK", "sk-zzzzzzzz9876")
+        .env("POINTWORK_TEST_UNSET_KEY_FOR_CHECK", "sk-zzzzzzzz9876")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -144,7 +144,7 @@ fn check_lists_every_error_with_its_key_path_and_exits_1() {
       timeout: -3
 router_settings:
   num_retries: lots
-switchyard:
+pointwork:
   listn: 127.0.0.1:4000
 "#,
     );
@@ -155,7 +155,7 @@ switchyard:
         r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#,
         "model_list[1].litellm_params.timeout:",
         "router_settings.num_retries:",
-        "switchyard.listn:",
+        "pointwork.listn:",
     ] {
         assert!(stderr.contains(expected), "{expected:?} missing from:\n{stderr}");
     }
@@ -180,9 +180,9 @@ fn check_reports_a_missing_file_and_a_yaml_syntax_error() {
 
 #[test]
 fn demo_serves_both_groups_and_prints_how_to_try_it() {
-    let mut command = Command::new(switchyard_bin());
+    let mut command = Command::new(pointwork_bin());
     command.args(["demo", "--listen", "127.0.0.1:0", "--shards", "1"]);
-    let mut process = Process::spawn("switchyard demo", command);
+    let mut process = Process::spawn("pointwork demo", command);
     let line = process.wait_for_line("listening on http://", common::READY_DEADLINE);
     let addr = common::addr_after_http(&line);
     // The banner follows the ready line: the config it used and a curl to try.

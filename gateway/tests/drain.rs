@@ -94,7 +94,7 @@ fn drain_a_stream_in_flight(io_driver: Option<&str>) {
     let mut stream = start_stream(&gateway);
     let signalled = Instant::now();
     send_signal(&gateway.process, libc::SIGTERM);
-    gateway.process.wait_for_stderr("switchyard: SIGTERM: draining", LOG_DEADLINE);
+    gateway.process.wait_for_stderr("pointwork: SIGTERM: draining", LOG_DEADLINE);
 
     // Readiness turns false (on a connection opened before), and closes that connection.
     let ready = probe.request("GET", "/health/readiness", &[], b"");
@@ -136,7 +136,7 @@ fn drain_a_stream_in_flight(io_driver: Option<&str>) {
     assert!(signalled.elapsed() < Duration::from_secs(20), "exit took {:?}", signalled.elapsed());
     assert!(finished.elapsed() < Duration::from_secs(5), "exit came {:?} after the stream ended", finished.elapsed());
     let stderr = gateway.process.stderr();
-    assert!(stderr.contains("switchyard: drain: every request in flight finished; exiting"), "{stderr}");
+    assert!(stderr.contains("pointwork: drain: every request in flight finished; exiting"), "{stderr}");
     assert!(!stderr.contains("grace period"), "{stderr}");
 }
 
@@ -144,7 +144,7 @@ fn drain_a_stream_in_flight(io_driver: Option<&str>) {
 fn drain_timeout_ends_a_long_stream_and_exits_zero() {
     let a = Mock::start("a", &["--chunks", "10", "--chunk-delay-ms", "1000"]);
     let mut gateway =
-        Gateway::start(&config(&[deployment("gpt", "dep-a", MODEL, &a, "")], "switchyard:\n  drain_timeout: 1s\n"));
+        Gateway::start(&config(&[deployment("gpt", "dep-a", MODEL, &a, "")], "pointwork:\n  drain_timeout: 1s\n"));
     let mut stream = start_stream(&gateway);
     let signalled = Instant::now();
     send_signal(&gateway.process, libc::SIGTERM);
@@ -154,10 +154,10 @@ fn drain_timeout_ends_a_long_stream_and_exits_zero() {
     assert!(took >= Duration::from_millis(900), "exited after {took:?}, before the 1s grace period");
     assert!(took < Duration::from_secs(5), "exited after {took:?} with a 1s grace period");
     let stderr = gateway.process.stderr();
-    assert!(stderr.contains("switchyard: SIGTERM: draining"), "{stderr}");
+    assert!(stderr.contains("pointwork: SIGTERM: draining"), "{stderr}");
     assert!(stderr.contains("up to 1s for requests in flight"), "{stderr}");
     assert!(
-        stderr.contains("switchyard: drain: grace period of 1s over with requests still in flight; exiting"),
+        stderr.contains("pointwork: drain: grace period of 1s over with requests still in flight; exiting"),
         "{stderr}"
     );
     // The stream was cut: no [DONE].
@@ -175,7 +175,7 @@ fn second_signal_exits_at_once_with_code_one() {
     let mut gateway = Gateway::start(&config(&[deployment("gpt", "dep-a", MODEL, &a, "")], ""));
     let _stream = start_stream(&gateway);
     send_signal(&gateway.process, libc::SIGTERM);
-    gateway.process.wait_for_stderr("switchyard: SIGTERM: draining", LOG_DEADLINE);
+    gateway.process.wait_for_stderr("pointwork: SIGTERM: draining", LOG_DEADLINE);
     assert!(gateway.process.is_running(), "the default 30s grace period holds the stream");
     let second = Instant::now();
     send_signal(&gateway.process, libc::SIGINT);
@@ -184,7 +184,7 @@ fn second_signal_exits_at_once_with_code_one() {
     assert_eq!(status.code(), Some(1), "{}", gateway.process.stderr());
     assert!(took < Duration::from_secs(3), "exited {took:?} after the second signal");
     let stderr = gateway.process.stderr();
-    assert!(stderr.contains("switchyard: drain: second signal (SIGINT); exiting at once"), "{stderr}");
+    assert!(stderr.contains("pointwork: drain: second signal (SIGINT); exiting at once"), "{stderr}");
 }
 
 #[test]
@@ -196,8 +196,8 @@ fn sigint_drains_like_sigterm() {
     let status = gateway.process.wait_exit(common::EXIT_DEADLINE);
     assert_eq!(status.code(), Some(0), "{}", gateway.process.stderr());
     let stderr = gateway.process.stderr();
-    assert!(stderr.contains("switchyard: SIGINT: draining"), "{stderr}");
-    assert!(stderr.contains("switchyard: drain: every request in flight finished; exiting"), "{stderr}");
+    assert!(stderr.contains("pointwork: SIGINT: draining"), "{stderr}");
+    assert!(stderr.contains("pointwork: drain: every request in flight finished; exiting"), "{stderr}");
 }
 
 /// Two shards: the one without the stream has nothing to wait for, yet its open connections are
@@ -213,7 +213,7 @@ fn sigterm_over_two_shards_waits_for_the_busy_shard() {
     }
     let mut stream = start_stream(&gateway);
     send_signal(&gateway.process, libc::SIGTERM);
-    gateway.process.wait_for_stderr("switchyard: SIGTERM: draining", LOG_DEADLINE);
+    gateway.process.wait_for_stderr("pointwork: SIGTERM: draining", LOG_DEADLINE);
     // Every connection opened before, on either shard, still gets an answer: "draining", and a
     // close. (The idle shard has drained already; its connections must not be left hanging.)
     for (i, probe) in probes.iter_mut().enumerate() {
@@ -233,5 +233,5 @@ fn sigterm_over_two_shards_waits_for_the_busy_shard() {
     let rest = stream.events().collect_all().expect("the stream ends cleanly");
     assert_eq!(rest.last().map(|e| e.text.as_str()), Some("data: [DONE]"));
     assert_eq!(gateway.process.wait_exit(common::EXIT_DEADLINE).code(), Some(0), "{}", gateway.process.stderr());
-    gateway.process.wait_for_stderr("switchyard: drain: every request in flight finished; exiting", LOG_DEADLINE);
+    gateway.process.wait_for_stderr("pointwork: drain: every request in flight finished; exiting", LOG_DEADLINE);
 }

@@ -1,20 +1,20 @@
-//! The dry run, over real processes: `switchyard route` on files, `POST /v1/route` on a running
-//! gateway with live state, and the `x-switchyard-route` header on real responses.
+//! The dry run, over real processes: `pointwork route` on files, `POST /v1/route` on a running
+//! gateway with live state, and the `x-pointwork-route` header on real responses.
 
 mod common;
 
 use std::process::Command;
 
-use common::{chat_body, config, deployment, switchyard_bin, Gateway, Mock, TempDir, SHUFFLE_TRIES};
+use common::{chat_body, config, deployment, pointwork_bin, Gateway, Mock, TempDir, SHUFFLE_TRIES};
 use serde_json::{json, Value};
 
 const MODEL: &str = "openai/gpt-4o-mini";
 
-/// Runs `switchyard route` with the files; returns (exit code, stdout, stderr).
+/// Runs `pointwork route` with the files; returns (exit code, stdout, stderr).
 fn route(dir: &TempDir, yaml: &str, request: &Value, state: Option<&Value>, seed: u64) -> (i32, String, String) {
     let config = dir.write("config.yaml", yaml);
     let request = dir.write("request.json", &request.to_string());
-    let mut command = Command::new(switchyard_bin());
+    let mut command = Command::new(pointwork_bin());
     command
         .arg("route")
         .arg("--config")
@@ -25,7 +25,7 @@ fn route(dir: &TempDir, yaml: &str, request: &Value, state: Option<&Value>, seed
     if let Some(state) = state {
         command.arg("--state").arg(dir.write("state.json", &state.to_string()));
     }
-    let out = command.output().expect("run switchyard route");
+    let out = command.output().expect("run pointwork route");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into(),
@@ -140,10 +140,7 @@ fn the_live_dry_run_sees_the_gateways_cooldowns_and_calls_no_provider() {
     assert_eq!((a.request_count(), b.request_count()), (1, calls), "the dry run called a provider");
     // A normal response says the same in one line.
     let served = gateway.chat("gpt");
-    assert_eq!(
-        served.header("x-switchyard-route"),
-        Some("simple-shuffle picked dep-b of 2 candidates (1 in cooldown)")
-    );
+    assert_eq!(served.header("x-pointwork-route"), Some("simple-shuffle picked dep-b of 2 candidates (1 in cooldown)"));
 }
 
 #[test]

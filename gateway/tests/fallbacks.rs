@@ -41,13 +41,13 @@ fn a_failing_group_falls_back_after_its_retries() {
     let r = gateway.chat("gpt");
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.deployment(), "dep-b");
-    assert_eq!(r.header("x-switchyard-model-group"), Some("backup"));
+    assert_eq!(r.header("x-pointwork-model-group"), Some("backup"));
     assert_eq!(r.attempts(), 3, "two attempts in gpt (one retry), then the fallback");
     assert_eq!(a.request_count(), 2);
     // The fallback group's deployment got the request with its own model name.
     assert_eq!(b.request_count(), 1);
-    metric_reaches(&gateway, "switchyard_fallbacks_total 1\n");
-    metric_reaches(&gateway, "switchyard_retries_total 1\n");
+    metric_reaches(&gateway, "pointwork_fallbacks_total 1\n");
+    metric_reaches(&gateway, "pointwork_retries_total 1\n");
 }
 
 #[test]

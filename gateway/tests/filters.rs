@@ -54,7 +54,7 @@ fn a_long_prompt_skips_the_small_window_and_an_image_the_text_only_deployment() 
     for _ in 0..10 {
         let r = gateway.post("/v1/chat/completions", &long);
         assert_eq!(r.deployment(), "dep-big", "{}", r.text());
-        assert!(r.header("x-switchyard-route").unwrap_or_default().contains("too small for the prompt"));
+        assert!(r.header("x-pointwork-route").unwrap_or_default().contains("too small for the prompt"));
         let r = gateway.post("/v1/chat/completions", &image);
         assert_eq!(r.deployment(), "dep-big", "{}", r.text());
     }

@@ -23,7 +23,7 @@ const CONTINUE_WAIT: Duration = Duration::from_millis(500);
 #[derive(Deserialize)]
 struct Corpus {
     model: String,
-    switchyard: String,
+    pointwork: String,
     cases: Vec<Case>,
 }
 
@@ -352,7 +352,7 @@ fn every_hostile_input_gets_its_answer_and_the_gateway_keeps_serving() {
     let a = Mock::start("a", &[]);
     let yaml = config(
         &[deployment(&corpus.model, "dep-a", "openai/gpt-4o-mini", &a, "")],
-        &format!("switchyard: {}\n", corpus.switchyard),
+        &format!("pointwork: {}\n", corpus.pointwork),
     );
     let gateway = Gateway::start(&yaml);
     let mut failures = Vec::new();

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use common::{config, deployment, Gateway, Mock};
 
-fn gateway_with(switchyard: &str) -> (Gateway, Mock) {
+fn gateway_with(pointwork: &str) -> (Gateway, Mock) {
     let a = Mock::start("a", &[]);
     let yaml =
-        config(&[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &a, "")], &format!("switchyard: {switchyard}\n"));
+        config(&[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &a, "")], &format!("pointwork: {pointwork}\n"));
     (Gateway::start(&yaml), a)
 }
 

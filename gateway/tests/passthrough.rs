@@ -27,7 +27,7 @@ fn non_streaming_answer_is_passed_through_byte_for_byte() {
     assert_eq!(through.header("content-type"), Some("application/json"));
     assert_eq!(through.header("x-mock-name"), Some("a"), "upstream headers are kept");
     assert_eq!(through.deployment(), "dep-a");
-    assert_eq!(through.header("x-switchyard-model-group"), Some("gpt"));
+    assert_eq!(through.header("x-pointwork-model-group"), Some("gpt"));
     assert_eq!(through.attempts(), 1);
     assert_eq!(through.header("content-length"), Some(through.body.len().to_string().as_str()));
 
@@ -62,8 +62,8 @@ fn streaming_events_arrive_one_by_one_intact_and_in_order() {
     assert_eq!(head.status, 200);
     assert_eq!(head.header("content-type"), Some("text/event-stream"));
     assert_eq!(head.header("transfer-encoding"), Some("chunked"));
-    assert_eq!(head.header("x-switchyard-deployment"), Some("dep-a"));
-    assert_eq!(head.header("x-switchyard-attempts"), Some("1"));
+    assert_eq!(head.header("x-pointwork-deployment"), Some("dep-a"));
+    assert_eq!(head.header("x-pointwork-attempts"), Some("1"));
     let events: Vec<Event> = client.events().collect_all().expect("a clean stream");
 
     assert_eq!(events.len(), CHUNKS + 1, "{events:#?}");
@@ -107,13 +107,13 @@ fn model_is_rewritten_key_injected_and_the_rest_of_the_body_kept() {
     let mock = Mock::start("k", &[]);
     let yaml = format!(
         "model_list:\n  - model_name: gpt\n    litellm_params:\n      model: openai/gpt-4o-mini\n      \
-         api_base: {}\n      api_key: os.environ/SWITCHYARD_TEST_UPSTREAM_KEY\n    model_info:\n      id: dep-k\n",
+         api_base: {}\n      api_key: os.environ/POINTWORK_TEST_UPSTREAM_KEY\n    model_info:\n      id: dep-k\n",
         mock.api_base()
     );
     let gateway = Gateway::start_with(
         &yaml,
         GatewayOptions {
-            env: vec![("SWITCHYARD_TEST_UPSTREAM_KEY", "sk-upstream-from-env")],
+            env: vec![("POINTWORK_TEST_UPSTREAM_KEY", "sk-upstream-from-env")],
             ..GatewayOptions::default()
         },
     );
@@ -185,7 +185,7 @@ fn embeddings_are_forwarded_with_the_upstream_model() {
         let response = gateway.post(path, r#"{"model":"embed","input":["one","two"]}"#);
         assert_eq!(response.status, 200, "{path}: {}", response.text());
         assert_eq!(response.deployment(), "dep-e");
-        assert_eq!(response.header("x-switchyard-model-group"), Some("embed"));
+        assert_eq!(response.header("x-pointwork-model-group"), Some("embed"));
         let answer = response.json();
         assert_eq!(answer["object"], "list");
         assert_eq!(answer["model"], "text-embedding-3-small");

@@ -108,7 +108,7 @@ fn sighup_applies_a_changed_config() {
     let after =
         config(&[deployment("gpt", "dep-gpt", MODEL, &a, ""), deployment("fresh", "dep-fresh", MODEL, &b, "")], "");
     let line = sighup_reload(&gateway, &after);
-    assert!(line.starts_with("switchyard: reload (SIGHUP): "), "{line}");
+    assert!(line.starts_with("pointwork: reload (SIGHUP): "), "{line}");
     assert!(line.contains("config.yaml: "), "the line names the file: {line}");
     assert!(
         line.ends_with(
@@ -122,7 +122,7 @@ fn sighup_applies_a_changed_config() {
     assert_invalid_model(&gateway.chat("old"), "old");
     assert_served_by(&gateway.chat("gpt"), "dep-gpt");
     assert_eq!(model_ids(&gateway), set(&["gpt", "fresh"]));
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"ok\"}"), 1);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"ok\"}"), 1);
 }
 
 /// A file with two errors in different places: an unknown strategy and an entry without a model.
@@ -146,7 +146,7 @@ fn sighup_with_an_invalid_config_is_refused_and_the_old_config_keeps_serving() {
     assert_served_by(&gateway.chat("gpt"), "dep-gpt");
 
     let line = sighup_reload(&gateway, &invalid_yaml(&a));
-    assert_eq!(line, "switchyard: reload (SIGHUP) refused; the current config keeps serving:");
+    assert_eq!(line, "pointwork: reload (SIGHUP) refused; the current config keeps serving:");
     // The errors follow the refusal, one per line, each with its key path.
     let text = gateway.process.wait_for_stderr(STRATEGY_ERROR, LOG_DEADLINE);
     let text =
@@ -159,8 +159,8 @@ fn sighup_with_an_invalid_config_is_refused_and_the_old_config_keeps_serving() {
     }
     assert_invalid_model(&gateway.chat("fresh"), "fresh");
     assert_eq!(model_ids(&gateway), set(&["gpt"]));
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"failed\"}"), 1);
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"ok\"}"), 0);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"failed\"}"), 1);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"ok\"}"), 0);
 
     // Once the file is fixed, the next SIGHUP applies it.
     let fixed =
@@ -195,10 +195,10 @@ fn admin_reload_answers_with_the_report() {
     // Published before the answer: the next request sees it.
     assert_served_by(&gateway.chat("fresh"), "dep-fresh");
 
-    // A `switchyard:` setting the running shards cannot take on is named, the rest applies.
+    // A `pointwork:` setting the running shards cannot take on is named, the rest applies.
     std::fs::write(
         &gateway.config_path,
-        config(&[deployment("gpt", "dep-gpt", MODEL, &a, "")], "switchyard:\n  drain_timeout: 5s\n"),
+        config(&[deployment("gpt", "dep-gpt", MODEL, &a, "")], "pointwork:\n  drain_timeout: 5s\n"),
     )
     .unwrap();
     let response = admin_reload(&gateway, None);
@@ -206,7 +206,7 @@ fn admin_reload_answers_with_the_report() {
     let body = response.json();
     assert_eq!(body["report"]["restart_needed_for"], json!(["drain_timeout"]), "{body}");
     assert_eq!(body["report"]["changes"]["groups_removed"], json!(["fresh"]), "{body}");
-    let log = gateway.process.wait_for_stderr("applied only on restart: switchyard.drain_timeout)", LOG_DEADLINE);
+    let log = gateway.process.wait_for_stderr("applied only on restart: pointwork.drain_timeout)", LOG_DEADLINE);
     assert!(log.contains("groups −[fresh]; deployments −[dep-fresh]; now 1 model groups, 1 deployments"), "{log}");
     assert_invalid_model(&gateway.chat("fresh"), "fresh");
 
@@ -264,8 +264,8 @@ fn admin_reload_needs_the_master_key_and_refuses_an_invalid_file() {
     assert!(error["type"].is_string(), "{error}");
     gateway.process.wait_for_stderr("reload (POST /admin/reload) refused", LOG_DEADLINE);
     assert_served_by(&chat("sk-admin-123"), "dep-fresh");
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"ok\"}"), 1);
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"failed\"}"), 1);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"ok\"}"), 1);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"failed\"}"), 1);
 
     // A reload that rotates the key: the next reload needs the new one.
     let rotated = "general_settings:\n  master_key: sk-admin-456\n";
@@ -509,8 +509,8 @@ fn twenty_reloads_under_load_lose_no_request() {
     let spanning = tally.streams.iter().filter(|(s, e)| reloads.iter().any(|(b, d)| s < b && e > d)).count();
     assert!(spanning > 0, "no stream was in flight across a reload ({} streams)", tally.streams.len());
     assert!(tally.plain > 20, "only {} plain requests", tally.plain);
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"ok\"}"), 20);
-    assert_eq!(metric(&gateway, "switchyard_reloads_total{outcome=\"failed\"}"), 0);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"ok\"}"), 20);
+    assert_eq!(metric(&gateway, "pointwork_reloads_total{outcome=\"failed\"}"), 0);
     assert_eq!(stderr_count(&gateway.process, "reload (SIGHUP): "), 10);
     assert_eq!(stderr_count(&gateway.process, "reload (POST /admin/reload): "), 10);
     eprintln!(

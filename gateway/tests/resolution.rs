@@ -31,7 +31,7 @@ fn aliases_route_to_their_group_and_hidden_ones_are_not_listed() {
     for name in ["fast", "internal"] {
         let r = gateway.chat(name);
         assert_eq!((r.status, r.deployment()), (200, "dep-a"), "{name}: {}", r.text());
-        assert_eq!(r.header("x-switchyard-model-group"), Some("gpt"));
+        assert_eq!(r.header("x-pointwork-model-group"), Some("gpt"));
         assert_eq!(last_model(&a), "gpt-4o-mini");
     }
     let ids: Vec<String> = gateway.get("/v1/models").json()["data"]
@@ -59,7 +59,7 @@ fn wildcard_groups_pass_the_requested_name_through() {
     let gateway = Gateway::start(&yaml);
     let r = gateway.chat("openai/gpt-4o-mini");
     assert_eq!((r.status, r.deployment()), (200, "dep-openai"), "{}", r.text());
-    assert_eq!(r.header("x-switchyard-model-group"), Some("openai/*"));
+    assert_eq!(r.header("x-pointwork-model-group"), Some("openai/*"));
     assert_eq!(last_model(&openai), "gpt-4o-mini");
     let r = gateway.chat("my-finetune:v2");
     assert_eq!((r.status, r.deployment()), (200, "dep-any"), "{}", r.text());

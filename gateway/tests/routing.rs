@@ -76,7 +76,7 @@ fn every_deployment_failing_gives_the_upstream_error_after_one_plus_num_retries_
     let response = gateway.chat("gpt");
     assert_eq!(response.status, 503, "{}", response.text());
     assert_eq!(response.attempts(), 4);
-    assert_eq!(response.header("x-switchyard-model-group"), Some("gpt"));
+    assert_eq!(response.header("x-pointwork-model-group"), Some("gpt"));
     let last = response.deployment().to_string();
     let error = response.json();
     assert_eq!(

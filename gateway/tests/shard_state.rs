@@ -86,27 +86,27 @@ fn metrics_count_requests_cooldowns_latency_and_the_pick_across_shards() {
     }
     assert_eq!(gateway.chat("nope").status, 400);
     let ok_line = format!(
-        "switchyard_requests_total{{model_group=\"gpt\",deployment=\"dep-b\",status=\"200\"}} {}\n",
+        "pointwork_requests_total{{model_group=\"gpt\",deployment=\"dep-b\",status=\"200\"}} {}\n",
         served_by_b + 10
     );
     let text = metrics_when(&gateway, |t| t.contains(&ok_line) && t.contains("status=\"400\"} 1\n"));
     for expected in [
-        "switchyard_requests_total{model_group=\"gpt\",deployment=\"dep-a\",status=\"500\"} 1\n",
-        "switchyard_requests_total{model_group=\"none\",deployment=\"none\",status=\"400\"} 1\n",
-        "switchyard_cooldowns_started_total{deployment=\"dep-a\"} 1\n",
-        "switchyard_deployments_cooling_down 1\n",
-        "switchyard_retries_total 0\n",
-        "switchyard_reloads_total{outcome=\"ok\"} 0\n",
-        "switchyard_draining 0\n",
-        "# TYPE switchyard_upstream_latency_seconds histogram\n",
+        "pointwork_requests_total{model_group=\"gpt\",deployment=\"dep-a\",status=\"500\"} 1\n",
+        "pointwork_requests_total{model_group=\"none\",deployment=\"none\",status=\"400\"} 1\n",
+        "pointwork_cooldowns_started_total{deployment=\"dep-a\"} 1\n",
+        "pointwork_deployments_cooling_down 1\n",
+        "pointwork_retries_total 0\n",
+        "pointwork_reloads_total{outcome=\"ok\"} 0\n",
+        "pointwork_draining 0\n",
+        "# TYPE pointwork_upstream_latency_seconds histogram\n",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     let latency_count =
-        format!("switchyard_upstream_latency_seconds_count{{model_group=\"gpt\"}} {}\n", served_by_b + 10);
+        format!("pointwork_upstream_latency_seconds_count{{model_group=\"gpt\"}} {}\n", served_by_b + 10);
     assert!(text.contains(&latency_count), "missing {latency_count:?} in:\n{text}");
-    assert!(text.contains("switchyard_pick_duration_seconds_bucket{le=\"+Inf\"} "), "{text}");
-    assert!(text.contains("switchyard_open_connections "), "{text}");
+    assert!(text.contains("pointwork_pick_duration_seconds_bucket{le=\"+Inf\"} "), "{text}");
+    assert!(text.contains("pointwork_open_connections "), "{text}");
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn the_access_log_has_a_json_line_per_request_without_keys_or_prompts() {
     let log = dir.path().join("access.jsonl");
     let yaml = config(
         &[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &a, "")],
-        &format!("switchyard: {{access_log: \"{}\"}}\n", log.display()),
+        &format!("pointwork: {{access_log: \"{}\"}}\n", log.display()),
     );
     let gateway = Gateway::start(&yaml);
     assert_eq!(gateway.chat("gpt").status, 200);
@@ -174,7 +174,7 @@ fn health_check_routing_keeps_traffic_off_a_deployment_whose_probe_failed() {
         "router_settings: {enable_health_check_routing: true, health_check_staleness_threshold: 600, \
          disable_cooldowns: true, num_retries: 0}\n\
          general_settings: {health_check_interval: 600}\n\
-         switchyard: {health_checks: {prompt: are you there, max_tokens: 2}}\n",
+         pointwork: {health_checks: {prompt: are you there, max_tokens: 2}}\n",
     );
     let gateway = Gateway::start_with(&yaml, two_shards());
     gateway.process.wait_for_stderr("health checks: unhealthy: dep-a", REPORT_DEADLINE);

@@ -120,10 +120,10 @@ fn trickle(mut tricklers: Vec<Trickler>, answered: Arc<AtomicUsize>, deadline: I
     })
 }
 
-/// `switchyard_open_connections` from `/metrics`.
+/// `pointwork_open_connections` from `/metrics`.
 fn open_connections(gateway: &Gateway) -> u64 {
     let text = gateway.get("/metrics").text();
-    let line = text.lines().find(|l| l.starts_with("switchyard_open_connections ")).expect("the connections gauge");
+    let line = text.lines().find(|l| l.starts_with("pointwork_open_connections ")).expect("the connections gauge");
     line.rsplit(' ').next().unwrap().parse().expect("a count")
 }
 
@@ -139,7 +139,7 @@ fn a_thousand_trickling_heads_do_not_stop_normal_requests() {
     let mock = Mock::start("a", &[]);
     let yaml = config(
         &[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &mock, "")],
-        &format!("switchyard: {{timeouts: {{request_head: {}s}}}}\n", REQUEST_HEAD.as_secs()),
+        &format!("pointwork: {{timeouts: {{request_head: {}s}}}}\n", REQUEST_HEAD.as_secs()),
     );
     let gateway = Gateway::start_with(&yaml, GatewayOptions { shards: 2, ..GatewayOptions::default() });
 

@@ -1,5 +1,5 @@
 //! Forwarding to an https upstream, over real processes: a throwaway CA signs a certificate for
-//! `localhost` and `127.0.0.1`, `switchyard-mock` serves HTTPS with it, and `switchyard serve`
+//! `localhost` and `127.0.0.1`, `pointwork-mock` serves HTTPS with it, and `pointwork serve`
 //! trusts the CA through `SSL_CERT_FILE`. Answers and streams pass through with the model
 //! rewritten and the key injected, one TLS connection carries sequential requests, an unknown
 //! CA is a 502 that says so, and an unreadable `SSL_CERT_FILE` stops the gateway at start-up.
@@ -44,7 +44,7 @@ impl Pki {
         let dir = TempDir::new("tls");
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(DnType::CommonName, "switchyard gateway tests CA");
+        ca_params.distinguished_name.push(DnType::CommonName, "pointwork gateway tests CA");
         ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("CA key")).expect("CA cert");
 
@@ -65,7 +65,7 @@ impl Pki {
     }
 }
 
-/// `switchyard-mock` serving HTTPS, and a client configuration that trusts it for its own
+/// `pointwork-mock` serving HTTPS, and a client configuration that trusts it for its own
 /// `/mock/*` requests.
 struct TlsMock {
     process: Process,
@@ -140,7 +140,7 @@ fn config_for(api_base: &str) -> String {
     )
 }
 
-/// `switchyard serve` on `yaml` with one shard, `SSL_CERT_FILE` set to `extra_ca` or unset
+/// `pointwork serve` on `yaml` with one shard, `SSL_CERT_FILE` set to `extra_ca` or unset
 /// (whatever the test's own environment says).
 fn serve(yaml: &str, extra_ca: Option<&Path>) -> (Process, TempDir) {
     let dir = TempDir::new("gateway-tls");
@@ -150,7 +150,7 @@ fn serve(yaml: &str, extra_ca: Option<&Path>) -> (Process, TempDir) {
         Some(path) => command.env(EXTRA_CA_ENV, path),
         None => command.env_remove(EXTRA_CA_ENV),
     };
-    (Process::spawn("switchyard serve", command), dir)
+    (Process::spawn("pointwork serve", command), dir)
 }
 
 /// A gateway that is up: its process, its address, and the temp dir holding its config.
@@ -182,7 +182,7 @@ fn passes_through_https_upstream_named(host: &str) {
     let answer = gateway.chat(false);
     assert_eq!(answer.status, 200, "{}\ngateway stderr:\n{}", answer.text(), gateway.process.stderr());
     assert_eq!(answer.header("x-mock-name"), Some("secure"));
-    assert_eq!(answer.header("x-switchyard-deployment"), Some("tls-dep"));
+    assert_eq!(answer.header("x-pointwork-deployment"), Some("tls-dep"));
     let json = answer.json();
     assert_eq!(json["model"], UPSTREAM_MODEL);
     assert_eq!(json["choices"][0]["message"]["content"], "Hello from mock secure");

@@ -1,4 +1,4 @@
-//! Virtual keys and admin keys (`switchyard.auth`) through the real gateway: who may call what,
+//! Virtual keys and admin keys (`pointwork.auth`) through the real gateway: who may call what,
 //! each key's models, rpm / tpm / budget across shards (429 with `Retry-After`), its tags in the
 //! pick, meters kept over a reload, admin keys for the operator endpoints and metrics.
 
@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::{chat_body, config, deployment, send_signal, Gateway, GatewayOptions, Mock, Response};
-use switchyard_gateway::keys::digest_hex;
+use pointwork_gateway::keys::digest_hex;
 
 const MASTER: &str = "sk-master-5555";
 const TEAM_A: &str = "sk-team-a-1111";
@@ -20,7 +20,7 @@ fn key(name: &str, secret: &str, extra: &str) -> String {
 
 fn auth(keys: &[String], rest: &str) -> String {
     format!(
-        "general_settings: {{master_key: {MASTER}}}\nswitchyard:\n  auth:\n{rest}    virtual_keys:\n{}",
+        "general_settings: {{master_key: {MASTER}}}\npointwork:\n  auth:\n{rest}    virtual_keys:\n{}",
         keys.concat()
     )
 }
@@ -209,8 +209,8 @@ fn admin_keys_open_the_operator_endpoints_and_metrics_name_keys_only() {
     assert_eq!(gateway.get("/metrics").status, 401);
     assert_eq!(gateway.get("/health/readiness").status, 200);
     let metrics = call(&gateway, OPS, "GET", "/metrics", "").text();
-    assert!(metrics.contains("switchyard_key_requests_this_minute{key=\"team-a\"} 1"), "{metrics}");
-    assert!(metrics.contains("switchyard_key_refused_total{key=\"team-a\",limit=\"rpm\"} 0"), "{metrics}");
+    assert!(metrics.contains("pointwork_key_requests_this_minute{key=\"team-a\"} 1"), "{metrics}");
+    assert!(metrics.contains("pointwork_key_refused_total{key=\"team-a\",limit=\"rpm\"} 0"), "{metrics}");
     assert!(!metrics.contains(&digest_hex(TEAM_A.as_bytes())) && !metrics.contains(TEAM_A));
 }
 
@@ -244,7 +244,7 @@ fn spend_outlives_a_restart_in_an_owner_only_file() {
     std::fs::remove_file(&spend).unwrap();
     std::os::unix::fs::symlink(dir.path().join("elsewhere"), &spend).unwrap();
     let path = dir.write("config.yaml", &yaml);
-    let out = std::process::Command::new(common::switchyard_bin())
+    let out = std::process::Command::new(common::pointwork_bin())
         .args(["serve", "--config", path.to_str().unwrap(), "--listen", "127.0.0.1:0"])
         .output()
         .unwrap();
@@ -256,7 +256,7 @@ fn spend_outlives_a_restart_in_an_owner_only_file() {
 fn with_virtual_keys_alone_the_operator_endpoints_stay_closed() {
     let mock = Mock::start("m", &[]);
     let yaml = format!(
-        "{}switchyard:\n  auth:\n    virtual_keys:\n{}",
+        "{}pointwork:\n  auth:\n    virtual_keys:\n{}",
         config(&[deployment("gpt", "dep-gpt", "openai/gpt-4o-mini", &mock, "")], ""),
         key("team-a", TEAM_A, "")
     );
@@ -266,7 +266,7 @@ fn with_virtual_keys_alone_the_operator_endpoints_stay_closed() {
     for path in ["/v1/route", "/admin/reload"] {
         let closed = gateway.post(path, &body);
         assert_eq!(closed.status, 401, "{path} without a key");
-        assert!(closed.text().contains("set general_settings.master_key or switchyard.auth.admin_keys"));
+        assert!(closed.text().contains("set general_settings.master_key or pointwork.auth.admin_keys"));
         assert_eq!(call(&gateway, TEAM_A, "POST", path, &body).status, 401, "{path} with a virtual key");
     }
     assert_eq!(gateway.get("/metrics").status, 200, "metrics stay open unless auth.metrics: key");

@@ -1,4 +1,4 @@
-//! `switchyard-load` against the mock over real sockets: what it counts, how it classifies
+//! `pointwork-load` against the mock over real sockets: what it counts, how it classifies
 //! failures, how close the open loop keeps to its rate, and the JSON it writes.
 
 use std::io::{Read, Write};
@@ -6,9 +6,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::Command as Process;
 use std::time::Duration;
 
+use pointwork_loadtest::load::{parse_args, run, Command, Report};
+use pointwork_loadtest::mock::{spawn, MockOptions, MockServer};
 use serde_json::Value;
-use switchyard_loadtest::load::{parse_args, run, Command, Report};
-use switchyard_loadtest::mock::{spawn, MockOptions, MockServer};
 
 fn mock(options: MockOptions) -> MockServer {
     spawn(MockOptions { record: false, ..options }).expect("mock starts")
@@ -186,14 +186,14 @@ fn idle_connections_are_held_and_counted() {
 #[test]
 fn the_binary_writes_the_report_as_json() {
     let server = mock(MockOptions { chunks: 2, ..MockOptions::default() });
-    let dir = std::env::temp_dir().join(format!("switchyard-load-json-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("pointwork-load-json-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("report.json");
-    let status = Process::new(env!("CARGO_BIN_EXE_switchyard-load"))
+    let status = Process::new(env!("CARGO_BIN_EXE_pointwork-load"))
         .args(["--url", &url(&server), "--requests", "20", "-c", "2", "--stream", "--json"])
         .arg(&out)
         .output()
-        .expect("switchyard-load runs");
+        .expect("pointwork-load runs");
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     let text = String::from_utf8(status.stdout).unwrap();
     assert!(text.contains("20 ok, 0 errors"), "{text}");
@@ -216,10 +216,10 @@ fn the_binary_writes_the_report_as_json() {
     assert!(json["errors"]["by_status"].as_object().is_some_and(|map| map.is_empty()));
 
     // A failed run exits 1.
-    let status = Process::new(env!("CARGO_BIN_EXE_switchyard-load"))
+    let status = Process::new(env!("CARGO_BIN_EXE_pointwork-load"))
         .args(["--url", &url(&server), "--requests", "3", "-c", "1", "--header", "x-mock-fault:status:503"])
         .output()
-        .expect("switchyard-load runs");
+        .expect("pointwork-load runs");
     assert_eq!(status.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&status.stdout).contains("status 503: 3"));
 }

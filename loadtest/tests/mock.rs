@@ -16,8 +16,8 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use client::Client;
+use pointwork_loadtest::mock::{spawn, MockOptions, MockServer};
 use serde_json::json;
-use switchyard_loadtest::mock::{spawn, MockOptions, MockServer};
 
 pub fn start(options: MockOptions) -> MockServer {
     spawn(options).expect("mock starts")

@@ -1,6 +1,6 @@
-"""Fixtures: two healthy `switchyard-mock` providers, one failing one, and `switchyard serve`
+"""Fixtures: two healthy `pointwork-mock` providers, one failing one, and `pointwork serve`
 in front of them, started once per test session as real processes on loopback ephemeral
-ports. The binaries come from SWITCHYARD_BIN / SWITCHYARD_MOCK_BIN (scripts/test sets them),
+ports. The binaries come from POINTWORK_BIN / POINTWORK_MOCK_BIN (scripts/test sets them),
 else from the workspace's target/debug."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class Stack:
 
 
 def _start_mock(name: str, *flags: str) -> Mock:
-    binary = _binary("SWITCHYARD_MOCK_BIN", "switchyard-mock")
+    binary = _binary("POINTWORK_MOCK_BIN", "pointwork-mock")
     process = Process(
         f"mock {name}",
         [str(binary), "--listen", "127.0.0.1:0", "--threads", "1", "--name", name, *flags],
@@ -146,9 +146,9 @@ def _start_gateway(config: str, directory: Path) -> Process:
     path = directory / "config.yaml"
     path.write_text(config)
     return Process(
-        "switchyard serve",
+        "pointwork serve",
         [
-            str(_binary("SWITCHYARD_BIN", "switchyard")),
+            str(_binary("POINTWORK_BIN", "pointwork")),
             "serve",
             "--config",
             str(path),
@@ -195,18 +195,18 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def gateway_with(tmp_path_factory):
-    """A factory: `gateway_with(model, switchyard)` starts a mock and a gateway serving `model`
-    from it, with `switchyard` (flow-style YAML) as the `switchyard:` section; returns a Stack
+    """A factory: `gateway_with(model, pointwork)` starts a mock and a gateway serving `model`
+    from it, with `pointwork` (flow-style YAML) as the `pointwork:` section; returns a Stack
     whose mock is `mocks["only"]`. Everything started is stopped at the end of the session."""
     started: list[Process] = []
 
-    def start(model: str, switchyard: str) -> Stack:
+    def start(model: str, pointwork: str) -> Stack:
         mock = _start_mock("only")
         started.append(mock.process)
         config = (
             "model_list:\n"
             + _deployment(model, "only-1", f"openai/{model}", mock)
-            + f"switchyard: {switchyard}\n"
+            + f"pointwork: {pointwork}\n"
         )
         gateway = _start_gateway(config, tmp_path_factory.mktemp("gateway"))
         started.append(gateway)

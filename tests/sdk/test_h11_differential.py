@@ -20,7 +20,7 @@ CORPUS = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
 # The layers whose cases are about HTTP/1.1 itself; `body` cases are about the JSON only.
 LAYERS = {"framing", "head", "limits", "connection"}
 CASES = [case for case in CORPUS["cases"] if case["layer"] in LAYERS]
-# h11 given the gateway's default head limit (switchyard.limits.max_header_bytes), and fed in
+# h11 given the gateway's default head limit (pointwork.limits.max_header_bytes), and fed in
 # pieces as a socket would deliver them: h11 applies its limit to an incomplete head only.
 MAX_HEADER_BYTES = 64 * 1024
 PIECE = 4096
@@ -163,7 +163,7 @@ def gateway_verdicts(answer: bytes, head_request: bool) -> list[str]:
 
 @pytest.fixture(scope="module")
 def gateway_addr(gateway_with) -> tuple[str, int]:
-    stack = gateway_with(CORPUS["model"], CORPUS["switchyard"])
+    stack = gateway_with(CORPUS["model"], CORPUS["pointwork"])
     host, port = stack.gateway_url.removeprefix("http://").rsplit(":", 1)
     return host, int(port)
 

@@ -1,5 +1,5 @@
 """The official `openai` Python SDK against a running gateway: what users of LiteLLM's proxy do
-with it must keep working unchanged against Switchyard."""
+with it must keep working unchanged against Pointwork."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ def client(stack) -> openai.OpenAI:
 
 def test_chat_completion(client, stack):
     raw = client.chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=MESSAGES)
-    deployment = raw.headers["x-switchyard-deployment"]
+    deployment = raw.headers["x-pointwork-deployment"]
     assert deployment in ANSWERS
-    assert raw.headers["x-switchyard-model-group"] == "gpt-4o-mini"
-    assert int(raw.headers["x-switchyard-attempts"]) == 1
+    assert raw.headers["x-pointwork-model-group"] == "gpt-4o-mini"
+    assert int(raw.headers["x-pointwork-attempts"]) == 1
     completion = raw.parse()
     assert completion.object == "chat.completion"
     assert completion.model == "gpt-4o-mini"
@@ -113,7 +113,7 @@ def test_upstream_error_reaches_the_sdk_with_its_status(client, stack):
         client.chat.completions.create(model="broken", messages=MESSAGES)
     assert caught.value.status_code == 503
     assert caught.value.body["message"] == "mock broken injected status 503"
-    assert caught.value.response.headers["x-switchyard-attempts"] == "2"
+    assert caught.value.response.headers["x-pointwork-attempts"] == "2"
     assert stack.mocks["broken"].stats()["requests"] - before == 2  # 1 + num_retries
 
 
@@ -135,17 +135,17 @@ def test_caller_key_is_replaced_by_the_deployment_key(client, stack):
 def test_a_failing_group_falls_back_and_the_sdk_sees_a_normal_answer(client, stack):
     before = stack.mocks["broken"].stats()["requests"]
     raw = client.chat.completions.with_raw_response.create(model="guarded", messages=MESSAGES)
-    assert raw.headers["x-switchyard-model-group"] == "gpt-4o-mini"
-    assert raw.headers["x-switchyard-deployment"] in ANSWERS
-    assert raw.headers["x-switchyard-attempts"] == "3"  # 1 + num_retries in guarded, then the fallback
-    assert "picked" in raw.headers["x-switchyard-route"]
+    assert raw.headers["x-pointwork-model-group"] == "gpt-4o-mini"
+    assert raw.headers["x-pointwork-deployment"] in ANSWERS
+    assert raw.headers["x-pointwork-attempts"] == "3"  # 1 + num_retries in guarded, then the fallback
+    assert "picked" in raw.headers["x-pointwork-route"]
     completion = raw.parse()
-    assert completion.choices[0].message.content == ANSWERS[raw.headers["x-switchyard-deployment"]]
+    assert completion.choices[0].message.content == ANSWERS[raw.headers["x-pointwork-deployment"]]
     assert stack.mocks["broken"].stats()["requests"] - before == 2
 
 
 def test_aliases_visible_and_hidden_serve_their_group(client):
     for name in ("fast", "internal"):
         raw = client.chat.completions.with_raw_response.create(model=name, messages=MESSAGES)
-        assert raw.headers["x-switchyard-model-group"] == "gpt-4o-mini"
+        assert raw.headers["x-pointwork-model-group"] == "gpt-4o-mini"
         assert raw.parse().choices[0].message.content in ANSWERS.values()

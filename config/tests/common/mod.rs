@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use switchyard_config::{load_str, ConfigErrors, Loaded};
+use pointwork_config::{load_str, ConfigErrors, Loaded};
 
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

@@ -3,8 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use pointwork_core::Snapshot;
 use serde::Serialize;
-use switchyard_core::Snapshot;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Changes {
@@ -74,7 +74,7 @@ fn names<'a>(items: impl Iterator<Item = &'a &'a str>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_core::{Deployment, Provider, RouterSettings};
+    use pointwork_core::{Deployment, Provider, RouterSettings};
 
     fn dep(id: &str, group: &str, model: &str) -> Deployment {
         Deployment::new(id, group, Provider::OpenAi, model, "http://127.0.0.1:1/v1")

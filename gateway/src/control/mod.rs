@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use futures_channel::oneshot;
+use pointwork_config::GatewaySettings;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use switchyard_config::GatewaySettings;
 
 use crate::hub::Hub;
 use crate::metrics::Report;
@@ -161,7 +161,7 @@ impl Control {
 }
 
 fn log(line: &str) {
-    eprintln!("switchyard: {line}");
+    eprintln!("pointwork: {line}");
 }
 
 fn secs(d: Duration) -> String {

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use pointwork_config::GatewaySettings;
 use serde::Serialize;
-use switchyard_config::GatewaySettings;
 
 use super::diff::Changes;
 use crate::hub::Hub;
@@ -21,7 +21,7 @@ pub struct ReloadReport {
     pub changes: Changes,
     /// Virtual keys added, removed or changed (by name).
     pub keys: Option<String>,
-    /// `switchyard:` settings that changed but only take effect on a restart.
+    /// `pointwork:` settings that changed but only take effect on a restart.
     pub restart_needed_for: Vec<&'static str>,
 }
 
@@ -40,8 +40,8 @@ impl ReloadReport {
         }
         if !self.restart_needed_for.is_empty() {
             line.push_str(&format!(
-                " (changed but applied only on restart: switchyard.{})",
-                self.restart_needed_for.join(", switchyard.")
+                " (changed but applied only on restart: pointwork.{})",
+                self.restart_needed_for.join(", pointwork.")
             ));
         }
         line
@@ -52,10 +52,10 @@ pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) ->
     let Some(path) = path else {
         return Err("this gateway runs on an embedded config (the demo): there is no file to re-read".to_string());
     };
-    let loaded = switchyard_config::load_file(path)
-        .map_err(|errors| format!("{}: invalid config:\n{errors}", path.display()))?;
+    let loaded =
+        pointwork_config::load_file(path).map_err(|errors| format!("{}: invalid config:\n{errors}", path.display()))?;
     for w in &loaded.warnings {
-        eprintln!("switchyard: warning: {w}");
+        eprintln!("pointwork: warning: {w}");
     }
     let old = hub.routes.load();
     let routes = Routes::from_config(&loaded.config, Some(&old))
@@ -72,7 +72,7 @@ pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) ->
     Ok(report)
 }
 
-/// The `switchyard:` keys whose new value the running shards cannot take on.
+/// The `pointwork:` keys whose new value the running shards cannot take on.
 fn restart_only_changes(old: &GatewaySettings, new: &GatewaySettings) -> Vec<&'static str> {
     let mut changed = Vec::new();
     let mut check = |name: &'static str, differs: bool| {

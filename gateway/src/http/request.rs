@@ -2,7 +2,7 @@
 
 use super::{has_token, header_is, parse_content_length, BodyFraming};
 
-/// The request methods Switchyard routes; anything else gets a 405 or 404.
+/// The request methods Pointwork routes; anything else gets a 405 or 404.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     Get,

@@ -1,4 +1,4 @@
-//! Reason phrases for the status codes Switchyard writes.
+//! Reason phrases for the status codes Pointwork writes.
 
 pub fn reason(status: u16) -> &'static str {
     match status {

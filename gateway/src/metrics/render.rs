@@ -17,7 +17,7 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
     let mut out = String::with_capacity(4096);
     family(
         &mut out,
-        "switchyard_requests_total",
+        "pointwork_requests_total",
         "counter",
         "Requests answered, by model group, deployment and status.",
     );
@@ -26,14 +26,14 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
     for ((group, deployment, status), n) in requests {
         let _ = writeln!(
             out,
-            "switchyard_requests_total{{model_group=\"{}\",deployment=\"{}\",status=\"{status}\"}} {n}",
+            "pointwork_requests_total{{model_group=\"{}\",deployment=\"{}\",status=\"{status}\"}} {n}",
             escape(group),
             escape(deployment)
         );
     }
     histograms(
         &mut out,
-        "switchyard_upstream_latency_seconds",
+        "pointwork_upstream_latency_seconds",
         "Upstream time of answered attempts, by model group.",
         &c.upstream_latency,
         1e-6,
@@ -41,7 +41,7 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
     );
     histograms(
         &mut out,
-        "switchyard_time_to_first_token_seconds",
+        "pointwork_time_to_first_token_seconds",
         "Time to the first streamed body bytes, by model group.",
         &c.first_token,
         1e-6,
@@ -49,27 +49,27 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
     );
     family(
         &mut out,
-        "switchyard_pick_duration_seconds",
+        "pointwork_pick_duration_seconds",
         "histogram",
         "The pick's own time (resolution, filters, strategy), one pick in 16 sampled.",
     );
     if let Some(pick) = &c.pick {
-        histogram(&mut out, "switchyard_pick_duration_seconds", "", pick, 1e-9, &PICK_BUCKETS_S);
+        histogram(&mut out, "pointwork_pick_duration_seconds", "", pick, 1e-9, &PICK_BUCKETS_S);
     }
-    counter(&mut out, "switchyard_retries_total", "Attempts retried on another deployment after a failure.", c.retries);
-    counter(&mut out, "switchyard_fallbacks_total", "Attempts that fell back to another model group.", c.fallbacks);
-    family(&mut out, "switchyard_cooldowns_started_total", "counter", "Cooldowns started, by deployment.");
+    counter(&mut out, "pointwork_retries_total", "Attempts retried on another deployment after a failure.", c.retries);
+    counter(&mut out, "pointwork_fallbacks_total", "Attempts that fell back to another model group.", c.fallbacks);
+    family(&mut out, "pointwork_cooldowns_started_total", "counter", "Cooldowns started, by deployment.");
     let mut cooldowns: Vec<_> = c.cooldowns_started.iter().collect();
     cooldowns.sort();
     for (deployment, n) in cooldowns {
-        let _ = writeln!(out, "switchyard_cooldowns_started_total{{deployment=\"{}\"}} {n}", escape(deployment));
+        let _ = writeln!(out, "pointwork_cooldowns_started_total{{deployment=\"{}\"}} {n}", escape(deployment));
     }
-    gauge(&mut out, "switchyard_deployments_cooling_down", "Deployments cooling down now.", gauges.cooling_down as i64);
-    family(&mut out, "switchyard_reloads_total", "counter", "Config reloads, by outcome.");
-    let _ = writeln!(out, "switchyard_reloads_total{{outcome=\"ok\"}} {}", totals.reloads_ok);
-    let _ = writeln!(out, "switchyard_reloads_total{{outcome=\"failed\"}} {}", totals.reloads_failed);
-    gauge(&mut out, "switchyard_open_connections", "Open client connections.", gauges.open_connections);
-    gauge(&mut out, "switchyard_draining", "1 while the gateway drains before exiting.", i64::from(gauges.draining));
+    gauge(&mut out, "pointwork_deployments_cooling_down", "Deployments cooling down now.", gauges.cooling_down as i64);
+    family(&mut out, "pointwork_reloads_total", "counter", "Config reloads, by outcome.");
+    let _ = writeln!(out, "pointwork_reloads_total{{outcome=\"ok\"}} {}", totals.reloads_ok);
+    let _ = writeln!(out, "pointwork_reloads_total{{outcome=\"failed\"}} {}", totals.reloads_failed);
+    gauge(&mut out, "pointwork_open_connections", "Open client connections.", gauges.open_connections);
+    gauge(&mut out, "pointwork_draining", "1 while the gateway drains before exiting.", i64::from(gauges.draining));
     out
 }
 
@@ -136,20 +136,20 @@ mod tests {
         totals.reloads_ok = 2;
         let text = render(&totals, Gauges { open_connections: 4, cooling_down: 1, draining: false });
         assert!(
-            text.contains("switchyard_requests_total{model_group=\"g\\\"1\",deployment=\"d1\",status=\"200\"} 3\n"),
+            text.contains("pointwork_requests_total{model_group=\"g\\\"1\",deployment=\"d1\",status=\"200\"} 3\n"),
             "{text}"
         );
         assert!(
-            text.contains("switchyard_upstream_latency_seconds_bucket{model_group=\"g\\\"1\",le=\"0.025\"} 1\n"),
+            text.contains("pointwork_upstream_latency_seconds_bucket{model_group=\"g\\\"1\",le=\"0.025\"} 1\n"),
             "{text}"
         );
         assert!(
-            text.contains("switchyard_upstream_latency_seconds_bucket{model_group=\"g\\\"1\",le=\"2.5\"} 2\n"),
+            text.contains("pointwork_upstream_latency_seconds_bucket{model_group=\"g\\\"1\",le=\"2.5\"} 2\n"),
             "{text}"
         );
-        assert!(text.contains("switchyard_upstream_latency_seconds_count{model_group=\"g\\\"1\"} 2\n"), "{text}");
-        assert!(text.contains("switchyard_reloads_total{outcome=\"ok\"} 2\n"));
-        assert!(text.contains("switchyard_open_connections 4\n"));
-        assert!(text.contains("switchyard_deployments_cooling_down 1\n"));
+        assert!(text.contains("pointwork_upstream_latency_seconds_count{model_group=\"g\\\"1\"} 2\n"), "{text}");
+        assert!(text.contains("pointwork_reloads_total{outcome=\"ok\"} 2\n"));
+        assert!(text.contains("pointwork_open_connections 4\n"));
+        assert!(text.contains("pointwork_deployments_cooling_down 1\n"));
     }
 }

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchyard_core::{DeploymentIdx, GroupIdx};
+use pointwork_core::{DeploymentIdx, GroupIdx};
 
 use super::{Hist, Report};
 use crate::routes::Routes;
 
-/// One pick in this many is timed for `switchyard_pick_duration_seconds`.
+/// One pick in this many is timed for `pointwork_pick_duration_seconds`.
 pub const PICK_SAMPLE: u64 = 16;
 
 /// Stands for "no deployment" / "no group" (a request refused before or by the pick).

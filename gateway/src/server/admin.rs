@@ -1,10 +1,10 @@
 //! Operator endpoints (`GET /metrics`, `POST /admin/reload`, the dry run `POST /v1/route`) and
 //! who may call them: the master key or an admin key when one is configured (`keys.rs`);
-//! health stays open, metrics too unless `switchyard.auth.metrics: key`.
+//! health stays open, metrics too unless `pointwork.auth.metrics: key`.
 
 use std::time::Instant;
 
-use switchyard_core::Snapshot;
+use pointwork_core::Snapshot;
 
 use crate::control::ControlMsg;
 use crate::errors::openai_error;
@@ -52,10 +52,8 @@ pub fn metrics(shard: &Shard) -> Reply {
     reply
 }
 
-fn cooling_down(snap: &Snapshot, state: &switchyard_core::State, now: std::time::Instant) -> usize {
-    (0..snap.deployments.len())
-        .filter(|&i| state.is_cooling_down(switchyard_core::DeploymentIdx(i as u32), now))
-        .count()
+fn cooling_down(snap: &Snapshot, state: &pointwork_core::State, now: std::time::Instant) -> usize {
+    (0..snap.deployments.len()).filter(|&i| state.is_cooling_down(pointwork_core::DeploymentIdx(i as u32), now)).count()
 }
 
 /// `POST /v1/route[?seed=N]`: the decision for the body on the live routes and this shard's

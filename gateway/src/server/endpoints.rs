@@ -1,7 +1,7 @@
 //! Which handler serves which method and path.
 
 use monoio::net::TcpStream;
-use switchyard_core::RouteKind;
+use pointwork_core::RouteKind;
 
 use crate::errors::openai_error;
 use crate::http::request::{Method, RequestHead};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
 use monoio::net::{ListenerOpts, TcpListener};
-use switchyard_config::{GatewaySettings, IoDriver};
+use pointwork_config::{GatewaySettings, IoDriver};
 
 use crate::access_log::{AccessLog, Sink};
 use crate::control::ControlMsg;
@@ -250,7 +250,7 @@ async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
                     } else {
                         String::new()
                     };
-                    eprintln!("switchyard: shard {}: accept failed: {e}{more}", shard.id);
+                    eprintln!("pointwork: shard {}: accept failed: {e}{more}", shard.id);
                     last_report = Some(now);
                     unreported = 0;
                 } else {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use monoio::io::AsyncWriteRentExt;
 use monoio::net::TcpStream;
-use switchyard_core::Failure;
+use pointwork_core::Failure;
 
 use super::conn::{connect, ConnectError, UpstreamConn};
 use super::target::Target;
@@ -53,7 +53,7 @@ pub struct Exchange<'a> {
 /// The client connection the response goes to.
 pub struct ClientSide<'a> {
     pub stream: &'a mut TcpStream,
-    /// Extra rendered header lines (`name: value\r\n`…), e.g. the `x-switchyard-*` headers.
+    /// Extra rendered header lines (`name: value\r\n`…), e.g. the `x-pointwork-*` headers.
     pub extra_headers: &'a [u8],
     pub keep_alive: bool,
     /// Called once the whole body arrived, with its usage, *before* its last bytes go to the

@@ -56,15 +56,15 @@ impl Response {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
 
-    /// `x-switchyard-deployment`.
+    /// `x-pointwork-deployment`.
     pub fn deployment(&self) -> &str {
-        self.header("x-switchyard-deployment").unwrap_or_else(|| panic!("no x-switchyard-deployment in {self:?}"))
+        self.header("x-pointwork-deployment").unwrap_or_else(|| panic!("no x-pointwork-deployment in {self:?}"))
     }
 
-    /// `x-switchyard-attempts` as a number.
+    /// `x-pointwork-attempts` as a number.
     pub fn attempts(&self) -> u32 {
-        self.header("x-switchyard-attempts")
-            .unwrap_or_else(|| panic!("no x-switchyard-attempts in {self:?}"))
+        self.header("x-pointwork-attempts")
+            .unwrap_or_else(|| panic!("no x-pointwork-attempts in {self:?}"))
             .parse()
             .expect("numeric attempts")
     }
@@ -101,7 +101,7 @@ impl Client {
 
     /// Sends a request with a content-length body (keep-alive).
     pub fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
-        let mut out = format!("{method} {path} HTTP/1.1\r\nhost: switchyard.test\r\n");
+        let mut out = format!("{method} {path} HTTP/1.1\r\nhost: pointwork.test\r\n");
         for (name, value) in headers {
             out.push_str(&format!("{name}: {value}\r\n"));
         }

@@ -1,4 +1,4 @@
-//! The integration-test harness: real `switchyard-mock` and `switchyard serve` processes on
+//! The integration-test harness: real `pointwork-mock` and `pointwork serve` processes on
 //! loopback ephemeral ports, a temp config file, and a small blocking HTTP/1.1 client.
 //!
 //! Nothing here sleeps to synchronise: a process is ready when it printed its ready line, a
@@ -29,27 +29,27 @@ pub const READY_DEADLINE: Duration = Duration::from_secs(30);
 pub const EXIT_DEADLINE: Duration = Duration::from_secs(30);
 
 /// The gateway binary cargo built for these tests.
-pub fn switchyard_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_switchyard"))
+pub fn pointwork_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pointwork"))
 }
 
-/// The `switchyard-mock` binary: `$SWITCHYARD_MOCK_BIN`, else next to the test executable's
+/// The `pointwork-mock` binary: `$POINTWORK_MOCK_BIN`, else next to the test executable's
 /// `deps` directory (where `cargo build --workspace --bins` puts it).
 pub fn mock_bin() -> PathBuf {
-    if let Some(path) = std::env::var_os("SWITCHYARD_MOCK_BIN") {
+    if let Some(path) = std::env::var_os("POINTWORK_MOCK_BIN") {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("the test executable has a path");
     let profile_dir =
         exe.parent().and_then(Path::parent).expect("the test executable lives in <target>/<profile>/deps");
-    let bin = profile_dir.join(format!("switchyard-mock{}", std::env::consts::EXE_SUFFIX));
+    let bin = profile_dir.join(format!("pointwork-mock{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
         "{} is missing: build it first (`cargo build --workspace --bins`, as scripts/test does) \
-         or set SWITCHYARD_MOCK_BIN",
+         or set POINTWORK_MOCK_BIN",
         bin.display()
     );
-    // `cargo test -p switchyard-gateway` does not rebuild another package's binary: refuse
+    // `cargo test -p pointwork-gateway` does not rebuild another package's binary: refuse
     // to test against a mock older than its sources rather than fail in confusing ways.
     let built = std::fs::metadata(&bin).and_then(|m| m.modified()).expect("mock binary mtime");
     let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../loadtest/src");
@@ -258,7 +258,7 @@ pub fn addr_after_http(line: &str) -> SocketAddr {
 // ---------------------------------------------------------------------------------------------
 // The mock provider
 
-/// A running `switchyard-mock` process (one serving thread).
+/// A running `pointwork-mock` process (one serving thread).
 pub struct Mock {
     pub process: Process,
     pub addr: SocketAddr,
@@ -266,7 +266,7 @@ pub struct Mock {
 }
 
 impl Mock {
-    /// Starts `switchyard-mock --name NAME` with extra flags, e.g. `&["--fault", "status:500"]`.
+    /// Starts `pointwork-mock --name NAME` with extra flags, e.g. `&["--fault", "status:500"]`.
     pub fn start(name: &str, flags: &[&str]) -> Mock {
         let mut command = Command::new(mock_bin());
         command.args(["--listen", "127.0.0.1:0", "--threads", "1", "--name", name]).args(flags);
@@ -337,7 +337,7 @@ impl TempDir {
     pub fn new(label: &str) -> TempDir {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let path = std::env::temp_dir().join(format!(
-            "switchyard-tests-{}-{}-{label}",
+            "pointwork-tests-{}-{}-{label}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
@@ -377,7 +377,7 @@ pub fn config(entries: &[String], rest: &str) -> String {
     format!("model_list:\n{}{rest}", entries.concat())
 }
 
-/// A running `switchyard serve`.
+/// A running `pointwork serve`.
 pub struct Gateway {
     pub process: Process,
     pub addr: SocketAddr,
@@ -399,9 +399,9 @@ impl Default for GatewayOptions<'_> {
     }
 }
 
-/// The `switchyard serve` command for a config file.
+/// The `pointwork serve` command for a config file.
 pub fn serve_command(config_path: &Path, options: &GatewayOptions<'_>) -> Command {
-    let mut command = Command::new(switchyard_bin());
+    let mut command = Command::new(pointwork_bin());
     let listen = options.listen.map_or_else(|| "127.0.0.1:0".to_string(), |a| a.to_string());
     command
         .arg("serve")
@@ -428,7 +428,7 @@ impl Gateway {
         let dir = TempDir::new("gateway");
         let config_path = dir.write("config.yaml", yaml);
         let command = serve_command(&config_path, &options);
-        let mut process = Process::spawn("switchyard serve", command);
+        let mut process = Process::spawn("pointwork serve", command);
         let line = process.wait_for_line("listening on http://", READY_DEADLINE);
         Gateway { addr: addr_after_http(&line), process, config_path, _dir: dir }
     }

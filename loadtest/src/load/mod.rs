@@ -1,4 +1,4 @@
-//! `switchyard-load`: the bundled HTTP/1.1 load generator.
+//! `pointwork-load`: the bundled HTTP/1.1 load generator.
 //!
 //! Closed loop (each connection sends its next request when the last one ends) or open loop
 //! (`--rate`: requests on a fixed schedule, latency measured from each request's intended start),

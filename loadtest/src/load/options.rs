@@ -1,4 +1,4 @@
-//! The command line of `switchyard-load`, parsed into [`LoadOptions`] (no IO here but reading the
+//! The command line of `pointwork-load`, parsed into [`LoadOptions`] (no IO here but reading the
 //! `--body` file).
 
 use std::net::{SocketAddr, ToSocketAddrs};

@@ -186,7 +186,7 @@ impl Report {
         // Writing into a String cannot fail.
         let _ = writeln!(
             out,
-            "switchyard-load: {what}, {} connections on {} threads, {length}{}, POST {} ({}-byte body)",
+            "pointwork-load: {what}, {} connections on {} threads, {length}{}, POST {} ({}-byte body)",
             self.concurrency,
             self.threads,
             if self.stream { ", streaming" } else { "" },

@@ -30,7 +30,7 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
     let wanted = connections as u64 + SPARE_FILES;
     let limit = sys::raise_open_files(wanted);
     if limit < wanted {
-        eprintln!("switchyard-load: warning: only {limit} open files allowed; {connections} connections need more");
+        eprintln!("pointwork-load: warning: only {limit} open files allowed; {connections} connections need more");
     }
     let threads = options.threads.clamp(1, connections);
     let shared = Shared {
@@ -130,7 +130,7 @@ fn watch(
                 Stop::After(duration) => duration.as_secs_f64(),
                 Stop::Requests(_) => 0.0,
             };
-            eprintln!("switchyard-load: {open} of {connections} idle connections open; holding them for {hold}s");
+            eprintln!("pointwork-load: {open} of {connections} idle connections open; holding them for {hold}s");
         }
         if show_progress && now >= next_line {
             next_line += Duration::from_secs(1);

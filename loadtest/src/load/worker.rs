@@ -107,7 +107,7 @@ pub fn run(shared: &Shared, index: usize, connections: usize) -> Outcome {
             stats: Stats::default(),
             last_activity: Instant::now(),
         },
-        Err(error) => panic!("switchyard-load: epoll_create1: {error}"),
+        Err(error) => panic!("pointwork-load: epoll_create1: {error}"),
     };
     if shared.mode != Mode::Idle {
         worker.open_connections();
@@ -160,7 +160,7 @@ impl Worker<'_> {
         self.ready.clear();
         match self.epoll.wait(timeout) {
             Ok(ready) => self.ready.extend(ready),
-            Err(error) => panic!("switchyard-load: epoll_wait: {error}"),
+            Err(error) => panic!("pointwork-load: epoll_wait: {error}"),
         }
     }
 

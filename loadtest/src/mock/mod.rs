@@ -1,4 +1,4 @@
-//! `switchyard-mock`: an OpenAI-compatible provider for tests, benchmarks and the demo.
+//! `pointwork-mock`: an OpenAI-compatible provider for tests, benchmarks and the demo.
 //!
 //! It answers chat completions (whole or streamed as server-sent events), embeddings and the
 //! model list, injects faults (error statuses, resets, hangs, cut-off answers) by option, by
@@ -7,7 +7,7 @@
 //! [`MockOptions::tls`]. See `loadtest/README.md`.
 //!
 //! ```no_run
-//! use switchyard_loadtest::mock::{spawn, MockOptions};
+//! use pointwork_loadtest::mock::{spawn, MockOptions};
 //! let server = spawn(MockOptions { name: "alpha".into(), ..MockOptions::default() })?;
 //! println!("{}/v1/chat/completions", server.url());
 //! # Ok::<(), std::io::Error>(())

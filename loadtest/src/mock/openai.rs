@@ -182,7 +182,7 @@ pub(crate) fn models_body(created: u64) -> Vec<u8> {
         .iter()
         .map(|id| {
             serde_json::json!({
-                "id": id, "object": "model", "created": created, "owned_by": "switchyard-mock"
+                "id": id, "object": "model", "created": created, "owned_by": "pointwork-mock"
             })
         })
         .collect();

@@ -1,4 +1,4 @@
-//! The `switchyard-mock` binary: its announcement line, help and refusals.
+//! The `pointwork-mock` binary: its announcement line, help and refusals.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use crate::client::Client;
 
-pub const BINARY: &str = env!("CARGO_BIN_EXE_switchyard-mock");
+pub const BINARY: &str = env!("CARGO_BIN_EXE_pointwork-mock");
 
 /// Kills the child even when an assertion fails.
 pub struct KillOnDrop(pub std::process::Child);
@@ -33,12 +33,12 @@ fn announces_its_address_on_one_line_and_serves() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run switchyard-mock");
+        .expect("run pointwork-mock");
     let mut child = KillOnDrop(child);
     let line = first_line(&mut child);
     let url = line
         .trim_end()
-        .strip_prefix("switchyard-mock bin listening on http://")
+        .strip_prefix("pointwork-mock bin listening on http://")
         .unwrap_or_else(|| panic!("unexpected announcement {line:?}"));
     let addr: SocketAddr = url.parse().expect("address");
     assert!(addr.ip().is_loopback());
@@ -74,7 +74,7 @@ fn bad_flags_exit_2_with_a_clear_error() {
         let output = Command::new(BINARY).args(args).output().expect("run");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let error = String::from_utf8_lossy(&output.stderr);
-        assert!(error.starts_with("switchyard-mock: "), "{args:?}: {error}");
+        assert!(error.starts_with("pointwork-mock: "), "{args:?}: {error}");
         assert!(output.stdout.is_empty());
     }
 }

@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use pointwork_loadtest::mock::MockOptions;
 use serde_json::json;
-use switchyard_loadtest::mock::MockOptions;
 
 use crate::client::Client;
 use crate::{chat_body, start, start_named};

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use pointwork_loadtest::mock::{spawn, MockOptions, MockServer, TlsFiles};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,
@@ -16,7 +17,6 @@ use rcgen::{
 use rustls::pki_types::CertificateDer;
 use rustls::{ClientConfig, RootCertStore};
 use serde_json::json;
-use switchyard_loadtest::mock::{spawn, MockOptions, MockServer, TlsFiles};
 
 use crate::binary::{KillOnDrop, BINARY};
 use crate::client::{self, Broken, Client, TlsWire};
@@ -36,13 +36,13 @@ impl Pki {
     fn new() -> Pki {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let label = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = std::env::temp_dir().join(format!("switchyard-loadtest-tls-{label}"));
+        let dir = std::env::temp_dir().join(format!("pointwork-loadtest-tls-{label}"));
         std::fs::create_dir_all(&dir).expect("create temp dir");
 
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         // A name of its own: a client that trusts another test CA must not mistake it for this one.
-        ca_params.distinguished_name.push(DnType::CommonName, format!("switchyard-loadtest test CA {label}"));
+        ca_params.distinguished_name.push(DnType::CommonName, format!("pointwork-loadtest test CA {label}"));
         ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("CA key")).expect("CA cert");
 
@@ -296,12 +296,12 @@ fn the_binary_announces_https_and_serves_it() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run switchyard-mock");
+        .expect("run pointwork-mock");
     let mut child = KillOnDrop(child);
     let line = crate::binary::first_line(&mut child);
     let addr = line
         .trim_end()
-        .strip_prefix("switchyard-mock bin-tls listening on https://")
+        .strip_prefix("pointwork-mock bin-tls listening on https://")
         .unwrap_or_else(|| panic!("unexpected announcement {line:?}"))
         .parse()
         .expect("address");
@@ -320,7 +320,7 @@ fn the_binary_refuses_half_tls_flags_and_unreadable_files() {
         let output = Command::new(BINARY).args(args).output().expect("run");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let error = String::from_utf8_lossy(&output.stderr);
-        assert!(error.starts_with(&format!("switchyard-mock: {expected}")), "{args:?}: {error}");
+        assert!(error.starts_with(&format!("pointwork-mock: {expected}")), "{args:?}: {error}");
     }
 
     let missing = pki.dir.join("nowhere.pem");
@@ -330,7 +330,7 @@ fn the_binary_refuses_half_tls_flags_and_unreadable_files() {
         .expect("run");
     assert_eq!(output.status.code(), Some(1));
     let error = String::from_utf8_lossy(&output.stderr);
-    assert!(error.starts_with("switchyard-mock: cannot start: TLS certificate "), "{error}");
+    assert!(error.starts_with("pointwork-mock: cannot start: TLS certificate "), "{error}");
     assert!(error.contains(&missing.display().to_string()), "{error}");
     assert!(output.stdout.is_empty());
     assert!(!Path::new(&missing).exists());

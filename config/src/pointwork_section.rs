@@ -1,4 +1,4 @@
-//! Reads Switchyard's own `switchyard:` section. Unlike the LiteLLM sections it is strict: an
+//! Reads Pointwork's own `pointwork:` section. Unlike the LiteLLM sections it is strict: an
 //! unknown key is an error naming the valid ones, since a typo would otherwise silently keep a
 //! default.
 
@@ -30,8 +30,8 @@ const LIMIT_KEYS: [&str; 5] =
 const TIMEOUT_KEYS: [&str; 5] = ["connect", "keepalive_idle", "upstream_idle", "request_head", "request_body_idle"];
 
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
-/// `switchyard.auth` comes back on its own: unlike the rest, a reload applies it.
-pub(crate) fn read_switchyard(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> (GatewaySettings, Auth) {
+/// `pointwork.auth` comes back on its own: unlike the rest, a reload applies it.
+pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> (GatewaySettings, Auth) {
     let mut settings = GatewaySettings::default();
     let mut auth = Auth::default();
     if matches!(node, Node::Null) {

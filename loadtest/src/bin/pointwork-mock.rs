@@ -1,17 +1,17 @@
-//! `switchyard-mock`: runs the mock OpenAI-compatible provider until killed.
+//! `pointwork-mock`: runs the mock OpenAI-compatible provider until killed.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use switchyard_loadtest::mock::{spawn, Fault, MockOptions, TlsFiles};
+use pointwork_loadtest::mock::{spawn, Fault, MockOptions, TlsFiles};
 
 const USAGE: &str = "\
-usage: switchyard-mock [OPTIONS]
+usage: pointwork-mock [OPTIONS]
 
 Runs a mock OpenAI-compatible provider. Prints one line
-`switchyard-mock NAME listening on http://ADDR` (https:// with --tls-cert) once listening,
+`pointwork-mock NAME listening on http://ADDR` (https:// with --tls-cert) once listening,
 then serves until killed.
 
 options:
@@ -135,27 +135,27 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("switchyard-mock: {message}\n(see switchyard-mock --help)");
+            eprintln!("pointwork-mock: {message}\n(see pointwork-mock --help)");
             return ExitCode::from(2);
         }
     };
     let server = match spawn(options) {
         Ok(server) => server,
         Err(error) if error.kind() == std::io::ErrorKind::InvalidInput => {
-            eprintln!("switchyard-mock: {error}\n(see switchyard-mock --help)");
+            eprintln!("pointwork-mock: {error}\n(see pointwork-mock --help)");
             return ExitCode::from(2);
         }
         Err(error) => {
-            eprintln!("switchyard-mock: cannot start: {error}");
+            eprintln!("pointwork-mock: cannot start: {error}");
             return ExitCode::FAILURE;
         }
     };
     let mut stdout = std::io::stdout().lock();
-    let announced = writeln!(stdout, "switchyard-mock {} listening on {}", server.name(), server.url())
+    let announced = writeln!(stdout, "pointwork-mock {} listening on {}", server.name(), server.url())
         .and_then(|()| stdout.flush());
     drop(stdout);
     if let Err(error) = announced {
-        eprintln!("switchyard-mock: cannot write to stdout: {error}");
+        eprintln!("pointwork-mock: cannot write to stdout: {error}");
     }
     server.wait();
     ExitCode::SUCCESS

@@ -1,11 +1,11 @@
-//! `switchyard-load`: runs one load test and prints its report (and writes it as JSON).
+//! `pointwork-load`: runs one load test and prints its report (and writes it as JSON).
 
 use std::process::ExitCode;
 
-use switchyard_loadtest::load::{parse_args, run, Command};
+use pointwork_loadtest::load::{parse_args, run, Command};
 
 const USAGE: &str = "\
-usage: switchyard-load --url http://HOST:PORT/PATH [OPTIONS]
+usage: pointwork-load --url http://HOST:PORT/PATH [OPTIONS]
 
 Sends POST requests over HTTP/1.1 keep-alive connections and reports throughput, latency
 percentiles and errors. Closed loop by default; --rate makes it an open loop.
@@ -44,21 +44,21 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("switchyard-load: {message}\n(see switchyard-load --help)");
+            eprintln!("pointwork-load: {message}\n(see pointwork-load --help)");
             return ExitCode::from(2);
         }
     };
     let report = match run(&options) {
         Ok(report) => report,
         Err(message) => {
-            eprintln!("switchyard-load: {message}");
+            eprintln!("pointwork-load: {message}");
             return ExitCode::from(2);
         }
     };
     print!("{}", report.to_text());
     if let Some(path) = &options.json {
         if let Err(error) = std::fs::write(path, report.to_json() + "\n") {
-            eprintln!("switchyard-load: cannot write {}: {error}", path.display());
+            eprintln!("pointwork-load: cannot write {}: {error}", path.display());
             return ExitCode::FAILURE;
         }
     }
