@@ -7,7 +7,7 @@
 //! available" counts as a rate limit. Two additions: a group already tried for this request is
 //! not tried again (a cycle `a → b → a` would only repeat failures), and `order` tiers: the
 //! deployments of `order: 2` serve only once every deployment of `order: 1` failed for the
-//! request or the tier's retries ran out.
+//! request or the tier's retries ran out, whether or not those failures started cooldowns.
 //!
 //! A retry or fallback only happens while nothing reached the client; the gateway does not
 //! consult the walk once response bytes went out.
@@ -107,7 +107,11 @@ impl<'r> Walk<'r> {
         class: ErrorClass,
         now: Instant,
     ) -> Step {
-        let tiers = Tiers::of(snap, state, &self.target, self.order, now);
+        // The tier that failed is the failed deployment's own: its failure may just have put it
+        // (and its whole tier) in cooldown, and the tier read from cooldowns would then be the
+        // next one. Only when nothing was picked does the walk's target say which tier it was.
+        let order = failed.and_then(|(idx, _)| snap.deployment(idx).order).or(self.order);
+        let tiers = Tiers::of(snap, state, &self.target, order, now);
         let retryable = match failed {
             Some((idx, failure)) => {
                 self.attempts = self.attempts.saturating_add(1);
@@ -168,6 +172,7 @@ struct Tiers {
 }
 
 impl Tiers {
+    /// `order`: the tier the last pick targeted, when known.
     fn of(snap: &Snapshot, state: &State, target: &str, order: Option<u32>, now: Instant) -> Tiers {
         let Resolution::Group { group, .. } = snap.resolve(target) else {
             return Tiers { current: Vec::new(), next: None };

@@ -1,4 +1,4 @@
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::*;
 use crate::fallback::FallbackList;
@@ -6,6 +6,10 @@ use crate::{Deployment, Provider, RouterSettings};
 
 /// `(id, group, order)` deployments.
 fn snap(deps: &[(&str, &str, Option<u32>)]) -> Snapshot {
+    snap_with(deps, RouterSettings::default())
+}
+
+fn snap_with(deps: &[(&str, &str, Option<u32>)], settings: RouterSettings) -> Snapshot {
     let deployments = deps
         .iter()
         .map(|(id, group, order)| {
@@ -14,7 +18,7 @@ fn snap(deps: &[(&str, &str, Option<u32>)]) -> Snapshot {
             d
         })
         .collect();
-    Snapshot::build(deployments, RouterSettings::default()).unwrap()
+    Snapshot::build(deployments, settings).unwrap()
 }
 
 fn list(entries: &[(&str, &[&str])]) -> FallbackList {
@@ -190,4 +194,96 @@ fn a_pick_emptied_by_the_context_window_check_takes_the_context_window_fallbacks
     let class = ErrorClass::of_route_error(&e);
     assert_eq!(class, ErrorClass::ContextWindow);
     assert_eq!(w.after_failure(&s, &State::new(&s), None, class, Instant::now()), Step::Fallback("big".into()));
+}
+
+/// Group `a` with two order tiers, and group `b`, its fallback. `cooling`: each failure starts a
+/// cooldown (`allowed_fails: 0`, as in issue 11); else cooldowns are disabled.
+fn tiered(order_one: &[&str], cooling: bool) -> Snapshot {
+    let mut deps: Vec<_> = order_one.iter().map(|id| (*id, "a", Some(1))).collect();
+    deps.extend([("s1", "a", Some(2)), ("b1", "b", None)]);
+    let settings = if cooling {
+        RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() }
+    } else {
+        RouterSettings { disable_cooldowns: true, ..RouterSettings::default() }
+    };
+    snap_with(&deps, settings)
+}
+
+/// A failure as the gateway handles it: recorded in the state first (which may start the
+/// deployment's cooldown), then the walk steps on that state.
+fn fail_recorded(walk: &mut Walk, snap: &Snapshot, state: &mut State, id: &str, cooling: bool, now: Instant) -> Step {
+    let i = idx(snap, id);
+    state.record_failure(snap, i, E503, now);
+    assert_eq!(state.is_cooling_down(i, now), cooling, "{id}: the case's cooldown setting took effect");
+    walk.after_failure(snap, state, Some((i, E503)), ErrorClass::of(E503, ""), now)
+}
+
+#[test]
+fn without_retries_a_failed_order_one_falls_to_order_two_whether_or_not_it_cools_down() {
+    let (r, p) = (rules(&[("a", &["b"])], &[]), RetryPolicy::default());
+    for cooling in [true, false] {
+        let s = tiered(&["p1"], cooling);
+        let (mut state, now) = (State::new(&s), Instant::now());
+        let mut w = Walk::new("a", &r, &p, 0);
+        let step = fail_recorded(&mut w, &s, &mut state, "p1", cooling, now);
+        assert_eq!(step, Step::NextOrder(2), "cooling {cooling}: order 1 is spent, order 2 is next");
+        let step = fail_recorded(&mut w, &s, &mut state, "s1", cooling, now);
+        assert_eq!(step, Step::Fallback("b".into()), "cooling {cooling}: no tier after order 2");
+    }
+}
+
+#[test]
+fn with_retries_order_one_retries_its_untried_members_then_falls_to_order_two_whether_or_not_they_cool_down() {
+    let (r, p) = (rules(&[("a", &["b"])], &[]), RetryPolicy::default());
+    for cooling in [true, false] {
+        let s = tiered(&["p1", "p2"], cooling);
+        let (mut state, now) = (State::new(&s), Instant::now());
+        let mut w = Walk::new("a", &r, &p, 2);
+        let mut step = |id| fail_recorded(&mut w, &s, &mut state, id, cooling, now);
+        assert_eq!(step("p1"), Step::Retry, "cooling {cooling}: p2 of order 1 is untried");
+        assert_eq!(step("p2"), Step::NextOrder(2), "cooling {cooling}: every order-1 deployment failed");
+        // Order 2, the last tier, with fresh retries: the same deployment may recover.
+        assert_eq!(step("s1"), Step::Retry, "cooling {cooling}");
+        assert_eq!(step("s1"), Step::Retry, "cooling {cooling}");
+        assert_eq!(step("s1"), Step::Fallback("b".into()), "cooling {cooling}: order 2's retries are spent");
+    }
+}
+
+#[test]
+fn with_retries_spent_before_its_members_order_one_falls_to_order_two_whether_or_not_they_cool_down() {
+    let (r, p) = (rules(&[("a", &["b"])], &[]), RetryPolicy::default());
+    for cooling in [true, false] {
+        let s = tiered(&["p1", "p2", "p3"], cooling);
+        let (mut state, now) = (State::new(&s), Instant::now());
+        let mut w = Walk::new("a", &r, &p, 1);
+        let mut step = |id| fail_recorded(&mut w, &s, &mut state, id, cooling, now);
+        assert_eq!(step("p1"), Step::Retry, "cooling {cooling}");
+        assert_eq!(step("p2"), Step::NextOrder(2), "cooling {cooling}: p3 is untried but the retry is spent");
+        assert_eq!(step("s1"), Step::Retry, "cooling {cooling}");
+        assert_eq!(step("s1"), Step::Fallback("b".into()), "cooling {cooling}");
+    }
+}
+
+#[test]
+fn with_order_one_cooling_from_an_earlier_request_an_order_two_failure_takes_no_order_fallback() {
+    let (r, p) = (rules(&[("a", &["b"])], &[]), RetryPolicy::default());
+    for cooling in [true, false] {
+        for num_retries in [0, 2] {
+            let s = tiered(&["p1"], cooling);
+            let (mut state, now) = (State::new(&s), Instant::now());
+            // An earlier request (or another shard) cooled p1 down: this request's first pick
+            // lands in order 2 directly.
+            let until = now + Duration::from_secs(60);
+            state.apply_cooldown(crate::CooldownStarted { idx: idx(&s, "p1"), until, cause: E503 });
+            let mut w = Walk::new("a", &r, &p, num_retries);
+            for _ in 0..num_retries {
+                let step = fail_recorded(&mut w, &s, &mut state, "s1", cooling, now);
+                assert_eq!(step, Step::Retry, "cooling {cooling}, num_retries {num_retries}");
+            }
+            let step = fail_recorded(&mut w, &s, &mut state, "s1", cooling, now);
+            let case = format!("cooling {cooling}, num_retries {num_retries}");
+            assert_eq!(step, Step::Fallback("b".into()), "{case}: order 2 was the tier that failed");
+            assert_eq!(w.fallbacks_taken(), 1, "{case}: the group fallback only, no order fallback");
+        }
+    }
 }

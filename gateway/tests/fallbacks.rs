@@ -142,6 +142,39 @@ fn order_two_serves_only_after_order_one_failed_for_the_request() {
     assert_eq!(gateway.chat("gpt").deployment(), "dep-primary", "order 1 serves again once it answers");
 }
 
+/// Issue 11: order 1 refuses connections on the request's first attempt. Its failure may start
+/// its cooldown (`allowed_fails: 0`) before the walk asks which tier failed; either way, and
+/// with or without retries, order 2 serves that same request.
+#[test]
+fn order_two_serves_the_request_whose_order_one_refused_with_or_without_retries_and_cooldowns() {
+    // A port nobody listens on: bind one, note it, close it.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let secondary = Mock::start("secondary", &[]);
+    let primary = format!(
+        "  - model_name: gpt\n    litellm_params: {{model: {MODEL}, api_base: \"http://127.0.0.1:{dead_port}/v1\", \
+         api_key: sk-dead, order: 1}}\n    model_info: {{id: dep-primary}}\n"
+    );
+    let entries = [primary, deployment("gpt", "dep-secondary", MODEL, &secondary, "order: 2")];
+    for (settings, cools) in [
+        ("num_retries: 0, allowed_fails: 0", true),
+        ("num_retries: 2, allowed_fails: 0", true),
+        ("num_retries: 0, disable_cooldowns: true", false),
+        ("num_retries: 2, disable_cooldowns: true", false),
+    ] {
+        let gateway = Gateway::start(&config(&entries, &format!("router_settings: {{{settings}}}\n")));
+        let r = gateway.chat("gpt");
+        assert_eq!(r.status, 200, "{settings}: {}", r.text());
+        assert_eq!((r.deployment(), r.attempts()), ("dep-secondary", 2), "{settings}: order 1 failed, then order 2");
+        // The next request skips order 1 while it cools down, and tries it again when it does not.
+        let r = gateway.chat("gpt");
+        let attempts = if cools { 1 } else { 2 };
+        assert_eq!((r.status, r.deployment(), r.attempts()), (200, "dep-secondary", attempts), "{settings}");
+    }
+    assert_eq!(secondary.request_count(), 8);
+}
+
 #[test]
 fn no_deployments_available_falls_back_like_a_rate_limit() {
     let a = Mock::start("a", &["--fault", "status:500"]);
