@@ -23,6 +23,8 @@ pub struct Config {
     pub deployments: Vec<Deployment>,
     /// Parallel to `deployments`: where each entry is and the rest of its `model_info`.
     pub deployment_info: Vec<DeploymentInfo>,
+    /// The entries that do not serve here, each with why (a warning each, too).
+    pub left_out: Vec<LeftOut>,
     pub router: RouterSettings,
     pub gateway: GatewaySettings,
     /// `general_settings.master_key`, for client authentication.
@@ -43,6 +45,37 @@ pub struct DeploymentInfo {
     pub derived_id: bool,
     /// `model_info` without `id` (e.g. `mode`, `base_model`, prices), `os.environ/` substituted.
     pub model_info: serde_json::Map<String, serde_json::Value>,
+    /// `model_info.access_groups`.
+    pub access_groups: Vec<String>,
+}
+
+/// A `model_list` entry that does not serve in this process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    pub source: EntrySource,
+    pub model_name: String,
+    /// `litellm_params.model` as written.
+    pub model: String,
+    pub because: LeftOutBecause,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeftOutBecause {
+    /// A provider LiteLLM knows (by its name) that Pointwork does not serve yet.
+    ProviderNotServed(String),
+    /// `model_info.supported_environments` does not include this `LITELLM_ENVIRONMENT`.
+    Environment(String),
+}
+
+impl fmt::Display for LeftOutBecause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeftOutBecause::ProviderNotServed(provider) => {
+                write!(f, "Pointwork does not serve provider {provider} yet")
+            }
+            LeftOutBecause::Environment(env) => write!(f, "supported_environments exclude LITELLM_ENVIRONMENT={env}"),
+        }
+    }
 }
 
 /// Where a `model_list` entry is written.
@@ -126,6 +159,7 @@ impl fmt::Debug for Config {
         f.debug_struct("Config")
             .field("deployments", &self.deployments)
             .field("deployment_info", &self.deployment_info)
+            .field("left_out", &self.left_out)
             .field("router", &self.router)
             .field("gateway", &self.gateway)
             .field("master_key", &self.master_key.as_deref().map(redact))

@@ -1,19 +1,36 @@
-//! `pointwork.model_cost_map`: LiteLLM's `model_prices_and_context_window.json`, read for the
-//! prices cost-based routing compares and for what the filters read: the context window
+//! LiteLLM's model cost map (`model_prices_and_context_window.json`), read for the prices
+//! cost-based routing compares and for what the filters read: the context window
 //! (`max_input_tokens`, `max_tokens`), `supports_vision`, and the `supports_*` flags of the
 //! unsupported-params check. A deployment that does not set one of these itself (in
 //! `litellm_params` / `model_info`) gets the map's, looked up by its `litellm_params.model` as
 //! written, then without the provider prefix (`openai/gpt-4o` → `gpt-4o`), then with it
-//! (`gpt-4o` → `openai/gpt-4o`).
+//! (`gpt-4o` → `openai/gpt-4o`). The map also names each model's provider (`litellm_provider`),
+//! which is how a bare model name finds its provider, as in LiteLLM.
+//!
+//! A copy of LiteLLM's map ships inside the binary, as LiteLLM's own package ships one
+//! (`data/model_prices_and_context_window.json`, from the litellm 1.110.2 wheel, verbatim);
+//! `pointwork.model_cost_map` replaces it with a file or turns it off.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use pointwork_core::{Deployment, Param};
 use serde::Deserialize;
 
 /// The key under `pointwork:` that names the map.
 pub(crate) const MODEL_COST_MAP: &str = "model_cost_map";
+
+/// The map that ships with Pointwork.
+const BUNDLED_MAP: &str = include_str!("../data/model_prices_and_context_window.json");
+
+/// The shipped map, parsed on first use (once per process: it never changes).
+pub(crate) fn bundled() -> &'static CostMap {
+    static MAP: OnceLock<CostMap> = OnceLock::new();
+    MAP.get_or_init(|| {
+        CostMap::parse(BUNDLED_MAP).expect("the bundled cost map is a LiteLLM cost map (a unit test reads it)")
+    })
+}
 
 /// The fields of one model Pointwork reads; the others are skipped unread. Values of another
 /// type (the map's `sample_spec` documents fields with strings) are unknown.
@@ -39,11 +56,15 @@ struct Entry {
     supports_response_schema: Option<serde_json::Value>,
     #[serde(default)]
     supports_reasoning: Option<serde_json::Value>,
+    #[serde(default)]
+    litellm_provider: Option<serde_json::Value>,
 }
 
 /// What the map says about one model.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct ModelFacts {
+    /// `litellm_provider`, e.g. `openai`, `bedrock_converse`, `vertex_ai-language-models`.
+    provider: Option<Box<str>>,
     input: Option<f64>,
     output: Option<f64>,
     max_input_tokens: Option<u64>,
@@ -77,6 +98,7 @@ impl CostMap {
             .into_iter()
             .map(|(name, e)| {
                 let facts = ModelFacts {
+                    provider: e.litellm_provider.as_ref().and_then(|v| v.as_str()).map(Box::from),
                     input: price(e.input_cost_per_token),
                     output: price(e.output_cost_per_token),
                     max_input_tokens: count(e.max_input_tokens),
@@ -97,12 +119,17 @@ impl CostMap {
     }
 
     /// The map's entry for a deployment whose `litellm_params.model` is `written`.
-    fn lookup(&self, written: &str, d: &Deployment) -> Option<ModelFacts> {
+    fn lookup(&self, written: &str, d: &Deployment) -> Option<&ModelFacts> {
         let with_prefix = format!("{}/{}", d.provider.prefix(), d.upstream_model);
         let found = [written, d.upstream_model.as_str(), with_prefix.as_str()]
             .into_iter()
-            .find_map(|name| self.models.get(name).copied());
+            .find_map(|name| self.models.get(name));
         found
+    }
+
+    /// The `litellm_provider` the map gives the model named exactly `model`.
+    pub(crate) fn provider_of(&self, model: &str) -> Option<&str> {
+        self.models.get(model)?.provider.as_deref()
     }
 
     /// Fills in what `d` does not set itself: prices, context window, vision, `supports_*`.
@@ -205,11 +232,12 @@ mod tests {
     }
 
     #[test]
-    fn the_fixture_map_reads() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/model_prices_and_context_window.json");
-        let Ok(m) = CostMap::read(Path::new(path)) else {
-            return; // the shared fixtures are not part of the repository
-        };
+    fn the_bundled_map_reads_and_names_providers() {
+        let m = bundled();
+        assert_eq!(m.provider_of("gpt-4o"), Some("openai"));
+        assert_eq!(m.provider_of("claude-sonnet-4-5"), Some("anthropic"));
+        assert_eq!(m.provider_of("anthropic.claude-3-5-sonnet-20240620-v1:0"), Some("bedrock"));
+        assert_eq!(m.provider_of("no-such-model"), None);
         let mut d = dep(Provider::OpenAi, "gpt-4o");
         m.fill("openai/gpt-4o", &mut d, &serde_json::Map::new());
         assert_eq!((d.max_input_tokens, d.supports_vision), (Some(128000), Some(true)));

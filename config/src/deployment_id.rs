@@ -11,6 +11,21 @@ use sha2::{Digest, Sha256};
 use crate::node::Node;
 
 const KEY_EXCLUDED_FROM_ID: &str = "api_key";
+
+/// Entries that differ only in `api_key` (LiteLLM's way to pool several keys for one model)
+/// derive the same id: the second and later get `-2`, `-3`, … in file order, so each is its own
+/// deployment, and a key rotated on one of them keeps every id. `ids` yields each entry's id
+/// and whether it was derived.
+pub(crate) fn number_pooled_ids<'a>(ids: impl Iterator<Item = (&'a mut String, bool)>) {
+    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for id in ids.filter(|(_, derived)| *derived).map(|(id, _)| id) {
+        let count = seen.entry(id.clone()).or_insert(0);
+        *count += 1;
+        if *count > 1 {
+            *id = format!("{id}-{count}");
+        }
+    }
+}
 const ID_BYTES: usize = 8;
 
 pub(crate) fn derive_id(model_name: &str, litellm_params: &Node) -> String {

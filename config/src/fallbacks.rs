@@ -4,8 +4,8 @@
 //! groups: a `*` entry of `fallbacks`), `max_fallbacks`, and `retry_policy`
 //! (`{RateLimitErrorRetries: 3, …}`, strict keys).
 //!
-//! Every group a fallback names must exist; the check runs once the model list is read
-//! ([`check_fallback_groups`]).
+//! Every name a fallback uses must route somewhere; the check runs once the model list is read
+//! ([`crate::references`]).
 
 use pointwork_core::{ErrorClass, FallbackList, Fallbacks, RetryPolicy};
 
@@ -22,7 +22,7 @@ pub(crate) struct FallbackKeys {
     default: Option<Vec<String>>,
     max_fallbacks: Option<u32>,
     retry_policy: Option<RetryPolicy>,
-    /// Every group name a fallback mentions, with its key path.
+    /// Every name a fallback mentions, with its key path.
     pub(crate) references: Vec<(KeyPath, String)>,
 }
 
@@ -119,20 +119,4 @@ fn read_lists(
         }
     }
     Some(out)
-}
-
-/// Errors for fallbacks that name a model group the model list does not define.
-pub(crate) fn check_fallback_groups<'g>(
-    c: &mut Checker,
-    references: &[(KeyPath, String)],
-    groups: impl Iterator<Item = &'g str> + Clone,
-) {
-    for (path, name) in references {
-        if !groups.clone().any(|g| g == name) {
-            let mut known: Vec<&str> = groups.clone().collect();
-            known.sort_unstable();
-            known.dedup();
-            c.error(path, format!("unknown model group {name:?}; model groups: {}", known.join(", ")));
-        }
-    }
 }

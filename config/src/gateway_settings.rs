@@ -16,10 +16,9 @@ pub struct GatewaySettings {
     pub io_driver: IoDriver,
     pub limits: Limits,
     pub timeouts: Timeouts,
-    /// `pointwork.model_cost_map`: a LiteLLM `model_prices_and_context_window.json`, resolved
-    /// against the folder of the file that names it. Loading reads it and fills in each
-    /// deployment's prices.
-    pub model_cost_map: Option<PathBuf>,
+    /// `pointwork.model_cost_map`: where the deployments' prices, context windows and
+    /// capabilities come from when they do not set them.
+    pub model_cost_map: CostMapSource,
     /// `pointwork.drain_timeout`: how long requests in flight may take to finish after
     /// SIGTERM/SIGINT before the process exits anyway.
     pub drain_timeout: Duration,
@@ -80,12 +79,25 @@ impl Default for GatewaySettings {
             io_driver: IoDriver::Auto,
             limits: Limits::default(),
             timeouts: Timeouts::default(),
-            model_cost_map: None,
+            model_cost_map: CostMapSource::Bundled,
             drain_timeout: Duration::from_secs(30),
             access_log: AccessLogTarget::Off,
             health_checks: HealthChecks::default(),
         }
     }
+}
+
+/// `pointwork.model_cost_map`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum CostMapSource {
+    /// The copy of LiteLLM's map that ships with Pointwork.
+    #[default]
+    Bundled,
+    /// A LiteLLM `model_prices_and_context_window.json`, resolved against the folder of the file
+    /// that names it; read at every (re)load.
+    File(PathBuf),
+    /// `false` / `off`: no map; deployments have only what they set themselves.
+    Off,
 }
 
 /// `pointwork.io_driver`.

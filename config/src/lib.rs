@@ -19,19 +19,23 @@ mod fallbacks;
 mod gateway_settings;
 mod include;
 mod kinds;
+mod litellm_providers;
 mod load;
 mod model_list;
 mod model_ref;
 mod node;
 mod pointwork_section;
+mod references;
 mod router;
 mod sections;
 mod summary;
 mod yaml;
 
 pub use auth::{AdminKey, Auth, VirtualKey};
-pub use config::{Config, DeploymentInfo, EntrySource, Loaded};
+pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
-pub use gateway_settings::{AccessLogTarget, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT};
+pub use gateway_settings::{
+    AccessLogTarget, CostMapSource, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT,
+};
 pub use load::{load_file, load_str};
 pub use pointwork_core::redact;

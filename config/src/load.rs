@@ -4,24 +4,25 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use pointwork_core::Deployment;
+use pointwork_core::{Deployment, RouterSettings};
 
 use crate::check::{Checker, KeyPath};
 use crate::config::duplicate_ids;
-use crate::cost_map::{CostMap, MODEL_COST_MAP};
+use crate::cost_map::{self, CostMap, MODEL_COST_MAP};
+use crate::deployment_id::number_pooled_ids;
 use crate::env::Env;
-use crate::fallbacks::check_fallback_groups;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::read_model_lists;
 use crate::node::Node;
 use crate::pointwork_section::read_pointwork;
+use crate::references::{check_references, ModelNames};
 use crate::router::{read_router, RouterSources};
 use crate::sections::{
     read_environment_variables, read_general_settings, warn_ignored_sections, LITELLM_SETTINGS, POINTWORK,
     ROUTER_SETTINGS,
 };
 use crate::yaml::parse_yaml;
-use crate::{Auth, Config, ConfigError, ConfigErrors, GatewaySettings, Loaded};
+use crate::{Auth, Config, ConfigError, ConfigErrors, CostMapSource, DeploymentInfo, GatewaySettings, Loaded};
 
 /// How messages name a config given as a string.
 const INLINE_LABEL: &str = "<config>";
@@ -59,13 +60,15 @@ fn compile(
     // First, so `os.environ/` references everywhere else can see these variables.
     read_environment_variables(&mut c, &doc);
 
-    let (entries, entry_count) = read_model_lists(&mut c, &doc.model_lists);
+    let lists = read_model_lists(&mut c, &doc.model_lists);
     let lists_are_well_formed = doc.model_lists.iter().all(|l| matches!(l.node, Node::Null | Node::List(_)));
-    if entry_count == 0 && lists_are_well_formed {
+    if lists.total == 0 && lists_are_well_formed {
         c.error(MODEL_LIST_KEY, "at least one deployment is required");
+    } else if lists.total > 0 && lists.compiled.is_empty() && lists.left_out.len() == lists.total {
+        c.error(MODEL_LIST_KEY, "at least one deployment is required: every entry is left out (see the warnings)");
     }
 
-    let (router, fallback_groups) = read_router(
+    let (mut router, references) = read_router(
         &mut c,
         RouterSources {
             router_settings: doc.section(ROUTER_SETTINGS).map(|s| (&s.node, s.path.clone())),
@@ -73,7 +76,7 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let (mut gateway, auth) = match doc.section(POINTWORK) {
+    let (mut gateway, mut auth) = match doc.section(POINTWORK) {
         Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
         None => (GatewaySettings::default(), Auth::default()),
     };
@@ -85,15 +88,44 @@ fn compile(
         let path = section.path.key("auth").key("metrics");
         c.error(path, "`key` needs general_settings.master_key or an admin key: nothing could open /metrics");
     }
-    let mut entries = entries;
-    if let (Some(map), Some(section)) = (&gateway.model_cost_map, doc.section(POINTWORK)) {
-        match CostMap::read(map) {
-            Ok(map) => entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment, &e.info.model_info)),
-            Err(message) => c.error(section.path.key(MODEL_COST_MAP), message),
-        }
+    let mut entries = lists.compiled;
+    let file_map;
+    let map = match &gateway.model_cost_map {
+        CostMapSource::Bundled => Some(cost_map::bundled()),
+        CostMapSource::Off => None,
+        CostMapSource::File(path) => match CostMap::read(path) {
+            Ok(map) => {
+                file_map = map;
+                Some(&file_map)
+            }
+            Err(message) => {
+                let section = doc.section(POINTWORK).map(|s| s.path.key(MODEL_COST_MAP));
+                c.error(section.map_or_else(|| MODEL_COST_MAP.to_string(), |p| p.to_string()), message);
+                None
+            }
+        },
+    };
+    if let Some(map) = map {
+        entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment, &e.info.model_info));
     }
+    number_pooled_ids(entries.iter_mut().map(|e| (&mut e.deployment.id, e.info.derived_id)));
     let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
-    check_fallback_groups(&mut c, &fallback_groups, deployments.iter().map(|d| d.model_name.as_str()));
+    let names = ModelNames {
+        deployments: &deployments,
+        aliases: &router.model_group_alias,
+        left_out: &lists.left_out,
+        failed: &lists.failed_names,
+    };
+    let gone = check_references(&mut c, &references, &names);
+    for list in
+        [&mut router.fallbacks.generic, &mut router.fallbacks.context_window, &mut router.fallbacks.content_policy]
+    {
+        list.drop_names(&|name| gone.contains(name));
+    }
+    if let Some(section) = doc.section(ROUTER_SETTINGS) {
+        warn_idle_budgets(&mut c, &router, &deployments, &section.path);
+    }
+    grant_access_groups(&mut auth, &deployments, &deployment_info);
     if let Some(section) = doc.section(POINTWORK) {
         warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);
     }
@@ -110,6 +142,7 @@ fn compile(
         config: Config {
             deployments,
             deployment_info,
+            left_out: lists.left_out,
             router,
             gateway,
             master_key,
@@ -148,6 +181,37 @@ fn warn_unpriced_budgets(c: &mut Checker, auth: &Auth, deployments: &[Deployment
                     unpriced.join(", ")
                 ),
             );
+        }
+    }
+}
+
+/// A provider budget whose provider has no deployment here limits nothing: say so.
+fn warn_idle_budgets(c: &mut Checker, router: &RouterSettings, deployments: &[Deployment], section: &KeyPath) {
+    for budget in &router.provider_budgets {
+        if !deployments.iter().any(|d| d.provider == budget.provider) {
+            let name = budget.provider.prefix();
+            let path = section.key("provider_budget_config").key(name);
+            c.warn(path, format!("no deployment of provider {name}: this budget limits nothing"));
+        }
+    }
+}
+
+/// A virtual key's `models` may name an access group (`model_info.access_groups`, LiteLLM's):
+/// it grants every model group with a deployment in that access group.
+fn grant_access_groups(auth: &mut Auth, deployments: &[Deployment], info: &[DeploymentInfo]) {
+    for key in &mut auth.virtual_keys {
+        let Some(models) = &mut key.models else { continue };
+        let granted: Vec<String> = deployments
+            .iter()
+            .zip(info)
+            .filter(|(_, i)| i.access_groups.iter().any(|g| models.contains(g)))
+            .map(|(d, _)| d.model_name.clone())
+            .filter(|group| !models.contains(group))
+            .collect();
+        for group in granted {
+            if !models.contains(&group) {
+                models.push(group);
+            }
         }
     }
 }

@@ -1,15 +1,22 @@
-//! LiteLLM's `model_list`: each entry becomes one [`Deployment`].
+//! LiteLLM's `model_list`: each entry becomes one [`Deployment`], or is left out with a warning
+//! when Pointwork does not serve its provider yet or its `supported_environments` exclude this
+//! one.
 
 use pointwork_core::{Deployment, Param};
 
 use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};
+use crate::cost_map;
 use crate::deployment_id::derive_id;
 use crate::include::ModelList;
 use crate::kinds;
-use crate::model_ref::parse_model_ref;
+use crate::model_ref::{parse_model_ref, ModelRef};
 use crate::node::Node;
-use crate::{DeploymentInfo, EntrySource};
+use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
+
+/// LiteLLM's environments (`LITELLM_ENVIRONMENT`, `model_info.supported_environments`).
+const ENVIRONMENTS: [&str; 3] = ["development", "staging", "production"];
+const LITELLM_ENVIRONMENT: &str = "LITELLM_ENVIRONMENT";
 
 /// One compiled entry: the router's view and the rest of what the config says about it.
 pub(crate) struct CompiledEntry {
@@ -19,11 +26,27 @@ pub(crate) struct CompiledEntry {
     pub(crate) model: String,
 }
 
-/// Compiles every file's `model_list`. Returns the entries that compiled and how many entries
-/// there were in all (to tell an empty list from a list of bad entries).
-pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> (Vec<CompiledEntry>, usize) {
-    let mut compiled = Vec::new();
-    let mut total = 0;
+/// What became of the entries of every file's `model_list`.
+#[derive(Default)]
+pub(crate) struct ModelLists {
+    pub(crate) compiled: Vec<CompiledEntry>,
+    pub(crate) left_out: Vec<LeftOut>,
+    /// The `model_name`s of entries that failed to compile (their errors explain references to
+    /// them).
+    pub(crate) failed_names: Vec<String>,
+    /// How many entries there were in all (to tell an empty list from a list of bad entries).
+    pub(crate) total: usize,
+}
+
+/// One entry read: compiled, or left out (with its warning given).
+enum Entry {
+    Compiled(CompiledEntry),
+    LeftOut(LeftOut),
+}
+
+/// Compiles every file's `model_list`.
+pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLists {
+    let mut out = ModelLists::default();
     for list in lists {
         if matches!(list.node, Node::Null) {
             continue;
@@ -32,17 +55,19 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> (Vec<Com
             continue;
         };
         for (index, item) in items.iter().enumerate() {
-            total += 1;
+            out.total += 1;
             let source = EntrySource { file: list.path.file().map(|f| f.to_string()), index };
-            if let Some(entry) = read_entry(c, item, list.path.index(index), source) {
-                compiled.push(entry);
+            match read_entry(c, item, list.path.index(index), source) {
+                Some(Entry::Compiled(entry)) => out.compiled.push(entry),
+                Some(Entry::LeftOut(entry)) => out.left_out.push(entry),
+                None => out.failed_names.extend(entry_string(item, "model_name")),
             }
         }
     }
-    (compiled, total)
+    out
 }
 
-fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) -> Option<CompiledEntry> {
+fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) -> Option<Entry> {
     let mut entry = c.map(node, path)?;
     let model_name = c.required(&mut entry, "model_name", &kinds::NON_EMPTY_STRING);
     let raw_model_name = entry_string(node, "model_name");
@@ -56,31 +81,74 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
             c.map(params_node, params_path).and_then(|fields| read_litellm_params(c, fields)).map(|p| (p, params_node))
         }
     };
-    let (explicit_id, model_info, info_knobs) = read_model_info(c, &mut entry);
+    let info = read_model_info(c, &mut entry);
     c.warn_ignored(&entry);
 
-    let (((mut deployment, model), params_node), model_name) = (params?, model_name?);
+    let ((params, params_node), model_name) = (params?, model_name?);
+    let (mut deployment, model) = match params {
+        Params::Served(deployment, model) => (deployment, model),
+        Params::NotServed { provider, model } => {
+            let left_out = LeftOut { source, model_name, model, because: LeftOutBecause::ProviderNotServed(provider) };
+            c.warn(entry.path.key("litellm_params").key("model"), left_out_warning(&left_out.because));
+            return Some(Entry::LeftOut(left_out));
+        }
+    };
+    if let Some(because) = environment_excludes(c, &info, &entry.path) {
+        c.warn(entry.path.key("model_info").key("supported_environments"), left_out_warning(&because));
+        return Some(Entry::LeftOut(LeftOut { source, model_name, model, because }));
+    }
+    let knobs = info.knobs;
     deployment.model_name = model_name;
     // LiteLLM reads these from model_info when litellm_params does not set them.
-    deployment.rpm = deployment.rpm.or(info_knobs.rpm);
-    deployment.tpm = deployment.tpm.or(info_knobs.tpm);
-    deployment.input_cost_per_token = deployment.input_cost_per_token.or(info_knobs.input_cost_per_token);
-    deployment.output_cost_per_token = deployment.output_cost_per_token.or(info_knobs.output_cost_per_token);
-    deployment.blocked = info_knobs.blocked.unwrap_or(false);
-    deployment.supports_vision = info_knobs.supports_vision;
-    deployment.max_input_tokens = info_knobs.max_input_tokens;
-    deployment.max_tokens = info_knobs.max_tokens;
-    for (param, supported) in Param::ALL.into_iter().zip(info_knobs.supports) {
+    deployment.rpm = deployment.rpm.or(knobs.rpm);
+    deployment.tpm = deployment.tpm.or(knobs.tpm);
+    deployment.input_cost_per_token = deployment.input_cost_per_token.or(knobs.input_cost_per_token);
+    deployment.output_cost_per_token = deployment.output_cost_per_token.or(knobs.output_cost_per_token);
+    deployment.blocked = knobs.blocked.unwrap_or(false);
+    deployment.supports_vision = knobs.supports_vision;
+    deployment.max_input_tokens = knobs.max_input_tokens;
+    deployment.max_tokens = knobs.max_tokens;
+    for (param, supported) in Param::ALL.into_iter().zip(knobs.supports) {
         if supported == Some(false) {
             deployment.unsupported_params.insert(param);
         }
     }
-    let derived_id = explicit_id.is_none();
-    deployment.id = match explicit_id {
+    let derived_id = info.id.is_none();
+    deployment.id = match info.id {
         Some(id) => id,
         None => derive_id(&raw_model_name?, params_node),
     };
-    Some(CompiledEntry { deployment, info: DeploymentInfo { source, derived_id, model_info }, model })
+    let info = DeploymentInfo { source, derived_id, model_info: info.kept, access_groups: info.access_groups };
+    Some(Entry::Compiled(CompiledEntry { deployment, info, model }))
+}
+
+fn left_out_warning(because: &LeftOutBecause) -> String {
+    format!("left out: {because}; the rest of the config serves without this deployment")
+}
+
+/// Why the entry is left out in this environment, if it is: `supported_environments` that do
+/// not include `LITELLM_ENVIRONMENT` (LiteLLM's rule; setting the one without the other is an
+/// error, as in LiteLLM).
+fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> Option<LeftOutBecause> {
+    let supported = info.supported_environments.as_ref()?;
+    let path = entry.key("model_info").key("supported_environments");
+    for (i, env) in supported.iter().enumerate() {
+        if !ENVIRONMENTS.contains(&env.as_str()) {
+            c.error(path.index(i), format!("unknown environment {env:?}; valid: {}", ENVIRONMENTS.join(", ")));
+        }
+    }
+    let Some(current) = c.env.lookup(LITELLM_ENVIRONMENT) else {
+        c.error(
+            &path,
+            format!("set {LITELLM_ENVIRONMENT} ({}) to say which environment this is", ENVIRONMENTS.join(", ")),
+        );
+        return None;
+    };
+    if !ENVIRONMENTS.contains(&current.as_str()) {
+        c.error(&path, format!("{LITELLM_ENVIRONMENT} is {current:?}; valid: {}", ENVIRONMENTS.join(", ")));
+        return None;
+    }
+    (!supported.contains(&current)).then(|| LeftOutBecause::Environment(current))
 }
 
 /// A string value as written (before `os.environ/` substitution), for the derived id.
@@ -91,14 +159,28 @@ fn entry_string(node: &Node, key: &str) -> Option<String> {
     }
 }
 
-/// `litellm_params` → a deployment with an empty id and group name (the caller sets them), and
-/// the model as written.
-fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<(Deployment, String)> {
+/// What `litellm_params` describe.
+enum Params {
+    /// A deployment with an empty id and group name (the caller sets them), and the model as
+    /// written.
+    Served(Deployment, String),
+    /// A provider Pointwork does not serve yet: the rest of the entry is not read.
+    NotServed { provider: String, model: String },
+}
+
+fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let model_path = p.path.key("model");
     let model = c.required(&mut p, "model", &kinds::NON_EMPTY_STRING).and_then(|m| {
-        let parsed = parse_model_ref(&m).map_err(|e| c.error(&model_path, e)).ok()?;
+        let parsed = parse_model_ref(&m, cost_map::bundled()).map_err(|e| c.error(&model_path, e)).ok()?;
         Some((parsed, m.trim().to_string()))
     });
+    let (model, written) = match model {
+        Some((ModelRef::NotServed { provider }, written)) => {
+            return Some(Params::NotServed { provider, model: written });
+        }
+        Some((ModelRef::Served { provider, upstream_model }, written)) => (Some((provider, upstream_model)), written),
+        None => (None, String::new()),
+    };
     let api_base_path = p.path.key("api_base");
     let api_base = c
         .optional(&mut p, "api_base", &kinds::STRING)
@@ -118,19 +200,19 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<(Deployment, St
     let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     c.warn_ignored(&p);
 
-    let (model, written) = model?;
-    let api_base = match (api_base, model.provider.default_api_base()) {
+    let (provider, upstream_model) = model?;
+    let api_base = match (api_base, provider.default_api_base()) {
         (Some(base), _) => base,
         (None, Some(default)) => default.to_string(),
         (None, None) => {
             c.error(
                 api_base_path,
-                format!("required for {} (a self-hosted server has no default address)", model.provider.prefix()),
+                format!("required for {} (a self-hosted server has no default address)", provider.prefix()),
             );
             return None;
         }
     };
-    let mut d = Deployment::new("", "", model.provider, &model.upstream_model, &api_base);
+    let mut d = Deployment::new("", "", provider, &upstream_model, &api_base);
     d.api_key = api_key;
     d.rpm = rpm;
     d.tpm = tpm;
@@ -144,7 +226,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<(Deployment, St
     d.cooldown_time = cooldown_time;
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
-    Some((d, written))
+    Some(Params::Served(d, written))
 }
 
 /// What `model_info` may set for the router when `litellm_params` does not, and what the
@@ -163,15 +245,25 @@ struct InfoKnobs {
     supports: [Option<bool>; Param::ALL.len()],
 }
 
-/// `model_info`: its `id`, the router's knobs, and everything but the id kept as JSON (with
-/// `os.environ/` substituted).
-fn read_model_info(
-    c: &mut Checker,
-    entry: &mut Fields,
-) -> (Option<String>, serde_json::Map<String, serde_json::Value>, InfoKnobs) {
+/// What `model_info` says.
+#[derive(Default)]
+struct ModelInfo {
+    id: Option<String>,
+    /// Everything but the id as JSON (with `os.environ/` substituted).
+    kept: serde_json::Map<String, serde_json::Value>,
+    knobs: InfoKnobs,
+    /// `access_groups`: names a virtual key's `models` may use for this entry's group.
+    access_groups: Vec<String>,
+    /// `supported_environments`: where this entry serves (`None` = everywhere).
+    supported_environments: Option<Vec<String>>,
+}
+
+/// `model_info`: its `id`, the router's knobs, access groups, environments, and everything but
+/// the id kept as JSON.
+fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
     let mut kept = serde_json::Map::new();
     let Some(mut info) = c.optional_map(entry, "model_info") else {
-        return (None, kept, InfoKnobs::default());
+        return ModelInfo::default();
     };
     let id = c.optional(&mut info, "id", &kinds::ID);
     // Read, with errors for bad values, and kept like the rest (the gateway's model info shows
@@ -187,6 +279,8 @@ fn read_model_info(
         max_tokens: c.optional(&mut info, "max_tokens", &kinds::NON_NEGATIVE_INT),
         supports: Param::ALL.map(|p| c.optional(&mut info, p.supports_key(), &kinds::BOOL)),
     };
+    let access_groups = c.optional(&mut info, "access_groups", &kinds::STRING_LIST);
+    let supported_environments = c.optional(&mut info, "supported_environments", &kinds::STRING_LIST);
     for (key, value, path) in info.untaken() {
         if let Some(value) = c.resolved(value, &path) {
             kept.insert(key.to_string(), value.to_json());
@@ -201,14 +295,16 @@ fn read_model_info(
         ("max_input_tokens", knobs.max_input_tokens.map(serde_json::Value::from)),
         ("max_tokens", knobs.max_tokens.map(serde_json::Value::from)),
     ];
+    let lists = [("access_groups", &access_groups), ("supported_environments", &supported_environments)]
+        .map(|(k, v)| (k, v.as_ref().map(|v| serde_json::Value::from(v.clone()))));
     let flags = [("blocked", knobs.blocked), ("supports_vision", knobs.supports_vision)]
         .into_iter()
         .chain(Param::ALL.into_iter().map(|p| p.supports_key()).zip(knobs.supports))
         .map(|(k, v)| (k, v.map(serde_json::Value::from)));
-    for (key, value) in numbers.into_iter().chain(prices).chain(limits).chain(flags) {
+    for (key, value) in numbers.into_iter().chain(prices).chain(limits).chain(lists).chain(flags) {
         if let Some(value) = value {
             kept.insert(key.to_string(), value);
         }
     }
-    (id, kept, knobs)
+    ModelInfo { id, kept, knobs, access_groups: access_groups.unwrap_or_default(), supported_environments }
 }

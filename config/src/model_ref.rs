@@ -1,90 +1,151 @@
 //! `litellm_params.model`: `provider/upstream-model`, e.g. `openrouter/anthropic/claude-3.5-sonnet`
 //! → provider `openrouter`, upstream `anthropic/claude-3.5-sonnet` (everything after the FIRST
-//! slash).
+//! slash). A bare name (`gpt-4o`, `claude-sonnet-4-5`, `anthropic.claude-3-sonnet-…`) gets its
+//! provider as LiteLLM gives it one: from the model cost map's `litellm_provider`, then from the
+//! shape of the name.
 
 use pointwork_core::Provider;
+
+use crate::cost_map::CostMap;
+use crate::litellm_providers::{is_litellm_provider, provider_of_map_entry};
 
 /// Bare model names LiteLLM sends to OpenAI without a prefix.
 const BARE_OPENAI_PREFIXES: [&str; 6] = ["gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-"];
 
-/// The provider and upstream model of one deployment.
+/// Bedrock's model ids: `vendor.model-version`, optionally behind a cross-region profile
+/// (`us.anthropic.claude-…`).
+const BEDROCK_VENDORS: [&str; 10] =
+    ["anthropic.", "amazon.", "meta.", "mistral.", "cohere.", "ai21.", "deepseek.", "qwen.", "writer.", "openai."];
+const BEDROCK_REGION_PROFILES: [&str; 6] = ["us.", "eu.", "apac.", "global.", "jp.", "au."];
+
+/// The deployment a `litellm_params.model` describes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ModelRef {
-    pub(crate) provider: Provider,
-    pub(crate) upstream_model: String,
+pub(crate) enum ModelRef {
+    /// A provider Pointwork forwards to.
+    Served { provider: Provider, upstream_model: String },
+    /// A provider LiteLLM knows that Pointwork does not serve yet (by LiteLLM's name).
+    NotServed { provider: String },
 }
 
-pub(crate) fn parse_model_ref(model: &str) -> Result<ModelRef, String> {
+/// Reads `model`; `map` names the providers of bare names.
+pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, String> {
     let model = model.trim();
-    match model.split_once('/') {
-        Some((prefix, upstream)) => {
-            let Some(provider) = Provider::from_prefix(prefix) else {
-                return Err(format!(
-                    "provider {prefix} is not supported yet (supported: {})",
-                    supported_list()
-                ));
-            };
+    if let Some((prefix, upstream)) = model.split_once('/') {
+        if let Some(provider) = Provider::from_prefix(prefix) {
             if upstream.trim().is_empty() {
                 return Err(format!("missing the model name after \"{prefix}/\""));
             }
-            Ok(ModelRef {
-                provider,
-                upstream_model: upstream.to_string(),
-            })
+            return Ok(ModelRef::Served { provider, upstream_model: upstream.to_string() });
         }
-        None if BARE_OPENAI_PREFIXES.iter().any(|p| model.starts_with(p)) => Ok(ModelRef {
-            provider: Provider::OpenAi,
-            upstream_model: model.to_string(),
+        if is_litellm_provider(prefix) {
+            return Ok(ModelRef::NotServed { provider: prefix.to_string() });
+        }
+    }
+    match provider_of_bare_name(model, map) {
+        Some(provider) => Ok(match Provider::from_prefix(provider) {
+            Some(provider) => ModelRef::Served { provider, upstream_model: model.to_string() },
+            None => ModelRef::NotServed { provider: provider.to_string() },
         }),
-        None => Err(format!(
-            "{model:?} has no provider prefix; write \"openai/{model}\" if an OpenAI-compatible API serves it (supported: {})",
-            supported_list()
-        )),
+        None => Err(match model.split_once('/') {
+            Some((prefix, _)) => format!("unknown provider {prefix:?} (providers Pointwork serves: {})", served_list()),
+            None => format!(
+                "{model:?} names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {})",
+                served_list()
+            ),
+        }),
     }
 }
 
-fn supported_list() -> String {
+/// The provider of a model written without one: the cost map's, else the shape of the name.
+fn provider_of_bare_name<'m>(model: &str, map: &'m CostMap) -> Option<&'m str> {
+    if let Some(listed) = map.provider_of(model) {
+        return Some(provider_of_map_entry(listed));
+    }
+    let unprofiled = BEDROCK_REGION_PROFILES.iter().find_map(|p| model.strip_prefix(p)).unwrap_or(model);
+    if BEDROCK_VENDORS.iter().any(|v| unprofiled.starts_with(v)) {
+        Some("bedrock")
+    } else if model.starts_with("claude-") {
+        Some("anthropic")
+    } else if BARE_OPENAI_PREFIXES.iter().any(|p| model.starts_with(p)) {
+        Some("openai")
+    } else {
+        None
+    }
+}
+
+fn served_list() -> String {
     Provider::ALL.iter().map(|p| p.prefix()).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost_map::bundled;
 
-    fn ok(model: &str) -> (Provider, String) {
-        let r = parse_model_ref(model).expect("supported");
-        (r.provider, r.upstream_model)
+    fn served(model: &str) -> (Provider, String) {
+        match parse_model_ref(model, bundled()) {
+            Ok(ModelRef::Served { provider, upstream_model }) => (provider, upstream_model),
+            other => panic!("{model}: {other:?}"),
+        }
+    }
+
+    fn not_served(model: &str) -> String {
+        match parse_model_ref(model, bundled()) {
+            Ok(ModelRef::NotServed { provider }) => provider,
+            other => panic!("{model}: {other:?}"),
+        }
     }
 
     #[test]
     fn the_upstream_model_is_everything_after_the_first_slash() {
         assert_eq!(
-            ok("openrouter/anthropic/claude-3.5-sonnet"),
+            served("openrouter/anthropic/claude-3.5-sonnet"),
             (Provider::OpenRouter, "anthropic/claude-3.5-sonnet".into())
         );
-        assert_eq!(ok("hosted_vllm/meta-llama/Llama-3.1-8B"), (Provider::HostedVllm, "meta-llama/Llama-3.1-8B".into()));
-        assert_eq!(ok("groq/llama3-8b-8192"), (Provider::Groq, "llama3-8b-8192".into()));
-    }
-
-    #[test]
-    fn bare_openai_names_are_openai() {
-        assert_eq!(ok("gpt-4o"), (Provider::OpenAi, "gpt-4o".into()));
-        assert_eq!(ok("o3-mini"), (Provider::OpenAi, "o3-mini".into()));
-        assert_eq!(ok("text-embedding-3-small"), (Provider::OpenAi, "text-embedding-3-small".into()));
-    }
-
-    #[test]
-    fn other_bare_names_suggest_the_openai_prefix() {
-        let err = parse_model_ref("claude-3-opus").unwrap_err();
-        assert!(err.starts_with(r#""claude-3-opus" has no provider prefix; write "openai/claude-3-opus""#), "{err}");
-    }
-
-    #[test]
-    fn unsupported_providers_are_named() {
         assert_eq!(
-            parse_model_ref("anthropic/claude-3-opus").unwrap_err(),
-            "provider anthropic is not supported yet (supported: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai)"
+            served("hosted_vllm/meta-llama/Llama-3.1-8B"),
+            (Provider::HostedVllm, "meta-llama/Llama-3.1-8B".into())
         );
-        assert_eq!(parse_model_ref("openai/").unwrap_err(), "missing the model name after \"openai/\"");
+        assert_eq!(served("groq/llama3-8b-8192"), (Provider::Groq, "llama3-8b-8192".into()));
+    }
+
+    #[test]
+    fn bare_names_take_the_provider_the_cost_map_gives_them() {
+        assert_eq!(served("gpt-4o"), (Provider::OpenAi, "gpt-4o".into()));
+        assert_eq!(served("text-embedding-3-small"), (Provider::OpenAi, "text-embedding-3-small".into()));
+        assert_eq!(not_served("claude-sonnet-4-5"), "anthropic");
+        assert_eq!(not_served("anthropic.claude-3-5-sonnet-20240620-v1:0"), "bedrock");
+        assert_eq!(not_served("anthropic.claude-3-7-sonnet-20250219-v1:0"), "bedrock", "bedrock_converse");
+        assert_eq!(not_served("gemini-2.5-pro"), "vertex_ai");
+    }
+
+    #[test]
+    fn bare_names_the_map_does_not_know_go_by_their_shape() {
+        // Older names LiteLLM's current map dropped.
+        assert_eq!(not_served("anthropic.claude-3-sonnet-20240229-v1:0"), "bedrock");
+        assert_eq!(not_served("us.anthropic.claude-3-haiku-20240307-v1:0"), "bedrock");
+        assert_eq!(not_served("claude-3-opus-20240229"), "anthropic");
+        assert_eq!(served("o3-mini-2099"), (Provider::OpenAi, "o3-mini-2099".into()));
+    }
+
+    #[test]
+    fn known_providers_not_served_yet_are_named() {
+        assert_eq!(not_served("anthropic/claude-3-opus"), "anthropic");
+        assert_eq!(not_served("azure/my-gpt4o-deployment"), "azure");
+        assert_eq!(not_served("bedrock/converse/us.amazon.nova-pro-v1:0"), "bedrock");
+    }
+
+    #[test]
+    fn unknown_names_and_providers_are_errors() {
+        let served = "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai";
+        assert_eq!(
+            parse_model_ref("my-finetune", bundled()).unwrap_err(),
+            format!("\"my-finetune\" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {served})")
+        );
+        assert_eq!(
+            parse_model_ref("opneai/gpt-4o", bundled()).unwrap_err(),
+            format!("unknown provider \"opneai\" (providers Pointwork serves: {served})")
+        );
+        assert_eq!(parse_model_ref("openai/", bundled()).unwrap_err(), "missing the model name after \"openai/\"");
     }
 }

@@ -10,7 +10,7 @@ use crate::check::{Checker, Fields, KeyPath};
 use crate::duration::DURATION;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
-use crate::{AccessLogTarget, GatewaySettings, IoDriver};
+use crate::{AccessLogTarget, CostMapSource, GatewaySettings, IoDriver};
 
 const KEYS: [&str; 10] = [
     "listen",
@@ -28,6 +28,18 @@ const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 5] =
     ["max_header_bytes", "max_headers", "max_body_bytes", "max_uri_bytes", "max_connections_per_shard"];
 const TIMEOUT_KEYS: [&str; 5] = ["connect", "keepalive_idle", "upstream_idle", "request_head", "request_body_idle"];
+
+/// `model_cost_map`: a file, or `false` / `off` for none (`None`).
+const COST_MAP: Kind<Option<String>> = Kind {
+    expected: "a file path, or false for no map",
+    parse: |n| match n {
+        Node::Bool(false) => Some(None),
+        Node::Str(s) if s.trim() == "off" || s.trim() == "false" => Some(None),
+        Node::Str(s) if !s.trim().is_empty() => Some(Some(s.clone())),
+        _ => None,
+    },
+    secret: false,
+};
 
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
 /// `pointwork.auth` comes back on its own: unlike the rest, a reload applies it.
@@ -73,8 +85,11 @@ pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &
         set(c, &mut timeouts, "request_body_idle", &DURATION, &mut t.request_body_idle);
         c.refuse_unknown(&timeouts, &TIMEOUT_KEYS);
     }
-    if let Some(map) = c.optional(&mut fields, "model_cost_map", &kinds::NON_EMPTY_STRING) {
-        settings.model_cost_map = Some(dir.join(map.trim()));
+    if let Some(map) = c.optional(&mut fields, "model_cost_map", &COST_MAP) {
+        settings.model_cost_map = match map {
+            Some(file) => CostMapSource::File(dir.join(file.trim())),
+            None => CostMapSource::Off,
+        };
     }
     set(c, &mut fields, "drain_timeout", &DURATION, &mut settings.drain_timeout);
     if let Some(target) = c.optional(&mut fields, "access_log", &kinds::NON_EMPTY_STRING) {

@@ -11,7 +11,9 @@ use pointwork_core::{
 use crate::check::{Checker, Fields, KeyPath, IGNORED};
 use crate::fallbacks::FallbackKeys;
 use crate::kinds::{self, Kind};
+use crate::litellm_providers::is_litellm_provider;
 use crate::node::Node;
+use crate::references::References;
 
 /// LiteLLM's first usage-based strategy: read as v2, with a warning (see [`parse_strategy`]).
 const USAGE_V1: &str = "usage-based-routing";
@@ -55,9 +57,9 @@ pub(crate) struct RouterSources<'n> {
     pub(crate) litellm_settings: Option<(&'n Node, KeyPath)>,
 }
 
-/// The router settings, and every model group name the fallbacks mention (with its key path),
-/// for the check against the model list.
-pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSettings, Vec<(KeyPath, String)>) {
+/// The router settings, and every name they refer to (with its key path), for the check against
+/// the model list.
+pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSettings, References) {
     let mut settings = RouterSettings::default();
     let mut litellm_fallbacks = FallbackKeys::default();
     let mut router_fallbacks = FallbackKeys::default();
@@ -142,8 +144,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
         c.warn_ignored(&fields);
     }
     let mut fallbacks = router_fallbacks.over(litellm_fallbacks);
-    let mut references = std::mem::take(&mut fallbacks.references);
-    references.extend(alias_targets);
+    let references = References { routable: std::mem::take(&mut fallbacks.references), groups: alias_targets };
     (settings.fallbacks, settings.retry_policy) = fallbacks.into_settings();
     (settings, references)
 }
@@ -153,8 +154,12 @@ fn read_budgets(c: &mut Checker, budgets: Fields) -> Vec<ProviderBudget> {
     let mut out = Vec::new();
     for (name, node, path) in budgets.untaken() {
         let Some(provider) = Provider::from_prefix(name) else {
-            let known: Vec<&str> = Provider::ALL.iter().map(|p| p.prefix()).collect();
-            c.error(&path, format!("unknown provider {name:?}; providers: {}", known.join(", ")));
+            if is_litellm_provider(name) {
+                c.warn(&path, format!("Pointwork does not serve provider {name} yet: this budget limits nothing"));
+            } else {
+                let known: Vec<&str> = Provider::ALL.iter().map(|p| p.prefix()).collect();
+                c.error(&path, format!("unknown provider {name:?}; providers: {}", known.join(", ")));
+            }
             continue;
         };
         let Some(mut entry) = c.map(node, path) else { continue };

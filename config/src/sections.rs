@@ -39,7 +39,7 @@ const ENV_VALUE: Kind<String> = Kind {
 };
 
 /// Makes `environment_variables` visible to `os.environ/` lookups. Its values are taken as
-/// written (not substituted).
+/// written (not substituted); a null value leaves the variable to the process environment.
 pub(crate) fn read_environment_variables(c: &mut Checker, doc: &Document) {
     let Some(section) = doc.section(ENVIRONMENT_VARIABLES) else {
         return;
@@ -54,6 +54,9 @@ pub(crate) fn read_environment_variables(c: &mut Checker, doc: &Document) {
         let value = match value {
             // Not substituted: a variable is defined here, not referred to.
             Node::Str(s) => Some(s.clone()),
+            // `NAME:` with no value (templates leave them so): the config does not define it;
+            // `os.environ/NAME` sees the process environment.
+            Node::Null => None,
             other => (ENV_VALUE.parse)(other).or_else(|| {
                 c.error(&path, format!("expected {}, got {}", ENV_VALUE.expected, other.describe_kind()));
                 None

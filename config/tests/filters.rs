@@ -53,6 +53,7 @@ fn model_info_facts_reach_the_deployment() {
   - model_name: g
     litellm_params: {model: openai/gpt-4o-mini}
     model_info: {max_tokens: 4096}
+pointwork: {model_cost_map: false}   # only what the entries say
 ",
     )
     .unwrap();

@@ -6,16 +6,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{errors, load, test_env};
-use pointwork_config::load_str;
+use pointwork_config::{load_str, CostMapSource};
 use pointwork_core::RoutingStrategy;
 
 fn with_router(router: &str) -> String {
     format!("model_list: [{{model_name: g, litellm_params: {{model: openai/gpt-4o}}}}]\nrouter_settings: {router}\n")
 }
 
-/// The shared fixtures folder (`/work/shared/fixtures` next to the repository).
-fn shared_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+/// The folder of the cost map that ships with Pointwork.
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
 }
 
 #[test]
@@ -122,28 +122,35 @@ fn prices_and_limits_from_litellm_params_and_model_info() {
 
 #[test]
 fn the_model_cost_map_fills_in_prices_a_deployment_does_not_set() {
-    let dir = shared_fixtures();
-    let yaml = "model_list:\n\
+    let list = "model_list:\n\
                 - {model_name: g, litellm_params: {model: openai/gpt-4o}}\n\
                 - {model_name: g, litellm_params: {model: gpt-4o-mini}}\n\
                 - {model_name: g, litellm_params: {model: openai/gpt-4o, input_cost_per_token: 1e-6}, model_info: {id: own}}\n\
-                - {model_name: g, litellm_params: {model: openai/no-such-model}}\n\
-                pointwork: {model_cost_map: model_prices_and_context_window.json}\n";
-    let config = load_str(yaml, &dir, &test_env).unwrap().config;
-    assert_eq!(config.gateway.model_cost_map, Some(dir.join("model_prices_and_context_window.json")));
-    let prices: Vec<_> = config.deployments.iter().map(|d| (d.input_cost_per_token, d.output_cost_per_token)).collect();
-    assert_eq!(
-        prices,
-        [(Some(2.5e-6), Some(1e-5)), (Some(1.5e-7), Some(6e-7)), (Some(1e-6), Some(1e-5)), (None, None)]
-    );
-    // Without the map, no prices.
-    let config = load(&with_router("{}")).unwrap().config;
-    assert_eq!(config.deployments[0].input_cost_per_token, None);
+                - {model_name: g, litellm_params: {model: openai/no-such-model}}\n";
+    let expected = [(Some(2.5e-6), Some(1e-5)), (Some(1.5e-7), Some(6e-7)), (Some(1e-6), Some(1e-5)), (None, None)];
+    let prices = |yaml: &str| {
+        let config = load_str(yaml, &data_dir(), &test_env).unwrap().config;
+        let prices: Vec<_> =
+            config.deployments.iter().map(|d| (d.input_cost_per_token, d.output_cost_per_token)).collect();
+        (config.gateway.model_cost_map, prices)
+    };
+    // The map that ships with Pointwork, by default.
+    assert_eq!(prices(list), (CostMapSource::Bundled, expected.to_vec()));
+    // A file (here the same map).
+    let file = format!("{list}pointwork: {{model_cost_map: model_prices_and_context_window.json}}\n");
+    let source = CostMapSource::File(data_dir().join("model_prices_and_context_window.json"));
+    assert_eq!(prices(&file), (source, expected.to_vec()));
+    // Turned off: only what the deployments set.
+    for off in ["false", "off"] {
+        let (source, prices) = prices(&format!("{list}pointwork: {{model_cost_map: {off}}}\n"));
+        assert_eq!(source, CostMapSource::Off);
+        assert_eq!(prices, [(None, None), (None, None), (Some(1e-6), None), (None, None)]);
+    }
 }
 
 #[test]
 fn an_unreadable_or_invalid_cost_map_is_an_error_at_its_key() {
-    let dir = shared_fixtures();
+    let dir = common::fixtures();
     let yaml = |file: &str| {
         format!("model_list: [{{model_name: g, litellm_params: {{model: openai/x}}}}]\npointwork: {{model_cost_map: {file}}}\n")
     };
@@ -154,7 +161,7 @@ fn an_unreadable_or_invalid_cost_map_is_an_error_at_its_key() {
     assert!(err.starts_with("pointwork.model_cost_map: cannot read "), "{err}");
     assert!(err.contains("missing.json"), "{err}");
     // A JSON file of another shape (an OpenAI chat request).
-    let err = match load_str(&yaml("openai_chat_request.json"), &dir, &test_env) {
+    let err = match load_str(&yaml("not_a_cost_map.json"), &dir, &test_env) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("loaded"),
     };
@@ -162,6 +169,6 @@ fn an_unreadable_or_invalid_cost_map_is_an_error_at_its_key() {
     assert!(err.contains("is not a LiteLLM model cost map: expected a JSON object of model names to prices"), "{err}");
     assert_eq!(
         errors("model_list: [{model_name: g, litellm_params: {model: openai/x}}]\npointwork: {model_cost_map: ''}\n"),
-        [r#"pointwork.model_cost_map: expected a non-empty string, got """#]
+        [r#"pointwork.model_cost_map: expected a file path, or false for no map, got """#]
     );
 }

@@ -132,6 +132,14 @@ impl FallbackList {
         &self.entries
     }
 
+    /// Drops every rule for a name `gone` says is gone, and every such name as a target.
+    pub fn drop_names(&mut self, gone: &dyn Fn(&str) -> bool) {
+        self.entries.retain(|(group, _)| !gone(group));
+        for (_, targets) in &mut self.entries {
+            targets.retain(|t| !gone(t));
+        }
+    }
+
     /// The groups `group` falls back to: its own entry, else the entry of its name without a
     /// provider prefix, else `*`'s.
     pub fn for_group(&self, group: &str) -> &[String] {
