@@ -15,6 +15,7 @@ impl Config {
         let mut out = String::new();
         self.write_files(&mut out);
         self.write_groups(&mut out);
+        self.write_left_out(&mut out);
         self.write_router(&mut out);
         self.write_gateway(&mut out);
         if let Some(key) = &self.master_key {
@@ -56,6 +57,17 @@ impl Config {
                 let _ = write!(text, ", tags [{}]", k.tags.join(", "));
             }
             line(out, format_args!("{text}"));
+        }
+    }
+
+    /// The entries that do not serve here: `pointwork check --strict` fails on any.
+    fn write_left_out(&self, out: &mut String) {
+        if self.left_out.is_empty() {
+            return;
+        }
+        line(out, format_args!("left out: {}", self.left_out.len()));
+        for l in &self.left_out {
+            line(out, format_args!("  {} ({} → {}): {}", l.source, l.model_name, l.model, l.because));
         }
     }
 
