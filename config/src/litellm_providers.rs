@@ -151,6 +151,8 @@ const NAMES: &[&str] = &[
     "amazon_nova",
     "vercel_ai_gateway",
     "aiml",
+    // Not a provider: LiteLLM's own router models (`auto_router/complexity_router`, …).
+    "auto_router",
 ];
 
 /// Whether LiteLLM knows a provider by this name.
