@@ -1,5 +1,5 @@
-//! Realistic chat-completion bodies of an exact size, built from the shared OpenAI request
-//! fixture: its developer message and its sampling parameters, then a chat history of user and
+//! Realistic chat-completion bodies of an exact size, built from the OpenAI request fixture
+//! (`tests/fixtures/openai_chat_request.json`): its developer message and its sampling parameters, then a chat history of user and
 //! assistant turns (prose with newlines, quotes and some non-ASCII text) until the size is met.
 //!
 //! Keys come in the order the OpenAI Python SDK sends them: `messages` first, then `model`,

@@ -1,4 +1,4 @@
-//! Shared helpers for the benches: request bodies built from the shared fixtures, the JSON
+//! Shared helpers for the benches: request bodies built from the repository's fixtures, the JSON
 //! extraction done with each candidate library, pick set-ups, and the wire samples for the
 //! codec benches. Each helper is tested here so that a bench never measures a wrong answer.
 
@@ -11,8 +11,8 @@ pub mod wire;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// A file under `/work/shared/fixtures`, read at run time.
+/// A file under `tests/fixtures/` at the repository root, read at run time.
 pub fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/../../shared/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading fixture {path}: {e}"))
 }

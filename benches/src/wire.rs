@@ -51,7 +51,7 @@ CF-RAY: 8e0a1b2c3d4e5f60-AMS\r\n\
 alt-svc: h3=\":443\"; ma=86400\r\n\
 \r\n";
 
-/// One `data:` event of the shared OpenAI stream fixture (a content delta), with its blank line.
+/// One `data:` event of the OpenAI stream fixture (a content delta), with its blank line.
 pub fn sse_event() -> Vec<u8> {
     let stream = crate::fixture("openai_chat_stream.sse");
     let text = String::from_utf8(stream).expect("the fixture is UTF-8");

@@ -1,5 +1,5 @@
 //! The pick: resolve the requested name to candidates, run the filter chain, let the strategy
-//! choose among the survivors (see `shared/spec/000_*`).
+//! choose among the survivors (see `docs/routing.md`: the filter chain, the strategies).
 
 use std::time::{Duration, Instant};
 
@@ -126,7 +126,7 @@ fn pick_in_group(
     let mut candidates = Candidates::new(snap, group, &mut scratch.candidates);
     let settings = &snap.settings;
     let facts = req.facts;
-    // The chain, in its contract's order (`shared/spec/000_*`). Each filter returns at once
+    // The chain, in its contract's order (`docs/routing.md`, the filter chain). Each filter returns at once
     // when its feature is off or the request asks nothing of it.
     RouteCapabilityFilter { snap, route: facts.route }.apply(&mut candidates);
     // Health before cooldowns: a deployment known to be down is reported as unhealthy rather

@@ -1,4 +1,4 @@
-//! The pick, as specified in `shared/spec/000_*`.
+//! The pick, as documented in `docs/routing.md` (the filter chain, the strategies).
 
 use super::*;
 use crate::{CooldownStarted, Deployment, Failure, Provider, RejectReason, RouterSettings};

@@ -1,4 +1,4 @@
-//! The pick's conformance suite (`shared/spec/000_*`, issue 5): one case per rule and edge case
+//! The pick's conformance suite (`docs/routing.md`, issue 5): one case per rule and edge case
 //! of the filter chain, table-driven, without sockets. Each case gives deployments (group `g`),
 //! settings, the request's facts, the shard's state and the attempt (failed, excluded, order),
 //! and expects either the set of deployments that can win (over many rng seeds) with the

@@ -63,7 +63,8 @@ mod tests {
 
     #[test]
     fn upstream_errors_pass_through_or_wrap() {
-        let real = std::fs::read("../../shared/fixtures/openai_error_429_rate_limit.json").unwrap();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/openai_error_429_rate_limit.json");
+        let real = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!(upstream_error_body(429, "openai", &real), real);
         let wrapped: serde_json::Value =
             serde_json::from_slice(&upstream_error_body(502, "openai", b"<html>bad gateway</html>")).unwrap();

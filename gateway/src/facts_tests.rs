@@ -71,16 +71,14 @@ fn null_stream_is_false() {
     assert!(!chat(r#"{"model":"x","stream":null}"#).unwrap().facts.stream);
 }
 
-fn fixture(name: &str) -> Option<Vec<u8>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/");
-    std::fs::read(format!("{path}{name}")).ok()
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 #[test]
 fn the_fixture_request_with_images_tools_and_max_tokens() {
-    let Some(body) = fixture("openai_chat_request.json") else {
-        return; // the shared fixtures are not part of the repository
-    };
+    let body = fixture("openai_chat_request.json");
     let f = extract(RouteKind::ChatCompletions, &body).unwrap().facts;
     assert_eq!(f.model, "gpt-4o");
     assert!(f.has_image);
@@ -96,11 +94,8 @@ fn the_fixture_request_with_images_tools_and_max_tokens() {
 
 #[test]
 fn the_fixture_stream_and_embeddings_requests() {
-    let (Some(stream), Some(embed)) =
-        (fixture("openai_chat_request_stream.json"), fixture("openai_embeddings_request.json"))
-    else {
-        return;
-    };
+    let stream = fixture("openai_chat_request_stream.json");
+    let embed = fixture("openai_embeddings_request.json");
     let f = extract(RouteKind::ChatCompletions, &stream).unwrap().facts;
     assert!(f.stream && !f.has_image && f.params.is_empty());
     assert_eq!(f.max_tokens, Some(256), "max_completion_tokens");

@@ -127,7 +127,7 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<u8> {
-        let path = format!("{}/../../shared/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
