@@ -86,6 +86,9 @@ struct TopLevel<'a, M> {
     max_completion_tokens: Option<&'a RawValue>,
     #[serde(borrow)]
     metadata: Option<&'a RawValue>,
+    /// Tags at the top level, where LiteLLM's tag-routing docs send them (beside `metadata.tags`).
+    #[serde(borrow)]
+    tags: Option<&'a RawValue>,
     #[serde(borrow)]
     allowed_model_region: Option<&'a RawValue>,
 }
@@ -178,7 +181,8 @@ pub struct Needs {
     pub image: bool,
     /// The requested params (the unsupported-params check) and the region.
     pub params: bool,
-    /// `metadata`: tags (tag filtering) and the session id (session affinity).
+    /// `metadata` and the top-level `tags`: the tags (tag filtering) and the session id
+    /// (session affinity).
     pub metadata: bool,
 }
 
@@ -315,7 +319,8 @@ fn read_params<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
     }
 }
 
-/// `metadata.tags` and `metadata.session_id`.
+/// `metadata.tags`, the top-level `tags` and `metadata.session_id`. The request's tags are the
+/// union of both lists (the tag filter reads them as a set, so a tag sent twice counts once).
 fn read_metadata<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
     if let Some(raw) = top.metadata {
         #[derive(Deserialize)]
@@ -329,12 +334,23 @@ fn read_metadata<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
         let (tags, session) = metadata.map_or((None, None), |m| (m.tags, m.session_id));
         // Session affinity keys on a hash of the id; the id itself is not kept.
         facts.affinity.session = session.filter(|s| !s.is_empty()).map(|s| affinity_hash(s.as_bytes()));
-        if let Some(items) = tags.and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(t.get()).ok()) {
-            facts.tags.extend(items.into_iter().filter_map(|v| match v {
-                serde_json::Value::String(s) => Some(s),
-                _ => None,
-            }));
+        if let Some(tags) = tags {
+            add_tags(tags, &mut facts.tags);
         }
+    }
+    if let Some(tags) = top.tags {
+        add_tags(tags, &mut facts.tags);
+    }
+}
+
+/// The strings of a JSON list of tags. Other items, and a value that is not a list, are ignored
+/// rather than refused, as for every field but `model` and `stream`.
+fn add_tags(raw: &RawValue, tags: &mut Vec<String>) {
+    if let Ok(items) = serde_json::from_str::<Vec<serde_json::Value>>(raw.get()) {
+        tags.extend(items.into_iter().filter_map(|v| match v {
+            serde_json::Value::String(s) => Some(s),
+            _ => None,
+        }));
     }
 }
 

@@ -18,12 +18,12 @@ fn without_the_prompt_estimate_the_messages_are_skipped_but_an_image_still_shows
     );
     assert!(!extract_to(RouteKind::ChatCompletions, image, Needs::NONE).unwrap().facts.has_image);
     // Facts nobody reads are not extracted.
-    let tagged = br#"{"model":"m","metadata":{"tags":["a"],"session_id":"s"},"tools":[{"type":"function"}],"allowed_model_region":"eu"}"#;
+    let tagged = br#"{"model":"m","metadata":{"tags":["a"],"session_id":"s"},"tags":["b"],"tools":[{"type":"function"}],"allowed_model_region":"eu"}"#;
     let lean = extract_to(RouteKind::ChatCompletions, tagged, Needs::NONE).unwrap().facts;
     assert!(lean.tags.is_empty() && lean.affinity.session.is_none() && lean.params == RequestParams::NONE);
     assert_eq!(lean.allowed_model_region, None);
     let full = extract_to(RouteKind::ChatCompletions, tagged, Needs::ALL).unwrap().facts;
-    assert_eq!(full.tags, ["a"]);
+    assert_eq!(full.tags, ["a", "b"]);
     assert!(full.affinity.session.is_some() && full.params != RequestParams::NONE);
     // Either way the same broken bodies are refused.
     let broken = br#"{"model":"m","messages":[{"role":"user","content":"x"}"#;
@@ -132,6 +132,26 @@ fn tags_region_and_params() {
         .facts;
     assert!(g.tags.is_empty());
     assert_eq!((g.max_tokens, g.estimated_prompt_tokens), (Some(7), 0));
+}
+
+#[test]
+fn top_level_tags_count_like_metadata_tags_and_both_add_up() {
+    let tags = |body: &str| chat(body).unwrap().facts.tags;
+    // Alone: the same reading as `metadata.tags` (strings kept, other items dropped).
+    assert_eq!(tags(r#"{"model":"m","tags":["paid","!beta",3,null,"&eu"]}"#), ["paid", "!beta", "&eu"]);
+    assert_eq!(
+        tags(r#"{"model":"m","tags":["paid","!beta",3,null,"&eu"]}"#),
+        tags(r#"{"model":"m","metadata":{"tags":["paid","!beta",3,null,"&eu"]}}"#)
+    );
+    // Both: the union, `metadata.tags` first wherever each sits (a tag in both is harmless twice).
+    assert_eq!(tags(r#"{"tags":["b","a"],"model":"m","metadata":{"tags":["a"]}}"#), ["a", "b", "a"]);
+    // Not a list, or null: no tags, and the body is not refused (as for `metadata.tags`).
+    for body in [r#"{"model":"m","tags":"paid"}"#, r#"{"model":"m","tags":null}"#, r#"{"model":"m","tags":{"a":1}}"#] {
+        assert!(tags(body).is_empty(), "{body}");
+    }
+    // A top-level `tags` does not stand in for `metadata`: the session id is still read there only.
+    let f = chat(r#"{"model":"m","tags":["a"],"session_id":"s"}"#).unwrap().facts;
+    assert!(f.affinity.session.is_none());
 }
 
 #[test]

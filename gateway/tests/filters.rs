@@ -1,5 +1,6 @@
-//! The filter chain through the real gateway: what the request says (tags in the body or the
-//! `x-litellm-tags` header, an image, a long prompt) reaches the pick.
+//! The filter chain through the real gateway: what the request says (tags in the body, at its
+//! top level or in `metadata`, or in the `x-litellm-tags` header, an image, a long prompt)
+//! reaches the pick.
 
 mod common;
 
@@ -33,6 +34,38 @@ fn request_tags_from_the_body_or_the_header_select_deployments() {
     }
     // Tags no deployment carries: the `default` deployment serves in their place.
     assert_eq!(gateway.post("/v1/chat/completions", &body(json!(["gold"]))).deployment(), "dep-free");
+}
+
+#[test]
+fn top_level_tags_select_like_metadata_tags_and_both_lists_add_up() {
+    let (paid, eu, free) = (Mock::start("paid", &[]), Mock::start("eu", &[]), Mock::start("free", &[]));
+    let yaml = config(
+        &[
+            deployment("gpt", "dep-paid", MODEL, &paid, "tags: [paid]"),
+            deployment("gpt", "dep-eu", MODEL, &eu, "tags: [eu]"),
+            deployment("gpt", "dep-free", MODEL, &free, "tags: [free, default]"),
+        ],
+        // Every tag must match: only the union of both lists can leave nobody but the default.
+        "router_settings: {enable_tag_filtering: true, tag_filtering_match_any: false}\n",
+    );
+    let gateway = Gateway::start(&yaml);
+    let chat = |extra: serde_json::Value| {
+        let mut body = json!({"model": "gpt", "messages": [{"role": "user", "content": "hi"}]});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let r = gateway.post("/v1/chat/completions", &body.to_string());
+        assert_eq!(r.status, 200, "{extra}: {}", r.text());
+        r.deployment().to_string()
+    };
+    for _ in 0..5 {
+        assert_eq!(chat(json!({"tags": ["paid"]})), "dep-paid");
+        assert_eq!(chat(json!({"tags": ["eu"]})), "dep-eu");
+        // paid (metadata) and eu (top level): no deployment has both, so the default serves;
+        // either list alone would have chosen its own deployment.
+        assert_eq!(chat(json!({"metadata": {"tags": ["paid"]}, "tags": ["eu"]})), "dep-free");
+        assert_eq!(chat(json!({"metadata": {"tags": ["paid"]}, "tags": ["paid"]})), "dep-paid");
+        assert_eq!(chat(json!({})), "dep-free");
+    }
+    assert_eq!((paid.request_count(), eu.request_count()), (10, 5));
 }
 
 #[test]
