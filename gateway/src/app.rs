@@ -1,10 +1,13 @@
 //! What each command does: load the config, build the routes, start the shards, report.
 
+use std::fmt::Display;
+use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use pointwork_config::{Config, Loaded};
+use pointwork_core::Resolution;
 
 use crate::access_log::Sink;
 use crate::cli::{self, Command, Overrides};
@@ -19,27 +22,18 @@ pub fn run(args: &[String]) -> ExitCode {
     let command = match cli::parse(args) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("pointwork: {e}\n\n{}", cli::USAGE);
+            print_err(format_args!("pointwork: {e}\n\n{}", cli::USAGE));
             return ExitCode::from(2);
         }
     };
     match command {
-        Command::Help => {
-            print!("{}", cli::USAGE);
-            ExitCode::SUCCESS
-        }
-        Command::Version => {
-            println!("pointwork {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        Command::Help => answer(cli::USAGE.trim_end()),
+        Command::Version => answer(format_args!("pointwork {}", env!("CARGO_PKG_VERSION"))),
         Command::Check { config } => match pointwork_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
                 match Routes::from_config(&loaded.config, None) {
-                    Ok(_) => {
-                        println!("{}", loaded.config.summary());
-                        ExitCode::SUCCESS
-                    }
+                    Ok(_) => answer(loaded.config.summary()),
                     Err(e) => fail(&format!("{}: invalid config:\n{e}", config.display())),
                 }
             }
@@ -65,11 +59,11 @@ fn hash_key() -> ExitCode {
     if key.is_empty() {
         return fail("no key on standard input (try: printf %s \"$KEY\" | pointwork hash-key)");
     }
-    println!("{}", crate::keys::digest_hex(key.as_bytes()));
-    ExitCode::SUCCESS
+    answer(crate::keys::digest_hex(key.as_bytes()))
 }
 
-/// `pointwork route`: prints the dry run's JSON; exit 1 (with the reason) when a file is bad.
+/// `pointwork route`: prints the dry run's JSON; exit 1 (with the reason) when a file is bad or
+/// the request's model is unknown (its JSON printed still).
 fn route(args: &cli::RouteArgs) -> ExitCode {
     let loaded = match pointwork_config::load_file(&args.config) {
         Ok(l) => l,
@@ -99,7 +93,16 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
     };
     match crate::route::explain(&routes, &state, crate::route::route_kind_of(&request), &body, now, args.seed) {
         Ok(v) => {
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            if let Err(code) = print_line(serde_json::to_string_pretty(&v).unwrap_or_default()) {
+                return code;
+            }
+            // A model the config does not know is a mistake in the request (or the config), not
+            // a routing outcome such as every deployment cooling down: scripts must see it.
+            let model = v["model"].as_str().unwrap_or_default();
+            if matches!(routes.snapshot.resolve(model), Resolution::Unknown) {
+                let message = v["error"]["message"].as_str().unwrap_or("unknown model");
+                return fail(&format!("{}: {message}", args.request.display()));
+            }
             ExitCode::SUCCESS
         }
         Err(e) => fail(&format!("{}: {}", args.request.display(), e.message)),
@@ -107,14 +110,37 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("pointwork: {message}");
+    print_err(format_args!("pointwork: {message}"));
     ExitCode::FAILURE
 }
 
 fn print_warnings(loaded: &Loaded) {
     for w in &loaded.warnings {
-        eprintln!("pointwork: warning: {w}");
+        print_err(format_args!("pointwork: warning: {w}"));
     }
+}
+
+/// Prints a command's answer: exit 0, or 1 when standard output cannot take it.
+fn answer(text: impl Display) -> ExitCode {
+    print_line(text).err().unwrap_or(ExitCode::SUCCESS)
+}
+
+/// Writes `text` and a newline to standard output. `println!` panics when the reader has gone
+/// (`pointwork route … | head -1` closes the pipe after one line); the reader chose to stop, so
+/// a closed pipe is no error and the command keeps its exit status. Any other write error
+/// (a full disk) fails the command.
+fn print_line(text: impl Display) -> Result<(), ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != ErrorKind::BrokenPipe => Err(fail(&format!("cannot write to standard output: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `text` and a newline to standard error, where a failure has nowhere left to be told
+/// (`eprintln!` would panic on it).
+fn print_err(text: impl Display) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// Starts the gateway on a loaded config and serves until a drain ends it. `config_path` is the
@@ -178,15 +204,16 @@ pub fn serve(
         Err(e) => return fail(&e.to_string()),
     };
     health::start(&hub, mesh, &gateway);
-    println!(
+    // A closed standard output (`pointwork demo | head -1`) must not stop a gateway that serves.
+    let _ = print_line(format_args!(
         "pointwork {}: {routes_line}; {} shards on {}; listening on http://{}",
         env!("CARGO_PKG_VERSION"),
         running.shards,
         running.driver.name(),
         running.addr
-    );
+    ));
     if let Some(banner) = banner {
-        println!("{}", banner(running.addr));
+        let _ = print_line(banner(running.addr));
     }
     Control {
         hub,

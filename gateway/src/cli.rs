@@ -1,4 +1,4 @@
-//! Command-line parsing: `pointwork serve|check|demo`, by hand (a handful of flags).
+//! Command-line parsing: `pointwork serve|check|route|demo|hash-key`, by hand (a handful of flags).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +20,8 @@ COMMANDS:
     serve   run the gateway on a LiteLLM-compatible config.yaml
     check   validate a config: a summary and exit 0, or every error with its key path and exit 1
     route   dry run: the routing decision for a request body (JSON), without calling a provider;
-            --state sets cooldowns, health, in-flight, latency and usage (see docs/routing.md)
+            --state sets cooldowns, health, in-flight, latency and usage (see docs/operations.md);
+            exit 1 when a file is bad or the model is unknown (the decision printed still)
     demo    run the gateway in front of built-in mock providers (no keys, no network needed)
     hash-key  print the SHA-256 of a key read from standard input, for pointwork.auth's sha256
             (the key is never a command-line argument: those show in the process list)

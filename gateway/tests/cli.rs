@@ -1,12 +1,16 @@
 //! The `pointwork` command line as a user meets it: `serve` refusing a busy port, `serve`
-//! refusing a bad config, and `check` with its summary or its list of errors.
+//! refusing a bad config, `check` with its summary or its list of errors, and every command
+//! whose output is piped into a reader that stops early (`| head -1`).
 
 mod common;
 
-use std::process::Command;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::{
-    config, deployment, pointwork_bin, serve_command, Gateway, GatewayOptions, Mock, Process, TempDir, EXIT_DEADLINE,
+    chat_body, config, deployment, pointwork_bin, serve_command, Gateway, GatewayOptions, Mock, Process, TempDir,
+    EXIT_DEADLINE, READY_DEADLINE,
 };
 
 /// Runs `pointwork serve` on `config_path` at `listen` and waits for it to exit.
@@ -203,4 +207,77 @@ fn demo_serves_both_groups_and_prints_how_to_try_it() {
     let models = common::Client::connect(addr).request("GET", "/v1/models", &[], b"");
     assert_eq!(models.status, 200);
     assert!(process.is_running());
+}
+
+/// `command` with a standard output whose reader is already gone, as after `… | head -1` once
+/// `head` has its line: every write to it fails with a broken pipe, whenever it comes.
+fn into_a_closed_pipe(command: &mut Command) -> &mut Command {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    command.stdout(writer).stderr(Stdio::piped())
+}
+
+#[test]
+fn answers_into_a_closed_pipe_end_quietly_with_the_usual_status() {
+    let dir = TempDir::new("closed-pipe");
+    let config = dir.write(
+        "config.yaml",
+        "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o-mini, api_base: \"http://127.0.0.1:9/v1\", api_key: sk-test-1234}\n",
+    );
+    let known = dir.write("known.json", &chat_body("gpt", false));
+    let unknown = dir.write("unknown.json", &chat_body("gpt-9", false));
+    let (config, known, unknown) = (config.to_str().unwrap(), known.to_str().unwrap(), unknown.to_str().unwrap());
+    for (args, stdin, expected) in [
+        (&["route", "--config", config, "--request", known][..], "", 0),
+        (&["route", "--config", config, "--request", unknown], "", 1),
+        (&["check", "--config", config], "", 0),
+        (&["--help"], "", 0),
+        (&["--version"], "", 0),
+        (&["hash-key"], "sk-some-key\n", 0),
+    ] {
+        let mut child = into_a_closed_pipe(Command::new(pointwork_bin()).args(args).stdin(Stdio::piped()))
+            .spawn()
+            .expect("run pointwork");
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(expected), "{args:?}: {stderr}");
+        if expected == 0 {
+            assert_eq!(stderr, "", "{args:?}: a closed pipe is not worth a message");
+        } else {
+            assert!(stderr.contains("Invalid model name passed in model=gpt-9"), "{args:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn a_gateway_whose_standard_output_is_gone_keeps_serving() {
+    let mock = Mock::start("a", &[]);
+    let dir = TempDir::new("closed-pipe-serve");
+    let path = dir.write("config.yaml", &config(&[deployment("gpt", "dep-a", "openai/gpt-4o-mini", &mock, "")], ""));
+    // Its ready line cannot be read: the test chooses the port (free a moment ago).
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut command = serve_command(&path, &GatewayOptions { listen: Some(addr), ..GatewayOptions::default() });
+    let mut child = into_a_closed_pipe(command.stdin(Stdio::null())).spawn().expect("run pointwork serve");
+    let deadline = Instant::now() + READY_DEADLINE;
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "pointwork serve exited before listening");
+        assert!(Instant::now() < deadline, "pointwork serve never listened on {addr}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The ready line was written (and lost) just after the listener opened: give it time.
+    std::thread::sleep(Duration::from_millis(300));
+    if let Some(status) = child.try_wait().unwrap() {
+        let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+        panic!("pointwork serve exited ({status}) once listening: {stderr}");
+    }
+    for _ in 0..3 {
+        let response = common::Client::connect(addr).post_json("/v1/chat/completions", &chat_body("gpt", false));
+        assert_eq!(response.status, 200, "{}", response.text());
+    }
+    let exited = child.try_wait().unwrap();
+    child.kill().unwrap();
+    let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+    assert!(exited.is_none() && !stderr.contains("panicked"), "exited: {exited:?}; stderr: {stderr}");
 }

@@ -99,6 +99,26 @@ fn the_same_seed_gives_the_same_decision_and_all_cooling_down_is_the_litellm_err
 }
 
 #[test]
+fn an_unknown_model_is_explained_and_exits_1() {
+    let (a, b) = (Mock::start("a", &[]), Mock::start("b", &[]));
+    let dir = TempDir::new("dry-run-unknown");
+    let yaml = pair_yaml(&a, &b);
+    let (code, stdout, stderr) = route(&dir, &yaml, &chat("gpt-9"), None, 0);
+    assert_eq!(code, 1, "{stderr}");
+    let message = "Invalid model name passed in model=gpt-9";
+    assert!(stderr.contains(message), "{stderr}");
+    // The explanation is printed all the same.
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((&out["model"], &out["winner"], &out["candidates"]), (&json!("gpt-9"), &Value::Null, &json!([])));
+    assert_eq!(out["error"]["status"], 400);
+    assert!(out["error"]["message"].as_str().unwrap().starts_with(message), "{out}");
+    // A deployment id is a known name.
+    let (code, stdout, stderr) = route(&dir, &yaml, &chat("dep-a"), None, 0);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["winner"]["id"], "dep-a");
+}
+
+#[test]
 fn bad_state_and_request_files_name_what_is_wrong() {
     let (a, b) = (Mock::start("a", &[]), Mock::start("b", &[]));
     let dir = TempDir::new("dry-run-bad");
