@@ -56,7 +56,11 @@ fn stream_flag(raw: Option<&str>) -> Result<bool, FactsError> {
 }
 
 fn extracted(model: String, stream: bool, model_span: Range<usize>) -> Extracted {
-    Extracted { facts: RequestFacts { stream, ..RequestFacts::new(RouteKind::ChatCompletions, model) }, model_span }
+    Extracted {
+        facts: RequestFacts { stream, ..RequestFacts::new(RouteKind::ChatCompletions, model) },
+        model_span,
+        tags_member: None,
+    }
 }
 
 /// The offset of `inner` in `outer`, if `inner` points into it.

@@ -119,7 +119,7 @@ pub struct RequestFacts {
     pub has_image: bool,
     /// The request parameters the unsupported-params check knows.
     pub params: RequestParams,
-    /// The request's tags (`metadata.tags`, and later a header): plain, `!tag` or `&tag`.
+    /// The request's tags (body, header, key; see `docs/routing.md`): plain, `!tag` or `&tag`.
     pub tags: Vec<String>,
     /// `allowed_model_region` (e.g. `eu`, `us`).
     pub allowed_model_region: Option<String>,

@@ -3,13 +3,14 @@
 //! Input: one byte (bit 0: the route, bits 1–4: the needs), then the request body. The body is
 //! extracted with those needs and with all of them: the two agree on what is always read
 //! (model, stream, `max_tokens`, the model's span, the error), the facts nobody asked for stay
-//! empty, the span holds the model as JSON, splicing another model in gives a body with that
-//! model, and an accepted body is a JSON object whose `model` and `stream` say the same.
+//! empty, the span holds the model as JSON, the forwarded body (another model spliced in, the
+//! top-level `tags` cut) is a body with that model and no `tags`, and an accepted body is a JSON
+//! object whose `model` and `stream` say the same.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use pointwork_core::{RequestParams, RouteKind};
-use pointwork_gateway::facts::{append_with_model, extract_to, rewritten_len, Extracted, FactsError, Needs};
+use pointwork_gateway::facts::{extract_to, Extracted, FactsError, Needs};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&control, body)) = data.split_first() else { return };
@@ -64,16 +65,24 @@ fn check_accepted(route: RouteKind, body: &[u8], extracted: &Extracted) {
     let spanned: String = serde_json::from_slice(&body[span.clone()]).expect("the span holds a JSON string");
     assert_eq!(spanned, facts.model);
 
-    // Splicing another model in changes the model and nothing else the pick reads.
+    // Forwarding splices another model in and cuts the top-level `tags`; nothing else the pick
+    // reads changes.
     let replacement = br#""upstream/model-\u00e9""#;
     let mut spliced = Vec::new();
-    append_with_model(&mut spliced, body, &span, replacement);
-    assert_eq!(spliced.len(), rewritten_len(body, &span, replacement));
-    let again = extract_to(route, &spliced, Needs::ALL).expect("a spliced body is accepted");
+    extracted.append_forwarded(&mut spliced, body, replacement);
+    assert_eq!(spliced.len(), extracted.forwarded_len(body, replacement));
+    let again = extract_to(route, &spliced, Needs::ALL).expect("a forwarded body is accepted");
     assert_eq!(again.facts.model, "upstream/model-é");
-    assert_eq!(again.model_span, span.start..span.start + replacement.len());
+    assert_eq!(again.model_span.len(), replacement.len());
+    assert_eq!(again.tags_member, None, "no tags are forwarded");
+    if let Some(value) = json_value(&spliced) {
+        assert!(value.get("tags").is_none());
+    }
     assert_eq!((again.facts.stream, again.facts.max_tokens), (facts.stream, facts.max_tokens));
-    assert_eq!((&again.facts.tags, again.facts.params), (&facts.tags, facts.params));
+    assert_eq!(again.facts.params, facts.params);
+    if extracted.tags_member.is_none() {
+        assert_eq!(again.facts.tags, facts.tags);
+    }
 }
 
 fn check_refused(body: &[u8], some: &FactsError, all: &FactsError) {

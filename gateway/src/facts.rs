@@ -15,6 +15,9 @@ use serde_json::value::RawValue;
 pub struct Extracted {
     pub facts: RequestFacts,
     pub model_span: Range<usize>,
+    /// The top-level `tags` member with one comma beside it: a routing field of LiteLLM's that
+    /// a provider would refuse as an unknown parameter, so it is never forwarded.
+    pub tags_member: Option<Range<usize>>,
 }
 
 /// Why a body cannot be routed; each becomes a 400 in the OpenAI error shape.
@@ -241,8 +244,8 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         Some("true") => true,
         Some(_) => return Err(FactsError::StreamNotBool),
     };
-    let start = raw_model.get().as_ptr() as usize - body.as_ptr() as usize;
-    let model_span = start..start + raw_model.get().len();
+    let model_span = value_span(body, raw_model);
+    let tags_member = top.tags.and_then(|raw| member_span(body, value_span(body, raw)));
     let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
     read_the_rest(&top, &mut facts, needs);
     if needs.image && !needs.prompt {
@@ -250,7 +253,67 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         // text cannot form `"image_url"`); a false positive only prefers vision deployments.
         facts.has_image = IMAGE_KEY.find(body).is_some();
     }
-    Ok(Extracted { facts, model_span })
+    Ok(Extracted { facts, model_span, tags_member })
+}
+
+/// Where a value borrowed from `body` sits in it.
+fn value_span(body: &[u8], raw: &RawValue) -> Range<usize> {
+    let start = raw.get().as_ptr() as usize - body.as_ptr() as usize;
+    start..start + raw.get().len()
+}
+
+/// The member whose value is at `value` in an object of a valid JSON `body` — its key, the
+/// colon, the value — with the comma that follows it (or, for the last member, the one before
+/// it), so that cutting the range leaves a valid object. `None` for an only member.
+fn member_span(body: &[u8], value: Range<usize>) -> Option<Range<usize>> {
+    let skip_back = |mut at: usize| {
+        while at > 0 && body[at - 1].is_ascii_whitespace() {
+            at -= 1;
+        }
+        at
+    };
+    let colon = skip_back(value.start).checked_sub(1).filter(|&at| body[at] == b':')?;
+    let key_end = skip_back(colon).checked_sub(1).filter(|&at| body[at] == b'"')?;
+    // A key holds no unescaped quote, and an escaped one (`\"`) cannot spell `tags`.
+    let key_start = memchr::memrchr(b'"', &body[..key_end])?;
+    let mut after = value.end;
+    while body.get(after).is_some_and(u8::is_ascii_whitespace) {
+        after += 1;
+    }
+    if body.get(after) == Some(&b',') {
+        return Some(key_start..after + 1);
+    }
+    let comma = skip_back(key_start).checked_sub(1).filter(|&at| body[at] == b',')?;
+    Some(comma..value.end)
+}
+
+impl Extracted {
+    /// Appends `body` as it goes upstream: `model_json` (an encoded JSON string) in place of the
+    /// `model` value, without the `tags` member.
+    pub fn append_forwarded(&self, out: &mut Vec<u8>, body: &[u8], model_json: &[u8]) {
+        let model = &self.model_span;
+        // No member to cut: an empty cut right after the model.
+        let tags = self.tags_member.clone().unwrap_or(model.end..model.end);
+        if tags.end <= model.start {
+            out.extend_from_slice(&body[..tags.start]);
+            out.extend_from_slice(&body[tags.end..model.start]);
+        } else {
+            out.extend_from_slice(&body[..model.start]);
+        }
+        out.extend_from_slice(model_json);
+        if tags.start >= model.end {
+            out.extend_from_slice(&body[model.end..tags.start]);
+            out.extend_from_slice(&body[tags.end..]);
+        } else {
+            out.extend_from_slice(&body[model.end..]);
+        }
+    }
+
+    /// The length of what [`Extracted::append_forwarded`] appends.
+    pub fn forwarded_len(&self, body: &[u8], model_json: &[u8]) -> usize {
+        let tags = self.tags_member.as_ref().map_or(0, |t| t.len());
+        body.len() - self.model_span.len() + model_json.len() - tags
+    }
 }
 
 /// Everything but `model` and `stream`: the prompt estimate, `max_tokens`, the image flag, the
@@ -364,18 +427,6 @@ fn non_ascii_bytes(bytes: &[u8]) -> u64 {
         n += u64::from((word & HIGH).count_ones());
     }
     n + chunks.remainder().iter().filter(|b| !b.is_ascii()).count() as u64
-}
-
-/// Appends `body` to `out` with the bytes in `span` replaced by `model_json` (an encoded JSON string).
-pub fn append_with_model(out: &mut Vec<u8>, body: &[u8], span: &Range<usize>, model_json: &[u8]) {
-    out.extend_from_slice(&body[..span.start]);
-    out.extend_from_slice(model_json);
-    out.extend_from_slice(&body[span.end..]);
-}
-
-/// The length of the body after [`append_with_model`].
-pub fn rewritten_len(body: &[u8], span: &Range<usize>, model_json: &[u8]) -> usize {
-    body.len() - span.len() + model_json.len()
 }
 
 #[path = "facts_messages.rs"]

@@ -40,11 +40,36 @@ fn finds_model_and_stream_and_splices() {
     let ex = chat(body).unwrap();
     assert_eq!(ex.facts.model, "gpt-4o-mini");
     assert!(ex.facts.stream);
-    let mut out = Vec::new();
-    append_with_model(&mut out, body.as_bytes(), &ex.model_span, br#""upstream-x""#);
     let expected = body.replace(r#""gpt-4o-mini""#, r#""upstream-x""#);
-    assert_eq!(String::from_utf8(out).unwrap(), expected);
-    assert_eq!(rewritten_len(body.as_bytes(), &ex.model_span, br#""upstream-x""#), expected.len());
+    assert_eq!(forwarded(&ex, body, br#""upstream-x""#), expected);
+}
+
+/// What goes upstream, checking its announced length.
+fn forwarded(ex: &Extracted, body: &str, model_json: &[u8]) -> String {
+    let mut out = Vec::new();
+    ex.append_forwarded(&mut out, body.as_bytes(), model_json);
+    assert_eq!(ex.forwarded_len(body.as_bytes(), model_json), out.len());
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn top_level_tags_are_never_forwarded() {
+    let cases = [
+        (r#"{"model":"m","tags":["a"],"stream":false}"#, r#"{"model":"u","stream":false}"#),
+        (r#"{"tags" : [ "a" ] , "model":"m"}"#, r#"{"model":"u"}"#),
+        (r#"{"model":"m", "tags": ["a", "b"] }"#, r#"{"model":"u" }"#),
+        ("{\"a\":1,\n  \"tags\":\n[\"x\"],\n  \"model\":\"m\"}", "{\"a\":1,\n  \"model\":\"u\"}"),
+        (r#"{"t\u0061gs":["a"],"model":"m"}"#, r#"{"model":"u"}"#),
+        (r#"{"metadata":{"tags":["a"]},"model":"m"}"#, r#"{"metadata":{"tags":["a"]},"model":"u"}"#),
+    ];
+    for (body, expected) in cases {
+        let ex = chat(body).unwrap();
+        let sent: serde_json::Value = serde_json::from_str(&forwarded(&ex, body, br#""u""#)).expect("valid JSON");
+        assert_eq!(sent, serde_json::from_str::<serde_json::Value>(expected).unwrap(), "{body}");
+    }
+    // Whitespace around the cut stays; the rest of the body is untouched byte for byte.
+    let body = r#"{"model":"m", "tags": ["a"], "temperature": 0.50}"#;
+    assert_eq!(forwarded(&chat(body).unwrap(), body, br#""u""#), r#"{"model":"u",  "temperature": 0.50}"#);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use pointwork_core::{
 
 use crate::access_log::Entry;
 use crate::errors::openai_error;
-use crate::facts::{self, append_with_model, rewritten_len};
+use crate::facts::{self, Extracted};
 use crate::http::write;
 use crate::keys::{unix_now, Caller, VirtualKey};
 use crate::respond::{self, Reply};
@@ -178,7 +178,7 @@ pub async fn serve(
             serde_json::to_vec(&model).unwrap_or_default()
         });
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
-        let request = upstream_request(upstream.head_for(route), body, &extracted.model_span, model_json);
+        let request = upstream_request(upstream.head_for(route), body, &extracted, model_json);
         let labels = decision_headers(snap, &decision, attempt);
         let exchange = Exchange {
             target: &upstream.target,
@@ -445,14 +445,15 @@ fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending
     });
 }
 
-/// The upstream request: precomputed head, content-length, and the body with `model` spliced.
-fn upstream_request(head: &[u8], body: &[u8], span: &std::ops::Range<usize>, model_json: &[u8]) -> Vec<u8> {
-    let len = rewritten_len(body, span, model_json);
+/// The upstream request: precomputed head, content-length, and the body with `model` spliced
+/// (and LiteLLM's top-level `tags` cut).
+fn upstream_request(head: &[u8], body: &[u8], extracted: &Extracted, model_json: &[u8]) -> Vec<u8> {
+    let len = extracted.forwarded_len(body, model_json);
     let mut out = Vec::with_capacity(head.len() + 32 + len);
     out.extend_from_slice(head);
     write::header_decimal(&mut out, "content-length", len as u64);
     write::end_head(&mut out);
-    append_with_model(&mut out, body, span, model_json);
+    extracted.append_forwarded(&mut out, body, model_json);
     out
 }
 

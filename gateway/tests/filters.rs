@@ -66,6 +66,15 @@ fn top_level_tags_select_like_metadata_tags_and_both_lists_add_up() {
         assert_eq!(chat(json!({})), "dep-free");
     }
     assert_eq!((paid.request_count(), eu.request_count()), (10, 5));
+    // The top-level `tags` is LiteLLM's routing field: a provider never sees it (it would refuse
+    // an unknown parameter); `metadata` goes as sent.
+    for request in paid.requests().iter().chain(&eu.requests()).chain(&free.requests()) {
+        let sent: serde_json::Value = serde_json::from_str(request["body"].as_str().unwrap()).unwrap();
+        assert!(sent.get("tags").is_none(), "{sent}");
+        assert_eq!(sent["model"], "gpt-4o-mini");
+    }
+    let sent = free.requests().iter().map(|r| r["body"].as_str().unwrap().to_string()).find(|b| b.contains("metadata"));
+    assert!(sent.is_some_and(|b| b.contains(r#""metadata":{"tags":["paid"]}"#)));
 }
 
 #[test]
