@@ -29,11 +29,18 @@ pub fn run(args: &[String]) -> ExitCode {
     match command {
         Command::Help => answer(cli::USAGE.trim_end()),
         Command::Version => answer(format_args!("pointwork {}", env!("CARGO_PKG_VERSION"))),
-        Command::Check { config } => match pointwork_config::load_file(&config) {
+        Command::Check { config, strict } => match pointwork_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
                 match Routes::from_config(&loaded.config, None) {
-                    Ok(_) => answer(loaded.config.summary()),
+                    Ok(_) => {
+                        let answered = answer(loaded.config.summary());
+                        let left_out = loaded.config.left_out.len();
+                        match strict && left_out > 0 && answered == ExitCode::SUCCESS {
+                            true => fail(&format!("{}: --strict: {left_out} entries left out", config.display())),
+                            false => answered,
+                        }
+                    }
                     Err(e) => fail(&format!("{}: invalid config:\n{e}", config.display())),
                 }
             }

@@ -10,7 +10,7 @@ Pointwork — an LLM routing gateway
 
 USAGE:
     pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
-    pointwork check --config FILE
+    pointwork check --config FILE [--strict]
     pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N]
     pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
     pointwork hash-key < KEY
@@ -18,7 +18,8 @@ USAGE:
 
 COMMANDS:
     serve   run the gateway on a LiteLLM-compatible config.yaml
-    check   validate a config: a summary and exit 0, or every error with its key path and exit 1
+    check   validate a config: a summary and exit 0, or every error with its key path and exit 1;
+            --strict: exit 1 also when an entry is left out (a provider Pointwork does not serve yet)
     route   dry run: the routing decision for a request body (JSON), without calling a provider;
             --state sets cooldowns, health, in-flight, latency and usage (see docs/operations.md);
             exit 1 when a file is bad or the model is unknown (the decision printed still)
@@ -46,10 +47,19 @@ pub struct RouteArgs {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    Serve { config: PathBuf, overrides: Overrides },
-    Check { config: PathBuf },
+    Serve {
+        config: PathBuf,
+        overrides: Overrides,
+    },
+    /// `strict`: entries left out fail the check.
+    Check {
+        config: PathBuf,
+        strict: bool,
+    },
     Route(RouteArgs),
-    Demo { overrides: Overrides },
+    Demo {
+        overrides: Overrides,
+    },
     HashKey,
     Help,
     Version,
@@ -68,8 +78,10 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             Ok(Command::Serve { config, overrides })
         }
         "check" => {
-            let (config, _) = parse_flags(rest, true, false)?;
-            Ok(Command::Check { config: config.ok_or("check: --config FILE is required")? })
+            let strict = rest.iter().any(|a| a == "--strict");
+            let rest: Vec<String> = rest.iter().filter(|a| *a != "--strict").cloned().collect();
+            let (config, _) = parse_flags(&rest, true, false)?;
+            Ok(Command::Check { config: config.ok_or("check: --config FILE is required")?, strict })
         }
         "route" => parse_route(rest).map(Command::Route),
         "hash-key" if rest.is_empty() => Ok(Command::HashKey),

@@ -77,6 +77,48 @@ fn check(path: &std::path::Path) -> std::process::Output {
 }
 
 #[test]
+fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
+    let dir = TempDir::new("check-left-out");
+    let path = dir.write(
+        "config.yaml",
+        "model_list:
+  - {model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}
+  - {model_name: gpt, litellm_params: {model: azure/gpt-4o-eu, api_base: https://example.openai.azure.com, api_version: '2024-06-01'}}
+  - {model_name: claude, litellm_params: {model: claude-3-5-sonnet-20240620}}
+",
+    );
+    let out = check(&path);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("model groups: 1, deployments: 1"), "{stdout}");
+    assert!(stdout.contains("left out: 2"), "{stdout}");
+    assert!(
+        stdout.contains("model_list[1] (gpt → azure/gpt-4o-eu): Pointwork does not serve provider azure yet"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "model_list[2] (claude → claude-3-5-sonnet-20240620): Pointwork does not serve provider anthropic yet"
+        ),
+        "{stdout}"
+    );
+    assert!(stderr.contains("pointwork: warning: model_list[1].litellm_params.model: left out"), "{stderr}");
+
+    let strict = Command::new(pointwork_bin()).args(["check", "--strict", "--config"]).arg(&path).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&strict.stdout), String::from_utf8_lossy(&strict.stderr));
+    assert_eq!(strict.status.code(), Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("left out: 2"), "the summary still shows them: {stdout}");
+    assert!(stderr.contains("--strict: 2 entries left out"), "{stderr}");
+    // A config with nothing left out passes --strict.
+    let clean = dir.write(
+        "clean.yaml",
+        "model_list: [{model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}]\n",
+    );
+    let out = Command::new(pointwork_bin()).args(["check", "--strict", "--config"]).arg(&clean).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn check_prints_a_summary_and_exits_0_on_a_good_config() {
     let dir = TempDir::new("check-good");
     let path = dir.write(
