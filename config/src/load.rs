@@ -12,7 +12,7 @@ use crate::cost_map::{self, CostMap, MODEL_COST_MAP};
 use crate::deployment_id::number_pooled_ids;
 use crate::env::Env;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
-use crate::model_list::read_model_lists;
+use crate::model_list::{read_model_lists, CompiledEntry};
 use crate::node::Node;
 use crate::pointwork_section::read_pointwork;
 use crate::references::{check_references, ModelNames};
@@ -89,25 +89,8 @@ fn compile(
         c.error(path, "`key` needs general_settings.master_key or an admin key: nothing could open /metrics");
     }
     let mut entries = lists.compiled;
-    let file_map;
-    let map = match &gateway.model_cost_map {
-        CostMapSource::Bundled => Some(cost_map::bundled()),
-        CostMapSource::Off => None,
-        CostMapSource::File(path) => match CostMap::read(path) {
-            Ok(map) => {
-                file_map = map;
-                Some(&file_map)
-            }
-            Err(message) => {
-                let section = doc.section(POINTWORK).map(|s| s.path.key(MODEL_COST_MAP));
-                c.error(section.map_or_else(|| MODEL_COST_MAP.to_string(), |p| p.to_string()), message);
-                None
-            }
-        },
-    };
-    if let Some(map) = map {
-        entries.iter_mut().for_each(|e| map.fill(&e.model, &mut e.deployment, &e.info.model_info));
-    }
+    let map_path = doc.section(POINTWORK).map(|s| s.path.key(MODEL_COST_MAP));
+    fill_from_cost_map(&mut c, &gateway.model_cost_map, map_path, &mut entries);
     number_pooled_ids(entries.iter_mut().map(|e| (&mut e.deployment.id, e.info.derived_id)));
     let (deployments, deployment_info): (Vec<_>, Vec<_>) = entries.into_iter().map(|e| (e.deployment, e.info)).unzip();
     let names = ModelNames {
@@ -182,6 +165,29 @@ fn warn_unpriced_budgets(c: &mut Checker, auth: &Auth, deployments: &[Deployment
                 ),
             );
         }
+    }
+}
+
+/// Fills in what the entries do not set from the model cost map `source` names (an unreadable
+/// file is an error at `path`).
+fn fill_from_cost_map(c: &mut Checker, source: &CostMapSource, path: Option<KeyPath>, entries: &mut [CompiledEntry]) {
+    let read;
+    let map = match source {
+        CostMapSource::Bundled => cost_map::bundled(),
+        CostMapSource::Off => return,
+        CostMapSource::File(file) => match CostMap::read(file) {
+            Ok(map) => {
+                read = map;
+                &read
+            }
+            Err(message) => {
+                c.error(path.map_or_else(|| MODEL_COST_MAP.to_string(), |p| p.to_string()), message);
+                return;
+            }
+        },
+    };
+    for e in entries {
+        map.fill(&e.model, &mut e.deployment, &e.info.model_info);
     }
 }
 
