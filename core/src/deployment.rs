@@ -63,6 +63,9 @@ pub struct Deployment {
     /// The request parameters the deployment declares it does not take (`supports_*: false` in
     /// `model_info`, else the model cost map). Not declared = taken.
     pub unsupported_params: RequestParams,
+    /// The policy router's attributes (`model_info.kind`, `sovereignty_class`, `region`, …),
+    /// when the entry sets any.
+    pub policy: Option<Box<crate::policy::PolicyAttrs>>,
 }
 
 impl Deployment {
@@ -93,6 +96,7 @@ impl Deployment {
             max_input_tokens: None,
             max_tokens: None,
             unsupported_params: RequestParams::NONE,
+            policy: None,
         }
     }
 

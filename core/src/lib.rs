@@ -18,6 +18,7 @@ pub mod health;
 pub mod key_meter;
 pub mod latency;
 pub mod pick;
+pub mod policy;
 pub mod provider;
 pub mod reason;
 pub mod resolve;
