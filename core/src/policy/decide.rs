@@ -142,11 +142,11 @@ impl fmt::Display for PolicyRefusal {
 }
 
 /// Routes `req` under `policy` over `endpoints`; `live` says what the shards know of each.
-pub fn decide<'a>(
+pub fn decide<'a, 'l: 'a>(
     endpoints: &'a [PolicyEndpoint],
     policy: &Policy,
     req: &PolicyRequest,
-    live: &dyn Fn(usize) -> Live<'a>,
+    live: &dyn Fn(usize) -> Live<'l>,
 ) -> Result<PolicyDecision<'a>, PolicyRefusal> {
     let named = req.model.as_deref();
     let candidates = || (0..endpoints.len()).filter(move |&i| named.is_none_or(|m| &*endpoints[i].model == m));
