@@ -59,7 +59,8 @@ fn extracted(model: String, stream: bool, model_span: Range<usize>) -> Extracted
     Extracted {
         facts: RequestFacts { stream, ..RequestFacts::new(RouteKind::ChatCompletions, model) },
         model_span,
-        tags_member: None,
+        cut_members: Vec::new(),
+        llmeu: None,
     }
 }
 

@@ -4,7 +4,7 @@
 //! extracted with those needs and with all of them: the two agree on what is always read
 //! (model, stream, `max_tokens`, the model's span, the error), the facts nobody asked for stay
 //! empty, the span holds the model as JSON, the forwarded body (another model spliced in, the
-//! top-level `tags` cut) is a body with that model and no `tags`, and an accepted body is a JSON
+//! top-level `tags` and `llmeu` cut) is a body with that model and neither, and an accepted body is a JSON
 //! object whose `model` and `stream` say the same.
 #![no_main]
 
@@ -74,13 +74,13 @@ fn check_accepted(route: RouteKind, body: &[u8], extracted: &Extracted) {
     let again = extract_to(route, &spliced, Needs::ALL).expect("a forwarded body is accepted");
     assert_eq!(again.facts.model, "upstream/model-é");
     assert_eq!(again.model_span.len(), replacement.len());
-    assert_eq!(again.tags_member, None, "no tags are forwarded");
+    assert_eq!((again.cut_members.len(), again.llmeu.clone()), (0, None), "no tags or llmeu are forwarded");
     if let Some(value) = json_value(&spliced) {
-        assert!(value.get("tags").is_none());
+        assert!(value.get("tags").is_none() && value.get("llmeu").is_none());
     }
     assert_eq!((again.facts.stream, again.facts.max_tokens), (facts.stream, facts.max_tokens));
     assert_eq!(again.facts.params, facts.params);
-    if extracted.tags_member.is_none() {
+    if extracted.cut_members.is_empty() {
         assert_eq!(again.facts.tags, facts.tags);
     }
 }

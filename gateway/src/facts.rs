@@ -15,9 +15,14 @@ use serde_json::value::RawValue;
 pub struct Extracted {
     pub facts: RequestFacts,
     pub model_span: Range<usize>,
-    /// The top-level `tags` member with one comma beside it: a routing field of LiteLLM's that
-    /// a provider would refuse as an unknown parameter, so it is never forwarded.
-    pub tags_member: Option<Range<usize>>,
+    /// The members that are the gateway's and never go upstream (a provider would refuse them
+    /// as unknown parameters), each with one comma beside it, in body order: LiteLLM's
+    /// top-level `tags` and the policy router's `llmeu` object. Empty (no allocation) for a
+    /// body without them.
+    pub cut_members: Vec<Range<usize>>,
+    /// The `llmeu` object's value (request overrides for the policy router), read only when a
+    /// policy applies.
+    pub llmeu: Option<Range<usize>>,
 }
 
 /// Why a body cannot be routed; each becomes a 400 in the OpenAI error shape.
@@ -90,10 +95,24 @@ struct TopLevel<'a, M> {
     #[serde(borrow)]
     metadata: Option<&'a RawValue>,
     /// Tags at the top level, where LiteLLM's tag-routing docs send them (beside `metadata.tags`).
-    #[serde(borrow)]
-    tags: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tags: Member<'a>,
+    /// The policy router's request overrides.
+    #[serde(borrow, default)]
+    llmeu: Member<'a>,
     #[serde(borrow)]
     allowed_model_region: Option<&'a RawValue>,
+}
+
+/// A member's raw value, `null` included: an `Option<&RawValue>` reads `null` as absent, and a
+/// member that is cut before forwarding must be found whatever its value.
+#[derive(Clone, Copy, Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member<'a>, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+    }
 }
 
 /// The prompt estimate's constants (documented in `docs/routing.md`, "The prompt estimate").
@@ -245,7 +264,13 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         Some(_) => return Err(FactsError::StreamNotBool),
     };
     let model_span = value_span(body, raw_model);
-    let tags_member = top.tags.and_then(|raw| member_span(body, value_span(body, raw)));
+    let llmeu = top.llmeu.0.filter(|raw| raw.get() != "null").map(|raw| value_span(body, raw));
+    let mut cut_members: Vec<Range<usize>> = [top.tags.0, top.llmeu.0]
+        .into_iter()
+        .flatten()
+        .filter_map(|raw| member_span(body, value_span(body, raw)))
+        .collect();
+    join_adjacent_cuts(body, &mut cut_members);
     let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
     read_the_rest(&top, &mut facts, needs);
     if needs.image && !needs.prompt {
@@ -253,7 +278,7 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         // text cannot form `"image_url"`); a false positive only prefers vision deployments.
         facts.has_image = IMAGE_KEY.find(body).is_some();
     }
-    Ok(Extracted { facts, model_span, tags_member })
+    Ok(Extracted { facts, model_span, cut_members, llmeu })
 }
 
 /// Where a value borrowed from `body` sits in it.
@@ -287,32 +312,63 @@ fn member_span(body: &[u8], value: Range<usize>) -> Option<Range<usize>> {
     Some(comma..value.end)
 }
 
+/// Each member's cut takes one comma: the one after it, or before it for the last member. Two
+/// cut members side by side at the end of the object (`…,"tags":[],"llmeu":{}}`) would both
+/// take the comma between them: such cuts become one, which then takes the comma before it
+/// (when there is one) so the object stays valid.
+fn join_adjacent_cuts(body: &[u8], cuts: &mut Vec<Range<usize>>) {
+    if cuts.len() < 2 {
+        return;
+    }
+    cuts.sort_by_key(|r| r.start);
+    let mut joined: Vec<Range<usize>> = Vec::with_capacity(cuts.len());
+    for cut in cuts.drain(..) {
+        match joined.last_mut() {
+            Some(last) if cut.start < last.end => {
+                last.end = last.end.max(cut.end);
+                let ends_with_comma = body[..last.end].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b',');
+                let before = body[..last.start].iter().rposition(|b| !b.is_ascii_whitespace());
+                if !ends_with_comma {
+                    if let Some(comma) = before.filter(|&at| body[at] == b',') {
+                        last.start = comma;
+                    }
+                }
+            }
+            _ => joined.push(cut),
+        }
+    }
+    *cuts = joined;
+}
+
 impl Extracted {
     /// Appends `body` as it goes upstream: `model_json` (an encoded JSON string) in place of the
-    /// `model` value, without the `tags` member.
+    /// `model` value, without the cut members.
     pub fn append_forwarded(&self, out: &mut Vec<u8>, body: &[u8], model_json: &[u8]) {
         let model = &self.model_span;
-        // No member to cut: an empty cut right after the model.
-        let tags = self.tags_member.clone().unwrap_or(model.end..model.end);
-        if tags.end <= model.start {
-            out.extend_from_slice(&body[..tags.start]);
-            out.extend_from_slice(&body[tags.end..model.start]);
-        } else {
-            out.extend_from_slice(&body[..model.start]);
+        let mut at = 0;
+        let mut model_pending = true;
+        for cut in &self.cut_members {
+            if model_pending && cut.start >= model.end {
+                out.extend_from_slice(&body[at..model.start]);
+                out.extend_from_slice(model_json);
+                at = model.end;
+                model_pending = false;
+            }
+            out.extend_from_slice(&body[at..cut.start]);
+            at = cut.end;
         }
-        out.extend_from_slice(model_json);
-        if tags.start >= model.end {
-            out.extend_from_slice(&body[model.end..tags.start]);
-            out.extend_from_slice(&body[tags.end..]);
-        } else {
-            out.extend_from_slice(&body[model.end..]);
+        if model_pending {
+            out.extend_from_slice(&body[at..model.start]);
+            out.extend_from_slice(model_json);
+            at = model.end;
         }
+        out.extend_from_slice(&body[at..]);
     }
 
     /// The length of what [`Extracted::append_forwarded`] appends.
     pub fn forwarded_len(&self, body: &[u8], model_json: &[u8]) -> usize {
-        let tags = self.tags_member.as_ref().map_or(0, |t| t.len());
-        body.len() - self.model_span.len() + model_json.len() - tags
+        let cut: usize = self.cut_members.iter().map(|c| c.len()).sum();
+        body.len() - self.model_span.len() + model_json.len() - cut
     }
 }
 
@@ -401,7 +457,7 @@ fn read_metadata<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
             add_tags(tags, &mut facts.tags);
         }
     }
-    if let Some(tags) = top.tags {
+    if let Some(tags) = top.tags.0 {
         add_tags(tags, &mut facts.tags);
     }
 }

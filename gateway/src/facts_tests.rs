@@ -53,7 +53,7 @@ fn forwarded(ex: &Extracted, body: &str, model_json: &[u8]) -> String {
 }
 
 #[test]
-fn top_level_tags_are_never_forwarded() {
+fn top_level_tags_and_llmeu_are_never_forwarded() {
     let cases = [
         (r#"{"model":"m","tags":["a"],"stream":false}"#, r#"{"model":"u","stream":false}"#),
         (r#"{"tags" : [ "a" ] , "model":"m"}"#, r#"{"model":"u"}"#),
@@ -61,12 +61,23 @@ fn top_level_tags_are_never_forwarded() {
         ("{\"a\":1,\n  \"tags\":\n[\"x\"],\n  \"model\":\"m\"}", "{\"a\":1,\n  \"model\":\"u\"}"),
         (r#"{"t\u0061gs":["a"],"model":"m"}"#, r#"{"model":"u"}"#),
         (r#"{"metadata":{"tags":["a"]},"model":"m"}"#, r#"{"metadata":{"tags":["a"]},"model":"u"}"#),
+        // The policy router's overrides go nowhere either, before or after the model, with tags.
+        (r#"{"llmeu":{"residency":"eu-owned"},"model":"m"}"#, r#"{"model":"u"}"#),
+        (r#"{"model":"m","llmeu":{"task":"coding"},"n":1}"#, r#"{"model":"u","n":1}"#),
+        (r#"{"tags":["a"],"model":"m","llmeu":{},"stream":true}"#, r#"{"model":"u","stream":true}"#),
+        (r#"{"llmeu":{},"tags":["a"],"model":"m"}"#, r#"{"model":"u"}"#),
+        (r#"{"model":"m","tags":[],"llmeu":null}"#, r#"{"model":"u"}"#),
+        (r#"{"model":"m", "llmeu": 1 , "tags": null }"#, r#"{"model":"u"}"#),
+        (r#"{"tags":[],"llmeu":{},"model":"m"}"#, r#"{"model":"u"}"#),
     ];
     for (body, expected) in cases {
         let ex = chat(body).unwrap();
         let sent: serde_json::Value = serde_json::from_str(&forwarded(&ex, body, br#""u""#)).expect("valid JSON");
         assert_eq!(sent, serde_json::from_str::<serde_json::Value>(expected).unwrap(), "{body}");
     }
+    let body = r#"{"model":"m","llmeu":{"residency":"de"}}"#;
+    assert_eq!(&body[chat(body).unwrap().llmeu.unwrap()], r#"{"residency":"de"}"#);
+    assert_eq!(chat(r#"{"model":"m"}"#).unwrap().llmeu, None);
     // Whitespace around the cut stays; the rest of the body is untouched byte for byte.
     let body = r#"{"model":"m", "tags": ["a"], "temperature": 0.50}"#;
     assert_eq!(forwarded(&chat(body).unwrap(), body, br#""u""#), r#"{"model":"u",  "temperature": 0.50}"#);

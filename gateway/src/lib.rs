@@ -12,6 +12,7 @@ pub mod health;
 pub mod http;
 pub mod hub;
 pub mod keys;
+pub mod llmeu;
 pub mod metrics;
 pub mod proxy;
 pub mod respond;
