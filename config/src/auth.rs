@@ -17,6 +17,7 @@
 //!         max_budget: 25        # US dollars
 //!         budget_duration: 30d  # start over every period; without it, for the process's lifetime
 //!         tags: [team-a]        # added to every request's tags (tag routing)
+//!         policy: eu-strict     # the key's requests run under this policy (`pointwork.policies`)
 //!     spend_file: key-spend.json   # keys' spend kept across restarts (owner-only, never via a symlink)
 //! ```
 
@@ -28,6 +29,7 @@ use pointwork_core::KeyLimits;
 use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds::{self, Kind};
 use crate::node::Node;
+use crate::policies::check_policy_ref;
 use crate::router::TIME_PERIOD;
 
 /// Who may call what; empty = only the master key (if any) guards the gateway.
@@ -58,14 +60,19 @@ pub struct VirtualKey {
     pub models: Option<Vec<String>>,
     pub limits: KeyLimits,
     pub tags: Vec<String>,
+    /// The policy (`pointwork.policies`) the key's requests run under; `None`:
+    /// `pointwork.default_policy`, if any.
+    pub policy: Option<String>,
 }
 
 const KEYS: [&str; 4] = ["metrics", "admin_keys", "virtual_keys", "spend_file"];
 const ADMIN_KEY_KEYS: [&str; 2] = ["name", "sha256"];
-const VIRTUAL_KEY_KEYS: [&str; 8] = ["name", "sha256", "models", "rpm", "tpm", "max_budget", "budget_duration", "tags"];
+const VIRTUAL_KEY_KEYS: [&str; 9] =
+    ["name", "sha256", "models", "rpm", "tpm", "max_budget", "budget_duration", "tags", "policy"];
 
-/// `dir`: the folder relative paths are relative to.
-pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path) -> Auth {
+/// `dir`: the folder relative paths are relative to; `policies`: the names a key's `policy` may
+/// use (`None`: not checked).
+pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path, policies: &Option<Vec<String>>) -> Auth {
     let mut auth = Auth::default();
     if let Some(file) = c.optional(&mut fields, "spend_file", &kinds::NON_EMPTY_STRING) {
         auth.spend_file = Some(dir.join(file.trim()));
@@ -99,10 +106,14 @@ pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path) -> Auth
             c.error(path.key("budget_duration"), "a budget period needs max_budget");
         }
         let tags = c.optional(&mut entry, "tags", &kinds::STRING_LIST).unwrap_or_default();
+        let policy = c.optional(&mut entry, "policy", &kinds::NON_EMPTY_STRING);
+        if let Some(policy) = &policy {
+            check_policy_ref(c, policies, policy, &path.key("policy"));
+        }
         c.refuse_unknown(&entry, &VIRTUAL_KEY_KEYS);
         if let (Some(name), Some(sha256)) = (name, sha256) {
             unique(c, &mut seen, &mut names, &path, sha256, &name);
-            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags });
+            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy });
         }
     }
     c.refuse_unknown(&fields, &KEYS);

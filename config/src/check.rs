@@ -71,6 +71,11 @@ impl<'n> Fields<'n> {
         Some((&self.entries[i].1, self.path.key(key)))
     }
 
+    /// Whether `key` is present with a value other than `null` (read or not).
+    pub(crate) fn is_set(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, v)| k == key && !matches!(v, Node::Null))
+    }
+
     /// The keys the schema did not read, in document order.
     pub(crate) fn untaken(&self) -> impl Iterator<Item = (&'n str, &'n Node, KeyPath)> + '_ {
         self.entries

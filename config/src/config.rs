@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 
+use pointwork_core::policy::Policy;
 use pointwork_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
 
 use crate::{Auth, ConfigError, ConfigErrors, ConfigWarning, GatewaySettings};
@@ -31,6 +32,13 @@ pub struct Config {
     pub master_key: Option<String>,
     /// `pointwork.auth`: virtual keys, admin keys, whether metrics need a key.
     pub auth: Auth,
+    /// `pointwork.policies`, in the order written; each one's `id` is its name.
+    pub policies: Vec<Policy>,
+    /// `pointwork.default_policy`: the policy of requests whose key names none (it names one of
+    /// `policies`). `None`, and no key with a policy: routing as without the policy router.
+    pub default_policy: Option<String>,
+    /// The auto models (`model_list` entries of `pointwork/policy_router`), pools resolved.
+    pub policy_routers: Vec<PolicyRouterEntry>,
     /// The config file (when read from disk) and every file it includes.
     pub files: Vec<PathBuf>,
     /// How many warnings loading produced (the summary reports it).
@@ -47,6 +55,16 @@ pub struct DeploymentInfo {
     pub model_info: serde_json::Map<String, serde_json::Value>,
     /// `model_info.access_groups`.
     pub access_groups: Vec<String>,
+}
+
+/// An auto model: a name clients ask for (`model_name`, e.g. `llmeu-auto`) that the policy
+/// router serves from the deployments of `pool`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyRouterEntry {
+    pub model_name: String,
+    /// Model groups, each with a deployment here: `policy_router_config.pool` as written, else
+    /// every group with a deployment that has policy attributes (in model-list order).
+    pub pool: Vec<String>,
 }
 
 /// A `model_list` entry that does not serve in this process.
@@ -164,6 +182,9 @@ impl fmt::Debug for Config {
             .field("gateway", &self.gateway)
             .field("master_key", &self.master_key.as_deref().map(redact))
             .field("auth", &self.auth)
+            .field("policies", &self.policies)
+            .field("default_policy", &self.default_policy)
+            .field("policy_routers", &self.policy_routers)
             .field("files", &self.files)
             .field("warning_count", &self.warning_count)
             .finish()

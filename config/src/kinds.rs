@@ -112,6 +112,23 @@ pub(crate) const NON_NEGATIVE_NUMBER: Kind<f64> = Kind {
     secret: false,
 };
 
+/// Fits, completeness, bonuses: a number from 0 to 1.
+pub(crate) const FRACTION: Kind<f64> =
+    Kind { expected: "a number from 0 to 1", parse: |n| number(n).filter(|x| (0.0..=1.0).contains(x)), secret: false };
+
+/// A region as the policy router compares them: lowercase words joined by dashes (`de-ber`,
+/// `eu-central-1`, `de`, `eu`). Case and spaces matter to the comparison, so they are refused
+/// rather than left to match nothing.
+pub(crate) const REGION: Kind<String> = Kind {
+    expected: "a region in lowercase, like de-ber, eu-central-1 or de",
+    parse: |n| string(n).map(str::trim).filter(|s| is_region(s)).map(str::to_string),
+    secret: false,
+};
+
+pub(crate) fn is_region(s: &str) -> bool {
+    s.split('-').all(|word| !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
 fn number(node: &Node) -> Option<f64> {
     match node {
         Node::Int(i) => Some(*i as f64),
@@ -197,6 +214,20 @@ mod tests {
         assert_eq!((STRING_LIST.parse)(&list), Some(vec!["a".into(), "b".into()]));
         assert_eq!((STRING_LIST.parse)(&Node::List(vec![Node::Int(1)])), None);
         assert_eq!((STRING_LIST.parse)(&Node::Map(vec![])), None);
+    }
+
+    #[test]
+    fn fractions_and_regions() {
+        assert_eq!((FRACTION.parse)(&Node::Int(1)), Some(1.0));
+        assert_eq!((FRACTION.parse)(&Node::Float(0.25)), Some(0.25));
+        assert_eq!((FRACTION.parse)(&Node::Float(1.5)), None);
+        assert_eq!((FRACTION.parse)(&Node::Float(-0.1)), None);
+        assert_eq!((FRACTION.parse)(&s("NaN")), None);
+        assert_eq!((REGION.parse)(&s("de-ber")), Some("de-ber".into()));
+        assert_eq!((REGION.parse)(&s("eu-central-1")), Some("eu-central-1".into()));
+        for bad in ["DE-BER", "de ber", "de-", "", "eu_owned"] {
+            assert_eq!((REGION.parse)(&s(bad)), None, "{bad}");
+        }
     }
 
     #[test]

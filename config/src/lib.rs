@@ -25,6 +25,9 @@ mod model_list;
 mod model_ref;
 mod node;
 mod pointwork_section;
+mod policies;
+mod policy_attrs;
+mod policy_router;
 mod references;
 mod router;
 mod sections;
@@ -32,7 +35,7 @@ mod summary;
 mod yaml;
 
 pub use auth::{AdminKey, Auth, VirtualKey};
-pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded};
+pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{
     AccessLogTarget, CostMapSource, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT,

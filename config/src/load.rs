@@ -14,7 +14,9 @@ use crate::env::Env;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::{read_model_lists, CompiledEntry};
 use crate::node::Node;
-use crate::pointwork_section::read_pointwork;
+use crate::pointwork_section::{read_pointwork, PointworkSection};
+use crate::policies::warn_uncapped;
+use crate::policy_router::resolve_policy_routers;
 use crate::references::{check_references, ModelNames};
 use crate::router::{read_router, RouterSources};
 use crate::sections::{
@@ -22,7 +24,7 @@ use crate::sections::{
     ROUTER_SETTINGS,
 };
 use crate::yaml::parse_yaml;
-use crate::{Auth, Config, ConfigError, ConfigErrors, CostMapSource, DeploymentInfo, GatewaySettings, Loaded};
+use crate::{Auth, Config, ConfigError, ConfigErrors, CostMapSource, DeploymentInfo, Loaded};
 
 /// How messages name a config given as a string.
 const INLINE_LABEL: &str = "<config>";
@@ -76,9 +78,9 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let (mut gateway, mut auth) = match doc.section(POINTWORK) {
+    let PointworkSection { mut gateway, mut auth, policies, default_policy } = match doc.section(POINTWORK) {
         Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
-        None => (GatewaySettings::default(), Auth::default()),
+        None => PointworkSection::default(),
     };
     general.apply_health_checks(&mut gateway.health_checks);
     let master_key = general.master_key;
@@ -100,6 +102,7 @@ fn compile(
         failed: &lists.failed_names,
     };
     let gone = check_references(&mut c, &references, &names);
+    let policy_routers = resolve_policy_routers(&mut c, &lists.policy_routers, &names);
     for list in
         [&mut router.fallbacks.generic, &mut router.fallbacks.context_window, &mut router.fallbacks.content_policy]
     {
@@ -111,6 +114,7 @@ fn compile(
     grant_access_groups(&mut auth, &deployments, &deployment_info);
     if let Some(section) = doc.section(POINTWORK) {
         warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);
+        warn_uncapped(&mut c, &policies, &deployments, &section.path);
     }
     warn_ignored_sections(&mut c, &doc);
     for e in duplicate_ids(&deployments, &deployment_info) {
@@ -130,6 +134,9 @@ fn compile(
             gateway,
             master_key,
             auth,
+            policies,
+            default_policy,
+            policy_routers,
             files: doc.files,
             warning_count: warnings.len(),
         },

@@ -1,7 +1,9 @@
 //! LiteLLM's `model_list`: each entry becomes one [`Deployment`], or is left out with a warning
 //! when Pointwork does not serve its provider yet or its `supported_environments` exclude this
-//! one.
+//! one. An entry of `pointwork/policy_router` declares an auto model instead (see
+//! `policy_router.rs`).
 
+use pointwork_core::policy::PolicyAttrs;
 use pointwork_core::{Deployment, Param};
 
 use crate::api_base::parse_api_base;
@@ -12,6 +14,8 @@ use crate::include::ModelList;
 use crate::kinds;
 use crate::model_ref::{parse_model_ref, ModelRef};
 use crate::node::Node;
+use crate::policy_attrs::read_policy_attrs;
+use crate::policy_router::{read_router_params, DeclaredRouter, POINTWORK_PREFIX, POLICY_ROUTER_MODEL};
 use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
 
 /// LiteLLM's environments (`LITELLM_ENVIRONMENT`, `model_info.supported_environments`).
@@ -31,17 +35,22 @@ pub(crate) struct CompiledEntry {
 pub(crate) struct ModelLists {
     pub(crate) compiled: Vec<CompiledEntry>,
     pub(crate) left_out: Vec<LeftOut>,
+    /// The auto models (`pointwork/policy_router` entries): not deployments, not counted in
+    /// `total`.
+    pub(crate) policy_routers: Vec<DeclaredRouter>,
     /// The `model_name`s of entries that failed to compile (their errors explain references to
     /// them).
     pub(crate) failed_names: Vec<String>,
-    /// How many entries there were in all (to tell an empty list from a list of bad entries).
+    /// How many deployment entries there were in all (to tell an empty list from a list of bad
+    /// entries).
     pub(crate) total: usize,
 }
 
-/// One entry read: compiled, or left out (with its warning given).
+/// One entry read: compiled, left out (with its warning given), or an auto model.
 enum Entry {
     Compiled(CompiledEntry),
     LeftOut(LeftOut),
+    PolicyRouter(DeclaredRouter),
 }
 
 /// Compiles every file's `model_list`.
@@ -55,11 +64,13 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
             continue;
         };
         for (index, item) in items.iter().enumerate() {
-            out.total += 1;
             let source = EntrySource { file: list.path.file().map(|f| f.to_string()), index };
-            match read_entry(c, item, list.path.index(index), source) {
+            let entry = read_entry(c, item, list.path.index(index), source);
+            out.total += usize::from(!matches!(entry, Some(Entry::PolicyRouter(_))));
+            match entry {
                 Some(Entry::Compiled(entry)) => out.compiled.push(entry),
                 Some(Entry::LeftOut(entry)) => out.left_out.push(entry),
+                Some(Entry::PolicyRouter(router)) => out.policy_routers.push(router),
                 None => out.failed_names.extend(entry_string(item, "model_name")),
             }
         }
@@ -81,12 +92,23 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
             c.map(params_node, params_path).and_then(|fields| read_litellm_params(c, fields)).map(|p| (p, params_node))
         }
     };
-    let info = read_model_info(c, &mut entry);
-    c.warn_ignored(&entry);
+    let info = if matches!(params, Some((Params::PolicyRouter { .. }, _))) {
+        for (_, _, path) in entry.untaken() {
+            c.warn(path, "ignored: a policy router is not a deployment");
+        }
+        ModelInfo::default()
+    } else {
+        let info = read_model_info(c, &mut entry);
+        c.warn_ignored(&entry);
+        info
+    };
 
     let ((params, params_node), model_name) = (params?, model_name?);
     let (mut deployment, model) = match params {
         Params::Served(deployment, model) => (deployment, model),
+        Params::PolicyRouter { pool } => {
+            return Some(Entry::PolicyRouter(DeclaredRouter { model_name, entry: entry.path, pool }));
+        }
         Params::NotServed { provider, model } => {
             let left_out = LeftOut { source, model_name, model, because: LeftOutBecause::ProviderNotServed(provider) };
             c.warn(entry.path.key("litellm_params").key("model"), left_out_warning(&left_out.because));
@@ -108,6 +130,7 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
     deployment.supports_vision = knobs.supports_vision;
     deployment.max_input_tokens = knobs.max_input_tokens;
     deployment.max_tokens = knobs.max_tokens;
+    deployment.policy = info.policy.map(Box::new);
     for (param, supported) in Param::ALL.into_iter().zip(knobs.supports) {
         if supported == Some(false) {
             deployment.unsupported_params.insert(param);
@@ -166,11 +189,24 @@ enum Params {
     Served(Deployment, String),
     /// A provider Pointwork does not serve yet: the rest of the entry is not read.
     NotServed { provider: String, model: String },
+    /// `pointwork/policy_router`: an auto model and its `policy_router_config.pool`.
+    PolicyRouter { pool: Option<Vec<(String, KeyPath)>> },
 }
 
 fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let model_path = p.path.key("model");
-    let model = c.required(&mut p, "model", &kinds::NON_EMPTY_STRING).and_then(|m| {
+    let model = c.required(&mut p, "model", &kinds::NON_EMPTY_STRING);
+    // Pointwork's own models come before the providers: `pointwork/` is none of them.
+    match model.as_deref().map(str::trim) {
+        Some(POLICY_ROUTER_MODEL) => return Some(Params::PolicyRouter { pool: read_router_params(c, p) }),
+        Some(m) if m.starts_with(POINTWORK_PREFIX) => {
+            c.error(&model_path, format!("unknown Pointwork model {m:?}; the one there is: {POLICY_ROUTER_MODEL}"));
+            c.warn_ignored(&p);
+            return None;
+        }
+        _ => {}
+    }
+    let model = model.and_then(|m| {
         let parsed = parse_model_ref(&m, cost_map::bundled()).map_err(|e| c.error(&model_path, e)).ok()?;
         Some((parsed, m.trim().to_string()))
     });
@@ -256,6 +292,8 @@ struct ModelInfo {
     access_groups: Vec<String>,
     /// `supported_environments`: where this entry serves (`None` = everywhere).
     supported_environments: Option<Vec<String>>,
+    /// The policy router's attributes, when the entry sets any.
+    policy: Option<PolicyAttrs>,
 }
 
 /// `model_info`: its `id`, the router's knobs, access groups, environments, and everything but
@@ -281,6 +319,7 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
     };
     let access_groups = c.optional(&mut info, "access_groups", &kinds::STRING_LIST);
     let supported_environments = c.optional(&mut info, "supported_environments", &kinds::STRING_LIST);
+    let policy = read_policy_attrs(c, &mut info);
     for (key, value, path) in info.untaken() {
         if let Some(value) = c.resolved(value, &path) {
             kept.insert(key.to_string(), value.to_json());
@@ -306,5 +345,15 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
             kept.insert(key.to_string(), value);
         }
     }
-    ModelInfo { id, kept, knobs, access_groups: access_groups.unwrap_or_default(), supported_environments }
+    for (key, value) in policy.kept {
+        kept.insert(key.to_string(), value);
+    }
+    ModelInfo {
+        id,
+        kept,
+        knobs,
+        access_groups: access_groups.unwrap_or_default(),
+        supported_environments,
+        policy: policy.attrs,
+    }
 }

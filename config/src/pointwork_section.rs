@@ -5,14 +5,17 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 
+use pointwork_core::policy::Policy;
+
 use crate::auth::{read_auth, Auth};
 use crate::check::{Checker, Fields, KeyPath};
 use crate::duration::DURATION;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
+use crate::policies::{check_policy_ref, read_policies};
 use crate::{AccessLogTarget, CostMapSource, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 12] = [
     "listen",
     "shards",
     "io_driver",
@@ -23,6 +26,8 @@ const KEYS: [&str; 10] = [
     "access_log",
     "health_checks",
     "auth",
+    "policies",
+    "default_policy",
 ];
 const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 5] =
@@ -41,17 +46,26 @@ const COST_MAP: Kind<Option<String>> = Kind {
     secret: false,
 };
 
+/// What the `pointwork:` section says.
+#[derive(Default)]
+pub(crate) struct PointworkSection {
+    pub(crate) gateway: GatewaySettings,
+    /// On its own: unlike the gateway settings, a reload applies it.
+    pub(crate) auth: Auth,
+    pub(crate) policies: Vec<Policy>,
+    pub(crate) default_policy: Option<String>,
+}
+
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
-/// `pointwork.auth` comes back on its own: unlike the rest, a reload applies it.
-pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> (GatewaySettings, Auth) {
-    let mut settings = GatewaySettings::default();
-    let mut auth = Auth::default();
+pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &Path) -> PointworkSection {
+    let mut section = PointworkSection::default();
     if matches!(node, Node::Null) {
-        return (settings, auth);
+        return section;
     }
     let Some(mut fields) = c.map(node, path) else {
-        return (settings, auth);
+        return section;
     };
+    let settings = &mut section.gateway;
     if let Some(listen) = c.optional(&mut fields, "listen", &kinds::STRING) {
         match parse_listen(&listen) {
             Some(addr) => settings.listen = addr,
@@ -106,11 +120,19 @@ pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &
         set(c, &mut health, "max_tokens", &kinds::POSITIVE_U32, &mut h.max_tokens);
         c.refuse_unknown(&health, &HEALTH_CHECK_KEYS);
     }
-    if let Some(section) = c.optional_map(&mut fields, "auth") {
-        auth = read_auth(c, section, dir);
+    // Before `auth`, whose keys may name a policy.
+    let policies = read_policies(c, &mut fields);
+    let default_path = fields.path.key("default_policy");
+    if let Some(name) = c.optional(&mut fields, "default_policy", &kinds::NON_EMPTY_STRING) {
+        check_policy_ref(c, &policies.names, &name, &default_path);
+        section.default_policy = Some(name);
     }
+    if let Some(auth) = c.optional_map(&mut fields, "auth") {
+        section.auth = read_auth(c, auth, dir, &policies.names);
+    }
+    section.policies = policies.list;
     c.refuse_unknown(&fields, &KEYS);
-    (settings, auth)
+    section
 }
 
 /// Overwrites `target` when the key is set and valid.

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use pointwork_core::policy::{EndpointKind, Policy, PolicyAttrs};
 use pointwork_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
@@ -16,6 +17,7 @@ impl Config {
         self.write_files(&mut out);
         self.write_groups(&mut out);
         self.write_left_out(&mut out);
+        self.write_policies(&mut out);
         self.write_router(&mut out);
         self.write_gateway(&mut out);
         if let Some(key) = &self.master_key {
@@ -56,7 +58,24 @@ impl Config {
             if !k.tags.is_empty() {
                 let _ = write!(text, ", tags [{}]", k.tags.join(", "));
             }
+            if let Some(policy) = &k.policy {
+                let _ = write!(text, ", policy {policy}");
+            }
             line(out, format_args!("{text}"));
+        }
+    }
+
+    /// One line per policy (residency, lists, caps) and per auto model (its pool).
+    fn write_policies(&self, out: &mut String) {
+        if !self.policies.is_empty() {
+            let default = self.default_policy.as_deref().map_or(String::new(), |d| format!(" (default {d})"));
+            line(out, format_args!("policies: {}{default}", self.policies.len()));
+            for p in &self.policies {
+                line(out, format_args!("  {}: {}", p.id, policy_line(p)));
+            }
+        }
+        for r in &self.policy_routers {
+            line(out, format_args!("policy router {}: pool [{}]", r.model_name, r.pool.join(", ")));
         }
     }
 
@@ -199,9 +218,63 @@ fn row(d: &Deployment) -> [String; 5] {
     if let Some(tpm) = d.tpm {
         details.push(format!("tpm {tpm}"));
     }
+    if let Some(p) = &d.policy {
+        details.extend(endpoint_details(p, d.region_name.as_deref()));
+    }
     let key = d.api_key.as_deref().map_or("none".to_string(), redact);
     details.push(format!("key {key}"));
     [d.id.clone(), d.provider.prefix().to_string(), d.upstream_model.clone(), d.api_base.clone(), details.join(", ")]
+}
+
+/// `eu_owned_eu_operated in de, fr; providers deny [x]; max $5 per 1M tokens`.
+fn policy_line(p: &Policy) -> String {
+    let r = &p.residency_allowed;
+    let classes: Vec<&str> = r.classes.iter().map(|c| c.as_str()).collect();
+    let regions: Vec<&str> = r.regions.iter().map(|r| &**r).collect();
+    let regions = if regions.is_empty() { "any region".to_string() } else { regions.join(", ") };
+    let mut parts = vec![format!("{} in {regions}", classes.join(", "))];
+    let lists = [
+        ("providers allow", &p.providers_allow),
+        ("providers deny", &p.providers_deny),
+        ("models allow", &p.models_allow),
+        ("models deny", &p.models_deny),
+        ("data classes", &p.data_classes_allowed),
+    ];
+    for (name, list) in lists.into_iter().filter(|(_, l)| !l.is_empty()) {
+        let names: Vec<&str> = list.iter().map(|n| &**n).collect();
+        parts.push(format!("{name} [{}]", names.join(", ")));
+    }
+    if p.allow_partner_endpoints {
+        parts.push("partners allowed".to_string());
+    }
+    if let Some(cap) = p.max_usd_per_1m {
+        parts.push(format!("max ${cap} per 1M tokens"));
+    }
+    if let Some(budget) = p.max_usd_per_day {
+        parts.push(format!("max ${budget} per day"));
+    }
+    if let Some(days) = p.retention {
+        parts.push(format!("retention {days}"));
+    }
+    parts.join("; ")
+}
+
+/// `eu_owned_eu_operated @ de-ber`, then what is not the default: kind, status, partner.
+/// `region_name`: the region when `model_info.region` does not say.
+fn endpoint_details(p: &PolicyAttrs, region_name: Option<&str>) -> Vec<String> {
+    let class = p.class.map_or("catalogue_unknown", |c| c.as_str());
+    let region = p.region.as_deref().or(region_name).unwrap_or("no region");
+    let mut details = vec![format!("{class} @ {region}")];
+    if p.kind != EndpointKind::Hosted {
+        details.push(p.kind.as_str().to_string());
+    }
+    if let Some(status) = p.status.as_deref().filter(|s| *s != "up") {
+        details.push(format!("status {status}"));
+    }
+    if p.partner {
+        details.push("partner".to_string());
+    }
+    details
 }
 
 fn secs(d: Duration) -> String {
