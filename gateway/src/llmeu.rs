@@ -42,11 +42,12 @@ impl LlmeuAsk {
         Ok(ask)
     }
 
-    /// Adds what a header says where the body's object does not say it.
+    /// Adds what a header says where the body's object does not say it (names in any case).
     pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let name = name.to_ascii_lowercase();
         let bad = |what: &str| format!("invalid '{name}' header: expected {what}, got {value:?}");
         let value = value.trim();
-        match name {
+        match name.as_str() {
             "x-llmeu-residency" => set(&mut self.residency, value.to_string()),
             "x-llmeu-task" => set(&mut self.task, value.to_string()),
             "x-llmeu-language" => set(&mut self.language, value.to_string()),
@@ -132,7 +133,7 @@ mod tests {
     fn headers_fill_what_the_body_does_not_say() {
         let mut ask = LlmeuAsk::from_body(br#"{"residency":"de"}"#).unwrap();
         ask.add_header("x-llmeu-residency", "any").unwrap();
-        ask.add_header("x-llmeu-task", "coding").unwrap();
+        ask.add_header("X-LLMEU-Task", "coding").unwrap();
         ask.add_header("x-llmeu-allow-partners", "true").unwrap();
         ask.add_header("x-llmeu-max-usd-per-1m", " 0.75 ").unwrap();
         assert_eq!(ask.residency.as_deref(), Some("de"), "the body wins");

@@ -53,6 +53,9 @@ pub struct RequestHead {
     pub authorization: Option<std::ops::Range<usize>>,
     /// Where an `x-litellm-tags` value (comma-separated request tags) sits in the buffer.
     pub tags: Option<std::ops::Range<usize>>,
+    /// The `x-llmeu-*` headers (the policy router's request overrides): where each name and
+    /// value sit in the buffer. Empty, and no allocation, for a request without them.
+    pub llmeu: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     /// Bytes of the head, including the final CRLF CRLF.
     pub head_len: usize,
 }
@@ -88,6 +91,9 @@ impl HeadError {
 /// The request header LiteLLM reads tags from (`x-litellm-tags: paid, eu`), added to the body's
 /// `metadata.tags` for tag filtering.
 pub const TAGS_HEADER: &str = "x-litellm-tags";
+
+/// The policy router's request-override headers (`x-llmeu-residency`, …; see `llmeu.rs`).
+pub const LLMEU_HEADER_PREFIX: &str = "x-llmeu-";
 
 /// Stack room for header slots; larger limits fall back to the heap.
 const STACK_HEADERS: usize = 128;
@@ -147,6 +153,7 @@ fn parse_with<'b>(
     let mut expect_continue = false;
     let mut authorization = None;
     let mut tags = None;
+    let mut llmeu = Vec::new();
     for h in req.headers.iter() {
         if header_is(h.name, "content-length") {
             let n = parse_content_length(h.value)
@@ -186,6 +193,12 @@ fn parse_with<'b>(
         } else if header_is(h.name, TAGS_HEADER) {
             let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
             tags = Some(start..start + h.value.len());
+        } else if h.name.len() > LLMEU_HEADER_PREFIX.len()
+            && h.name.as_bytes()[..LLMEU_HEADER_PREFIX.len()].eq_ignore_ascii_case(LLMEU_HEADER_PREFIX.as_bytes())
+        {
+            let name = h.name.as_ptr() as usize - buf.as_ptr() as usize;
+            let value = h.value.as_ptr() as usize - buf.as_ptr() as usize;
+            llmeu.push((name..name + h.name.len(), value..value + h.value.len()));
         }
     }
     if minor_version == 1 && !has_host {
@@ -212,6 +225,7 @@ fn parse_with<'b>(
         expect_continue,
         authorization,
         tags,
+        llmeu,
         head_len,
     }))
 }
@@ -310,6 +324,15 @@ mod tests {
             let raw = format!("GET / HTTP/1.1\r\n{bad}\r\n");
             assert!(matches!(parse(&raw), Err(HeadError::Malformed(_))), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn llmeu_headers_are_found_whatever_their_case() {
+        let raw = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-LLMEU-Residency: eu-owned\r\nx-llmeu-task: coding\r\nx-llmeu: no\r\n\r\n";
+        let head = parse(raw).unwrap().unwrap();
+        let found: Vec<(&str, &str)> = head.llmeu.iter().map(|(n, v)| (&raw[n.clone()], &raw[v.clone()])).collect();
+        assert_eq!(found, [("X-LLMEU-Residency", "eu-owned"), ("x-llmeu-task", "coding")]);
+        assert!(parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().unwrap().llmeu.is_empty());
     }
 
     #[test]

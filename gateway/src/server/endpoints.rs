@@ -45,6 +45,8 @@ pub struct Request<'a> {
     pub authorization: Option<&'a [u8]>,
     /// The `x-litellm-tags` header's value, if sent.
     pub tags: Option<&'a [u8]>,
+    /// The `x-llmeu-*` headers, name and value (the policy router's overrides).
+    pub llmeu: &'a [(&'a [u8], &'a [u8])],
     pub body: &'a [u8],
 }
 
