@@ -28,6 +28,8 @@ pub struct VirtualKey {
     pub meter: Arc<KeyMeter>,
     /// `GET /v1/models` for this key: only what it may use.
     pub models_body: Option<Vec<u8>>,
+    /// The policy (`pointwork.policies`) its requests run under.
+    pub policy: Option<String>,
 }
 
 /// Who a request is from, once authenticated.
@@ -99,6 +101,7 @@ impl Keys {
                     tags: k.tags.clone(),
                     meter: meter.unwrap_or_default(),
                     models_body: None,
+                    policy: k.policy.clone(),
                 };
                 if key.models.is_some() {
                     let names = snapshot.public_model_names().filter(|name| key.may_use(name, snapshot));
@@ -229,9 +232,9 @@ pub fn key_changes(old: &Keys, new: &Keys) -> Option<String> {
         .listed
         .iter()
         .filter(|k| {
-            old.virtuals
-                .get(&k.digest)
-                .is_some_and(|o| (&o.models, &o.limits, &o.tags) != (&k.models, &k.limits, &k.tags))
+            old.virtuals.get(&k.digest).is_some_and(|o| {
+                (&o.models, &o.limits, &o.tags, &o.policy) != (&k.models, &k.limits, &k.tags, &k.policy)
+            })
         })
         .map(|k| k.name.clone())
         .collect();

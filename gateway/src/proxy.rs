@@ -31,19 +31,21 @@ pub const HEADER_ATTEMPTS: &str = "x-pointwork-attempts";
 pub const HEADER_ROUTE: &str = "x-pointwork-route";
 
 /// How the request ended, for metrics and the access log.
-struct Ending {
-    group: Option<GroupIdx>,
-    deployment: Option<DeploymentIdx>,
-    status: u16,
-    attempts: u32,
-    stream: bool,
-    upstream: Option<std::time::Duration>,
-    bytes_out: u64,
-    decision: Option<Decision>,
+pub(crate) struct Ending {
+    pub(crate) group: Option<GroupIdx>,
+    pub(crate) deployment: Option<DeploymentIdx>,
+    pub(crate) status: u16,
+    pub(crate) attempts: u32,
+    pub(crate) stream: bool,
+    pub(crate) upstream: Option<std::time::Duration>,
+    pub(crate) bytes_out: u64,
+    pub(crate) decision: Option<Decision>,
+    /// The route and its cause when no pick decided it (the policy router's sentence).
+    pub(crate) route: Option<(String, &'static str)>,
 }
 
 impl Ending {
-    fn refused(status: u16, bytes_out: usize) -> Ending {
+    pub(crate) fn refused(status: u16, bytes_out: usize) -> Ending {
         Ending {
             group: None,
             deployment: None,
@@ -53,18 +55,19 @@ impl Ending {
             upstream: None,
             bytes_out: bytes_out as u64,
             decision: None,
+            route: None,
         }
     }
 }
 
 /// What every log line of this request shares.
-struct RequestInfo<'a> {
-    path: &'a str,
-    model: &'a str,
+pub(crate) struct RequestInfo<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) model: &'a str,
     /// The caller's key by name (`master`, a virtual or admin key's name).
-    key: Option<&'a str>,
-    bytes_in: usize,
-    started: Instant,
+    pub(crate) key: Option<&'a str>,
+    pub(crate) bytes_in: usize,
+    pub(crate) started: Instant,
 }
 
 /// Serves one API request. Returns whether the client connection can carry another request.
@@ -110,6 +113,12 @@ pub async fn serve(
     }
     let facts = &extracted.facts;
     let info = RequestInfo { path, model: &facts.model, key: caller.name(), bytes_in: body.len(), started };
+    if let Some(p) = routes.policy.as_ref().and_then(|policies| policies.policy_of(key)) {
+        return crate::proxy_policy::serve(
+            shard, routes, p, route, request, &extracted, key, &info, client, keep_alive,
+        )
+        .await;
+    }
     let snap = &routes.snapshot;
     let settings = &snap.settings;
     let mut walk = Walk::new(&facts.model, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
@@ -209,6 +218,7 @@ pub async fn serve(
                     upstream: Some(d.took),
                     bytes_out: d.bytes_out,
                     decision: Some(decision),
+                    route: None,
                 };
                 finish(shard, routes, &info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
@@ -231,6 +241,7 @@ pub async fn serve(
                         upstream: None,
                         bytes_out: reply.body.len() as u64,
                         decision: Some(decision),
+                        route: None,
                     };
                     finish(shard, routes, &info, ending);
                     return respond::send(client, reply, keep_alive).await;
@@ -281,7 +292,7 @@ fn counts_usage(routes: &Routes) -> bool {
 
 /// In-flight count up; under usage-based routing, the request counts against this minute's
 /// rpm on every shard.
-fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant) {
+pub(crate) fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant) {
     let usage = counts_usage(routes);
     shard.record(routes, idx, |state, _, i| {
         state.request_started(i);
@@ -294,7 +305,7 @@ fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now:
 }
 
 /// `attempt_start` + the attempt's time is when it ended: no clock read needed.
-fn record_delivered(
+pub(crate) fn record_delivered(
     shard: &Shard,
     routes: &Arc<Routes>,
     idx: DeploymentIdx,
@@ -370,7 +381,7 @@ fn record_spend(
     });
 }
 
-fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {
+pub(crate) fn record_failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {
     let now = Instant::now();
     let started = shard.record(routes, idx, |state, snap, i| {
         let started = state.record_failure(snap, i, failure, now);
@@ -417,14 +428,14 @@ fn pin_conversation(shard: &Shard, routes: &Arc<Routes>, decision: &Decision, fa
 }
 
 /// Counts the request and writes its access log line.
-fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
+pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
     shard.metrics.borrow_mut().request(routes, e.group, e.deployment, e.status);
     let mut log = shard.access_log.borrow_mut();
     if !log.is_on() {
         return;
     }
     let snap = &routes.snapshot;
-    let reason = e.decision.as_ref().map(|d| d.route_reason(snap));
+    let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
     log.write(&Entry {
         time: SystemTime::now(),
         shard: shard.id,
@@ -440,14 +451,14 @@ fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending
         total: info.started.elapsed(),
         bytes_in: info.bytes_in as u64,
         bytes_out: e.bytes_out,
-        cause: e.decision.as_ref().map(|d| d.cause.as_str()),
+        cause: e.decision.as_ref().map(|d| d.cause.as_str()).or(e.route.as_ref().map(|r| r.1)),
         route: reason.as_deref(),
     });
 }
 
 /// The upstream request: precomputed head, content-length, and the body with `model` spliced
 /// (and LiteLLM's top-level `tags` cut).
-fn upstream_request(head: &[u8], body: &[u8], extracted: &Extracted, model_json: &[u8]) -> Vec<u8> {
+pub(crate) fn upstream_request(head: &[u8], body: &[u8], extracted: &Extracted, model_json: &[u8]) -> Vec<u8> {
     let len = extracted.forwarded_len(body, model_json);
     let mut out = Vec::with_capacity(head.len() + 32 + len);
     out.extend_from_slice(head);
@@ -489,7 +500,12 @@ fn route_header(out: &mut Vec<u8>, snap: &pointwork_core::Snapshot, decision: &D
     out.extend_from_slice(if decision.candidates == 1 { b" candidate\r\n" } else { b" candidates\r\n" });
 }
 
-fn error_reply(snap: &pointwork_core::Snapshot, idx: DeploymentIdx, attempts: u32, err: AttemptError) -> Reply {
+pub(crate) fn error_reply(
+    snap: &pointwork_core::Snapshot,
+    idx: DeploymentIdx,
+    attempts: u32,
+    err: AttemptError,
+) -> Reply {
     let d = snap.deployment(idx);
     let mut reply = Reply::json(err.status, err.body);
     reply.header(HEADER_DEPLOYMENT, d.id.as_bytes());

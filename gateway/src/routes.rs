@@ -10,6 +10,7 @@ use pointwork_core::{RouteKind, Snapshot};
 use crate::facts::Needs;
 use crate::http::write;
 use crate::keys::Keys;
+use crate::policy_routes::PolicyRoutes;
 use crate::upstream::target::Target;
 
 /// Forwarding facts for one deployment, parallel to `Snapshot::deployments`.
@@ -46,6 +47,8 @@ pub struct Routes {
     pub keys: Keys,
     /// Which request facts the filters read (the rest is not extracted).
     pub facts_needed: Needs,
+    /// The policy router's policies, catalogue and auto models; `None` without policies.
+    pub policy: Option<PolicyRoutes>,
 }
 
 const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
@@ -58,6 +61,13 @@ impl Routes {
         let mut routes = Routes::build(snapshot)?;
         let previous_keys = previous.map(|p| &p.keys);
         routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
+        routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
+        if let Some(policy) = &routes.policy {
+            // A policy request reads the prompt estimate (the context window) and the image flag.
+            routes.facts_needed.prompt = true;
+            routes.facts_needed.image = true;
+            routes.models_body = models_list(routes.snapshot.public_model_names().chain(policy.router_names()));
+        }
         let embedding: HashSet<&str> = config
             .deployments
             .iter()
@@ -101,7 +111,7 @@ impl Routes {
         }
         let models_body = models_list(snapshot.public_model_names());
         let facts_needed = facts_needed(&snapshot);
-        Ok(Routes { snapshot, upstreams, models_body, keys: Keys::default(), facts_needed })
+        Ok(Routes { snapshot, upstreams, models_body, keys: Keys::default(), facts_needed, policy: None })
     }
 }
 

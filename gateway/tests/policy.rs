@@ -1,0 +1,225 @@
+//! The policy router through the real gateway: an EU policy over a catalogue with EU, non-EU,
+//! catalogue-only and partner endpoints; the auto model and a named one; the `x-llmeu-*`
+//! headers and the route reason; the 409; request overrides (body and headers); failover that
+//! stays inside the filtered set while the non-EU endpoint is the only healthy one; a key bound
+//! to a policy beside a key without one.
+
+mod common;
+
+use common::{chat_body, Gateway, Mock, Response};
+use pointwork_gateway::keys::digest_hex;
+use serde_json::{json, Value};
+
+/// One endpoint: `model_info` gets the id and `info` (policy attributes).
+fn endpoint(group: &str, id: &str, mock: &Mock, info: &str) -> String {
+    format!(
+        "  - model_name: {group}\n    litellm_params: {{model: openai/{group}, api_base: \"{}\", api_key: sk-{id}, input_cost_per_token: 0.0000002, output_cost_per_token: 0.0000004}}\n    model_info: {{id: {id}, {info}}}\n",
+        mock.api_base()
+    )
+}
+
+struct Catalogue {
+    de: Mock,
+    fr: Mock,
+    us: Mock,
+    partner: Mock,
+}
+
+impl Catalogue {
+    fn start(de_flags: &[&str]) -> Catalogue {
+        Catalogue {
+            de: Mock::start("de", de_flags),
+            fr: Mock::start("fr", &[]),
+            us: Mock::start("us", &[]),
+            partner: Mock::start("partner", &[]),
+        }
+    }
+
+    /// The model list: qwen in de-ber (EU-owned, best at coding) and us-east (non-EU), mistral
+    /// in fr-par, a catalogue row, a partner endpoint, and the auto model.
+    fn model_list(&self) -> String {
+        [
+            "model_list:\n".to_string(),
+            endpoint(
+                "qwen3-coder-30b",
+                "qwen-de",
+                &self.de,
+                "sovereignty_class: eu_owned_eu_operated, region: de-ber, task_fit: {coding: 1.0}",
+            ),
+            endpoint(
+                "qwen3-coder-30b",
+                "qwen-us",
+                &self.us,
+                "sovereignty_class: non_eu, region: us-east, task_fit: {coding: 1.0}",
+            ),
+            endpoint(
+                "mistral-large",
+                "mistral-fr",
+                &self.fr,
+                "sovereignty_class: eu_owned_eu_operated, region: fr-par, task_fit: {coding: 0.4}",
+            ),
+            endpoint("far-model", "far-us", &self.us, "sovereignty_class: non_eu, region: us-west"),
+            endpoint(
+                "archive",
+                "archive-row",
+                &self.de,
+                "kind: catalogue_only, sovereignty_class: eu_owned_eu_operated, region: de-ber",
+            ),
+            endpoint(
+                "partner-model",
+                "partner-de",
+                &self.partner,
+                "sovereignty_class: eu_owned_eu_operated, region: de-fra, partner: true",
+            ),
+            "  - model_name: llmeu-auto\n    litellm_params: {model: pointwork/policy_router}\n".to_string(),
+        ]
+        .concat()
+    }
+}
+
+fn chat(gateway: &Gateway, model: &str, extra: Value, headers: &[(&str, &str)]) -> Response {
+    let mut body: Value = serde_json::from_str(&chat_body(model, false)).unwrap();
+    body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    gateway.client().request("POST", "/v1/chat/completions", headers, body.to_string().as_bytes())
+}
+
+fn json_of(r: &Response) -> Value {
+    serde_json::from_str(&r.text()).unwrap_or_else(|e| panic!("{e}: {}", r.text()))
+}
+
+const EU_DEFAULT: &str = "pointwork:\n  policies:\n    eu-strict: {}\n  default_policy: eu-strict\n";
+
+#[test]
+fn the_auto_model_routes_inside_the_policy_and_says_why() {
+    let c = Catalogue::start(&[]);
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    let r = chat(
+        &gateway,
+        "llmeu-auto",
+        json!({"llmeu": {"task": "coding", "residency": "eu-hosted"}, "tags": ["x"]}),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.deployment(), "qwen-de");
+    let reason = r#"auto routing for task "coding" + residency eu-hosted + qwen3-coder-30b @ de-ber (EU-owned, EU-operated); 4 endpoint(s) excluded; partner endpoints not allowed."#;
+    assert_eq!(r.header("x-llmeu-route-reason"), Some(reason));
+    assert_eq!(r.header("x-pointwork-route"), Some(reason));
+    assert_eq!(r.header("x-llmeu-model-used"), Some("qwen3-coder-30b"));
+    assert_eq!(r.header("x-llmeu-inference-region"), Some("de-ber"));
+    assert_eq!(r.header("x-llmeu-sovereignty-class"), Some("eu_owned_eu_operated"));
+    assert_eq!(r.header("x-llmeu-policy-id"), Some("eu-strict"));
+    // The provider sees neither the overrides nor the tags.
+    let sent: Value = serde_json::from_str(c.de.requests()[0]["body"].as_str().unwrap()).unwrap();
+    assert!(sent.get("llmeu").is_none() && sent.get("tags").is_none(), "{sent}");
+    assert_eq!(sent["model"], "qwen3-coder-30b");
+    assert_eq!(c.us.request_count(), 0);
+    // The auto model is listed.
+    assert!(gateway.get("/v1/models").text().contains("\"llmeu-auto\""));
+}
+
+#[test]
+fn a_named_model_outside_the_residency_is_a_409_that_never_relaxes() {
+    let c = Catalogue::start(&[]);
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    for _ in 0..2 {
+        let r = chat(&gateway, "far-model", json!({}), &[]);
+        assert_eq!(r.status, 409, "{}", r.text());
+        let body = json_of(&r);
+        assert_eq!(body["error"]["code"], "no_endpoint_for_policy");
+        assert_eq!(
+            body["error"]["message"],
+            "No endpoint satisfies residency eu-hosted for model far-model. Residency is never relaxed silently."
+        );
+        assert_eq!(body["llmeu"]["model_requested"], "far-model");
+    }
+    assert_eq!(c.us.request_count(), 0);
+    let r = chat(&gateway, "nope", json!({}), &[]);
+    assert_eq!((r.status, json_of(&r)["error"]["code"].as_str()), (404, Some("model_not_found")));
+    let r = chat(&gateway, "archive", json!({}), &[]);
+    assert_eq!((r.status, json_of(&r)["error"]["code"].as_str()), (409, Some("hosted_unavailable")));
+    // A named model that survives is pinned to its own endpoints.
+    let r = chat(&gateway, "mistral-large", json!({"llmeu": {"task": "coding"}}), &[]);
+    assert_eq!((r.status, r.deployment()), (200, "mistral-fr"));
+    assert!(r.header("x-llmeu-route-reason").unwrap().starts_with("pinned routing for task \"coding\""));
+}
+
+#[test]
+fn overrides_narrow_by_body_or_header_and_bad_ones_are_refused() {
+    let c = Catalogue::start(&[]);
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    // fr only: the German winner is out.
+    let r = chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &[("x-llmeu-residency", "fr")]);
+    assert_eq!((r.status, r.deployment()), (200, "mistral-fr"), "{}", r.text());
+    assert!(r.header("x-llmeu-route-reason").unwrap().contains("+ residency fr +"));
+    // Partners admitted for one call, by header.
+    let r = chat(&gateway, "partner-model", json!({}), &[("X-LLMEU-Allow-Partners", "true")]);
+    assert_eq!((r.status, r.deployment()), (200, "partner-de"), "{}", r.text());
+    let r = chat(&gateway, "partner-model", json!({}), &[]);
+    assert_eq!(r.status, 409, "{}", r.text());
+    // `any` cannot widen an EU policy.
+    let r = chat(&gateway, "qwen3-coder-30b", json!({"llmeu": {"residency": "any"}}), &[]);
+    assert_eq!((r.status, r.deployment()), (200, "qwen-de"));
+    for (extra, headers, field) in [
+        (json!({"llmeu": {"residency": "mars"}}), vec![], "llmeu.residency"),
+        (json!({"llmeu": {"residence": "eu"}}), vec![], "unknown field `residence`"),
+        (json!({}), vec![("x-llmeu-max-usd-per-1m", "cheap")], "x-llmeu-max-usd-per-1m"),
+        (json!({"llmeu": {"retention": 30}}), vec![], "llmeu.retention 30"),
+    ] {
+        let r = chat(&gateway, "llmeu-auto", extra, &headers);
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert!(json_of(&r)["error"]["message"].as_str().unwrap().contains(field), "{field}: {}", r.text());
+    }
+    assert_eq!(c.us.request_count(), 0);
+}
+
+#[test]
+fn failover_stays_inside_the_filtered_set_while_only_the_non_eu_endpoint_is_healthy() {
+    let c = Catalogue::start(&["--fault", "status:503"]);
+    c.fr.control(json!({"fault": "status:502"}));
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    let r = chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &[]);
+    // de (503) then fr (502): both EU survivors failed; the healthy US endpoint gets nothing.
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert_eq!(r.header("x-pointwork-attempts"), Some("2"));
+    assert_eq!((c.de.request_count(), c.fr.request_count(), c.us.request_count()), (1, 1, 0));
+    // With fr back, the next request fails over from de to fr.
+    c.fr.control(json!({"fault": null}));
+    let r = chat(&gateway, "qwen3-coder-30b", json!({}), &[]);
+    assert_eq!(r.status, 503, "a named model's only EU endpoint failed: nothing else may serve it: {}", r.text());
+    let r = chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &[]);
+    assert_eq!((r.status, r.deployment()), (200, "mistral-fr"), "{}", r.text());
+    assert_eq!(c.us.request_count(), 0);
+}
+
+#[test]
+fn a_key_bound_to_a_policy_beside_a_key_without_one() {
+    let c = Catalogue::start(&[]);
+    let (bound, free) = ("sk-eu-team", "sk-anywhere");
+    let yaml = format!(
+        "{}general_settings: {{master_key: sk-master}}\npointwork:\n  policies:\n    eu-strict: {{}}\n  auth:\n    virtual_keys:\n      - {{name: eu, sha256: {}, policy: eu-strict}}\n      - {{name: free, sha256: {}}}\n",
+        c.model_list(),
+        digest_hex(bound.as_bytes()),
+        digest_hex(free.as_bytes())
+    );
+    let gateway = Gateway::start(&yaml);
+    let as_key = |secret: &str| format!("Bearer {secret}");
+    // The bound key never reaches the US endpoint of qwen; the free key's requests route as
+    // without a policy (both qwen endpoints serve).
+    for _ in 0..10 {
+        let r = chat(&gateway, "qwen3-coder-30b", json!({}), &[("authorization", &as_key(bound))]);
+        assert_eq!((r.status, r.deployment()), (200, "qwen-de"), "{}", r.text());
+        assert_eq!(r.header("x-llmeu-policy-id"), Some("eu-strict"));
+    }
+    assert_eq!(c.us.request_count(), 0);
+    let mut served = std::collections::BTreeSet::new();
+    for _ in 0..common::SHUFFLE_TRIES {
+        let r = chat(&gateway, "qwen3-coder-30b", json!({}), &[("authorization", &as_key(free))]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.header("x-llmeu-policy-id"), None);
+        served.insert(r.deployment().to_string());
+        if served.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(served.into_iter().collect::<Vec<_>>(), ["qwen-de", "qwen-us"]);
+}
