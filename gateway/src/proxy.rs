@@ -200,7 +200,13 @@ pub async fn serve(
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         };
         let on_body_end = |usage: Option<Usage>| record_spend(shard, routes, idx, now, usage, key);
-        let side = ClientSide { stream: client, extra_headers: &labels, keep_alive, on_body_end: &on_body_end };
+        let side = ClientSide {
+            stream: client,
+            extra_headers: &labels,
+            keep_alive,
+            on_body_end: &on_body_end,
+            body_block: None,
+        };
         attempt_started(shard, routes, idx, now);
         // Pinned when sent, not when answered: every shard knows the pin before this response
         // reaches the client, so the conversation's next request finds it. A failed attempt's

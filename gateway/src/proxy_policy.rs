@@ -25,6 +25,7 @@ use crate::respond::{self, Reply};
 use crate::routes::Routes;
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
+use crate::upstream::body_block::BodyBlock;
 use crate::upstream::exchange::{self, ClientSide, Exchange, Outcome};
 use crate::usage::Usage;
 
@@ -34,6 +35,9 @@ pub const HEADER_INFERENCE_REGION: &str = "x-llmeu-inference-region";
 pub const HEADER_SOVEREIGNTY_CLASS: &str = "x-llmeu-sovereignty-class";
 pub const HEADER_POLICY_ID: &str = "x-llmeu-policy-id";
 pub const HEADER_ROUTE_REASON: &str = "x-llmeu-route-reason";
+
+/// The member of a response that reports the choice.
+const LLMEU_BLOCK: &str = "llmeu";
 
 /// The access log's cause for a policy-routed request, and for one that failed over.
 const CAUSE_POLICY: &str = "policy";
@@ -100,6 +104,7 @@ pub(crate) async fn serve(
         let upstream = &routes.upstreams[idx.get()];
         let request = upstream_request(upstream.head_for(route), request.body, extracted, &upstream.model_json);
         let labels = headers(routes, e, &policy.id, &reason, attempts);
+        let block = llmeu_block(e, &policy.id, &reason);
         let exchange = Exchange {
             target: &upstream.target,
             provider: snap.deployment(idx).provider.prefix(),
@@ -110,7 +115,13 @@ pub(crate) async fn serve(
         };
         let now = Instant::now();
         let on_body_end = |usage: Option<Usage>| record_spend(routes, policies, p, idx, usage, key);
-        let side = ClientSide { stream: client, extra_headers: &labels, keep_alive, on_body_end: &on_body_end };
+        let side = ClientSide {
+            stream: client,
+            extra_headers: &labels,
+            keep_alive,
+            on_body_end: &on_body_end,
+            body_block: Some(BodyBlock { name: LLMEU_BLOCK, json: &block }),
+        };
         attempt_started(shard, routes, idx, now);
         let cause = if attempts > 1 { CAUSE_FAILED_OVER } else { CAUSE_POLICY };
         match exchange::run(shard, exchange, side).await {
@@ -210,6 +221,18 @@ fn llmeu_headers<'a>(e: &'a PolicyEndpoint, policy: &'a str, reason: &'a str) ->
         (HEADER_POLICY_ID, policy),
         (HEADER_ROUTE_REASON, reason),
     ]
+}
+
+/// The `llmeu` block a response carries: what served it, where, under which policy, and why.
+fn llmeu_block(e: &PolicyEndpoint, policy: &str, reason: &str) -> Vec<u8> {
+    let block = json!({
+        "model_used": &*e.model,
+        "inference_region": &*e.region,
+        "sovereignty_class": e.class.as_str(),
+        "policy_id": policy,
+        "route_reason": reason,
+    });
+    block.to_string().into_bytes()
 }
 
 fn add_llmeu_headers(reply: &mut Reply, e: &PolicyEndpoint, policy: &str, reason: &str) {

@@ -108,6 +108,13 @@ fn the_auto_model_routes_inside_the_policy_and_says_why() {
     assert_eq!(r.header("x-llmeu-inference-region"), Some("de-ber"));
     assert_eq!(r.header("x-llmeu-sovereignty-class"), Some("eu_owned_eu_operated"));
     assert_eq!(r.header("x-llmeu-policy-id"), Some("eu-strict"));
+    // The body carries the same block.
+    let answer = json_of(&r);
+    assert_eq!(
+        answer["llmeu"],
+        json!({"model_used": "qwen3-coder-30b", "inference_region": "de-ber", "sovereignty_class": "eu_owned_eu_operated", "policy_id": "eu-strict", "route_reason": reason})
+    );
+    assert_eq!(answer["choices"][0]["message"]["role"], "assistant", "the rest of the answer is intact");
     // The provider sees neither the overrides nor the tags.
     let sent: Value = serde_json::from_str(c.de.requests()[0]["body"].as_str().unwrap()).unwrap();
     assert!(sent.get("llmeu").is_none() && sent.get("tags").is_none(), "{sent}");
@@ -222,4 +229,25 @@ fn a_key_bound_to_a_policy_beside_a_key_without_one() {
         }
     }
     assert_eq!(served.into_iter().collect::<Vec<_>>(), ["qwen-de", "qwen-us"]);
+}
+
+#[test]
+fn a_stream_carries_the_block_in_an_event_before_done() {
+    let c = Catalogue::start(&[]);
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    let mut body: Value = serde_json::from_str(&chat_body("llmeu-auto", true)).unwrap();
+    body["llmeu"] = json!({"task": "coding"});
+    let r = gateway.post("/v1/chat/completions", &body.to_string());
+    assert_eq!(r.status, 200, "{}", r.text());
+    let text = r.text();
+    let events: Vec<&str> = text.split("\n\n").filter(|e| e.starts_with("data: ")).collect();
+    let done = events.iter().position(|e| *e == "data: [DONE]").expect("the stream ends with [DONE]");
+    assert_eq!(done, events.len() - 1);
+    let block: Value = serde_json::from_str(&events[done - 1]["data: ".len()..]).unwrap();
+    assert_eq!(block["choices"], json!([]));
+    assert_eq!(block["llmeu"]["policy_id"], "eu-strict");
+    assert_eq!(block["llmeu"]["model_used"], "qwen3-coder-30b");
+    // Every event before it is the provider's, untouched.
+    assert!(events[..done - 1].iter().all(|e| !e.contains("llmeu")));
+    assert!(events.len() > 3, "{text}");
 }

@@ -8,6 +8,7 @@ use monoio::io::AsyncWriteRentExt;
 use monoio::net::TcpStream;
 use pointwork_core::Failure;
 
+use super::body_block::{done_event_at, BodyBlock};
 use super::conn::{connect, ConnectError, UpstreamConn};
 use super::target::Target;
 use crate::errors::{openai_error, upstream_error_body};
@@ -22,6 +23,8 @@ use crate::usage::{Usage, UsageTail};
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 /// Largest upstream error body kept to relay or wrap.
 const MAX_ERROR_BODY: usize = 1024 * 1024;
+/// Largest non-streaming body read whole to carry a [`BodyBlock`].
+const MAX_BLOCK_BODY: usize = 32 * 1024 * 1024;
 /// Upstream headers that describe one hop, the framing, or state we must not pass on.
 const SKIPPED_HEADERS: [&str; 10] = [
     "connection",
@@ -60,6 +63,8 @@ pub struct ClientSide<'a> {
     /// client: what the gateway learns from a response (spend against a budget) is known to
     /// every shard before the client can send its next request.
     pub on_body_end: &'a dyn Fn(Option<Usage>),
+    /// A member to add to a successful response (the policy router's `llmeu` block).
+    pub body_block: Option<BodyBlock<'a>>,
 }
 
 /// A failure before any byte reached the client, with the error the client gets if no retry serves it.
@@ -122,12 +127,14 @@ impl BodyProgress {
     /// Consumes upstream body bytes, appending what the client gets to `out` (re-chunked when
     /// the client framing is chunked). Returns the bytes consumed.
     /// Returns the bytes consumed and how many body bytes they decoded to (fed to `tail`).
+    /// `before_done`: an event to put before the stream's `data: [DONE]` (taken once put).
     fn relay(
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,
         scratch: &mut Vec<u8>,
         tail: &mut UsageTail,
+        before_done: &mut Option<Vec<u8>>,
     ) -> Result<(usize, usize), Failure> {
         match self {
             BodyProgress::Length(_) => {
@@ -142,12 +149,12 @@ impl BodyProgress {
                 // What decoded before a framing error is the upstream's answer: it still goes out,
                 // then the error event.
                 tail.push(scratch);
-                encode_chunk(scratch, out);
+                encode_chunk_with(scratch, out, before_done);
                 fed.map(|used| (used, scratch.len())).map_err(|_| Failure::Protocol)
             }
             BodyProgress::UntilClose => {
                 tail.push(input);
-                encode_chunk(input, out);
+                encode_chunk_with(input, out, before_done);
                 Ok((input.len(), input.len()))
             }
         }
@@ -169,6 +176,18 @@ impl BodyProgress {
                 Ok(input.len())
             }
         }
+    }
+}
+
+/// Encodes `data` as a chunk, with `before_done`'s event in front of a `data: [DONE]` in it.
+fn encode_chunk_with(data: &[u8], out: &mut Vec<u8>, before_done: &mut Option<Vec<u8>>) {
+    match before_done.as_ref().and_then(|_| done_event_at(data)) {
+        Some(at) => {
+            encode_chunk(&data[..at], out);
+            encode_chunk(&before_done.take().unwrap_or_default(), out);
+            encode_chunk(&data[at..], out);
+        }
+        None => encode_chunk(data, out),
     }
 }
 
@@ -297,7 +316,8 @@ async fn respond(
     if status >= 400 {
         let retry_after = head.header("retry-after").map(|v| String::from_utf8_lossy(v).into_owned());
         drop(head);
-        let (body_bytes, reusable_conn) = collect_error_body(conn, buf, head_len, body, &idle_or_total).await;
+        let (body_bytes, reusable_conn, _) =
+            collect_body(conn, buf, head_len, body, &idle_or_total, MAX_ERROR_BODY).await;
         if let Some(conn) = reusable_conn.filter(|_| keep_alive) {
             shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
         }
@@ -315,6 +335,12 @@ async fn respond(
             write::header(&mut out, name, value);
         }
     }
+    if let (Some(block), false) = (client.body_block, stream) {
+        drop(head);
+        let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
+        return respond_with_block(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client, block)
+            .await;
+    }
     match head.framing {
         BodyFraming::Length(n) => write::header_decimal(&mut out, "content-length", n),
         _ => write::header(&mut out, "transfer-encoding", b"chunked"),
@@ -329,32 +355,37 @@ async fn respond(
     relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
-async fn collect_error_body(
+/// Reads a whole body (up to `max` bytes): the body, the connection when it can be reused, and
+/// whether the body arrived complete.
+async fn collect_body(
     mut conn: UpstreamConn,
     mut buf: Vec<u8>,
     head_len: usize,
     mut body: BodyProgress,
     wait: &impl Fn(Instant) -> Duration,
-) -> (Vec<u8>, Option<UpstreamConn>) {
+    max: usize,
+) -> (Vec<u8>, Option<UpstreamConn>, bool) {
     let mut collected = Vec::new();
     let mut consumed = head_len;
     loop {
         match body.collect(&buf[consumed..], &mut collected) {
             Ok(n) => consumed += n,
-            Err(_) => return (collected, None),
+            Err(_) => return (collected, None, false),
         }
         if body.is_done() {
             let clean = consumed == buf.len();
-            return (collected, clean.then_some(conn));
+            return (collected, clean.then_some(conn), true);
         }
-        if collected.len() > MAX_ERROR_BODY {
-            return (collected, None);
+        if collected.len() > max {
+            return (collected, None, false);
         }
         buf.clear();
         consumed = 0;
         match monoio::time::timeout(wait(Instant::now()), conn.read_more(buf)).await {
             Ok((Ok(n), back)) if n > 0 => buf = back,
-            _ => return (collected, None),
+            // A body that runs until the connection closes is complete at the close.
+            Ok((Ok(_), _)) if matches!(body, BodyProgress::UntilClose) => return (collected, None, true),
+            _ => return (collected, None, false),
         }
     }
 }
@@ -400,6 +431,51 @@ impl Relayed {
     }
 }
 
+/// A non-streaming body read whole, the block added as its last member, then sent with its new
+/// length. A body that does not arrive whole is a failure of the attempt (nothing reached the
+/// client yet).
+#[allow(clippy::too_many_arguments)]
+async fn respond_with_block(
+    shard: &Shard,
+    upstream: UpstreamSide<'_>,
+    buf: Vec<u8>,
+    head_len: usize,
+    body: BodyProgress,
+    status: u16,
+    mut out: Vec<u8>,
+    wait: &impl Fn(Instant) -> Duration,
+    client: ClientSide<'_>,
+    block: BodyBlock<'_>,
+) -> Outcome {
+    let UpstreamSide { conn, keep_alive, pool_key, started, read_usage, .. } = upstream;
+    let (collected, reusable, complete) = collect_body(conn, buf, head_len, body, wait, MAX_BLOCK_BODY).await;
+    if !complete {
+        return Outcome::Failed(AttemptError {
+            failure: Failure::Protocol,
+            status: 502,
+            body: openai_error(502, "the upstream response ended before its body did", None),
+            retry_after: None,
+        });
+    }
+    if let Some(conn) = reusable.filter(|_| keep_alive) {
+        shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+    }
+    let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
+    relayed.tail.push(&collected);
+    (client.on_body_end)(relayed.tail.usage());
+    let body = block.into_object(&collected).unwrap_or(collected);
+    write::header_decimal(&mut out, "content-length", body.len() as u64);
+    out.extend_from_slice(client.extra_headers);
+    if !client.keep_alive {
+        write::header(&mut out, "connection", b"close");
+    }
+    write::end_head(&mut out);
+    out.extend_from_slice(&body);
+    relayed.bytes_out = out.len() as u64;
+    let (res, _) = client.stream.write_all(out).await;
+    relayed.delivered(status, started, None, res.is_ok(), true)
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn relay_body(
     shard: &Shard,
@@ -418,8 +494,10 @@ async fn relay_body(
     let mut consumed = head_len;
     let mut body_failure = None;
     let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
+    // A stream's block goes before its `data: [DONE]`, or at its end when none comes.
+    let mut block_event = client.body_block.filter(|_| chunked_to_client).map(|b| b.sse_event());
     loop {
-        match body.relay(&buf[consumed..], &mut out, &mut scratch, &mut relayed.tail) {
+        match body.relay(&buf[consumed..], &mut out, &mut scratch, &mut relayed.tail, &mut block_event) {
             Ok((n, decoded)) => {
                 consumed += n;
                 if stream && decoded > 0 && relayed.first_body.is_none() {
@@ -433,6 +511,7 @@ async fn relay_body(
             (client.on_body_end)(relayed.tail.usage());
         }
         if done && chunked_to_client {
+            encode_chunk(&block_event.take().unwrap_or_default(), &mut out);
             out.extend_from_slice(LAST_CHUNK);
         }
         if body_failure.is_some() && chunked_to_client {
@@ -555,15 +634,15 @@ mod tests {
     fn relay_rechunks_what_the_client_gets_chunked() {
         let (mut out, mut scratch, mut tail) = (Vec::new(), Vec::new(), UsageTail::default());
         let mut chunked = BodyProgress::new(BodyFraming::Chunked);
-        assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch, &mut tail), Ok((8, 3)));
+        assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch, &mut tail, &mut None), Ok((8, 3)));
         assert_eq!(out, b"3\r\nabc\r\n");
         let mut out = Vec::new();
         let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
-        assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch, &mut tail), Ok((9, 9)));
+        assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch, &mut tail, &mut None), Ok((9, 9)));
         assert_eq!(out, b"9\r\ndata: x\n\n\r\n");
         let mut out = Vec::new();
         let mut length = BodyProgress::new(BodyFraming::Length(2));
-        assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail), Ok((2, 2)));
+        assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail, &mut None), Ok((2, 2)));
         assert_eq!(out, b"ab");
     }
 }
