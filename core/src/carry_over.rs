@@ -1,14 +1,20 @@
 //! Carrying a shard's state over a config reload: what is known about a deployment follows it by
 //! id into the new snapshot, whatever its new index; new deployments start with nothing known,
 //! and deployments that are gone are forgotten.
+//!
+//! An endpoint status an operator set follows its deployment too, unless the new config changes
+//! that deployment's configured status: the newer config is the newer word.
 
 use crate::cooldown_ends::CooldownEnds;
+use crate::state::configured_status;
 use crate::{Snapshot, State};
 
 impl State {
     /// A state for `new` that keeps everything this state (built for `old`) knows about each
     /// deployment whose id is in both: cooldowns, failure counters, requests in flight, latency
-    /// averages, this minute's usage, the last health check. The usage minutes keep their origin.
+    /// averages, this minute's usage, the last health check, the endpoint status an operator
+    /// set (dropped when the new config's status for it differs from the old config's). The
+    /// usage minutes keep their origin.
     pub fn carry_over(&self, old: &Snapshot, new: &Snapshot) -> State {
         let mut next = State::new(new);
         next.minutes = self.minutes;
@@ -17,6 +23,11 @@ impl State {
             let Some(was) = old.deployment_by_id(&d.id).map(|idx| idx.get()) else {
                 continue;
             };
+            if configured_status(&old.deployments[was]) == configured_status(d) {
+                if let (Some(set), Some(slot)) = (self.endpoint_status.get(was), next.endpoint_status.get_mut(i)) {
+                    slot.clone_from(set);
+                }
+            }
             // A state built for another snapshot than `old` may be shorter: skip what it lacks.
             if let Some(ds) = self.deployments.get(was) {
                 next.deployments[i] = ds.clone();
@@ -145,5 +156,48 @@ mod tests {
         // And coming back later it starts afresh.
         let back = next.carry_over(&without, &old);
         assert!(!back.is_cooling_down(idx(&old, "x"), t0));
+    }
+
+    fn policy_dep(id: &str, status: Option<&str>) -> Deployment {
+        let mut d = dep(id);
+        d.policy = Some(Box::new(crate::policy::PolicyAttrs { status: status.map(Box::from), ..Default::default() }));
+        d
+    }
+
+    fn policy_snap(deps: Vec<Deployment>) -> Snapshot {
+        Snapshot::build(deps, RouterSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn an_operator_set_status_follows_its_deployment_by_id() {
+        let old = policy_snap(vec![policy_dep("a", None), policy_dep("x", Some("up")), policy_dep("gone", None)]);
+        let mut state = State::new(&old);
+        state.set_endpoint_status(idx(&old, "x"), "maintenance".into());
+        state.set_endpoint_status(idx(&old, "a"), "down".into());
+        state.set_endpoint_status(idx(&old, "gone"), "down".into());
+
+        // Reordered, one added, one removed; `a` now says `up` outright, which it meant before.
+        let new = policy_snap(vec![policy_dep("new", None), policy_dep("x", Some("up")), policy_dep("a", Some("up"))]);
+        let next = state.carry_over(&old, &new);
+        assert_eq!(next.endpoint_status(idx(&new, "x")), Some("maintenance"));
+        assert_eq!(next.effective_endpoint_status(&new, idx(&new, "x")), Some("maintenance"));
+        assert_eq!(next.endpoint_status(idx(&new, "a")), Some("down"));
+        assert_eq!(next.endpoint_status(idx(&new, "new")), None);
+    }
+
+    #[test]
+    fn a_reload_that_changes_the_configured_status_drops_the_operators() {
+        let old = policy_snap(vec![policy_dep("x", Some("up")), policy_dep("y", Some("up"))]);
+        let mut state = State::new(&old);
+        state.set_endpoint_status(idx(&old, "x"), "maintenance".into());
+        state.set_endpoint_status(idx(&old, "y"), "maintenance".into());
+
+        let new = policy_snap(vec![policy_dep("x", Some("degraded")), dep("y")]);
+        let next = state.carry_over(&old, &new);
+        assert_eq!(next.endpoint_status(idx(&new, "x")), None);
+        assert_eq!(next.effective_endpoint_status(&new, idx(&new, "x")), Some("degraded"));
+        // No policy attributes any more: no status to keep either.
+        assert_eq!(next.endpoint_status(idx(&new, "y")), None);
+        assert_eq!(next.effective_endpoint_status(&new, idx(&new, "y")), None);
     }
 }

@@ -18,6 +18,8 @@ pub enum Event {
     Pin { key: u64, idx: DeploymentIdx, at: Instant, until: Instant },
     /// Spend [`State::record_spend`] counted for the deployment's provider.
     Spend { idx: DeploymentIdx, provider: Provider, dollars: f64, at: Instant, period: Duration },
+    /// An endpoint status an operator set [`State::set_endpoint_status`].
+    EndpointStatus { idx: DeploymentIdx, status: Box<str> },
 }
 
 impl Event {
@@ -28,7 +30,8 @@ impl Event {
             Event::Usage { idx, .. }
             | Event::Health { idx, .. }
             | Event::Pin { idx, .. }
-            | Event::Spend { idx, .. } => *idx,
+            | Event::Spend { idx, .. }
+            | Event::EndpointStatus { idx, .. } => *idx,
         }
     }
 
@@ -40,7 +43,8 @@ impl Event {
             Event::Usage { idx: i, .. }
             | Event::Health { idx: i, .. }
             | Event::Pin { idx: i, .. }
-            | Event::Spend { idx: i, .. } => *i = idx,
+            | Event::Spend { idx: i, .. }
+            | Event::EndpointStatus { idx: i, .. } => *i = idx,
         }
         event
     }
@@ -56,6 +60,7 @@ impl State {
             Event::Health { idx, healthy, checked_at } => self.record_health(idx, healthy, checked_at),
             Event::Pin { key, idx, at, until } => self.pin(key, idx, at, until),
             Event::Spend { provider, dollars, at, period, .. } => self.spend.add(provider, dollars, at, period),
+            Event::EndpointStatus { idx, ref status } => self.set_endpoint_status(idx, status.clone()),
         }
     }
 }
@@ -119,6 +124,7 @@ mod tests {
             Event::Cooldown(CooldownStarted { idx: A, until: t0, cause: Failure::Connect }),
             Event::Usage { idx: A, at: t0, requests: 1, tokens: 2 },
             Event::Health { idx: A, healthy: false, checked_at: t0 },
+            Event::EndpointStatus { idx: A, status: "down".into() },
         ];
         for e in events {
             assert_eq!(e.deployment(), A);
@@ -137,6 +143,22 @@ mod tests {
         state.apply(&Event::Cooldown(CooldownStarted { idx: OUTSIDE, until: t0, cause: Failure::Connect }));
         state.apply(&Event::Usage { idx: OUTSIDE, at: t0, requests: 1, tokens: 1 });
         state.apply(&Event::Health { idx: OUTSIDE, healthy: false, checked_at: t0 });
+        state.apply(&Event::EndpointStatus { idx: OUTSIDE, status: "down".into() });
         assert_eq!(state, before);
+    }
+
+    #[test]
+    fn an_endpoint_status_event_is_set_endpoint_status() {
+        let snap = snap();
+        let mut by_event = State::new(&snap);
+        by_event.apply(&Event::EndpointStatus { idx: A, status: "maintenance".into() });
+        let mut direct = State::new(&snap);
+        direct.set_endpoint_status(A, "maintenance".into());
+        assert_eq!(by_event, direct);
+        assert_eq!(by_event.endpoint_status(A), Some("maintenance"));
+        assert_eq!(by_event.endpoint_status(DeploymentIdx(1)), None);
+        // A later event replaces it (the operator's newest word).
+        by_event.apply(&Event::EndpointStatus { idx: A, status: "up".into() });
+        assert_eq!(by_event.endpoint_status(A), Some("up"));
     }
 }

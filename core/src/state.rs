@@ -11,6 +11,10 @@
 //! and the last health check are kept in vectors by deployment index, so that a strategy reads
 //! a few bytes per candidate. Events from other shards ([`crate::Event`]) are applied in
 //! `event.rs`; carrying state over a reload is in `carry_over.rs`.
+//!
+//! An endpoint's status an operator set since the config was read (`POST
+//! /admin/endpoints/{id}/status`) is kept by deployment index too, `None` while the config's
+//! status applies.
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +25,9 @@ use crate::cooldown_ends::CooldownEnds;
 use crate::latency::Latency;
 use crate::usage::{MinuteClock, MinuteUsage, Usage};
 use crate::window::{instant_after, FixedWindow};
-use crate::{Cooldown, CooldownStarted, DeploymentIdx, Failure, HealthCheck, LatencySample, Outcomes, Snapshot};
+use crate::{
+    Cooldown, CooldownStarted, Deployment, DeploymentIdx, Failure, HealthCheck, LatencySample, Outcomes, Snapshot,
+};
 
 /// Everything a shard knows about one deployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,6 +84,8 @@ pub struct State {
     pub(crate) pins: Pins,
     /// Spend per provider this budget period, every shard's.
     pub(crate) spend: Spend,
+    /// The policy endpoint status an operator set, by deployment index (`None`: the config's).
+    pub(crate) endpoint_status: Vec<Option<Box<str>>>,
 }
 
 impl State {
@@ -93,6 +101,7 @@ impl State {
             health: vec![None; n],
             pins: Pins::default(),
             spend: Spend::default(),
+            endpoint_status: vec![None; n],
         }
     }
 
@@ -260,6 +269,34 @@ impl State {
     pub fn health(&self, idx: DeploymentIdx) -> Option<HealthCheck> {
         self.health.get(idx.get()).copied().flatten()
     }
+
+    /// Records the status an operator gave endpoint `idx` (`up`, `maintenance`, …): it stands
+    /// instead of the config's until a reload changes the configured one. The caller checks the
+    /// word and that the deployment is a policy endpoint.
+    pub fn set_endpoint_status(&mut self, idx: DeploymentIdx, status: Box<str>) {
+        if let Some(slot) = self.endpoint_status.get_mut(idx.get()) {
+            *slot = Some(status);
+        }
+    }
+
+    /// The status an operator set for `idx` since the config was read; `None`: the config's
+    /// applies.
+    pub fn endpoint_status(&self, idx: DeploymentIdx) -> Option<&str> {
+        self.endpoint_status.get(idx.get()).and_then(|s| s.as_deref())
+    }
+
+    /// The status in force for `idx` of `snap`: the operator's, else the configured one (`up`
+    /// when `model_info` does not say); `None` for a deployment without policy attributes.
+    pub fn effective_endpoint_status<'a>(&'a self, snap: &'a Snapshot, idx: DeploymentIdx) -> Option<&'a str> {
+        let configured = configured_status(snap.deployments.get(idx.get())?)?;
+        Some(self.endpoint_status(idx).unwrap_or(configured))
+    }
+}
+
+/// The status `d`'s config gives it (`up` when `model_info` does not say), or `None` when it is
+/// not a policy endpoint.
+pub(crate) fn configured_status(d: &Deployment) -> Option<&str> {
+    d.policy.as_ref().map(|p| p.status.as_deref().unwrap_or("up"))
 }
 
 #[cfg(test)]
@@ -491,5 +528,31 @@ mod tests {
         assert_eq!(live.until, t0 + secs(20));
         assert_eq!(live.cause, Failure::Timeout);
         state.apply_cooldown(CooldownStarted { idx: DeploymentIdx(42), until: t0 + secs(20), cause });
+    }
+
+    #[test]
+    fn an_operator_set_endpoint_status_stands_instead_of_the_configs() {
+        let mut policy_dep = Deployment::new("eu", "pair", Provider::OpenAi, "m", "http://h");
+        policy_dep.policy =
+            Some(Box::new(crate::policy::PolicyAttrs { status: Some("degraded".into()), ..Default::default() }));
+        let plain = Deployment::new("plain", "pair", Provider::OpenAi, "m", "http://h");
+        let snap = Snapshot::build(vec![policy_dep, plain], RouterSettings::default()).unwrap();
+        let mut state = State::new(&snap);
+        assert_eq!(state.endpoint_status(A), None);
+        assert_eq!(state.effective_endpoint_status(&snap, A), Some("degraded"));
+        assert_eq!(state.effective_endpoint_status(&snap, B), None, "not a policy endpoint");
+
+        state.set_endpoint_status(A, "maintenance".into());
+        assert_eq!(state.endpoint_status(A), Some("maintenance"));
+        assert_eq!(state.effective_endpoint_status(&snap, A), Some("maintenance"));
+        assert_eq!(state.endpoint_status(B), None);
+        // Back to the config's word: an ordinary set, still the operator's.
+        state.set_endpoint_status(A, "degraded".into());
+        assert_eq!(state.endpoint_status(A), Some("degraded"));
+        // An index outside the snapshot records nothing.
+        let before = state.clone();
+        state.set_endpoint_status(DeploymentIdx(9), "down".into());
+        assert_eq!(state, before);
+        assert_eq!(state.endpoint_status(DeploymentIdx(9)), None);
     }
 }

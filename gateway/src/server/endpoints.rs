@@ -12,17 +12,19 @@ use crate::shard::Shard;
 
 /// What a path names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Endpoint {
+enum Endpoint<'a> {
     Api(RouteKind),
     Models,
     Liveliness,
     Readiness,
     Metrics,
     AdminReload,
+    /// `/admin/endpoints/{id}/status`: the id as sent (percent-encoded, may hold `/`).
+    AdminEndpointStatus(&'a str),
     DryRun,
 }
 
-fn endpoint(path: &str) -> Option<Endpoint> {
+fn endpoint(path: &str) -> Option<Endpoint<'_>> {
     let path = path.split_once('?').map_or(path, |(p, _)| p);
     let path = path.strip_prefix("/v1").filter(|p| p.starts_with('/')).unwrap_or(path);
     match path {
@@ -34,7 +36,10 @@ fn endpoint(path: &str) -> Option<Endpoint> {
         "/metrics" => Some(Endpoint::Metrics),
         "/admin/reload" => Some(Endpoint::AdminReload),
         "/route" => Some(Endpoint::DryRun),
-        _ => None,
+        _ => path
+            .strip_prefix("/admin/endpoints/")
+            .and_then(|p| p.strip_suffix("/status"))
+            .map(Endpoint::AdminEndpointStatus),
     }
 }
 
@@ -86,9 +91,16 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
             Ok(_) => admin::dry_run(shard, &head.path, req.body),
             Err(reply) => reply,
         },
+        (Some(Endpoint::AdminEndpointStatus(id)), Method::Post) => match admin::authorize(shard, req.authorization) {
+            Ok(_) => admin::set_endpoint_status(shard, id, req.body),
+            Err(reply) => reply,
+        },
         (Some(e), _) => {
             let mut r = Reply::json(405, openai_error(405, &format!("method not allowed on {}", head.path), None));
-            let allowed: &[u8] = if matches!(e, Endpoint::Api(_) | Endpoint::AdminReload | Endpoint::DryRun) {
+            let allowed: &[u8] = if matches!(
+                e,
+                Endpoint::Api(_) | Endpoint::AdminReload | Endpoint::AdminEndpointStatus(_) | Endpoint::DryRun
+            ) {
                 b"POST"
             } else {
                 b"GET, HEAD"
@@ -116,6 +128,11 @@ mod tests {
         assert_eq!(endpoint("/metrics"), Some(Endpoint::Metrics));
         assert_eq!(endpoint("/admin/reload"), Some(Endpoint::AdminReload));
         assert_eq!(endpoint("/v1/route?seed=3"), Some(Endpoint::DryRun));
+        assert_eq!(endpoint("/admin/endpoints/eu-1/status"), Some(Endpoint::AdminEndpointStatus("eu-1")));
+        assert_eq!(endpoint("/admin/endpoints/a/b/status?x=1"), Some(Endpoint::AdminEndpointStatus("a/b")));
+        assert_eq!(endpoint("/admin/endpoints//status"), Some(Endpoint::AdminEndpointStatus("")));
+        assert_eq!(endpoint("/admin/endpoints/eu-1"), None);
+        assert_eq!(endpoint("/admin/endpoints/status"), None);
         assert_eq!(endpoint("/v1x/models"), None);
         assert_eq!(endpoint("/v1"), None);
     }
