@@ -186,7 +186,7 @@ fn live<'s>(state: &'s State, e: &PolicyEndpoint, now: Instant) -> Live<'s> {
     let outcomes = state.deployment(e.deployment).map(|d| d.outcomes_at(now)).unwrap_or_default();
     let total = outcomes.successes + outcomes.failures;
     let error_rate = if total == 0 { 0.0 } else { f64::from(outcomes.failures) / f64::from(total) };
-    Live { status: None, latency_ms, error_rate }
+    Live { status: state.endpoint_status(e.deployment), latency_ms, error_rate }
 }
 
 /// A 5xx, a request timeout or rate limit, a timeout or an unreachable endpoint goes to the

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{chat_body, Gateway, Mock, Response};
+use common::{chat_body, Gateway, GatewayOptions, Mock, Response};
 use pointwork_gateway::keys::digest_hex;
 use serde_json::{json, Value};
 
@@ -250,4 +250,32 @@ fn a_stream_carries_the_block_in_an_event_before_done() {
     // Every event before it is the provider's, untouched.
     assert!(events[..done - 1].iter().all(|e| !e.contains("llmeu")));
     assert!(events.len() > 3, "{text}");
+}
+
+#[test]
+fn an_operator_status_takes_an_endpoint_out_on_every_shard() {
+    let c = Catalogue::start(&[]);
+    let yaml = format!("{}general_settings: {{master_key: sk-ops}}\n{EU_DEFAULT}", c.model_list());
+    let gateway = Gateway::start_with(&yaml, GatewayOptions { shards: 2, ..GatewayOptions::default() });
+    let auth = [("authorization", "Bearer sk-ops")];
+    let coding = || chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &auth);
+    assert_eq!(coding().deployment(), "qwen-de");
+    let set = |status: &str| {
+        let body = format!(r#"{{"status": "{status}"}}"#);
+        let r = gateway.client().request("POST", "/admin/endpoints/qwen-de/status", &auth, body.as_bytes());
+        assert_eq!(r.status, 200, "{}", r.text());
+    };
+    set("maintenance");
+    // Every answer, on fresh connections spread over both shards, leaves qwen-de out.
+    for _ in 0..20 {
+        let r = coding();
+        assert_eq!((r.status, r.deployment()), (200, "mistral-fr"), "{}", r.text());
+    }
+    let r = chat(&gateway, "qwen3-coder-30b", json!({}), &auth);
+    assert_eq!(r.status, 409, "its only EU endpoint is in maintenance: {}", r.text());
+    set("up");
+    for _ in 0..20 {
+        assert_eq!(coding().deployment(), "qwen-de");
+    }
+    assert_eq!(c.us.request_count(), 0);
 }
