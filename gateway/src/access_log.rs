@@ -70,6 +70,8 @@ pub struct Entry<'a> {
     pub total: Duration,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// The policy the request ran under (the policy router).
+    pub policy: Option<&'a str>,
     /// The decision's cause (`fresh`, `retry`, …) and its one-line reason.
     pub cause: Option<&'a str>,
     pub route: Option<&'a str>,
@@ -114,6 +116,9 @@ impl AccessLog {
         number(b, e.bytes_in);
         b.extend_from_slice(b",\"bytes_out\":");
         number(b, e.bytes_out);
+        if e.policy.is_some() {
+            field_opt_str(b, "policy", e.policy);
+        }
         field_opt_str(b, "cause", e.cause);
         field_opt_str(b, "route", e.route);
         b.extend_from_slice(b"}\n");
@@ -229,6 +234,7 @@ mod tests {
             total: Duration::from_micros(13_000),
             bytes_in: 10,
             bytes_out: 20,
+            policy: None,
             cause: Some("retry"),
             route: None,
         });

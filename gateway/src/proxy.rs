@@ -61,6 +61,7 @@ impl Ending {
 }
 
 /// What every log line of this request shares.
+#[derive(Clone, Copy)]
 pub(crate) struct RequestInfo<'a> {
     pub(crate) path: &'a str,
     pub(crate) model: &'a str,
@@ -68,6 +69,8 @@ pub(crate) struct RequestInfo<'a> {
     pub(crate) key: Option<&'a str>,
     pub(crate) bytes_in: usize,
     pub(crate) started: Instant,
+    /// The policy the request runs under, if any.
+    pub(crate) policy: Option<&'a str>,
 }
 
 /// Serves one API request. Returns whether the client connection can carry another request.
@@ -88,7 +91,7 @@ pub async fn serve(
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
-            let info = RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started };
+            let info = RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started, policy: None };
             finish(shard, routes, &info, Ending::refused(400, reply.body.len()));
             return respond::send(client, reply, keep_alive).await;
         }
@@ -97,8 +100,14 @@ pub async fn serve(
     let key = caller.virtual_key();
     if let Some(key) = key {
         if let Err(reply) = admit(key, &routes.snapshot, &extracted.facts.model) {
-            let info =
-                RequestInfo { path, model: &extracted.facts.model, key: caller.name(), bytes_in: body.len(), started };
+            let info = RequestInfo {
+                path,
+                model: &extracted.facts.model,
+                key: caller.name(),
+                bytes_in: body.len(),
+                started,
+                policy: None,
+            };
             finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));
             return respond::send(client, reply, keep_alive).await;
         }
@@ -112,7 +121,8 @@ pub async fn serve(
         extracted.facts.tags.extend(header_tags(tags));
     }
     let facts = &extracted.facts;
-    let info = RequestInfo { path, model: &facts.model, key: caller.name(), bytes_in: body.len(), started };
+    let info =
+        RequestInfo { path, model: &facts.model, key: caller.name(), bytes_in: body.len(), started, policy: None };
     if let Some(p) = routes.policy.as_ref().and_then(|policies| policies.policy_of(key)) {
         return crate::proxy_policy::serve(
             shard, routes, p, route, request, &extracted, key, &info, client, keep_alive,
@@ -457,6 +467,7 @@ pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         total: info.started.elapsed(),
         bytes_in: info.bytes_in as u64,
         bytes_out: e.bytes_out,
+        policy: info.policy,
         cause: e.decision.as_ref().map(|d| d.cause.as_str()).or(e.route.as_ref().map(|r| r.1)),
         route: reason.as_deref(),
     });

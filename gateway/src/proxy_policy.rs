@@ -39,6 +39,11 @@ pub const HEADER_ROUTE_REASON: &str = "x-llmeu-route-reason";
 /// The member of a response that reports the choice.
 const LLMEU_BLOCK: &str = "llmeu";
 
+/// The metrics' outcomes of a request under a policy, beside the refusals' codes.
+const OUTCOME_ROUTED: &str = "routed";
+const OUTCOME_UPSTREAM_ERROR: &str = "upstream_error";
+const INVALID_LLMEU: &str = "invalid_llmeu";
+
 /// The access log's cause for a policy-routed request, and for one that failed over.
 const CAUSE_POLICY: &str = "policy";
 const CAUSE_FAILED_OVER: &str = "failed_over";
@@ -67,6 +72,7 @@ pub(crate) async fn serve(
         unreachable!("serve is called only with a policy of these routes")
     };
     let policy = &policies.policies[p];
+    let info = &RequestInfo { policy: Some(&policy.id), ..*info };
     let facts = &extracted.facts;
     let (endpoints, auto) = policies.candidates(&facts.model);
     let needed = facts.estimated_prompt_tokens + facts.max_tokens.unwrap_or(0);
@@ -74,12 +80,15 @@ pub(crate) async fn serve(
         .and_then(|ask| Ok((ask.policy_request((!auto).then_some(&*facts.model), facts.has_image, needed)?, ask)));
     let (req, ask) = match asked {
         Ok(asked) => asked,
-        Err(message) => return refuse(shard, routes, info, client, keep_alive, bad_request(&message)).await,
+        Err(message) => {
+            return refuse(shard, routes, info, client, keep_alive, (bad_request(&message), INVALID_LLMEU)).await;
+        }
     };
     let limits = daily_limits(policy);
     let meter = &policies.meters[p];
     if let Err(refusal) = admit(policy, &ask.admission(meter.usage(&limits, unix_now()).spend)) {
-        return refuse(shard, routes, info, client, keep_alive, admission_reply(&refusal)).await;
+        let reply = (admission_reply(&refusal), refusal.code());
+        return refuse(shard, routes, info, client, keep_alive, reply).await;
     }
     let now = Instant::now();
     let routed = shard.with_state(routes, |state| {
@@ -91,7 +100,7 @@ pub(crate) async fn serve(
         Ok(routed) => routed,
         Err(refusal) => {
             let residency = req.residency_name(policy).to_string();
-            let reply = refusal_reply(&refusal, &policy.id, &residency);
+            let reply = (refusal_reply(&refusal, &policy.id, &residency), refusal.code());
             return refuse(shard, routes, info, client, keep_alive, reply).await;
         }
     };
@@ -139,6 +148,7 @@ pub(crate) async fn serve(
                     route: Some((reason, cause)),
                 };
                 finish(shard, routes, info, ending);
+                shard.metrics.borrow_mut().policy_request(&policy.id, OUTCOME_ROUTED);
                 return keep_alive && !d.client_failed && d.client_reusable;
             }
             Outcome::Failed(err) => {
@@ -159,6 +169,7 @@ pub(crate) async fn serve(
                     ..Ending::refused(reply.status, reply.body.len())
                 };
                 finish(shard, routes, info, ending);
+                shard.metrics.borrow_mut().policy_request(&policy.id, OUTCOME_UPSTREAM_ERROR);
                 return respond::send(client, reply, keep_alive).await;
             }
         }
@@ -262,15 +273,19 @@ fn record_spend(
     }
 }
 
+/// Answers a refusal (with the code the metrics count it under).
 async fn refuse(
     shard: &Shard,
     routes: &Arc<Routes>,
     info: &RequestInfo<'_>,
     client: &mut TcpStream,
     keep_alive: bool,
-    reply: Reply,
+    (reply, code): (Reply, &str),
 ) -> bool {
     finish(shard, routes, info, Ending::refused(reply.status, reply.body.len()));
+    if let Some(policy) = info.policy {
+        shard.metrics.borrow_mut().policy_request(policy, code);
+    }
     respond::send(client, reply, keep_alive).await
 }
 
@@ -285,7 +300,7 @@ fn policy_error(kind: &str, code: &str, message: &str, llmeu: Option<serde_json:
 }
 
 fn bad_request(message: &str) -> Reply {
-    Reply::json(400, policy_error("invalid_request_error", "invalid_llmeu", message, None))
+    Reply::json(400, policy_error("invalid_request_error", INVALID_LLMEU, message, None))
 }
 
 fn admission_reply(refusal: &AdmitRefusal) -> Reply {

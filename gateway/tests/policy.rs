@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{chat_body, Gateway, GatewayOptions, Mock, Response};
+use common::{chat_body, Gateway, GatewayOptions, Mock, Response, TempDir};
 use pointwork_gateway::keys::digest_hex;
 use serde_json::{json, Value};
 
@@ -127,7 +127,9 @@ fn the_auto_model_routes_inside_the_policy_and_says_why() {
 #[test]
 fn a_named_model_outside_the_residency_is_a_409_that_never_relaxes() {
     let c = Catalogue::start(&[]);
-    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    let logs = TempDir::new("policy-log");
+    let log = logs.path().join("access.jsonl");
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}  access_log: {}\n", c.model_list(), log.display()));
     for _ in 0..2 {
         let r = chat(&gateway, "far-model", json!({}), &[]);
         assert_eq!(r.status, 409, "{}", r.text());
@@ -148,6 +150,33 @@ fn a_named_model_outside_the_residency_is_a_409_that_never_relaxes() {
     let r = chat(&gateway, "mistral-large", json!({"llmeu": {"task": "coding"}}), &[]);
     assert_eq!((r.status, r.deployment()), (200, "mistral-fr"));
     assert!(r.header("x-llmeu-route-reason").unwrap().starts_with("pinned routing for task \"coding\""));
+    // Metrics and the access log name the policy.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let wanted = [
+        "pointwork_policy_requests_total{policy=\"eu-strict\",outcome=\"no_endpoint_for_policy\"} 2\n",
+        "pointwork_policy_requests_total{policy=\"eu-strict\",outcome=\"model_not_found\"} 1\n",
+        "pointwork_policy_requests_total{policy=\"eu-strict\",outcome=\"routed\"} 1\n",
+    ];
+    loop {
+        let metrics = gateway.get("/metrics").text();
+        if wanted.iter().all(|w| metrics.contains(w)) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{metrics}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let lines = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        if lines.len() >= 5 || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let served = lines.iter().find(|l| l["deployment"] == "mistral-fr").expect("the served request's line");
+    assert_eq!((served["policy"].as_str(), served["cause"].as_str()), (Some("eu-strict"), Some("policy")));
+    assert!(served["route"].as_str().unwrap().starts_with("pinned routing"));
+    assert!(lines.iter().filter(|l| l["status"] == 409).all(|l| l["policy"] == "eu-strict"));
 }
 
 #[test]

@@ -29,6 +29,9 @@ pub struct Report {
     pub retries: u64,
     pub fallbacks: u64,
     pub cooldowns_started: HashMap<String, u64>,
+    /// Requests routed under a policy, by policy id and outcome (`routed`, `upstream_error`,
+    /// or the refusal's code).
+    pub policy_requests: HashMap<(String, String), u64>,
 }
 
 impl Report {
@@ -40,6 +43,7 @@ impl Report {
             && self.retries == 0
             && self.fallbacks == 0
             && self.cooldowns_started.is_empty()
+            && self.policy_requests.is_empty()
     }
 
     /// Adds `other`'s counts to these.
@@ -59,6 +63,9 @@ impl Report {
         self.fallbacks += other.fallbacks;
         for (k, v) in other.cooldowns_started {
             *self.cooldowns_started.entry(k).or_default() += v;
+        }
+        for (k, v) in other.policy_requests {
+            *self.policy_requests.entry(k).or_default() += v;
         }
     }
 }

@@ -56,6 +56,22 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
     if let Some(pick) = &c.pick {
         histogram(&mut out, "pointwork_pick_duration_seconds", "", pick, 1e-9, &PICK_BUCKETS_S);
     }
+    family(
+        &mut out,
+        "pointwork_policy_requests_total",
+        "counter",
+        "Requests routed under a policy, by policy and outcome (routed, upstream_error, or the refusal's code).",
+    );
+    let mut policy_requests: Vec<_> = c.policy_requests.iter().collect();
+    policy_requests.sort();
+    for ((policy, outcome), n) in policy_requests {
+        let _ = writeln!(
+            out,
+            "pointwork_policy_requests_total{{policy=\"{}\",outcome=\"{}\"}} {n}",
+            escape(policy),
+            escape(outcome)
+        );
+    }
     counter(&mut out, "pointwork_retries_total", "Attempts retried on another deployment after a failure.", c.retries);
     counter(&mut out, "pointwork_fallbacks_total", "Attempts that fell back to another model group.", c.fallbacks);
     family(&mut out, "pointwork_cooldowns_started_total", "counter", "Cooldowns started, by deployment.");

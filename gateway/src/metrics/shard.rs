@@ -63,6 +63,11 @@ impl ShardMetrics {
         }
     }
 
+    /// A request under policy `policy` ended with `outcome`.
+    pub fn policy_request(&mut self, policy: &str, outcome: &str) {
+        *self.named.policy_requests.entry((policy.to_string(), outcome.to_string())).or_default() += 1;
+    }
+
     pub fn upstream_latency(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
         self.under(routes);
         slot(&mut self.upstream_latency, group.get()).get_or_insert_with(Hist::new).record(micros(took));
