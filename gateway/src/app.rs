@@ -98,7 +98,9 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
             Err(e) => return fail(&format!("{}: {e}", path.display())),
         },
     };
-    match crate::route::explain(&routes, &state, crate::route::route_kind_of(&request), &body, now, args.seed) {
+    // The default policy applies when the config has one (`--policy NAME` awaits cli.rs).
+    let policy = None;
+    match crate::route::explain(&routes, &state, crate::route::route_kind_of(&request), &body, now, args.seed, policy) {
         Ok(v) => {
             if let Err(code) = print_line(serde_json::to_string_pretty(&v).unwrap_or_default()) {
                 return code;
@@ -106,7 +108,11 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
             // A model the config does not know is a mistake in the request (or the config), not
             // a routing outcome such as every deployment cooling down: scripts must see it.
             let model = v["model"].as_str().unwrap_or_default();
-            if matches!(routes.snapshot.resolve(model), Resolution::Unknown) {
+            let unknown = match v.get("policy") {
+                Some(_) => v["error"]["code"] == "model_not_found",
+                None => matches!(routes.snapshot.resolve(model), Resolution::Unknown),
+            };
+            if unknown {
                 let message = v["error"]["message"].as_str().unwrap_or("unknown model");
                 return fail(&format!("{}: {message}", args.request.display()));
             }

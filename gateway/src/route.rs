@@ -2,7 +2,10 @@
 //! every candidate with the filter and reason that removed it and the strategy's inputs, the
 //! survivors, the winner and why, and what a failure would try next. `pointwork route` runs it
 //! on a config file and an optional state file; `POST /v1/route` on the live routes and the
-//! serving shard's state.
+//! serving shard's state. A request that runs under a policy is explained the policy router's
+//! way (`route/policy.rs`).
+
+mod policy;
 
 use std::time::{Duration, Instant};
 
@@ -24,7 +27,9 @@ pub struct DryRunError {
 }
 
 /// The dry run of `body` sent to `route`, against `state` at `now`; `seed` seeds the strategy's
-/// randomness (the same seed, state and request give the same decision).
+/// randomness (the same seed, state and request give the same decision). Under `policy` (a
+/// policy's name), else the default policy when the config has one, the policy router's
+/// decision is explained instead (no seed: it is not random).
 pub fn explain(
     routes: &Routes,
     state: &State,
@@ -32,8 +37,13 @@ pub fn explain(
     body: &[u8],
     now: Instant,
     seed: u64,
+    policy: Option<&str>,
 ) -> Result<Value, DryRunError> {
+    let applying = policy::applying(routes, policy)?;
     let extracted = facts::extract(route, body).map_err(|e| DryRunError { status: 400, message: e.to_string() })?;
+    if let Some((policies, p)) = applying {
+        return policy::explain(policies, p, state, route, &extracted, body, now);
+    }
     let facts = &extracted.facts;
     let snap = &routes.snapshot;
     let req = pick_request(facts, body, &facts.model, None, &[]);
@@ -173,11 +183,15 @@ fn millis(d: Duration) -> f64 {
 ///  "health": {"ID": {"healthy": false, "age_seconds": 3}},
 ///  "in_flight": {"ID": 2},
 ///  "latency_ms": {"ID": {"total": 120, "time_to_first_token": 40}},
-///  "usage": {"ID": {"requests": 10, "tokens": 4000}}}
+///  "usage": {"ID": {"requests": 10, "tokens": 4000}},
+///  "outcomes": {"ID": {"successes": 8, "failures": 2}},
+///  "endpoint_status": {"ID": "maintenance"}}
 /// ```
 ///
-/// Every section is optional; a bare number stands for `seconds`, `total` or `requests`. Errors
-/// name the key path (`state.cooldowns.ID: …`).
+/// Every section is optional; a bare number stands for `seconds`, `total` or `requests`.
+/// `outcomes` (this minute's, the policy score's error rate) and `endpoint_status` (an
+/// operator's, as `POST /admin/endpoints/{id}/status` sets it) are what the policy router reads.
+/// Errors name the key path (`state.cooldowns.ID: …`).
 pub fn state_from_json(snap: &Snapshot, doc: &Value, now: Instant) -> Result<State, String> {
     let mut state = State::new(snap);
     state.set_minute_origin(now);
@@ -246,9 +260,31 @@ pub fn state_from_json(snap: &Snapshot, doc: &Value, now: Instant) -> Result<Sta
                         value.get("tokens").map(|_| number(value, "tokens", &path)).transpose()?.unwrap_or(0.0);
                     state.record_usage(idx, now, requests, tokens as u64);
                 }
+                "outcomes" => {
+                    let count = |key: &str| match value.get(key) {
+                        None => Ok(0),
+                        Some(_) => number(value, key, &path).map(|n| n as u64),
+                    };
+                    if !value.is_object() {
+                        return Err(format!("{path}: expected {{\"successes\": N, \"failures\": N}}"));
+                    }
+                    for _ in 0..count("successes")? {
+                        state.record_success(idx, now);
+                    }
+                    for _ in 0..count("failures")? {
+                        // A 400 counts among the outcomes and starts no cooldown.
+                        state.record_failure(snap, idx, Failure::Status(400), now);
+                    }
+                }
+                "endpoint_status" => {
+                    let status = value.as_str().filter(|s| !s.is_empty()).ok_or(format!(
+                        "{path}: expected a status word (up, degraded, down, maintenance, …)"
+                    ))?;
+                    state.set_endpoint_status(idx, status.into());
+                }
                 other => {
                     return Err(format!(
-                        "state.{other}: unknown section; valid: cooldowns, health, in_flight, latency_ms, usage"
+                        "state.{other}: unknown section; valid: cooldowns, health, in_flight, latency_ms, usage, outcomes, endpoint_status"
                     ))
                 }
             }

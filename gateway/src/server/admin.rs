@@ -79,20 +79,31 @@ fn cooling_down(snap: &Snapshot, state: &pointwork_core::State, now: std::time::
     (0..snap.deployments.len()).filter(|&i| state.is_cooling_down(pointwork_core::DeploymentIdx(i as u32), now)).count()
 }
 
-/// `POST /v1/route[?seed=N]`: the decision for the body on the live routes and this shard's
-/// state (after applying the other shards' events), without calling a provider.
+/// `POST /v1/route[?seed=N][&policy=NAME]`: the decision for the body on the live routes and
+/// this shard's state (after applying the other shards' events), without calling a provider;
+/// under policy NAME, else the default policy when there is one.
 pub fn dry_run(shard: &Shard, path: &str, body: &[u8]) -> Reply {
-    let seed = path
-        .split_once('?')
-        .and_then(|(_, query)| query.split('&').find_map(|kv| kv.strip_prefix("seed=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let query = |name: &str| {
+        let query = path.split_once('?').map(|(_, q)| q)?;
+        query.split('&').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+    };
+    let seed = query("seed").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let policy = match query("policy").map(|v| percent_decode(v).ok_or(v)) {
+        None => None,
+        Some(Ok(name)) => Some(name),
+        Some(Err(raw)) => {
+            let message = format!("the policy parameter {raw:?} is not valid percent-encoded UTF-8");
+            return Reply::json(400, openai_error(400, &message, None));
+        }
+    };
     let kind = match serde_json::from_slice::<serde_json::Value>(body) {
         Ok(v) => route::route_kind_of(&v),
         Err(e) => return Reply::json(400, openai_error(400, &format!("the request body is not JSON: {e}"), None)),
     };
     let routes = shard.sync();
-    let explained = shard.with_state(&routes, |state| route::explain(&routes, state, kind, body, Instant::now(), seed));
+    let explained = shard.with_state(&routes, |state| {
+        route::explain(&routes, state, kind, body, Instant::now(), seed, policy.as_deref())
+    });
     match explained {
         Ok(v) => Reply::json(200, v.to_string().into_bytes()),
         Err(e) => Reply::json(e.status, openai_error(e.status, &e.message, None)),
