@@ -98,8 +98,8 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
             Err(e) => return fail(&format!("{}: {e}", path.display())),
         },
     };
-    // The default policy applies when the config has one (`--policy NAME` awaits cli.rs).
-    let policy = None;
+    // `--policy NAME`, else the default policy when the config has one.
+    let policy = args.policy.as_deref();
     match crate::route::explain(&routes, &state, crate::route::route_kind_of(&request), &body, now, args.seed, policy) {
         Ok(v) => {
             if let Err(code) = print_line(serde_json::to_string_pretty(&v).unwrap_or_default()) {

@@ -11,7 +11,7 @@ Pointwork — an LLM routing gateway
 USAGE:
     pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
     pointwork check --config FILE [--strict]
-    pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N]
+    pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N] [--policy NAME]
     pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
     pointwork hash-key < KEY
     pointwork --version | --help
@@ -43,6 +43,8 @@ pub struct RouteArgs {
     pub request: PathBuf,
     pub state: Option<PathBuf>,
     pub seed: u64,
+    /// The policy the request runs under (else `pointwork.default_policy`).
+    pub policy: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,7 +97,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
 }
 
 fn parse_route(args: &[String]) -> Result<RouteArgs, String> {
-    let (mut config, mut request, mut state, mut seed) = (None, None, None, 0);
+    let (mut config, mut request, mut state, mut seed, mut policy) = (None, None, None, 0, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let (name, inline) = match flag.split_once('=') {
@@ -107,6 +109,7 @@ fn parse_route(args: &[String]) -> Result<RouteArgs, String> {
             "--config" | "-c" => config = Some(PathBuf::from(value()?)),
             "--request" => request = Some(PathBuf::from(value()?)),
             "--state" => state = Some(PathBuf::from(value()?)),
+            "--policy" => policy = Some(value()?),
             "--seed" => {
                 let v = value()?;
                 seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got {v:?}"))?;
@@ -119,6 +122,7 @@ fn parse_route(args: &[String]) -> Result<RouteArgs, String> {
         request: request.ok_or("route: --request REQUEST.json is required")?,
         state,
         seed,
+        policy,
     })
 }
 

@@ -191,8 +191,8 @@ fn overrides(extracted: &Extracted, request: &Request<'_>) -> Result<LlmeuAsk, S
     Ok(ask)
 }
 
-/// What the shards know of an endpoint now.
-fn live<'s>(state: &'s State, e: &PolicyEndpoint, now: Instant) -> Live<'s> {
+/// What the shards know of an endpoint now (the dry run reads it the same way).
+pub(crate) fn live<'s>(state: &'s State, e: &PolicyEndpoint, now: Instant) -> Live<'s> {
     let latency_ms = state.latency(e.deployment).and_then(|l| l.total()).map(|d| d.as_secs_f64() * 1000.0);
     let outcomes = state.deployment(e.deployment).map(|d| d.outcomes_at(now)).unwrap_or_default();
     let total = outcomes.successes + outcomes.failures;
@@ -315,12 +315,21 @@ fn admission_reply(refusal: &AdmitRefusal) -> Reply {
 /// The refusals' statuses: 409 for what the policy rules out (`no_endpoint_for_policy`,
 /// `hosted_unavailable`), 404 for a model that does not exist, 403 for one the policy denies,
 /// 400 for one that cannot answer a chat.
+pub(crate) fn refusal_status(refusal: &PolicyRefusal) -> u16 {
+    match refusal {
+        PolicyRefusal::NoEndpoint { .. } | PolicyRefusal::HostedUnavailable(_) => 409,
+        PolicyRefusal::ModelNotFound(_) => 404,
+        PolicyRefusal::ModelDenied(_) => 403,
+        PolicyRefusal::NotATextModel(_) => 400,
+    }
+}
+
 fn refusal_reply(refusal: &PolicyRefusal, policy: &str, residency: &str) -> Reply {
-    let (status, kind) = match refusal {
-        PolicyRefusal::NoEndpoint { .. } | PolicyRefusal::HostedUnavailable(_) => (409, "invalid_request_error"),
-        PolicyRefusal::ModelNotFound(_) => (404, "not_found_error"),
-        PolicyRefusal::ModelDenied(_) => (403, "permission_error"),
-        PolicyRefusal::NotATextModel(_) => (400, "invalid_request_error"),
+    let status = refusal_status(refusal);
+    let kind = match refusal {
+        PolicyRefusal::ModelNotFound(_) => "not_found_error",
+        PolicyRefusal::ModelDenied(_) => "permission_error",
+        _ => "invalid_request_error",
     };
     let block = json!({"model_requested": refusal.model(), "policy_id": policy, "residency_requested": residency});
     let mut reply = Reply::json(status, policy_error(kind, refusal.code(), &refusal.to_string(), Some(block)));

@@ -305,6 +305,27 @@ fn a_policy_named_in_the_query_applies_and_without_one_the_dry_run_is_as_before(
     let out = dry_run(&gateway, "?policy=eu-strict", &partner);
     assert_removed(&out, "partner-de", "partner_not_allowed", 11);
     assert_eq!(out["error"]["status"], 409);
+    // The CLI names it with --policy.
+    let cli = |policy: &str| {
+        let out = Command::new(pointwork_bin())
+            .args(["route", "--policy", policy, "--config"])
+            .arg(dir.write("config.yaml", &yaml))
+            .arg("--request")
+            .arg(dir.write("request.json", &partner.to_string()))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, stdout, _) = cli("open");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((code, &out["policy"], &out["chosen"]), (Some(0), &json!("open"), &json!("partner-de")), "{out}");
+    let (code, _, stderr) = cli("nope");
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("unknown policy \"nope\""), "{stderr}");
     let r = gateway.post("/v1/route?policy=nope", &partner.to_string());
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"]["message"], "unknown policy \"nope\"; valid: eu-strict, open");

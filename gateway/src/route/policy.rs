@@ -18,6 +18,7 @@ use crate::facts::Extracted;
 use crate::keys::unix_now;
 use crate::llmeu::LlmeuAsk;
 use crate::policy_routes::{daily_limits, PolicyRoutes};
+use crate::proxy_policy::{live, refusal_status};
 use crate::route::DryRunError;
 use crate::routes::Routes;
 
@@ -185,26 +186,11 @@ fn terms(t: &ScoreTerms) -> Value {
     })
 }
 
-/// What the shards know of an endpoint now: as `proxy_policy.rs` reads it for the real request.
-fn live<'s>(state: &'s State, e: &PolicyEndpoint, now: Instant) -> Live<'s> {
-    let latency_ms = state.latency(e.deployment).and_then(|l| l.total()).map(|d| d.as_secs_f64() * 1000.0);
-    let outcomes = state.deployment(e.deployment).map(|d| d.outcomes_at(now)).unwrap_or_default();
-    let total = outcomes.successes + outcomes.failures;
-    let error_rate = if total == 0 { 0.0 } else { f64::from(outcomes.failures) / f64::from(total) };
-    Live { status: state.endpoint_status(e.deployment), latency_ms, error_rate }
-}
-
 fn admission_error(refusal: &AdmitRefusal) -> Value {
     json!({"status": 400, "code": refusal.code(), "message": refusal.to_string()})
 }
 
-/// The refusal and the status the real request gets (`proxy_policy.rs`, `refusal_reply`).
+/// The refusal and the status the real request gets.
 fn refusal_error(refusal: &PolicyRefusal) -> Value {
-    let status = match refusal {
-        PolicyRefusal::NoEndpoint { .. } | PolicyRefusal::HostedUnavailable(_) => 409,
-        PolicyRefusal::ModelNotFound(_) => 404,
-        PolicyRefusal::ModelDenied(_) => 403,
-        PolicyRefusal::NotATextModel(_) => 400,
-    };
-    json!({"status": status, "code": refusal.code(), "message": refusal.to_string()})
+    json!({"status": refusal_status(refusal), "code": refusal.code(), "message": refusal.to_string()})
 }
