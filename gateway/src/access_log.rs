@@ -72,6 +72,8 @@ pub struct Entry<'a> {
     pub bytes_out: u64,
     /// The policy the request ran under (the policy router).
     pub policy: Option<&'a str>,
+    /// The deployments whose attempts failed before the one that answered (policy failover).
+    pub failed_over: &'a [&'a str],
     /// The decision's cause (`fresh`, `retry`, …) and its one-line reason.
     pub cause: Option<&'a str>,
     pub route: Option<&'a str>,
@@ -118,6 +120,17 @@ impl AccessLog {
         number(b, e.bytes_out);
         if e.policy.is_some() {
             field_opt_str(b, "policy", e.policy);
+        }
+        if !e.failed_over.is_empty() {
+            b.extend_from_slice(b",\"failed_over\":[");
+            for (i, id) in e.failed_over.iter().enumerate() {
+                if i > 0 {
+                    b.push(b',');
+                }
+                // Writing a str into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *b, id);
+            }
+            b.push(b']');
         }
         field_opt_str(b, "cause", e.cause);
         field_opt_str(b, "route", e.route);
@@ -235,6 +248,7 @@ mod tests {
             bytes_in: 10,
             bytes_out: 20,
             policy: None,
+            failed_over: &[],
             cause: Some("retry"),
             route: None,
         });

@@ -198,9 +198,14 @@ mod tests {
 
     #[test]
     fn route_with_state_and_seed() {
-        let cmd = parse(&args("route -c c.yaml --request r.json --state=s.json --seed 7")).unwrap();
-        let expected =
-            RouteArgs { config: "c.yaml".into(), request: "r.json".into(), state: Some("s.json".into()), seed: 7 };
+        let cmd = parse(&args("route -c c.yaml --request r.json --state=s.json --seed 7 --policy eu")).unwrap();
+        let expected = RouteArgs {
+            config: "c.yaml".into(),
+            request: "r.json".into(),
+            state: Some("s.json".into()),
+            seed: 7,
+            policy: Some("eu".into()),
+        };
         assert_eq!(cmd, Command::Route(expected));
     }
 

@@ -42,6 +42,8 @@ pub(crate) struct Ending {
     pub(crate) decision: Option<Decision>,
     /// The route and its cause when no pick decided it (the policy router's sentence).
     pub(crate) route: Option<(String, &'static str)>,
+    /// Deployments whose attempts failed before this one (the policy router's failover).
+    pub(crate) failed_over: Vec<DeploymentIdx>,
 }
 
 impl Ending {
@@ -56,6 +58,7 @@ impl Ending {
             bytes_out: bytes_out as u64,
             decision: None,
             route: None,
+            failed_over: Vec::new(),
         }
     }
 }
@@ -235,6 +238,7 @@ pub async fn serve(
                     bytes_out: d.bytes_out,
                     decision: Some(decision),
                     route: None,
+                    failed_over: Vec::new(),
                 };
                 finish(shard, routes, &info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
@@ -258,6 +262,7 @@ pub async fn serve(
                         bytes_out: reply.body.len() as u64,
                         decision: Some(decision),
                         route: None,
+                        failed_over: Vec::new(),
                     };
                     finish(shard, routes, &info, ending);
                     return respond::send(client, reply, keep_alive).await;
@@ -452,6 +457,7 @@ pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
     }
     let snap = &routes.snapshot;
     let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
+    let failed_over: Vec<&str> = e.failed_over.iter().map(|&d| snap.deployment(d).id.as_str()).collect();
     log.write(&Entry {
         time: SystemTime::now(),
         shard: shard.id,
@@ -468,6 +474,7 @@ pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         bytes_in: info.bytes_in as u64,
         bytes_out: e.bytes_out,
         policy: info.policy,
+        failed_over: &failed_over,
         cause: e.decision.as_ref().map(|d| d.cause.as_str()).or(e.route.as_ref().map(|r| r.1)),
         route: reason.as_deref(),
     });

@@ -106,6 +106,7 @@ pub(crate) async fn serve(
     };
     let snap = &routes.snapshot;
     let mut attempts = 0;
+    let mut failed_over = Vec::new();
     for (n, &i) in order.iter().enumerate() {
         let e = &endpoints[i];
         let idx = e.deployment;
@@ -146,6 +147,7 @@ pub(crate) async fn serve(
                     bytes_out: d.bytes_out,
                     decision: None,
                     route: Some((reason, cause)),
+                    failed_over,
                 };
                 finish(shard, routes, info, ending);
                 shard.metrics.borrow_mut().policy_request(&policy.id, OUTCOME_ROUTED);
@@ -156,6 +158,7 @@ pub(crate) async fn serve(
                 record_failure(shard, routes, idx, err.failure);
                 if fails_over(err.failure) && n + 1 < order.len() {
                     shard.metrics.borrow_mut().retry();
+                    failed_over.push(idx);
                     continue;
                 }
                 let mut reply = error_reply(snap, idx, attempts, err);
@@ -166,6 +169,7 @@ pub(crate) async fn serve(
                     attempts,
                     stream: facts.stream,
                     route: Some((reason, cause)),
+                    failed_over,
                     ..Ending::refused(reply.status, reply.body.len())
                 };
                 finish(shard, routes, info, ending);

@@ -212,7 +212,9 @@ fn overrides_narrow_by_body_or_header_and_bad_ones_are_refused() {
 fn failover_stays_inside_the_filtered_set_while_only_the_non_eu_endpoint_is_healthy() {
     let c = Catalogue::start(&["--fault", "status:503"]);
     c.fr.control(json!({"fault": "status:502"}));
-    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}", c.model_list()));
+    let logs = TempDir::new("policy-failover-log");
+    let log = logs.path().join("access.jsonl");
+    let gateway = Gateway::start(&format!("{}{EU_DEFAULT}  access_log: {}\n", c.model_list(), log.display()));
     let r = chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &[]);
     // de (503) then fr (502): both EU survivors failed; the healthy US endpoint gets nothing.
     assert_eq!(r.status, 502, "{}", r.text());
@@ -225,6 +227,19 @@ fn failover_stays_inside_the_filtered_set_while_only_the_non_eu_endpoint_is_heal
     let r = chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &[]);
     assert_eq!((r.status, r.deployment()), (200, "mistral-fr"), "{}", r.text());
     assert_eq!(c.us.request_count(), 0);
+    // The access log records each attempt that failed over.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let served = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        if let Some(line) = lines.into_iter().find(|l| l["status"] == 200) {
+            break line;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!((&served["failed_over"], &served["cause"]), (&json!(["qwen-de"]), &json!("failed_over")));
+    assert_eq!(served["attempts"], 2);
 }
 
 #[test]
