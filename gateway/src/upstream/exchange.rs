@@ -355,41 +355,6 @@ async fn respond(
     relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
-/// Reads a whole body (up to `max` bytes): the body, the connection when it can be reused, and
-/// whether the body arrived complete.
-async fn collect_body(
-    mut conn: UpstreamConn,
-    mut buf: Vec<u8>,
-    head_len: usize,
-    mut body: BodyProgress,
-    wait: &impl Fn(Instant) -> Duration,
-    max: usize,
-) -> (Vec<u8>, Option<UpstreamConn>, bool) {
-    let mut collected = Vec::new();
-    let mut consumed = head_len;
-    loop {
-        match body.collect(&buf[consumed..], &mut collected) {
-            Ok(n) => consumed += n,
-            Err(_) => return (collected, None, false),
-        }
-        if body.is_done() {
-            let clean = consumed == buf.len();
-            return (collected, clean.then_some(conn), true);
-        }
-        if collected.len() > max {
-            return (collected, None, false);
-        }
-        buf.clear();
-        consumed = 0;
-        match monoio::time::timeout(wait(Instant::now()), conn.read_more(buf)).await {
-            Ok((Ok(n), back)) if n > 0 => buf = back,
-            // A body that runs until the connection closes is complete at the close.
-            Ok((Ok(_), _)) if matches!(body, BodyProgress::UntilClose) => return (collected, None, true),
-            _ => return (collected, None, false),
-        }
-    }
-}
-
 /// The upstream end of a relay.
 struct UpstreamSide<'a> {
     conn: UpstreamConn,
@@ -429,51 +394,6 @@ impl Relayed {
             client_reusable: client_ok && reusable,
         })
     }
-}
-
-/// A non-streaming body read whole, the block added as its last member, then sent with its new
-/// length. A body that does not arrive whole is a failure of the attempt (nothing reached the
-/// client yet).
-#[allow(clippy::too_many_arguments)]
-async fn respond_with_block(
-    shard: &Shard,
-    upstream: UpstreamSide<'_>,
-    buf: Vec<u8>,
-    head_len: usize,
-    body: BodyProgress,
-    status: u16,
-    mut out: Vec<u8>,
-    wait: &impl Fn(Instant) -> Duration,
-    client: ClientSide<'_>,
-    block: BodyBlock<'_>,
-) -> Outcome {
-    let UpstreamSide { conn, keep_alive, pool_key, started, read_usage, .. } = upstream;
-    let (collected, reusable, complete) = collect_body(conn, buf, head_len, body, wait, MAX_BLOCK_BODY).await;
-    if !complete {
-        return Outcome::Failed(AttemptError {
-            failure: Failure::Protocol,
-            status: 502,
-            body: openai_error(502, "the upstream response ended before its body did", None),
-            retry_after: None,
-        });
-    }
-    if let Some(conn) = reusable.filter(|_| keep_alive) {
-        shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
-    }
-    let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
-    relayed.tail.push(&collected);
-    (client.on_body_end)(relayed.tail.usage());
-    let body = block.into_object(&collected).unwrap_or(collected);
-    write::header_decimal(&mut out, "content-length", body.len() as u64);
-    out.extend_from_slice(client.extra_headers);
-    if !client.keep_alive {
-        write::header(&mut out, "connection", b"close");
-    }
-    write::end_head(&mut out);
-    out.extend_from_slice(&body);
-    relayed.bytes_out = out.len() as u64;
-    let (res, _) = client.stream.write_all(out).await;
-    relayed.delivered(status, started, None, res.is_ok(), true)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -606,43 +526,10 @@ fn timeout_error(provider: &str, after: Duration) -> AttemptError {
     }
 }
 
+#[path = "exchange_whole.rs"]
+mod whole;
+use whole::{collect_body, respond_with_block};
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn collect_keeps_the_body_without_framing() {
-        let mut out = Vec::new();
-        let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
-        assert_eq!(until_close.collect(b"{\"error\":1}", &mut out), Ok(11));
-        assert_eq!(out, b"{\"error\":1}");
-
-        let mut out = Vec::new();
-        let mut chunked = BodyProgress::new(BodyFraming::Chunked);
-        assert_eq!(chunked.collect(b"3\r\nabc\r\n0\r\n\r\nXX", &mut out), Ok(13));
-        assert!(chunked.is_done());
-        assert_eq!(out, b"abc");
-
-        let mut out = Vec::new();
-        let mut length = BodyProgress::new(BodyFraming::Length(4));
-        assert_eq!(length.collect(b"abcdef", &mut out), Ok(4));
-        assert!(length.is_done());
-        assert_eq!(out, b"abcd");
-    }
-
-    #[test]
-    fn relay_rechunks_what_the_client_gets_chunked() {
-        let (mut out, mut scratch, mut tail) = (Vec::new(), Vec::new(), UsageTail::default());
-        let mut chunked = BodyProgress::new(BodyFraming::Chunked);
-        assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch, &mut tail, &mut None), Ok((8, 3)));
-        assert_eq!(out, b"3\r\nabc\r\n");
-        let mut out = Vec::new();
-        let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
-        assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch, &mut tail, &mut None), Ok((9, 9)));
-        assert_eq!(out, b"9\r\ndata: x\n\n\r\n");
-        let mut out = Vec::new();
-        let mut length = BodyProgress::new(BodyFraming::Length(2));
-        assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail, &mut None), Ok((2, 2)));
-        assert_eq!(out, b"ab");
-    }
-}
+#[path = "exchange_tests.rs"]
+mod tests;
