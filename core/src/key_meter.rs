@@ -191,7 +191,7 @@ fn budget_period(duration: Option<Duration>, now: u64) -> (u64, Option<u64>) {
 /// A count in a numbered window: the window's low [`WINDOW_BITS`] bits above [`COUNT_BITS`]
 /// bits of count. Only equality of windows matters, so the window number may wrap.
 #[derive(Debug, Default)]
-struct PackedWindow(AtomicU64);
+pub(crate) struct PackedWindow(AtomicU64);
 
 const COUNT_BITS: u32 = 44;
 const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
@@ -211,7 +211,7 @@ impl PackedWindow {
     }
 
     /// The count in `window` (0 when the stored count is from another window).
-    fn get(&self, window: u64) -> u64 {
+    pub(crate) fn get(&self, window: u64) -> u64 {
         let v = self.0.load(Ordering::Relaxed);
         if window_of(v) == Self::tag(window) {
             v & COUNT_MAX
@@ -221,7 +221,7 @@ impl PackedWindow {
     }
 
     /// Adds `n` in `window` (starting it over when it is a new window), saturating.
-    fn add(&self, window: u64, n: u64) {
+    pub(crate) fn add(&self, window: u64, n: u64) {
         self.update(window, |count| Some(count.saturating_add(n)));
     }
 

@@ -92,8 +92,7 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
     let now = std::time::Instant::now();
     let state = match &args.state {
         None => pointwork_core::State::new(&routes.snapshot),
-        Some(path) => match read_json(path).and_then(|(_, v)| crate::route::state_from_json(&routes.snapshot, &v, now))
-        {
+        Some(path) => match read_json(path).and_then(|(_, v)| crate::route::state_from_json(&routes, &v, now)) {
             Ok(s) => s,
             Err(e) => return fail(&format!("{}: {e}", path.display())),
         },

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::policy::{Policy, PolicyEndpoint};
+use pointwork_core::policy::{Policy, PolicyEndpoint, SharedOutcomes};
 use pointwork_core::{DeploymentIdx, KeyLimits, KeyMeter, Snapshot};
 
 use crate::keys::VirtualKey;
@@ -25,6 +25,9 @@ pub struct PolicyRoutes {
     pub routers: Vec<(String, Vec<PolicyEndpoint>)>,
     /// Parallel to `policies`: today's spend, shared by every shard.
     pub meters: Vec<Arc<KeyMeter>>,
+    /// By deployment index: this minute's answers of each endpoint, shared by every shard (the
+    /// score's error rate).
+    pub outcomes: Vec<SharedOutcomes>,
 }
 
 impl PolicyRoutes {
@@ -58,7 +61,8 @@ impl PolicyRoutes {
             config.policies.iter().map(|p| kept.get(&*p.id).map_or_else(Arc::default, |m| (*m).clone())).collect();
         let default =
             config.default_policy.as_deref().and_then(|name| config.policies.iter().position(|p| &*p.id == name));
-        Some(PolicyRoutes { policies: config.policies.clone(), default, catalogue, routers, meters })
+        let outcomes = snapshot.deployments.iter().map(|_| SharedOutcomes::default()).collect();
+        Some(PolicyRoutes { policies: config.policies.clone(), default, catalogue, routers, meters, outcomes })
     }
 
     /// The policy a request runs under: its key's, else the default; `None`: no policy.

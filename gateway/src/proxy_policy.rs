@@ -90,9 +90,9 @@ pub(crate) async fn serve(
         let reply = (admission_reply(&refusal), refusal.code());
         return refuse(shard, routes, info, client, keep_alive, reply).await;
     }
-    let now = Instant::now();
+    let now = unix_now();
     let routed = shard.with_state(routes, |state| {
-        let live = |i: usize| live(state, &endpoints[i], now);
+        let live = |i: usize| live(state, policies, &endpoints[i], now);
         decide(endpoints, policy, &req, &live)
             .map(|d| Routed { order: d.failover_order().collect(), reason: d.route_reason(endpoints, policy, &req) })
     });
@@ -137,6 +137,7 @@ pub(crate) async fn serve(
         match exchange::run(shard, exchange, side).await {
             Outcome::Delivered(d) => {
                 record_delivered(shard, routes, idx, facts.stream, now, &d);
+                policies.outcomes[idx.get()].record(d.body_failure.is_none(), unix_now());
                 let ending = Ending {
                     group: Some(snap.group_of(idx)),
                     deployment: Some(idx),
@@ -156,6 +157,7 @@ pub(crate) async fn serve(
             Outcome::Failed(err) => {
                 shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
                 record_failure(shard, routes, idx, err.failure);
+                policies.outcomes[idx.get()].record(false, unix_now());
                 if fails_over(err.failure) && n + 1 < order.len() {
                     shard.metrics.borrow_mut().retry();
                     failed_over.push(idx);
@@ -195,12 +197,12 @@ fn overrides(extracted: &Extracted, request: &Request<'_>) -> Result<LlmeuAsk, S
     Ok(ask)
 }
 
-/// What the shards know of an endpoint now (the dry run reads it the same way).
-pub(crate) fn live<'s>(state: &'s State, e: &PolicyEndpoint, now: Instant) -> Live<'s> {
+/// What the shards know of an endpoint at `now` (Unix seconds): the status and latency this
+/// shard holds (shared by events), the error rate every shard counts into (the dry run reads it
+/// the same way).
+pub(crate) fn live<'s>(state: &'s State, policies: &PolicyRoutes, e: &PolicyEndpoint, now: u64) -> Live<'s> {
     let latency_ms = state.latency(e.deployment).and_then(|l| l.total()).map(|d| d.as_secs_f64() * 1000.0);
-    let outcomes = state.deployment(e.deployment).map(|d| d.outcomes_at(now)).unwrap_or_default();
-    let total = outcomes.successes + outcomes.failures;
-    let error_rate = if total == 0 { 0.0 } else { f64::from(outcomes.failures) / f64::from(total) };
+    let error_rate = policies.outcomes.get(e.deployment.get()).map_or(0.0, |o| o.error_rate(now));
     Live { status: state.endpoint_status(e.deployment), latency_ms, error_rate }
 }
 

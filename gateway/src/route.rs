@@ -16,6 +16,7 @@ use pointwork_core::{
 use serde_json::{json, Map, Value};
 
 use crate::facts;
+use crate::keys::unix_now;
 use crate::proxy::pick_request;
 use crate::routes::Routes;
 
@@ -42,7 +43,7 @@ pub fn explain(
     let applying = policy::applying(routes, policy)?;
     let extracted = facts::extract(route, body).map_err(|e| DryRunError { status: 400, message: e.to_string() })?;
     if let Some((policies, p)) = applying {
-        return policy::explain(policies, p, state, route, &extracted, body, now);
+        return policy::explain(policies, p, state, route, &extracted, body);
     }
     let facts = &extracted.facts;
     let snap = &routes.snapshot;
@@ -191,8 +192,10 @@ fn millis(d: Duration) -> f64 {
 /// Every section is optional; a bare number stands for `seconds`, `total` or `requests`.
 /// `outcomes` (this minute's, the policy score's error rate) and `endpoint_status` (an
 /// operator's, as `POST /admin/endpoints/{id}/status` sets it) are what the policy router reads.
-/// Errors name the key path (`state.cooldowns.ID: …`).
-pub fn state_from_json(snap: &Snapshot, doc: &Value, now: Instant) -> Result<State, String> {
+/// Errors name the key path (`state.cooldowns.ID: …`). `outcomes` go to the counters every
+/// shard shares (`routes`' policy router's), not into the state.
+pub fn state_from_json(routes: &Routes, doc: &Value, now: Instant) -> Result<State, String> {
+    let snap = &routes.snapshot;
     let mut state = State::new(snap);
     state.set_minute_origin(now);
     let Some(top) = doc.as_object() else {
@@ -268,12 +271,14 @@ pub fn state_from_json(snap: &Snapshot, doc: &Value, now: Instant) -> Result<Sta
                     if !value.is_object() {
                         return Err(format!("{path}: expected {{\"successes\": N, \"failures\": N}}"));
                     }
+                    let shared = routes.policy.as_ref().and_then(|p| p.outcomes.get(idx.get()));
+                    let shared = shared.ok_or(format!("{path}: only the policy router reads outcomes (no policies)"))?;
+                    let at = unix_now();
                     for _ in 0..count("successes")? {
-                        state.record_success(idx, now);
+                        shared.record(true, at);
                     }
                     for _ in 0..count("failures")? {
-                        // A 400 counts among the outcomes and starts no cooldown.
-                        state.record_failure(snap, idx, Failure::Status(400), now);
+                        shared.record(false, at);
                     }
                 }
                 "endpoint_status" => {

@@ -323,3 +323,23 @@ fn an_operator_status_takes_an_endpoint_out_on_every_shard() {
     }
     assert_eq!(c.us.request_count(), 0);
 }
+
+#[test]
+fn every_shard_scores_an_endpoints_failures_alike() {
+    let c = Catalogue::start(&["--fault", "status:503"]);
+    let gateway = Gateway::start_with(
+        &format!("{}{EU_DEFAULT}", c.model_list()),
+        GatewayOptions { shards: 2, ..GatewayOptions::default() },
+    );
+    // One request: qwen-de fails (on whichever shard took it), mistral-fr serves.
+    let r = chat(&gateway, "llmeu-auto", json!({"llmeu": {"task": "coding"}}), &[]);
+    assert_eq!((r.status, r.deployment()), (200, "mistral-fr"), "{}", r.text());
+    // The dry run on fresh connections (both shards): qwen-de's error rate is the same on each.
+    let request =
+        json!({"model": "llmeu-auto", "messages": [{"role": "user", "content": "hi"}], "llmeu": {"task": "coding"}});
+    for _ in 0..12 {
+        let out = gateway.post("/v1/route", &request.to_string()).json();
+        let qwen = out["candidates"].as_array().unwrap().iter().find(|c| c["id"] == "qwen-de").unwrap().clone();
+        assert_eq!(qwen["terms"]["error_rate"], 3.0, "{out}");
+    }
+}

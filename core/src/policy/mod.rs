@@ -8,6 +8,7 @@ mod admit;
 mod decide;
 mod endpoint;
 mod filter;
+mod outcomes;
 mod residency;
 mod rules;
 mod score;
@@ -19,6 +20,7 @@ pub use endpoint::{
     DEFAULT_DOCS_COMPLETENESS, DEFAULT_FIT,
 };
 pub use filter::{first_reason, micros, PolicyReason};
+pub use outcomes::SharedOutcomes;
 pub use residency::{region_in_eu, RegionScope, Residency, ResidencyAllowed};
 pub use rules::{Policy, PolicyRequest};
 pub use score::{score, Live, ScoreTerms, Scored, DEFAULT_LATENCY_MS};

@@ -5,8 +5,6 @@
 //! score term by term, the chosen one, the tie-break, the failover order and the route reason;
 //! or the refusal with the status the real request would get.
 
-use std::time::Instant;
-
 use pointwork_core::policy::{
     admit, decide, first_reason, AdmitRefusal, Live, PolicyDecision, PolicyEndpoint, PolicyReason, PolicyRefusal,
     PolicyRequest, ScoreTerms, Scored,
@@ -44,7 +42,8 @@ pub(super) fn applying<'r>(
     })
 }
 
-/// The dry run of `body` under policy `p` of `policies`, against `state` at `now`.
+/// The dry run of `body` under policy `p` of `policies`, against `state` now (as the real
+/// request would be routed: the shared outcomes and daily spend are read at the current time).
 pub(super) fn explain(
     policies: &PolicyRoutes,
     p: usize,
@@ -52,7 +51,6 @@ pub(super) fn explain(
     route: RouteKind,
     extracted: &Extracted,
     body: &[u8],
-    now: Instant,
 ) -> Result<Value, DryRunError> {
     let policy = &policies.policies[p];
     let facts = &extracted.facts;
@@ -82,7 +80,8 @@ pub(super) fn explain(
         undecided(&mut out, admission_error(&refusal));
         return Ok(Value::Object(out));
     }
-    let live = |i: usize| live(state, &endpoints[i], now);
+    let now = unix_now();
+    let live = |i: usize| live(state, policies, &endpoints[i], now);
     let decided = decide(endpoints, policy, &req, &live);
     let considered = considered(endpoints, &req);
     match &decided {
