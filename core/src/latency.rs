@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 /// How much of each new sample enters the average.
-const ALPHA: f64 = 0.3;
+pub(crate) const ALPHA: f64 = 0.3;
 
 /// An exponentially weighted moving average of seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::policy::{Policy, PolicyEndpoint, SharedOutcomes};
+use pointwork_core::policy::{Policy, PolicyEndpoint, SharedLatency, SharedOutcomes};
 use pointwork_core::{DeploymentIdx, KeyLimits, KeyMeter, Snapshot};
 
 use crate::keys::VirtualKey;
@@ -25,9 +25,10 @@ pub struct PolicyRoutes {
     pub routers: Vec<(String, Vec<PolicyEndpoint>)>,
     /// Parallel to `policies`: today's spend, shared by every shard.
     pub meters: Vec<Arc<KeyMeter>>,
-    /// By deployment index: this minute's answers of each endpoint, shared by every shard (the
-    /// score's error rate).
+    /// By deployment index: this minute's answers of each endpoint and its latency average,
+    /// shared by every shard (the score's error rate and latency).
     pub outcomes: Vec<SharedOutcomes>,
+    pub latency: Vec<SharedLatency>,
 }
 
 impl PolicyRoutes {
@@ -62,7 +63,8 @@ impl PolicyRoutes {
         let default =
             config.default_policy.as_deref().and_then(|name| config.policies.iter().position(|p| &*p.id == name));
         let outcomes = snapshot.deployments.iter().map(|_| SharedOutcomes::default()).collect();
-        Some(PolicyRoutes { policies: config.policies.clone(), default, catalogue, routers, meters, outcomes })
+        let latency = snapshot.deployments.iter().map(|_| SharedLatency::default()).collect();
+        Some(PolicyRoutes { policies: config.policies.clone(), default, catalogue, routers, meters, outcomes, latency })
     }
 
     /// The policy a request runs under: its key's, else the default; `None`: no policy.

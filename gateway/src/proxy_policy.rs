@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use monoio::net::TcpStream;
-use pointwork_core::policy::{admit, decide, AdmitRefusal, Live, PolicyEndpoint, PolicyRefusal};
+use pointwork_core::policy::{admit, decide, AdmitRefusal, Live, PolicyEndpoint, PolicyRefusal, SharedLatency};
 use pointwork_core::{response_cost, DeploymentIdx, Failure, RouteKind, State};
 use serde_json::json;
 
@@ -138,6 +138,9 @@ pub(crate) async fn serve(
             Outcome::Delivered(d) => {
                 record_delivered(shard, routes, idx, facts.stream, now, &d);
                 policies.outcomes[idx.get()].record(d.body_failure.is_none(), unix_now());
+                // A stream's responsiveness is its time to the first token.
+                let took = if facts.stream { d.first_body.unwrap_or(d.took) } else { d.took };
+                policies.latency[idx.get()].record(took.as_secs_f64() * 1000.0);
                 let ending = Ending {
                     group: Some(snap.group_of(idx)),
                     deployment: Some(idx),
@@ -197,12 +200,13 @@ fn overrides(extracted: &Extracted, request: &Request<'_>) -> Result<LlmeuAsk, S
     Ok(ask)
 }
 
-/// What the shards know of an endpoint at `now` (Unix seconds): the status and latency this
-/// shard holds (shared by events), the error rate every shard counts into (the dry run reads it
-/// the same way).
+/// What the shards know of an endpoint at `now` (Unix seconds): the status an operator set
+/// (shared by events), the latency average and error rate every shard counts into (the dry run
+/// reads them the same way).
 pub(crate) fn live<'s>(state: &'s State, policies: &PolicyRoutes, e: &PolicyEndpoint, now: u64) -> Live<'s> {
-    let latency_ms = state.latency(e.deployment).and_then(|l| l.total()).map(|d| d.as_secs_f64() * 1000.0);
-    let error_rate = policies.outcomes.get(e.deployment.get()).map_or(0.0, |o| o.error_rate(now));
+    let i = e.deployment.get();
+    let latency_ms = policies.latency.get(i).and_then(SharedLatency::ms);
+    let error_rate = policies.outcomes.get(i).map_or(0.0, |o| o.error_rate(now));
     Live { status: state.endpoint_status(e.deployment), latency_ms, error_rate }
 }
 

@@ -241,6 +241,10 @@ pub fn state_from_json(routes: &Routes, doc: &Value, now: Instant) -> Result<Sta
                         .map(|_| number(value, "time_to_first_token", &path))
                         .transpose()?;
                     let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+                    // The policy router's latency average, which every shard shares.
+                    if let Some(shared) = routes.policy.as_ref().and_then(|p| p.latency.get(idx.get())) {
+                        shared.record(total);
+                    }
                     state.record_latency(
                         idx,
                         LatencySample { stream: false, total: ms(total), first_token: None, output_tokens: None },

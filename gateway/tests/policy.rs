@@ -337,9 +337,14 @@ fn every_shard_scores_an_endpoints_failures_alike() {
     // The dry run on fresh connections (both shards): qwen-de's error rate is the same on each.
     let request =
         json!({"model": "llmeu-auto", "messages": [{"role": "user", "content": "hi"}], "llmeu": {"task": "coding"}});
+    let mut latencies = std::collections::BTreeSet::new();
     for _ in 0..12 {
         let out = gateway.post("/v1/route", &request.to_string()).json();
-        let qwen = out["candidates"].as_array().unwrap().iter().find(|c| c["id"] == "qwen-de").unwrap().clone();
-        assert_eq!(qwen["terms"]["error_rate"], 3.0, "{out}");
+        let row = |id: &str| out["candidates"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone();
+        assert_eq!(row("qwen-de")["terms"]["error_rate"], 3.0, "{out}");
+        // mistral-fr's one answer: the same latency average on each shard, not the 500 ms default.
+        latencies.insert(row("mistral-fr")["latency_ms"].to_string());
     }
+    assert_eq!(latencies.len(), 1, "{latencies:?}");
+    assert_ne!(latencies.first().unwrap(), "500.0");
 }

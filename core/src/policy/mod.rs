@@ -20,7 +20,7 @@ pub use endpoint::{
     DEFAULT_DOCS_COMPLETENESS, DEFAULT_FIT,
 };
 pub use filter::{first_reason, micros, PolicyReason};
-pub use outcomes::SharedOutcomes;
+pub use outcomes::{SharedLatency, SharedOutcomes};
 pub use residency::{region_in_eu, RegionScope, Residency, ResidencyAllowed};
 pub use rules::{Policy, PolicyRequest};
 pub use score::{score, Live, ScoreTerms, Scored, DEFAULT_LATENCY_MS};
