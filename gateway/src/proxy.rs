@@ -126,9 +126,9 @@ pub async fn serve(
     let facts = &extracted.facts;
     let info =
         RequestInfo { path, model: &facts.model, key: caller.name(), bytes_in: body.len(), started, policy: None };
-    if let Some(p) = routes.policy.as_ref().and_then(|policies| policies.policy_of(key)) {
+    if let Some((policies, p)) = routes.policy.as_ref().and_then(|ps| Some((ps, ps.policy_of(key)?))) {
         return crate::proxy_policy::serve(
-            shard, routes, p, route, request, &extracted, key, &info, client, keep_alive,
+            shard, routes, policies, p, route, request, &extracted, key, &info, client, keep_alive,
         )
         .await;
     }

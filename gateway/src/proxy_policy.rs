@@ -54,11 +54,12 @@ struct Routed {
     reason: String,
 }
 
-/// Serves a request under policy `p` of `routes.policy`.
+/// Serves a request under policy `p` of `policies` (`routes.policy`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn serve(
     shard: &Shard,
     routes: &Arc<Routes>,
+    policies: &PolicyRoutes,
     p: usize,
     route: RouteKind,
     request: &Request<'_>,
@@ -68,9 +69,6 @@ pub(crate) async fn serve(
     client: &mut TcpStream,
     keep_alive: bool,
 ) -> bool {
-    let Some(policies) = routes.policy.as_ref() else {
-        unreachable!("serve is called only with a policy of these routes")
-    };
     let policy = &policies.policies[p];
     let info = &RequestInfo { policy: Some(&policy.id), ..*info };
     let facts = &extracted.facts;
@@ -84,13 +82,12 @@ pub(crate) async fn serve(
             return refuse(shard, routes, info, client, keep_alive, (bad_request(&message), INVALID_LLMEU)).await;
         }
     };
-    let limits = daily_limits(policy);
-    let meter = &policies.meters[p];
-    if let Err(refusal) = admit(policy, &ask.admission(meter.usage(&limits, unix_now()).spend)) {
+    let now = unix_now();
+    let spent_today = policies.meters[p].usage(&daily_limits(policy), now).spend;
+    if let Err(refusal) = admit(policy, &ask.admission(spent_today)) {
         let reply = (admission_reply(&refusal), refusal.code());
         return refuse(shard, routes, info, client, keep_alive, reply).await;
     }
-    let now = unix_now();
     let routed = shard.with_state(routes, |state| {
         let live = |i: usize| live(state, policies, &endpoints[i], now);
         decide(endpoints, policy, &req, &live)
