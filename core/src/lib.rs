@@ -17,6 +17,7 @@ pub mod fallback;
 pub mod health;
 pub mod key_meter;
 pub mod latency;
+pub mod pareto;
 pub mod pick;
 pub mod policy;
 pub mod provider;
