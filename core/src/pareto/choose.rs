@@ -130,3 +130,89 @@ fn cold_start<'v>(
     }
     Choice { slug: None, reason: Reason::Declined }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pareto::{Point, Selection};
+
+    fn verdict(winner: &str, points: &[(&str, f64, f64)]) -> Verdict {
+        let points: Vec<Point> =
+            points.iter().map(|&(slug, price, tps)| Point { slug: slug.into(), input_price_m: price, tps }).collect();
+        let safe_set = points.iter().map(|p| p.slug.to_string()).collect();
+        Verdict {
+            winner: Some(winner.into()),
+            challenger: Some(winner.into()),
+            streak: 1,
+            selection: Selection { winner: Some(winner.into()), safe_set, points, ..Selection::default() },
+        }
+    }
+
+    fn with<'a>(hot: &'a [&str], capped: &'a [&str], disallowed: &'a [&str]) -> impl Fn(&str) -> Availability + 'a {
+        move |slug| Availability {
+            hot: hot.contains(&slug),
+            input_capped: capped.contains(&slug),
+            disallowed: disallowed.contains(&slug),
+        }
+    }
+
+    const POINTS: [(&str, f64, f64); 4] = [("a", 1.0, 10.0), ("b", 1.2, 30.0), ("c", 1.3, 25.0), ("d", 5.0, 26.0)];
+
+    fn pick<'v>(
+        v: &'v Verdict,
+        rule: &'v ParetoRule,
+        now: &dyn Fn(&str) -> Availability,
+    ) -> (Option<&'v str>, &'static str) {
+        let c = choose(Some(v), rule, now, &|_| true);
+        (c.slug, c.reason.as_str())
+    }
+
+    #[test]
+    fn the_winner_or_the_walk_re_run_without_what_is_unavailable() {
+        let rule = ParetoRule::default();
+        let v = verdict("b", &POINTS);
+        assert_eq!(pick(&v, &rule, &with(&[], &[], &[])), (Some("b"), "winner"));
+        // b hot: the walk without b reaches c, which b dominated.
+        assert_eq!(pick(&v, &rule, &with(&["b"], &[], &[])), (Some("c"), "safe_set"));
+        assert_eq!(pick(&v, &rule, &with(&[], &[], &["b"])), (Some("c"), "safe_set"));
+        // b capped: it stays a stepping stone, c is taken.
+        assert_eq!(pick(&v, &rule, &with(&[], &["b"], &[])), (Some("c"), "safe_set"));
+        // Every usable one capped: the winner is tried all the same.
+        assert_eq!(pick(&v, &rule, &with(&["c"], &["a", "b", "d"], &[])), (Some("b"), "input_cap"));
+        assert_eq!(pick(&v, &rule, &with(&["b"], &["a", "c", "d"], &[])), (Some("c"), "input_cap"));
+        // Every one hot or disallowed: the request fails.
+        assert_eq!(pick(&v, &rule, &with(&["a", "b", "c"], &[], &["d"])), (None, "all_hot"));
+    }
+
+    #[test]
+    fn a_damped_winner_keeps_its_place_while_usable() {
+        // The poll's walk says b, flap damping holds a: a serves while usable.
+        let mut v = verdict("b", &POINTS);
+        v.winner = Some("a".into());
+        assert_eq!(pick(&v, &ParetoRule::default(), &with(&[], &[], &[])), (Some("a"), "winner"));
+        assert_eq!(pick(&v, &ParetoRule::default(), &with(&["a"], &[], &[])), (Some("b"), "safe_set"));
+    }
+
+    #[test]
+    fn without_telemetry_the_vetted_list_or_the_region_policy_decides() {
+        let rule = ParetoRule { cold_start_fallback: vec!["x/fp8".into(), "y/fp8".into()], ..ParetoRule::default() };
+        let cold = |now: &dyn Fn(&str) -> Availability, region: &dyn Fn(&str) -> bool| {
+            let c = choose(None, &rule, now, region);
+            (c.slug, c.reason.as_str())
+        };
+        assert_eq!(cold(&with(&[], &[], &[]), &|_| true), (Some("x/fp8"), "cold_start"));
+        assert_eq!(cold(&with(&["x/fp8"], &[], &[]), &|_| true), (Some("y/fp8"), "cold_start"));
+        assert_eq!(cold(&with(&[], &["x/fp8", "y/fp8"], &[]), &|_| true), (Some("x/fp8"), "input_cap"));
+        assert_eq!(cold(&with(&["x/fp8", "y/fp8"], &[], &[]), &|_| true), (None, "all_hot"));
+        assert_eq!(cold(&with(&[], &[], &[]), &|_| false), (None, "declined"));
+        let unpinned = ParetoRule {
+            exclude_regions: vec!["SG".into()],
+            unverified_region_policy: UnverifiedRegionPolicy::Unpinned,
+            ..rule.clone()
+        };
+        let c = choose(None, &unpinned, &with(&[], &[], &[]), &|_| false);
+        assert_eq!((c.slug, c.reason), (None, Reason::Unpinned));
+        let none = ParetoRule::default();
+        assert_eq!(choose(None, &none, &with(&[], &[], &[]), &|_| true).reason, Reason::Declined);
+    }
+}
