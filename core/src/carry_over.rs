@@ -19,6 +19,7 @@ impl State {
         let mut next = State::new(new);
         next.minutes = self.minutes;
         next.spend = self.spend.clone();
+        next.providers = self.providers.clone();
         for (i, d) in new.deployments.iter().enumerate() {
             let Some(was) = old.deployment_by_id(&d.id).map(|idx| idx.get()) else {
                 continue;

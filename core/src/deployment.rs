@@ -66,6 +66,10 @@ pub struct Deployment {
     /// The policy router's attributes (`model_info.kind`, `sovereignty_class`, `region`, …),
     /// when the entry sets any.
     pub policy: Option<Box<crate::policy::PolicyAttrs>>,
+    /// `litellm_params.extra_body`: members sent at the top level of every request body that
+    /// does not set them itself, each as its name and its value's JSON text, in config order
+    /// (an OpenRouter `provider` block pins a provider this way).
+    pub extra_body: Vec<(Box<str>, Box<str>)>,
 }
 
 impl Deployment {
@@ -97,6 +101,7 @@ impl Deployment {
             max_tokens: None,
             unsupported_params: RequestParams::NONE,
             policy: None,
+            extra_body: Vec::new(),
         }
     }
 

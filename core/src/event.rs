@@ -20,6 +20,10 @@ pub enum Event {
     Spend { idx: DeploymentIdx, provider: Provider, dollars: f64, at: Instant, period: Duration },
     /// An endpoint status an operator set [`State::set_endpoint_status`].
     EndpointStatus { idx: DeploymentIdx, status: Box<str> },
+    /// A provider behind deployment `idx` answered 429 for a managed model (the pareto walk).
+    ProviderRateLimited { idx: DeploymentIdx, model: Box<str>, slug: Box<str>, at: Instant },
+    /// A provider behind deployment `idx` refused the input as too long for a managed model.
+    ProviderInputCapped { idx: DeploymentIdx, model: Box<str>, slug: Box<str>, at: Instant },
 }
 
 impl Event {
@@ -31,7 +35,9 @@ impl Event {
             | Event::Health { idx, .. }
             | Event::Pin { idx, .. }
             | Event::Spend { idx, .. }
-            | Event::EndpointStatus { idx, .. } => *idx,
+            | Event::EndpointStatus { idx, .. }
+            | Event::ProviderRateLimited { idx, .. }
+            | Event::ProviderInputCapped { idx, .. } => *idx,
         }
     }
 
@@ -44,7 +50,9 @@ impl Event {
             | Event::Health { idx: i, .. }
             | Event::Pin { idx: i, .. }
             | Event::Spend { idx: i, .. }
-            | Event::EndpointStatus { idx: i, .. } => *i = idx,
+            | Event::EndpointStatus { idx: i, .. }
+            | Event::ProviderRateLimited { idx: i, .. }
+            | Event::ProviderInputCapped { idx: i, .. } => *i = idx,
         }
         event
     }
@@ -61,6 +69,12 @@ impl State {
             Event::Pin { key, idx, at, until } => self.pin(key, idx, at, until),
             Event::Spend { provider, dollars, at, period, .. } => self.spend.add(provider, dollars, at, period),
             Event::EndpointStatus { idx, ref status } => self.set_endpoint_status(idx, status.clone()),
+            Event::ProviderRateLimited { ref model, ref slug, at, .. } => {
+                self.providers.record_429(model, slug, at)
+            }
+            Event::ProviderInputCapped { ref model, ref slug, at, .. } => {
+                self.providers.record_input_cap(model, slug, at)
+            }
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct State {
     pub(crate) spend: Spend,
     /// The policy endpoint status an operator set, by deployment index (`None`: the config's).
     pub(crate) endpoint_status: Vec<Option<Box<str>>>,
+    /// The pareto walk's 429 windows and input caps, by (model, provider slug), every shard's.
+    pub(crate) providers: crate::pareto::ProviderCooldowns,
 }
 
 impl State {
@@ -102,7 +104,19 @@ impl State {
             pins: Pins::default(),
             spend: Spend::default(),
             endpoint_status: vec![None; n],
+            providers: crate::pareto::ProviderCooldowns::default(),
         }
+    }
+
+    /// The pareto walk's 429 windows and input caps.
+    pub fn providers(&self) -> &crate::pareto::ProviderCooldowns {
+        &self.providers
+    }
+
+    /// See [`State::providers`]; the shard records what its requests teach, and sets the
+    /// configured window, threshold and TTL.
+    pub fn providers_mut(&mut self) -> &mut crate::pareto::ProviderCooldowns {
+        &mut self.providers
     }
 
     /// Keeps the conversation under `key` on `deployment` until `until` (set at `now`; the

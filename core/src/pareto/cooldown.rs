@@ -3,6 +3,7 @@
 //! providers for a TTL. Times are seconds on a monotonic clock the caller passes.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 /// `openrouter_pareto_cooldown` and `openrouter_pareto_allowlist`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,38 +25,73 @@ impl Default for CooldownSettings {
     }
 }
 
-/// Recent 429s and input caps, keyed by (model, slug).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Recent 429s and input caps, by model then slug (looked up without allocating).
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProviderCooldowns {
-    hits: HashMap<(String, String), Vec<f64>>,
-    capped: HashMap<(String, String), f64>,
+    /// The window, threshold and TTL (the shard sets them from the config).
+    pub settings: CooldownSettings,
+    hits: HashMap<Box<str>, HashMap<Box<str>, Vec<Instant>>>,
+    capped: HashMap<Box<str>, HashMap<Box<str>, Option<Instant>>>,
+}
+
+fn slot<'m, V: Default>(map: &'m mut HashMap<Box<str>, HashMap<Box<str>, V>>, model: &str, slug: &str) -> &'m mut V {
+    if !map.contains_key(model) {
+        map.insert(model.into(), HashMap::new());
+    }
+    // Invariant: inserted just above.
+    let slugs = map.get_mut(model).expect("model entry");
+    if !slugs.contains_key(slug) {
+        slugs.insert(slug.into(), V::default());
+    }
+    slugs.get_mut(slug).expect("slug entry")
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
+}
+
+impl Default for ProviderCooldowns {
+    fn default() -> Self {
+        ProviderCooldowns::new(CooldownSettings::default())
+    }
 }
 
 impl ProviderCooldowns {
-    /// A 429 from `slug` for `model` at `at`; hits older than the window are forgotten.
-    pub fn record_429(&mut self, model: &str, slug: &str, at: f64, s: &CooldownSettings) {
-        let cutoff = at - s.rate_limit_window_s;
-        let hits = self.hits.entry((model.to_string(), slug.to_string())).or_default();
-        hits.retain(|&t| t >= cutoff);
-        hits.push(at);
-        self.hits.retain(|_, v| v.last().is_some_and(|&t| t >= cutoff));
+    pub fn new(settings: CooldownSettings) -> ProviderCooldowns {
+        ProviderCooldowns { settings, hits: HashMap::new(), capped: HashMap::new() }
     }
 
-    pub fn is_hot(&self, model: &str, slug: &str, now: f64, s: &CooldownSettings) -> bool {
-        let cutoff = now - s.rate_limit_window_s;
+    /// A 429 from `slug` for `model` at `at`; hits older than the window are forgotten.
+    pub fn record_429(&mut self, model: &str, slug: &str, at: Instant) {
+        let window = secs(self.settings.rate_limit_window_s);
+        let hits = slot(&mut self.hits, model, slug);
+        hits.retain(|&t| at.saturating_duration_since(t) <= window);
+        hits.push(at);
+    }
+
+    pub fn is_hot(&self, model: &str, slug: &str, now: Instant) -> bool {
+        let window = secs(self.settings.rate_limit_window_s);
         let recent = self
             .hits
-            .get(&(model.to_string(), slug.to_string()))
-            .map_or(0, |h| h.iter().filter(|&&t| t >= cutoff).count());
-        recent >= s.rate_limit_threshold as usize
+            .get(model)
+            .and_then(|m| m.get(slug))
+            .map_or(0, |h| h.iter().filter(|&&t| now.saturating_duration_since(t) <= window).count());
+        recent >= self.settings.rate_limit_threshold as usize
     }
 
-    pub fn record_input_cap(&mut self, model: &str, slug: &str, at: f64) {
-        self.capped.insert((model.to_string(), slug.to_string()), at);
+    pub fn record_input_cap(&mut self, model: &str, slug: &str, at: Instant) {
+        *slot(&mut self.capped, model, slug) = Some(at);
     }
 
-    pub fn is_input_capped(&self, model: &str, slug: &str, now: f64, s: &CooldownSettings) -> bool {
-        self.capped.get(&(model.to_string(), slug.to_string())).is_some_and(|&at| at >= now - s.input_cap_ttl_s)
+    pub fn is_input_capped(&self, model: &str, slug: &str, now: Instant) -> bool {
+        let ttl = secs(self.settings.input_cap_ttl_s);
+        self.capped.get(model).and_then(|m| m.get(slug)).and_then(|&at| at).is_some_and(|at| now.saturating_duration_since(at) <= ttl)
+    }
+
+    /// Whether anything at all was recorded for `model` (the common case, nothing, is one
+    /// lookup).
+    pub fn knows(&self, model: &str) -> bool {
+        self.hits.contains_key(model) || self.capped.contains_key(model)
     }
 }
 
@@ -94,25 +130,26 @@ mod tests {
 
     #[test]
     fn three_429s_in_five_minutes_make_a_provider_hot_until_they_age_out() {
-        let s = CooldownSettings::default();
+        let t0 = Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
         let mut c = ProviderCooldowns::default();
-        for t in [0.0, 100.0] {
-            c.record_429("m", "a/fp8", t, &s);
+        for t in [0, 100] {
+            c.record_429("m", "a/fp8", at(t));
         }
-        assert!(!c.is_hot("m", "a/fp8", 100.0, &s));
-        c.record_429("m", "a/fp8", 200.0, &s);
-        assert!(c.is_hot("m", "a/fp8", 200.0, &s));
-        assert!(!c.is_hot("other-model", "a/fp8", 200.0, &s), "per model");
-        assert!(!c.is_hot("m", "a/fp8", 301.0, &s), "the first hit aged out");
+        assert!(!c.is_hot("m", "a/fp8", at(100)));
+        c.record_429("m", "a/fp8", at(200));
+        assert!(c.is_hot("m", "a/fp8", at(200)));
+        assert!(!c.is_hot("other-model", "a/fp8", at(200)), "per model");
+        assert!(!c.is_hot("m", "a/fp8", at(301)), "the first hit aged out");
     }
 
     #[test]
     fn an_input_cap_lasts_its_ttl() {
-        let s = CooldownSettings::default();
+        let t0 = Instant::now();
         let mut c = ProviderCooldowns::default();
-        c.record_input_cap("m", "baseten/fp8", 10.0);
-        assert!(c.is_input_capped("m", "baseten/fp8", 3610.0, &s));
-        assert!(!c.is_input_capped("m", "baseten/fp8", 3610.5, &s));
+        c.record_input_cap("m", "baseten/fp8", t0);
+        assert!(c.is_input_capped("m", "baseten/fp8", t0 + Duration::from_secs(3600)));
+        assert!(!c.is_input_capped("m", "baseten/fp8", t0 + Duration::from_millis(3_600_500)));
     }
 
     #[test]
