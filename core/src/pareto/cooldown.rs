@@ -85,7 +85,11 @@ impl ProviderCooldowns {
 
     pub fn is_input_capped(&self, model: &str, slug: &str, now: Instant) -> bool {
         let ttl = secs(self.settings.input_cap_ttl_s);
-        self.capped.get(model).and_then(|m| m.get(slug)).and_then(|&at| at).is_some_and(|at| now.saturating_duration_since(at) <= ttl)
+        self.capped
+            .get(model)
+            .and_then(|m| m.get(slug))
+            .and_then(|&at| at)
+            .is_some_and(|at| now.saturating_duration_since(at) <= ttl)
     }
 
     /// Whether anything at all was recorded for `model` (the common case, nothing, is one

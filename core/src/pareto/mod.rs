@@ -5,6 +5,7 @@
 
 mod choose;
 mod cooldown;
+mod narrow;
 mod promotion;
 mod published;
 mod region;
@@ -16,11 +17,12 @@ mod walk;
 
 pub use choose::{choose, Availability, Choice, Reason};
 pub use cooldown::{is_input_cap_error, parse_allowed_providers, CooldownSettings, ProviderCooldowns};
+pub use narrow::{narrow, region_allows, region_of, Narrowing};
 pub use promotion::Verdict;
 pub use published::{AllowList, ModelTelemetry, ParetoTelemetry};
 pub use region::{region_bases, verdict as region_verdict, RegionVerdict};
 pub use rule::{rule_key, ParetoRule, UnverifiedRegionPolicy, DEFAULT_RULE_MODEL};
-pub use settings::{ParetoSettings, TelemetrySettings};
 pub use select::{select, Candidate, Dropped, Selection, UPTIME_FLOOR};
+pub use settings::{ParetoSettings, TelemetrySettings};
 pub use telemetry::{base_slug, Geography, StatsRow, UptimeRow};
 pub use walk::{first_usable, frontier_slugs, ranked_order, value_winner, Point};
