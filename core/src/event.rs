@@ -69,9 +69,7 @@ impl State {
             Event::Pin { key, idx, at, until } => self.pin(key, idx, at, until),
             Event::Spend { provider, dollars, at, period, .. } => self.spend.add(provider, dollars, at, period),
             Event::EndpointStatus { idx, ref status } => self.set_endpoint_status(idx, status.clone()),
-            Event::ProviderRateLimited { ref model, ref slug, at, .. } => {
-                self.providers.record_429(model, slug, at)
-            }
+            Event::ProviderRateLimited { ref model, ref slug, at, .. } => self.providers.record_429(model, slug, at),
             Event::ProviderInputCapped { ref model, ref slug, at, .. } => {
                 self.providers.record_input_cap(model, slug, at)
             }
