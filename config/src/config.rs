@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 
+use pointwork_core::pareto::ParetoSettings;
 use pointwork_core::policy::Policy;
 use pointwork_core::{Deployment, RouterSettings, Snapshot, SnapshotError};
 
@@ -39,6 +40,9 @@ pub struct Config {
     pub default_policy: Option<String>,
     /// The auto models (`model_list` entries of `pointwork/policy_router`), pools resolved.
     pub policy_routers: Vec<PolicyRouterEntry>,
+    /// The OpenRouter best-value walk: `Some` when `litellm_settings.callbacks` names the
+    /// plugin's callback (`litellm_plugin_openrouter_pareto.plugin.openrouter_pareto_callback`).
+    pub pareto: Option<ParetoSettings>,
     /// The config file (when read from disk) and every file it includes.
     pub files: Vec<PathBuf>,
     /// How many warnings loading produced (the summary reports it).
@@ -185,6 +189,7 @@ impl fmt::Debug for Config {
             .field("policies", &self.policies)
             .field("default_policy", &self.default_policy)
             .field("policy_routers", &self.policy_routers)
+            .field("pareto", &self.pareto)
             .field("files", &self.files)
             .field("warning_count", &self.warning_count)
             .finish()

@@ -112,6 +112,14 @@ pub(crate) const NON_NEGATIVE_NUMBER: Kind<f64> = Kind {
     secret: false,
 };
 
+/// The walk's windows and TTLs (seconds, fractions allowed), a price ceiling: a finite number
+/// greater than 0.
+pub(crate) const POSITIVE_NUMBER: Kind<f64> = Kind {
+    expected: "a number greater than 0",
+    parse: |n| number(n).filter(|x| x.is_finite() && *x > 0.0),
+    secret: false,
+};
+
 /// Fits, completeness, bonuses: a number from 0 to 1.
 pub(crate) const FRACTION: Kind<f64> =
     Kind { expected: "a number from 0 to 1", parse: |n| number(n).filter(|x| (0.0..=1.0).contains(x)), secret: false };
@@ -202,6 +210,16 @@ mod tests {
         assert_eq!((NON_NEGATIVE_NUMBER.parse)(&s("NaN")), None);
         assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Float(f64::INFINITY)), None);
         assert_eq!((NON_NEGATIVE_NUMBER.parse)(&Node::Bool(true)), None);
+    }
+
+    #[test]
+    fn positive_numbers_refuse_zero_infinity_and_booleans() {
+        assert_eq!((POSITIVE_NUMBER.parse)(&Node::Float(0.5)), Some(0.5));
+        assert_eq!((POSITIVE_NUMBER.parse)(&Node::Int(300)), Some(300.0));
+        assert_eq!((POSITIVE_NUMBER.parse)(&s("2.5")), Some(2.5));
+        for bad in [Node::Int(0), Node::Float(-1.0), Node::Float(f64::INFINITY), Node::Bool(true), s("NaN")] {
+            assert_eq!((POSITIVE_NUMBER.parse)(&bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::env::Env;
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::{read_model_lists, CompiledEntry};
 use crate::node::Node;
+use crate::pareto::read_pareto;
 use crate::pointwork_section::{read_pointwork, PointworkSection};
 use crate::policies::warn_uncapped;
 use crate::policy_router::resolve_policy_routers;
@@ -116,6 +117,8 @@ fn compile(
         warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);
         warn_uncapped(&mut c, &policies, &deployments, &section.path);
     }
+    let litellm_settings = doc.section(LITELLM_SETTINGS).map(|s| (&s.node, s.path.clone()));
+    let pareto = read_pareto(&mut c, litellm_settings, &deployments, &deployment_info);
     warn_ignored_sections(&mut c, &doc);
     for e in duplicate_ids(&deployments, &deployment_info) {
         c.error(e.path, e.message);
@@ -137,6 +140,7 @@ fn compile(
             policies,
             default_policy,
             policy_routers,
+            pareto,
             files: doc.files,
             warning_count: warnings.len(),
         },

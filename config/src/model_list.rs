@@ -10,6 +10,7 @@ use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};
 use crate::cost_map;
 use crate::deployment_id::derive_id;
+use crate::extra_body::read_extra_body;
 use crate::include::ModelList;
 use crate::kinds;
 use crate::model_ref::{parse_model_ref, ModelRef};
@@ -234,6 +235,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let cooldown_time = c.optional(&mut p, "cooldown_time", &kinds::NON_NEGATIVE_SECONDS);
     let input_cost = c.optional(&mut p, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
+    let extra_body = read_extra_body(c, &mut p);
     c.warn_ignored(&p);
 
     let (provider, upstream_model) = model?;
@@ -262,6 +264,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.cooldown_time = cooldown_time;
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
+    d.extra_body = extra_body;
     Some(Params::Served(d, written))
 }
 

@@ -13,6 +13,7 @@ use crate::fallbacks::FallbackKeys;
 use crate::kinds::{self, Kind};
 use crate::litellm_providers::is_litellm_provider;
 use crate::node::Node;
+use crate::pareto::LITELLM_SETTINGS_KEYS;
 use crate::references::References;
 
 /// LiteLLM's first usage-based strategy: read as v2, with a warning (see [`parse_strategy`]).
@@ -74,6 +75,10 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
             disable_cooldowns: c.optional(&mut fields, "disable_cooldowns", &kinds::BOOL),
         };
         knobs.apply_to(&mut settings);
+        // `callbacks` and the best-value walk's keys are read by `pareto.rs`.
+        for key in LITELLM_SETTINGS_KEYS {
+            fields.take(key);
+        }
         c.warn_ignored(&fields);
     }
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
