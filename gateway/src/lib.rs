@@ -14,6 +14,7 @@ pub mod hub;
 pub mod keys;
 pub mod llmeu;
 pub mod metrics;
+pub mod pareto;
 pub mod policy_routes;
 pub mod proxy;
 pub mod proxy_policy;

@@ -16,6 +16,7 @@ use crate::errors::openai_error;
 use crate::facts::{self, Extracted};
 use crate::http::write;
 use crate::keys::{unix_now, Caller, VirtualKey};
+use crate::pareto::{self, body::TopKeys, Steered};
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
 use crate::server::endpoints::Request;
@@ -29,6 +30,9 @@ pub const HEADER_MODEL_GROUP: &str = "x-pointwork-model-group";
 pub const HEADER_ATTEMPTS: &str = "x-pointwork-attempts";
 /// The decision's one-line reason (`simple-shuffle picked d1 of 2 candidates (1 in cooldown)`).
 pub const HEADER_ROUTE: &str = "x-pointwork-route";
+
+/// The access log's cause for a request the pareto walk refused.
+const CAUSE_PARETO: &str = "openrouter_pareto";
 
 /// How the request ended, for metrics and the access log.
 pub(crate) struct Ending {
@@ -44,6 +48,8 @@ pub(crate) struct Ending {
     pub(crate) route: Option<(String, &'static str)>,
     /// Deployments whose attempts failed before this one (the policy router's failover).
     pub(crate) failed_over: Vec<DeploymentIdx>,
+    /// The pareto walk's decision (`openrouter-pareto winner novita/fp8`).
+    pub(crate) pareto: Option<String>,
 }
 
 impl Ending {
@@ -59,6 +65,7 @@ impl Ending {
             decision: None,
             route: None,
             failed_over: Vec::new(),
+            pareto: None,
         }
     }
 }
@@ -139,8 +146,31 @@ pub async fn serve(
     let mut route_error: Option<RouteError> = None;
     // The first pick happens now (facts extraction took a microsecond or less): one clock read.
     let mut now = started;
+    // The pareto walk reads which top-level members the request sets (only when it is on).
+    let top = routes.pareto.as_ref().map(|_| TopKeys::read(body));
     loop {
-        let req = pick_request(facts, body, walk.target(), walk.order(), walk.failed());
+        let steered =
+            match top.as_ref().and_then(|t| pareto::steer(shard, routes, t, walk.target(), walk.failed(), now)) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(refusal)) => {
+                    let class = if refusal.status() == 400 { ErrorClass::BadRequest } else { ErrorClass::RateLimit };
+                    let step =
+                        shard.with_state(routes, |state| walk.after_failure(snap, state, None, class, Instant::now()));
+                    if step != Step::Stop {
+                        count_step(shard, &step);
+                        now = Instant::now();
+                        continue;
+                    }
+                    let reply = pareto::refusal_reply(&refusal);
+                    let route = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
+                    let ending = Ending { route: Some(route), ..Ending::refused(reply.status, reply.body.len()) };
+                    finish(shard, routes, &info, ending);
+                    return respond::send(client, reply, keep_alive).await;
+                }
+            };
+        let excluded = steered.as_ref().map_or(&[][..], |s| &s.excluded[..]);
+        let req = PickRequest { excluded, ..pick_request(facts, body, walk.target(), walk.order(), walk.failed()) };
         let timed = shard.metrics.borrow_mut().time_this_pick();
         let picked = shard.pick(routes, &req, now);
         if timed {
@@ -200,8 +230,12 @@ pub async fn serve(
             serde_json::to_vec(&model).unwrap_or_default()
         });
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
-        let request = upstream_request(upstream.head_for(route), body, &extracted, model_json);
-        let labels = decision_headers(snap, &decision, attempt);
+        let head = upstream.head_for(route);
+        let request = match &steered {
+            None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
+            _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
+        };
+        let labels = decision_headers(snap, &decision, attempt, steered.as_ref());
         let exchange = Exchange {
             target: &upstream.target,
             provider: snap.deployment(idx).provider.prefix(),
@@ -239,6 +273,7 @@ pub async fn serve(
                     decision: Some(decision),
                     route: None,
                     failed_over: Vec::new(),
+                    pareto: steered.as_ref().map(Steered::describe),
                 };
                 finish(shard, routes, &info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
@@ -246,6 +281,9 @@ pub async fn serve(
             Outcome::Failed(err) => {
                 shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
                 record_failure(shard, routes, idx, err.failure);
+                if let Some(s) = &steered {
+                    pareto::learn(shard, routes, s, idx, err.status, &err.body);
+                }
                 let class = ErrorClass::of(err.failure, &String::from_utf8_lossy(&err.body));
                 let step = shard.with_state(routes, |state| {
                     walk.after_failure(snap, state, Some((idx, err.failure)), class, Instant::now())
@@ -263,6 +301,7 @@ pub async fn serve(
                         decision: Some(decision),
                         route: None,
                         failed_over: Vec::new(),
+                        pareto: steered.as_ref().map(Steered::describe),
                     };
                     finish(shard, routes, &info, ending);
                     return respond::send(client, reply, keep_alive).await;
@@ -457,6 +496,10 @@ pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
     }
     let snap = &routes.snapshot;
     let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
+    let reason = match (e.pareto, reason) {
+        (Some(walk), Some(pick)) => Some(format!("{walk}; {pick}")),
+        (walk, pick) => pick.or(walk),
+    };
     let failed_over: Vec<&str> = e.failed_over.iter().map(|&d| snap.deployment(d).id.as_str()).collect();
     log.write(&Entry {
         time: SystemTime::now(),
@@ -492,13 +535,25 @@ pub(crate) fn upstream_request(head: &[u8], body: &[u8], extracted: &Extracted, 
     out
 }
 
-fn decision_headers(snap: &pointwork_core::Snapshot, decision: &Decision, attempt: u32) -> Vec<u8> {
+fn decision_headers(
+    snap: &pointwork_core::Snapshot,
+    decision: &Decision,
+    attempt: u32,
+    steered: Option<&Steered<'_>>,
+) -> Vec<u8> {
     let d = snap.deployment(decision.deployment);
     let mut out = Vec::with_capacity(256);
     write::header(&mut out, HEADER_DEPLOYMENT, d.id.as_bytes());
     write::header(&mut out, HEADER_MODEL_GROUP, snap.group(decision.group).name.as_bytes());
     write::header_decimal(&mut out, HEADER_ATTEMPTS, u64::from(attempt));
-    route_header(&mut out, snap, decision);
+    match steered {
+        // The walk's reason word first, then the pick's sentence.
+        Some(s) => {
+            let route = format!("{}; {}", s.describe(), decision.route_reason(snap));
+            write::header(&mut out, HEADER_ROUTE, route.as_bytes());
+        }
+        None => route_header(&mut out, snap, decision),
+    }
     out
 }
 

@@ -149,6 +149,7 @@ pub(crate) async fn serve(
                     decision: None,
                     route: Some((reason, cause)),
                     failed_over,
+                    pareto: None,
                 };
                 finish(shard, routes, info, ending);
                 shard.metrics.borrow_mut().policy_request(&policy.id, OUTCOME_ROUTED);

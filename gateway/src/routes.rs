@@ -49,6 +49,8 @@ pub struct Routes {
     pub facts_needed: Needs,
     /// The policy router's policies, catalogue and auto models; `None` without policies.
     pub policy: Option<PolicyRoutes>,
+    /// The OpenRouter best-value walk's settings and deployment pins; `None` when it is off.
+    pub pareto: Option<crate::pareto::ParetoRoutes>,
 }
 
 const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
@@ -62,6 +64,7 @@ impl Routes {
         let previous_keys = previous.map(|p| &p.keys);
         routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
         routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
+        routes.pareto = crate::pareto::ParetoRoutes::new(config, &routes.snapshot);
         if let Some(policy) = &routes.policy {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
@@ -111,7 +114,7 @@ impl Routes {
         }
         let models_body = models_list(snapshot.public_model_names());
         let facts_needed = facts_needed(&snapshot);
-        Ok(Routes { snapshot, upstreams, models_body, keys: Keys::default(), facts_needed, policy: None })
+        Ok(Routes { snapshot, upstreams, models_body, keys: Keys::default(), facts_needed, policy: None, pareto: None })
     }
 }
 

@@ -71,6 +71,7 @@ impl Shard {
         let routes = parts.hub.routes.load_full();
         let mut state = State::new(&routes.snapshot);
         state.set_minute_origin(parts.hub.started);
+        set_provider_cooldowns(&mut state, &routes);
         Shard {
             id: parts.id,
             routing: RefCell::new(Routing { routes: Rc::new(routes), state }),
@@ -97,6 +98,7 @@ impl Shard {
         if !Arc::ptr_eq(&published, &routing.routes) {
             let new = arc_swap::Guard::into_inner(published);
             routing.state = routing.state.carry_over(&routing.routes.snapshot, &new.snapshot);
+            set_provider_cooldowns(&mut routing.state, &new);
             routing.routes = Rc::new(new);
         }
         let routing = &mut *routing;
@@ -152,5 +154,12 @@ impl Shard {
             self.mesh.broadcast(Some(self.id), &routing.routes, &event);
         }
         Some(result)
+    }
+}
+
+/// The pareto walk's 429 window, threshold and input-cap TTL, as configured.
+fn set_provider_cooldowns(state: &mut State, routes: &Routes) {
+    if let Some(pareto) = &routes.pareto {
+        state.providers_mut().settings = pareto.settings.cooldown;
     }
 }

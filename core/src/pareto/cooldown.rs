@@ -92,6 +92,11 @@ impl ProviderCooldowns {
             .is_some_and(|at| now.saturating_duration_since(at) <= ttl)
     }
 
+    /// How many providers of `model` are hot at `now`.
+    pub fn hot_count(&self, model: &str, now: Instant) -> usize {
+        self.hits.get(model).map_or(0, |slugs| slugs.keys().filter(|s| self.is_hot(model, s, now)).count())
+    }
+
     /// Whether anything at all was recorded for `model` (the common case, nothing, is one
     /// lookup).
     pub fn knows(&self, model: &str) -> bool {

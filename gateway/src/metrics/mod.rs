@@ -7,6 +7,7 @@ mod render;
 mod shard;
 
 pub use histogram::Hist;
+pub(crate) use render::escape;
 pub use render::render;
 pub use shard::ShardMetrics;
 
@@ -32,6 +33,8 @@ pub struct Report {
     /// Requests routed under a policy, by policy id and outcome (`routed`, `upstream_error`,
     /// or the refusal's code).
     pub policy_requests: HashMap<(String, String), u64>,
+    /// The pareto walk's decisions, by rule key and reason (`winner`, `safe_set`, …).
+    pub pareto_decisions: HashMap<(String, &'static str), u64>,
 }
 
 impl Report {
@@ -44,6 +47,7 @@ impl Report {
             && self.fallbacks == 0
             && self.cooldowns_started.is_empty()
             && self.policy_requests.is_empty()
+            && self.pareto_decisions.is_empty()
     }
 
     /// Adds `other`'s counts to these.
@@ -66,6 +70,9 @@ impl Report {
         }
         for (k, v) in other.policy_requests {
             *self.policy_requests.entry(k).or_default() += v;
+        }
+        for (k, v) in other.pareto_decisions {
+            *self.pareto_decisions.entry(k).or_default() += v;
         }
     }
 }

@@ -72,6 +72,18 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
             escape(outcome)
         );
     }
+    family(
+        &mut out,
+        "pointwork_pareto_decisions_total",
+        "counter",
+        "The OpenRouter best-value walk's decisions, by model (rule key) and reason.",
+    );
+    let mut decisions: Vec<_> = c.pareto_decisions.iter().collect();
+    decisions.sort();
+    for ((model, reason), n) in decisions {
+        let _ =
+            writeln!(out, "pointwork_pareto_decisions_total{{model=\"{}\",reason=\"{reason}\"}} {n}", escape(model));
+    }
     counter(&mut out, "pointwork_retries_total", "Attempts retried on another deployment after a failure.", c.retries);
     counter(&mut out, "pointwork_fallbacks_total", "Attempts that fell back to another model group.", c.fallbacks);
     family(&mut out, "pointwork_cooldowns_started_total", "counter", "Cooldowns started, by deployment.");
@@ -133,7 +145,7 @@ fn histogram(out: &mut String, name: &str, labels: &str, hist: &Hist, unit_s: f6
 }
 
 /// A label value as Prometheus wants it: backslash, double quote and newline escaped.
-fn escape(value: &str) -> String {
+pub(crate) fn escape(value: &str) -> String {
     value.replace('\\', r"\\").replace('"', "\\\"").replace('\n', r"\n")
 }
 

@@ -68,6 +68,11 @@ impl ShardMetrics {
         *self.named.policy_requests.entry((policy.to_string(), outcome.to_string())).or_default() += 1;
     }
 
+    /// The pareto walk decided for model `key` by `reason`.
+    pub fn pareto_decision(&mut self, key: &str, reason: pointwork_core::pareto::Reason) {
+        *self.named.pareto_decisions.entry((key.to_string(), reason.as_str())).or_default() += 1;
+    }
+
     pub fn upstream_latency(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
         self.under(routes);
         slot(&mut self.upstream_latency, group.get()).get_or_insert_with(Hist::new).record(micros(took));

@@ -1,0 +1,122 @@
+//! The best-value provider walk for OpenRouter on the request path (docs/routing.md, "The
+//! pareto walk"): a request for a managed model group gets the provider the walk prefers now
+//! — injected as `provider.only` on the one deployment (wildcard mode), or by narrowing the
+//! group to the deployment pinned to it (pinned mode) — and what its failures teach (429s,
+//! input caps, the account's allow-list) reaches every shard and the poller. The poller
+//! (`crate::pareto_poller`) publishes the verdicts the walk reads.
+
+pub(crate) mod body;
+pub mod gauges;
+mod learn;
+mod logs;
+mod steer;
+
+use std::sync::Arc;
+
+use pointwork_config::Config;
+use pointwork_core::pareto::{ParetoSettings, ParetoTelemetry};
+use pointwork_core::Snapshot;
+use serde_json::Value;
+
+pub(crate) use learn::learn;
+pub use logs::LineLog;
+pub(crate) use steer::{refusal_reply, steer, Steered};
+
+/// What the poller has published (read per request for a managed model, without a lock).
+pub(crate) fn published(_hub: &crate::hub::Hub) -> Arc<ParetoTelemetry> {
+    // TODO(wiring): the poller's telemetry in the hub.
+    Arc::new(ParetoTelemetry::default())
+}
+
+/// Tells the poller the account's allow-list a 404 revealed.
+pub(crate) fn allow_list_learned(_hub: &crate::hub::Hub, _providers: Vec<String>) {}
+
+/// What the walk knows of one deployment: the provider slugs it pins and its configured
+/// `extra_body.provider` block.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pin {
+    /// `extra_body.provider.only` (every entry), else `model_info.id` minus `or-`; empty when
+    /// neither identifies a provider (or `only` is malformed).
+    pub slugs: Vec<Box<str>>,
+    /// `extra_body.provider` as JSON.
+    pub provider: Option<Box<str>>,
+}
+
+/// The walk's part of the routes: its settings, each deployment's pin, the logs.
+pub struct ParetoRoutes {
+    pub settings: Arc<ParetoSettings>,
+    /// By deployment index.
+    pub pins: Vec<Pin>,
+    pub routing_log: LineLog,
+    pub error_log: LineLog,
+}
+
+impl ParetoRoutes {
+    /// The walk's routes when the config turns it on.
+    pub fn new(config: &Config, snap: &Snapshot) -> Option<ParetoRoutes> {
+        let settings = config.pareto.as_ref()?;
+        let pins = snap
+            .deployments
+            .iter()
+            .map(|d| {
+                let id = config.deployments.iter().zip(&config.deployment_info).find(|(c, _)| c.id == d.id);
+                let explicit_id = id.filter(|(_, info)| !info.derived_id).map(|(c, _)| c.id.as_str());
+                pin_of(&d.extra_body, explicit_id)
+            })
+            .collect();
+        Some(ParetoRoutes {
+            settings: Arc::new(settings.clone()),
+            pins,
+            routing_log: LineLog::new(settings.routing_log.clone()),
+            error_log: LineLog::new(settings.error_log.clone()),
+        })
+    }
+}
+
+/// A deployment's pin: its `extra_body.provider.only`, else its `model_info.id` minus `or-`.
+fn pin_of(extra_body: &[(Box<str>, Box<str>)], explicit_id: Option<&str>) -> Pin {
+    let provider = extra_body.iter().find(|(name, _)| &**name == "provider").map(|(_, v)| v.clone());
+    let block: Option<Value> = provider.as_deref().and_then(|p| serde_json::from_str(p).ok());
+    let slugs = match block.as_ref().and_then(|b| b.get("only")) {
+        Some(Value::Array(only)) => {
+            let slugs: Vec<Box<str>> =
+                only.iter().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(Box::from).collect();
+            // One entry that is not a slug makes the whole list unidentifiable.
+            if slugs.len() == only.len() {
+                slugs
+            } else {
+                Vec::new()
+            }
+        }
+        Some(Value::Null) | None => explicit_id
+            .map(|id| id.strip_prefix("or-").unwrap_or(id))
+            .filter(|s| !s.is_empty())
+            .map(Box::from)
+            .into_iter()
+            .collect(),
+        Some(_) => Vec::new(),
+    };
+    Pin { slugs, provider }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(value: &str) -> Vec<(Box<str>, Box<str>)> {
+        vec![("provider".into(), value.into())]
+    }
+
+    #[test]
+    fn a_deployment_is_pinned_by_its_provider_only_else_by_its_id() {
+        let both = pin_of(&member(r#"{"only":["baseten/fp8","novita/fp8"],"zdr":true}"#), Some("or-x/fp8"));
+        assert_eq!(both.slugs, [Box::from("baseten/fp8"), Box::from("novita/fp8")]);
+        assert_eq!(pin_of(&[], Some("or-novita/fp8")).slugs, [Box::from("novita/fp8")]);
+        assert_eq!(pin_of(&[], Some("novita/fp8")).slugs, [Box::from("novita/fp8")]);
+        assert!(pin_of(&[], None).slugs.is_empty());
+        // A malformed list is not overridden by a friendlier id.
+        assert!(pin_of(&member(r#"{"only":["a/fp8", 3]}"#), Some("or-b/fp8")).slugs.is_empty());
+        assert!(pin_of(&member(r#"{"only":"a/fp8"}"#), Some("or-b/fp8")).slugs.is_empty());
+        assert_eq!(pin_of(&member(r#"{"sort":"price"}"#), Some("or-b/fp8")).slugs, [Box::from("b/fp8")]);
+    }
+}

@@ -1,0 +1,224 @@
+//! One attempt at a managed model group: the strict gate, then the walk's choice against what
+//! the shards know now — the provider to pin (wildcard mode), or the deployments to narrow to
+//! (pinned mode) — or the refusal (`all_hot`, `declined`), each with its reason, logged.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use pointwork_core::pareto::{
+    choose, narrow, region_allows, region_of, Availability, ParetoRule, ParetoTelemetry, Reason, RegionVerdict, Verdict,
+};
+use pointwork_core::{DeploymentIdx, Resolution};
+
+use crate::errors::typed_error;
+use crate::pareto::body::{ProviderEdit, TopKeys};
+use crate::pareto::{ParetoRoutes, Pin};
+use crate::respond::Reply;
+use crate::routes::Routes;
+use crate::shard::Shard;
+
+/// What the walk decided for an attempt that goes ahead.
+pub(crate) struct Steered<'r> {
+    /// The rule key (`z-ai/glm-5.2`).
+    pub(crate) key: &'r str,
+    pub(crate) rule: &'r ParetoRule,
+    pub(crate) reason: Reason,
+    /// The provider pinned (`None`: unpinned, or the group as it is).
+    pub(crate) slug: Option<String>,
+    /// Pinned mode: the group's deployments the walk narrowed away.
+    pub(crate) excluded: Vec<DeploymentIdx>,
+}
+
+impl Steered<'_> {
+    /// What to do with deployment `pin`'s `provider` block: a wildcard deployment, or a pin
+    /// naming more than the winner, is rewritten to the winner alone (with the zero-retention,
+    /// no-fallback posture); a pin on exactly the winner goes as written.
+    pub(crate) fn edit(&self, pin: &Pin) -> ProviderEdit {
+        match (&self.slug, self.reason) {
+            (_, Reason::Unpinned) => ProviderEdit::Unpin,
+            (None, _) => ProviderEdit::AsIs,
+            (Some(slug), _) if !self.rule.wildcard && pin.slugs.len() == 1 && *pin.slugs[0] == **slug => {
+                ProviderEdit::AsIs
+            }
+            (Some(slug), _) => ProviderEdit::Pin(slug.clone()),
+        }
+    }
+
+    /// The provider an attempt on deployment `pin` went to, when it is one provider.
+    pub(crate) fn attempt_slug<'p>(&'p self, pin: &'p Pin) -> Option<&'p str> {
+        match (&self.slug, self.reason) {
+            (_, Reason::Unpinned) => None,
+            (Some(slug), _) => Some(slug),
+            (None, _) => (pin.slugs.len() == 1).then(|| &*pin.slugs[0]),
+        }
+    }
+
+    /// `openrouter-pareto winner novita/fp8`, for `x-pointwork-route` and the access log.
+    pub(crate) fn describe(&self) -> String {
+        format!("openrouter-pareto {} {}", self.reason.as_str(), self.slug.as_deref().unwrap_or("-"))
+    }
+}
+
+/// An attempt the walk refuses to route.
+pub(crate) struct Refusal {
+    pub(crate) reason: Reason,
+    status: u16,
+    kind: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    pub(crate) fn status(&self) -> u16 {
+        self.status
+    }
+}
+
+/// The refusal in the OpenAI error shape.
+pub(crate) fn refusal_reply(r: &Refusal) -> Reply {
+    let param = (r.kind == STRICT_PROVIDER_CONFLICT).then_some("provider");
+    Reply::json(r.status, typed_error(r.status, r.kind, &r.message, param))
+}
+
+const STRICT_PROVIDER_CONFLICT: &str = "strict_provider_conflict";
+const ALL_PROVIDERS_ON_COOLDOWN: &str = "all_providers_on_cooldown";
+const DECLINED: &str = "openrouter_pareto_declined";
+
+/// Unix seconds now.
+fn unix_now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The walk for an attempt at `target`; `None` when no rule manages it.
+pub(crate) fn steer<'r>(
+    shard: &Shard,
+    routes: &'r Arc<Routes>,
+    top: &TopKeys<'_>,
+    target: &str,
+    failed: &[DeploymentIdx],
+    now: Instant,
+) -> Option<Result<Steered<'r>, Refusal>> {
+    let pareto = routes.pareto.as_ref()?;
+    let snap = &routes.snapshot;
+    let Resolution::Group { group, .. } = snap.resolve(target) else { return None };
+    let (key, rule) = pareto.settings.rule(target).or_else(|| pareto.settings.rule(&snap.group(group).name))?;
+    let mode = if rule.wildcard { "wildcard" } else { "pinned" };
+    if rule.strict_provider && top.carries_provider_only() {
+        log_decision(pareto, key, rule, mode, None, Reason::Declined, None);
+        let message = format!(
+            "openrouter-pareto: {key} is configured strict_provider, but the request carries its own \
+             provider.only; refusing to route rather than let it override the gateway's provider choice"
+        );
+        return Some(Err(Refusal { reason: Reason::Declined, status: 400, kind: STRICT_PROVIDER_CONFLICT, message }));
+    }
+    let telemetry = crate::pareto::published(&shard.hub);
+    let unix = unix_now();
+    let retention = pareto.settings.telemetry.cache_retention.as_secs_f64();
+    let verdict =
+        telemetry.model(key, rule.fingerprint()).filter(|m| unix - m.polled_at < retention).map(|m| &m.verdict);
+    let allow = telemetry.fresh_allow_list(unix, pareto.settings.cooldown.allowlist_ttl_s);
+    let members = &snap.group(group).members;
+    let decided = shard.with_state(routes, |state| {
+        let providers = state.providers();
+        let available = |slug: &str| Availability {
+            hot: providers.is_hot(key, slug, now),
+            input_capped: providers.is_input_capped(key, slug, now),
+            disallowed: allow.is_some_and(|a| !a.allows(slug)),
+        };
+        if rule.wildcard {
+            let c = choose(verdict, rule, &available, &|s| region_allows(rule, verdict, s));
+            return Some((c.reason, c.slug.map(str::to_string), Vec::new()));
+        }
+        let healthy: Vec<DeploymentIdx> =
+            members.iter().copied().filter(|&m| !failed.contains(&m) && !state.is_cooling_down(m, now)).collect();
+        if healthy.is_empty() {
+            // Nothing to narrow: the pick says which deployments cool down.
+            return None;
+        }
+        let pins: Vec<&[Box<str>]> = healthy.iter().map(|m| &pareto.pins[m.get()].slugs[..]).collect();
+        let n = narrow(verdict, rule, &pins, &available);
+        let excluded = healthy.iter().zip(&n.keep).filter(|(_, &keep)| !keep).map(|(&m, _)| m).collect();
+        Some((n.reason, n.slug.map(str::to_string), excluded))
+    });
+    let (reason, slug, excluded) = decided?;
+    let region = slug.as_deref().and_then(|s| region_of(rule, verdict, s));
+    log_decision(pareto, key, rule, mode, slug.as_deref(), reason, region);
+    shard.metrics.borrow_mut().pareto_decision(key, reason);
+    match reason {
+        Reason::AllHot => Some(Err(all_hot(key, verdict, &telemetry, unix, pareto, shard, routes, now))),
+        Reason::Declined => {
+            let message = format!(
+                "openrouter-pareto: no provider of {key} may be routed to: {}",
+                declined_because(rule, verdict.is_some())
+            );
+            Some(Err(Refusal { reason, status: 503, kind: DECLINED, message }))
+        }
+        _ => Some(Ok(Steered { key, rule, reason, slug, excluded })),
+    }
+}
+
+/// Why a managed model routes nowhere.
+fn declined_because(rule: &ParetoRule, warm: bool) -> String {
+    let policy = rule.unverified_region_policy.as_str();
+    match (warm, rule.exclude_regions.is_empty()) {
+        (false, false) => format!("no region-verified provider yet (unverified_region_policy={policy})"),
+        (true, false) => format!("every usable provider is in an excluded region (unverified_region_policy={policy})"),
+        (_, true) => "no telemetry yet and no usable cold_start_fallback provider".to_string(),
+    }
+}
+
+/// `all_hot`: which providers are hot and which are not allowed.
+#[allow(clippy::too_many_arguments)]
+fn all_hot(
+    key: &str,
+    verdict: Option<&Verdict>,
+    telemetry: &ParetoTelemetry,
+    unix: f64,
+    pareto: &ParetoRoutes,
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    now: Instant,
+) -> Refusal {
+    let allow = telemetry.fresh_allow_list(unix, pareto.settings.cooldown.allowlist_ttl_s);
+    let rule = pareto.settings.rule(key).map(|(_, r)| r);
+    let slugs: Vec<String> = match verdict {
+        Some(v) => v.selection.points.iter().map(|p| p.slug.to_string()).collect(),
+        None => rule.map(|r| r.cold_start_fallback.clone()).unwrap_or_default(),
+    };
+    let (hot, disallowed): (Vec<&str>, Vec<&str>) = shard.with_state(routes, |state| {
+        let hot = slugs.iter().map(String::as_str).filter(|s| state.providers().is_hot(key, s, now)).collect();
+        let disallowed = slugs.iter().map(String::as_str).filter(|s| allow.is_some_and(|a| !a.allows(s))).collect();
+        (hot, disallowed)
+    });
+    let detail = match (hot.is_empty(), disallowed.is_empty()) {
+        (false, true) => "every provider is on a 429 cooldown; declining to route until one clears",
+        (true, false) => "every provider is disallowed by the account's allowed-providers setting",
+        _ => "every provider is on a 429 cooldown or disallowed by the account's allowed-providers setting",
+    };
+    let message = format!(
+        "openrouter-pareto: {detail} for {key} (hot: [{}]; disallowed: [{}])",
+        hot.join(", "),
+        disallowed.join(", ")
+    );
+    Refusal { reason: Reason::AllHot, status: 429, kind: ALL_PROVIDERS_ON_COOLDOWN, message }
+}
+
+/// One decision-log line, for rules with `log_decisions` (never request content).
+fn log_decision(
+    pareto: &ParetoRoutes,
+    key: &str,
+    rule: &ParetoRule,
+    mode: &str,
+    slug: Option<&str>,
+    reason: Reason,
+    region: Option<RegionVerdict>,
+) {
+    if !rule.log_decisions {
+        return;
+    }
+    pareto.routing_log.line(&format!(
+        "model={key} mode={mode} slug={} decision={} region={}",
+        slug.unwrap_or("-"),
+        reason.as_str(),
+        region.map_or("-", RegionVerdict::as_str)
+    ));
+}
