@@ -24,6 +24,9 @@ options:
   --context-window N     answer chats longer than N tokens (a token per 4 bytes) with OpenAI's
                          400 context_length_exceeded
   --refuse WORD          answer chats containing WORD with OpenAI's 400 content_policy_violation
+  --openrouter-telemetry DIR
+                         serve OpenRouter's telemetry from DIR/{author}/{slug}/ (endpoints.json,
+                         stats.json, canonical_slug.txt), re-read on every request
   --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K
   --fault-ratio R        fraction of requests faulted, 0..=1 (default 1)
   --no-record            do not keep requests for GET /mock/requests
@@ -34,6 +37,12 @@ options:
 per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chunk-delay-ms.
 endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /health,
            GET|POST /mock/control, GET|DELETE /mock/requests, GET /mock/stats.
+openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
+           GET /api/v1/models/{author}/{slug}/endpoints,
+           GET /api/frontend/v1/stats/endpoint?permaslug=SLUG,
+           GET|POST /mock/openrouter/providers, GET|POST /mock/openrouter/account,
+           GET|DELETE /mock/openrouter/requests, GET /mock/openrouter/stats,
+           POST /mock/openrouter/reset.
 ";
 
 enum Command {
@@ -68,6 +77,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--fault-ratio",
             "--context-window",
             "--refuse",
+            "--openrouter-telemetry",
             "--tls-cert",
             "--tls-key",
         ];
@@ -101,6 +111,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                 )
             }
             "--refuse" => options.refuse = Some(value),
+            "--openrouter-telemetry" => options.openrouter_telemetry = Some(PathBuf::from(value)),
             "--fault" => options.fault = Some(value.parse::<Fault>().map_err(|error| error.to_string())?),
             "--fault-ratio" => {
                 options.fault_ratio = value

@@ -11,6 +11,7 @@ use super::openai::{
     embedding_input_count, embeddings_body, models_body, write_chat_completion, AnswerId, ChatRequest,
     EmbeddingsRequest, Usage,
 };
+use super::openrouter::{request_target, status_of};
 use super::record::RecordedRequest;
 use super::response::{write_openai_error, write_openai_error_with_code, Head};
 use super::routes::Route;
@@ -51,6 +52,8 @@ pub(crate) struct StreamPlan {
     /// Close after this many content events, without `[DONE]` or the last chunk.
     pub abort_after: Option<u32>,
     pub close: bool,
+    /// The OpenRouter provider that served (`x-mock-provider` and each chunk's `provider`).
+    pub provider: Option<String>,
 }
 
 /// The request as the connection read it.
@@ -76,6 +79,11 @@ pub(crate) fn plan(
 ) -> Plan {
     let head = request.head;
     let close = !head.keep_alive;
+    if head.route == Route::OpenRouterTelemetry {
+        let (status, body) = shared.openrouter.telemetry_request(head.method, request_target(request.head_bytes));
+        Head::json(status, &shared.name, close).write_with_body(out, &body);
+        return Plan { latency: Duration::ZERO, action: Action::Send { close } };
+    }
     if head.route.is_mock_control() {
         answer_mock_endpoint(shared, request, out);
         return Plan { latency: Duration::ZERO, action: Action::Send { close } };
@@ -150,7 +158,11 @@ impl Answer<'_> {
         let head = self.request.head;
         let ok = Head::json(200, name, self.close);
         let head_len = match (head.route, head.method) {
-            (Route::ChatCompletions, Method::Post) => match self.chat(out, scratch, abort_after) {
+            (Route::ChatCompletions, Method::Post) => match self.chat(out, scratch, abort_after, None) {
+                ChatAnswer::Written { head_len } => head_len,
+                ChatAnswer::Stream(stream) => return Action::Stream(stream),
+            },
+            (Route::OpenRouterChat, Method::Post) => match self.openrouter_chat(out, scratch, abort_after) {
                 ChatAnswer::Written { head_len } => head_len,
                 ChatAnswer::Stream(stream) => return Action::Stream(stream),
             },
@@ -166,8 +178,35 @@ impl Answer<'_> {
         }
     }
 
-    /// Writes a whole chat answer (or a 400), or plans the stream to send.
-    fn chat(&self, out: &mut Vec<u8>, scratch: &mut Vec<u8>, abort_after: Option<u32>) -> ChatAnswer {
+    /// An OpenRouter chat: routed to a provider (see `openrouter.rs`), which answers as
+    /// [`Self::chat`] does naming itself, or OpenRouter's refusal; logged either way.
+    fn openrouter_chat(&self, out: &mut Vec<u8>, scratch: &mut Vec<u8>, abort_after: Option<u32>) -> ChatAnswer {
+        let routed = self.shared.openrouter.route(self.request.body);
+        let provider = routed.provider.as_deref();
+        let answer = match &routed.refusal {
+            None => self.chat(out, scratch, abort_after, provider),
+            Some((status, body)) => {
+                let head = Head { provider, ..Head::json(*status, &self.shared.name, self.close) };
+                ChatAnswer::Written { head_len: head.write_with_body(out, body) }
+            }
+        };
+        let status = match answer {
+            ChatAnswer::Written { .. } => status_of(out),
+            ChatAnswer::Stream(_) => 200,
+        };
+        self.shared.openrouter.record(routed, status);
+        answer
+    }
+
+    /// Writes a whole chat answer (or a 400), or plans the stream to send; `provider` names the
+    /// OpenRouter provider that serves.
+    fn chat(
+        &self,
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+        abort_after: Option<u32>,
+        provider: Option<&str>,
+    ) -> ChatAnswer {
         let body = self.request.body;
         let parsed: ChatRequest<'_> = match serde_json::from_slice(body) {
             Ok(parsed) => parsed,
@@ -209,12 +248,14 @@ impl Answer<'_> {
                 usage: include_usage.then_some(usage),
                 abort_after,
                 close: self.close,
+                provider: provider.map(str::to_owned),
             });
         }
-        let id = AnswerId { number: self.number, created: self.created, model: &model };
+        let id = AnswerId { number: self.number, created: self.created, model: &model, provider };
         scratch.clear();
         write_chat_completion(scratch, &id, &self.shared.text, &usage);
-        let head_len = Head::json(200, &self.shared.name, self.close).write_with_body(out, scratch);
+        let head_len =
+            Head { provider, ..Head::json(200, &self.shared.name, self.close) }.write_with_body(out, scratch);
         ChatAnswer::Written { head_len }
     }
 
@@ -270,6 +311,14 @@ fn answer_mock_endpoint(shared: &Shared, request: &Request<'_>, out: &mut Vec<u8
         }
         (Route::MockStats, Method::Get) => {
             ok.write_with_body(out, &shared.stats.to_json());
+        }
+        (Route::MockOpenRouter, method) => {
+            match shared.openrouter.control_request(method, request_target(request.head_bytes), request.body) {
+                Ok(body) => {
+                    ok.write_with_body(out, &body);
+                }
+                Err((status, message)) => error(out, status, &message),
+            }
         }
         _ => error(out, 405, "method not allowed on this endpoint"),
     }

@@ -4,7 +4,10 @@
 //! model list, injects faults (error statuses, resets, hangs, cut-off answers) by option, by
 //! ratio, per request through `x-mock-*` headers or at run time through `POST /mock/control`,
 //! and records what it was sent for `GET /mock/requests`. It serves plain HTTP, or HTTPS with
-//! [`MockOptions::tls`]. See `loadtest/README.md`.
+//! [`MockOptions::tls`]. With [`MockOptions::openrouter_telemetry`] (or without it, on the
+//! `/api/…` paths) it also plays OpenRouter: telemetry from files, provider routing by the
+//! `provider` block, per-provider 429s and input caps, the account's allowed providers. See
+//! `loadtest/README.md`.
 //!
 //! ```no_run
 //! use pointwork_loadtest::mock::{spawn, MockOptions};
@@ -19,6 +22,11 @@ mod dispatch;
 mod fault;
 mod http;
 mod openai;
+mod openrouter;
+mod openrouter_control;
+mod openrouter_errors;
+mod openrouter_select;
+mod openrouter_telemetry;
 mod options;
 mod record;
 mod response;

@@ -73,6 +73,8 @@ pub(crate) struct AnswerId<'a> {
     pub number: u64,
     pub created: u64,
     pub model: &'a str,
+    /// The OpenRouter provider that served, written as `"provider"` (OpenRouter's field).
+    pub provider: Option<&'a str>,
 }
 
 impl AnswerId<'_> {
@@ -87,6 +89,10 @@ impl AnswerId<'_> {
         write_json_string(out, self.model);
         out.extend_from_slice(b",\"system_fingerprint\":");
         write_json_string(out, &text.system_fingerprint);
+        if let Some(provider) = self.provider {
+            out.extend_from_slice(b",\"provider\":");
+            write_json_string(out, provider);
+        }
     }
 }
 
@@ -211,7 +217,7 @@ mod tests {
     use super::*;
 
     fn id() -> AnswerId<'static> {
-        AnswerId { number: 7, created: 1_700_000_000, model: "gpt-\"x\"" }
+        AnswerId { number: 7, created: 1_700_000_000, model: "gpt-\"x\"", provider: None }
     }
 
     #[test]

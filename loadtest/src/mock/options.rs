@@ -2,6 +2,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::fault::Fault;
@@ -38,6 +39,10 @@ pub struct MockOptions {
     /// A word that the mock's "safety system" refuses: a chat containing it gets OpenAI's 400
     /// `content_policy_violation`.
     pub refuse: Option<String>,
+    /// OpenRouter's telemetry: `DIR/{author}/{slug}/` with `endpoints.json`, `stats.json` and
+    /// optionally `canonical_slug.txt`, re-read on every request. `None`: the telemetry
+    /// endpoints answer 503 and chats have no telemetry to route by.
+    pub openrouter_telemetry: Option<PathBuf>,
 }
 
 impl Default for MockOptions {
@@ -56,6 +61,7 @@ impl Default for MockOptions {
             tls: None,
             context_window: None,
             refuse: None,
+            openrouter_telemetry: None,
         }
     }
 }

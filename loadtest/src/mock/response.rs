@@ -6,6 +6,7 @@ use std::io::Write;
 pub(crate) const JSON: &str = "application/json";
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 pub(crate) const MOCK_NAME_HEADER: &str = "x-mock-name";
+pub(crate) const MOCK_PROVIDER_HEADER: &str = "x-mock-provider";
 
 /// What every head of one response says besides its length.
 #[derive(Debug, Clone, Copy)]
@@ -15,11 +16,13 @@ pub(crate) struct Head<'a> {
     pub name: &'a str,
     pub retry_after: Option<u32>,
     pub close: bool,
+    /// The OpenRouter provider that served, sent as `x-mock-provider`.
+    pub provider: Option<&'a str>,
 }
 
 impl<'a> Head<'a> {
     pub(crate) fn json(status: u16, name: &'a str, close: bool) -> Self {
-        Head { status, content_type: JSON, name, retry_after: None, close }
+        Head { status, content_type: JSON, name, retry_after: None, close, provider: None }
     }
 
     fn write_common(&self, out: &mut Vec<u8>) {
@@ -34,6 +37,12 @@ impl<'a> Head<'a> {
         out.extend_from_slice(b": ");
         out.extend_from_slice(self.name.as_bytes());
         out.extend_from_slice(b"\r\n");
+        if let Some(provider) = self.provider {
+            out.extend_from_slice(MOCK_PROVIDER_HEADER.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(provider.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
         if let Some(seconds) = self.retry_after {
             out.extend_from_slice(b"retry-after: ");
             write_decimal(out, u64::from(seconds));

@@ -10,6 +10,13 @@ pub(crate) enum Route {
     MockControl,
     MockRequests,
     MockStats,
+    /// `/mock/openrouter/*`: steering and observing the OpenRouter emulation.
+    MockOpenRouter,
+    /// `POST /api/v1/chat/completions`: a chat routed the way OpenRouter routes it.
+    OpenRouterChat,
+    /// `/api/v1/models`, `/api/v1/models/{author}/{slug}/endpoints`,
+    /// `/api/frontend/v1/stats/endpoint`: OpenRouter's telemetry, from files.
+    OpenRouterTelemetry,
     Unknown,
 }
 
@@ -28,18 +35,23 @@ impl Route {
             "/mock/control" => Route::MockControl,
             "/mock/requests" => Route::MockRequests,
             "/mock/stats" => Route::MockStats,
+            "/api/v1/chat/completions" => Route::OpenRouterChat,
+            "/api/v1/models" | "/api/frontend/v1/stats/endpoint" => Route::OpenRouterTelemetry,
+            _ if path.starts_with("/api/v1/models/") && path.ends_with("/endpoints") => Route::OpenRouterTelemetry,
+            _ if path.starts_with("/mock/openrouter/") => Route::MockOpenRouter,
             _ => Route::Unknown,
         }
     }
 
     /// `/mock/*` endpoints steer the mock itself: they are never faulted, delayed or recorded.
     pub(crate) fn is_mock_control(self) -> bool {
-        matches!(self, Route::MockControl | Route::MockRequests | Route::MockStats)
+        matches!(self, Route::MockControl | Route::MockRequests | Route::MockStats | Route::MockOpenRouter)
     }
 
-    /// Requests a gateway would send to a provider, kept by the recorder.
+    /// Requests a gateway would send to a provider, kept by the recorder. OpenRouter's
+    /// telemetry is counted apart (`GET /mock/openrouter/stats`).
     pub(crate) fn is_recorded(self) -> bool {
-        !self.is_mock_control() && self != Route::Health
+        !self.is_mock_control() && self != Route::Health && self != Route::OpenRouterTelemetry
     }
 }
 
@@ -64,5 +76,22 @@ mod tests {
         assert!(!Route::MockRequests.is_recorded());
         assert!(!Route::Health.is_recorded());
         assert!(Route::Unknown.is_recorded());
+        assert!(Route::MockOpenRouter.is_mock_control());
+        assert!(!Route::OpenRouterTelemetry.is_recorded());
+        assert!(Route::OpenRouterChat.is_recorded());
+    }
+
+    #[test]
+    fn openrouter_paths() {
+        assert_eq!(Route::from_path("/api/v1/chat/completions"), Route::OpenRouterChat);
+        assert_eq!(Route::from_path("/api/v1/models"), Route::OpenRouterTelemetry);
+        assert_eq!(Route::from_path("/api/v1/models/z-ai/glm-5.2/endpoints"), Route::OpenRouterTelemetry);
+        assert_eq!(
+            Route::from_path("/api/frontend/v1/stats/endpoint?permaslug=z-ai%2Fglm-5.2"),
+            Route::OpenRouterTelemetry
+        );
+        assert_eq!(Route::from_path("/api/v1/models/z-ai/glm-5.2"), Route::Unknown);
+        assert_eq!(Route::from_path("/mock/openrouter/providers"), Route::MockOpenRouter);
+        assert_eq!(Route::from_path("/mock/openrouterx"), Route::Unknown);
     }
 }

@@ -8,6 +8,7 @@ use arc_swap::ArcSwap;
 use super::control::{apply_control, ControlChange};
 use super::fault::nth_request_is_faulted;
 use super::openai::AnswerText;
+use super::openrouter::OpenRouter;
 use super::options::{Behaviour, MockOptions};
 use super::record::{Recorder, Stats};
 
@@ -25,6 +26,7 @@ pub(crate) struct Shared {
     pub stats: Stats,
     pub context_window: Option<u64>,
     pub refuse: Option<String>,
+    pub openrouter: OpenRouter,
 }
 
 impl Shared {
@@ -39,6 +41,7 @@ impl Shared {
             stats: Stats::default(),
             context_window: options.context_window,
             refuse: options.refuse.clone(),
+            openrouter: OpenRouter::new(options),
         }
     }
 

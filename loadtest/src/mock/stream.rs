@@ -13,11 +13,12 @@ impl<S: Transport> Connection<S> {
     pub(super) async fn send_stream(&mut self, plan: StreamPlan) -> Option<Ending> {
         // A clone of the Arc, so the answer text stays borrowed while `self` writes.
         let shared = self.shared.clone();
-        let id = AnswerId { number: plan.number, created: plan.created, model: &plan.model };
+        let provider = plan.provider.as_deref();
+        let id = AnswerId { number: plan.number, created: plan.created, model: &plan.model, provider };
         let content_events = plan.abort_after.map_or(plan.chunks, |limit| limit.min(plan.chunks));
 
         self.output.clear();
-        Head { content_type: EVENT_STREAM, ..Head::json(200, &shared.name, plan.close) }
+        Head { content_type: EVENT_STREAM, provider, ..Head::json(200, &shared.name, plan.close) }
             .write_chunked(&mut self.output);
         for index in 0..content_events {
             if index > 0 {
