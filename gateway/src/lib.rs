@@ -18,6 +18,7 @@ pub mod pareto;
 pub mod policy_routes;
 pub mod proxy;
 pub mod proxy_policy;
+mod proxy_reply;
 pub mod respond;
 pub mod route;
 pub mod routes;

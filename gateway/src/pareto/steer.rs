@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use pointwork_core::pareto::{
-    choose, narrow, region_allows, region_of, Availability, ParetoRule, ParetoTelemetry, Reason, RegionVerdict, Verdict,
+    choose, narrow, region_allows, region_of, Availability, ParetoRule, ParetoTelemetry, Reason, RegionVerdict,
 };
-use pointwork_core::{DeploymentIdx, Resolution};
+use pointwork_core::{DeploymentIdx, Resolution, State};
 
 use crate::errors::typed_error;
 use crate::pareto::body::{ProviderEdit, TopKeys};
-use crate::pareto::{ParetoRoutes, Pin};
+use crate::pareto::Pin;
 use crate::respond::Reply;
 use crate::routes::Routes;
 use crate::shard::Shard;
@@ -25,6 +25,8 @@ pub(crate) struct Steered<'r> {
     pub(crate) reason: Reason,
     /// The provider pinned (`None`: unpinned, or the group as it is).
     pub(crate) slug: Option<String>,
+    /// Its region verdict under the rule (`None`: the rule excludes no region).
+    pub(crate) region: Option<RegionVerdict>,
     /// Pinned mode: the group's deployments the walk narrowed away.
     pub(crate) excluded: Vec<DeploymentIdx>,
 }
@@ -60,21 +62,23 @@ impl Steered<'_> {
 }
 
 /// An attempt the walk refuses to route.
-pub(crate) struct Refusal {
+pub(crate) struct Refusal<'r> {
+    pub(crate) key: &'r str,
+    pub(crate) rule: &'r ParetoRule,
     pub(crate) reason: Reason,
     status: u16,
     kind: &'static str,
     message: String,
 }
 
-impl Refusal {
+impl Refusal<'_> {
     pub(crate) fn status(&self) -> u16 {
         self.status
     }
 }
 
 /// The refusal in the OpenAI error shape.
-pub(crate) fn refusal_reply(r: &Refusal) -> Reply {
+pub(crate) fn refusal_reply(r: &Refusal<'_>) -> Reply {
     let param = (r.kind == STRICT_PROVIDER_CONFLICT).then_some("provider");
     Reply::json(r.status, typed_error(r.status, r.kind, &r.message, param))
 }
@@ -88,7 +92,8 @@ fn unix_now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// The walk for an attempt at `target`; `None` when no rule manages it.
+/// The walk for an attempt at `target` on this shard, logged and counted; `None` when no
+/// rule manages it.
 pub(crate) fn steer<'r>(
     shard: &Shard,
     routes: &'r Arc<Routes>,
@@ -96,38 +101,66 @@ pub(crate) fn steer<'r>(
     target: &str,
     failed: &[DeploymentIdx],
     now: Instant,
-) -> Option<Result<Steered<'r>, Refusal>> {
+) -> Option<Result<Steered<'r>, Refusal<'r>>> {
+    let pareto = routes.pareto.as_ref()?;
+    let telemetry = crate::pareto::published(&shard.hub);
+    let decided = shard.with_state(routes, |state| decide(routes, state, &telemetry, top, target, failed, now))?;
+    let (key, rule, reason, slug, region) = match &decided {
+        Ok(s) => (s.key, s.rule, s.reason, s.slug.as_deref(), s.region),
+        Err(r) => (r.key, r.rule, r.reason, None, None),
+    };
+    if rule.log_decisions {
+        let mode = if rule.wildcard { "wildcard" } else { "pinned" };
+        pareto.routing_log.line(&format!(
+            "model={key} mode={mode} slug={} decision={} region={}",
+            slug.unwrap_or("-"),
+            reason.as_str(),
+            region.map_or("-", RegionVerdict::as_str)
+        ));
+    }
+    shard.metrics.borrow_mut().pareto_decision(key, reason);
+    Some(decided)
+}
+
+/// The walk for an attempt at `target` against `state` and `telemetry` (the dry run's too);
+/// `None` when no rule manages it.
+pub(crate) fn decide<'r>(
+    routes: &'r Routes,
+    state: &State,
+    telemetry: &ParetoTelemetry,
+    top: &TopKeys<'_>,
+    target: &str,
+    failed: &[DeploymentIdx],
+    now: Instant,
+) -> Option<Result<Steered<'r>, Refusal<'r>>> {
     let pareto = routes.pareto.as_ref()?;
     let snap = &routes.snapshot;
     let Resolution::Group { group, .. } = snap.resolve(target) else { return None };
     let (key, rule) = pareto.settings.rule(target).or_else(|| pareto.settings.rule(&snap.group(group).name))?;
-    let mode = if rule.wildcard { "wildcard" } else { "pinned" };
+    let refuse = |reason, status, kind, message| Some(Err(Refusal { key, rule, reason, status, kind, message }));
     if rule.strict_provider && top.carries_provider_only() {
-        log_decision(pareto, key, rule, mode, None, Reason::Declined, None);
         let message = format!(
             "openrouter-pareto: {key} is configured strict_provider, but the request carries its own \
              provider.only; refusing to route rather than let it override the gateway's provider choice"
         );
-        return Some(Err(Refusal { reason: Reason::Declined, status: 400, kind: STRICT_PROVIDER_CONFLICT, message }));
+        return refuse(Reason::Declined, 400, STRICT_PROVIDER_CONFLICT, message);
     }
-    let telemetry = crate::pareto::published(&shard.hub);
     let unix = unix_now();
     let retention = pareto.settings.telemetry.cache_retention.as_secs_f64();
     let verdict =
         telemetry.model(key, rule.fingerprint()).filter(|m| unix - m.polled_at < retention).map(|m| &m.verdict);
     let allow = telemetry.fresh_allow_list(unix, pareto.settings.cooldown.allowlist_ttl_s);
-    let members = &snap.group(group).members;
-    let decided = shard.with_state(routes, |state| {
-        let providers = state.providers();
-        let available = |slug: &str| Availability {
-            hot: providers.is_hot(key, slug, now),
-            input_capped: providers.is_input_capped(key, slug, now),
-            disallowed: allow.is_some_and(|a| !a.allows(slug)),
-        };
-        if rule.wildcard {
-            let c = choose(verdict, rule, &available, &|s| region_allows(rule, verdict, s));
-            return Some((c.reason, c.slug.map(str::to_string), Vec::new()));
-        }
+    let providers = state.providers();
+    let available = |slug: &str| Availability {
+        hot: providers.is_hot(key, slug, now),
+        input_capped: providers.is_input_capped(key, slug, now),
+        disallowed: allow.is_some_and(|a| !a.allows(slug)),
+    };
+    let (reason, slug, excluded) = if rule.wildcard {
+        let c = choose(verdict, rule, &available, &|s| region_allows(rule, verdict, s));
+        (c.reason, c.slug.map(str::to_string), Vec::new())
+    } else {
+        let members = &snap.group(group).members;
         let healthy: Vec<DeploymentIdx> =
             members.iter().copied().filter(|&m| !failed.contains(&m) && !state.is_cooling_down(m, now)).collect();
         if healthy.is_empty() {
@@ -137,22 +170,26 @@ pub(crate) fn steer<'r>(
         let pins: Vec<&[Box<str>]> = healthy.iter().map(|m| &pareto.pins[m.get()].slugs[..]).collect();
         let n = narrow(verdict, rule, &pins, &available);
         let excluded = healthy.iter().zip(&n.keep).filter(|(_, &keep)| !keep).map(|(&m, _)| m).collect();
-        Some((n.reason, n.slug.map(str::to_string), excluded))
-    });
-    let (reason, slug, excluded) = decided?;
-    let region = slug.as_deref().and_then(|s| region_of(rule, verdict, s));
-    log_decision(pareto, key, rule, mode, slug.as_deref(), reason, region);
-    shard.metrics.borrow_mut().pareto_decision(key, reason);
+        (n.reason, n.slug.map(str::to_string), excluded)
+    };
     match reason {
-        Reason::AllHot => Some(Err(all_hot(key, verdict, &telemetry, unix, pareto, shard, routes, now))),
-        Reason::Declined => {
-            let message = format!(
-                "openrouter-pareto: no provider of {key} may be routed to: {}",
-                declined_because(rule, verdict.is_some())
-            );
-            Some(Err(Refusal { reason, status: 503, kind: DECLINED, message }))
+        Reason::AllHot => {
+            let slugs: Vec<&str> = match verdict {
+                Some(v) => v.selection.points.iter().map(|p| &*p.slug).collect(),
+                None => rule.cold_start_fallback.iter().map(String::as_str).collect(),
+            };
+            let hot: Vec<&str> = slugs.iter().copied().filter(|s| available(s).hot).collect();
+            let disallowed: Vec<&str> = slugs.iter().copied().filter(|s| available(s).disallowed).collect();
+            refuse(reason, 429, ALL_PROVIDERS_ON_COOLDOWN, all_hot_message(key, &hot, &disallowed))
         }
-        _ => Some(Ok(Steered { key, rule, reason, slug, excluded })),
+        Reason::Declined => {
+            let why = declined_because(rule, verdict.is_some());
+            refuse(reason, 503, DECLINED, format!("openrouter-pareto: no provider of {key} may be routed to: {why}"))
+        }
+        _ => {
+            let region = slug.as_deref().and_then(|s| region_of(rule, verdict, s));
+            Some(Ok(Steered { key, rule, reason, slug, region, excluded }))
+        }
     }
 }
 
@@ -166,59 +203,16 @@ fn declined_because(rule: &ParetoRule, warm: bool) -> String {
     }
 }
 
-/// `all_hot`: which providers are hot and which are not allowed.
-#[allow(clippy::too_many_arguments)]
-fn all_hot(
-    key: &str,
-    verdict: Option<&Verdict>,
-    telemetry: &ParetoTelemetry,
-    unix: f64,
-    pareto: &ParetoRoutes,
-    shard: &Shard,
-    routes: &Arc<Routes>,
-    now: Instant,
-) -> Refusal {
-    let allow = telemetry.fresh_allow_list(unix, pareto.settings.cooldown.allowlist_ttl_s);
-    let rule = pareto.settings.rule(key).map(|(_, r)| r);
-    let slugs: Vec<String> = match verdict {
-        Some(v) => v.selection.points.iter().map(|p| p.slug.to_string()).collect(),
-        None => rule.map(|r| r.cold_start_fallback.clone()).unwrap_or_default(),
-    };
-    let (hot, disallowed): (Vec<&str>, Vec<&str>) = shard.with_state(routes, |state| {
-        let hot = slugs.iter().map(String::as_str).filter(|s| state.providers().is_hot(key, s, now)).collect();
-        let disallowed = slugs.iter().map(String::as_str).filter(|s| allow.is_some_and(|a| !a.allows(s))).collect();
-        (hot, disallowed)
-    });
+/// The `all_hot` refusal's message: which providers are hot and which are not allowed.
+fn all_hot_message(key: &str, hot: &[&str], disallowed: &[&str]) -> String {
     let detail = match (hot.is_empty(), disallowed.is_empty()) {
         (false, true) => "every provider is on a 429 cooldown; declining to route until one clears",
         (true, false) => "every provider is disallowed by the account's allowed-providers setting",
         _ => "every provider is on a 429 cooldown or disallowed by the account's allowed-providers setting",
     };
-    let message = format!(
+    format!(
         "openrouter-pareto: {detail} for {key} (hot: [{}]; disallowed: [{}])",
         hot.join(", "),
         disallowed.join(", ")
-    );
-    Refusal { reason: Reason::AllHot, status: 429, kind: ALL_PROVIDERS_ON_COOLDOWN, message }
-}
-
-/// One decision-log line, for rules with `log_decisions` (never request content).
-fn log_decision(
-    pareto: &ParetoRoutes,
-    key: &str,
-    rule: &ParetoRule,
-    mode: &str,
-    slug: Option<&str>,
-    reason: Reason,
-    region: Option<RegionVerdict>,
-) {
-    if !rule.log_decisions {
-        return;
-    }
-    pareto.routing_log.line(&format!(
-        "model={key} mode={mode} slug={} decision={} region={}",
-        slug.unwrap_or("-"),
-        reason.as_str(),
-        region.map_or("-", RegionVerdict::as_str)
-    ));
+    )
 }
