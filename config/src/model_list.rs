@@ -49,7 +49,7 @@ pub(crate) struct ModelLists {
 
 /// One entry read: compiled, left out (with its warning given), or an auto model.
 enum Entry {
-    Compiled(CompiledEntry),
+    Compiled(Box<CompiledEntry>),
     LeftOut(LeftOut),
     PolicyRouter(DeclaredRouter),
 }
@@ -69,7 +69,7 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
             let entry = read_entry(c, item, list.path.index(index), source);
             out.total += usize::from(!matches!(entry, Some(Entry::PolicyRouter(_))));
             match entry {
-                Some(Entry::Compiled(entry)) => out.compiled.push(entry),
+                Some(Entry::Compiled(entry)) => out.compiled.push(*entry),
                 Some(Entry::LeftOut(entry)) => out.left_out.push(entry),
                 Some(Entry::PolicyRouter(router)) => out.policy_routers.push(router),
                 None => out.failed_names.extend(entry_string(item, "model_name")),
@@ -106,7 +106,7 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
 
     let ((params, params_node), model_name) = (params?, model_name?);
     let (mut deployment, model) = match params {
-        Params::Served(deployment, model) => (deployment, model),
+        Params::Served(deployment, model) => (*deployment, model),
         Params::PolicyRouter { pool } => {
             return Some(Entry::PolicyRouter(DeclaredRouter { model_name, entry: entry.path, pool }));
         }
@@ -143,7 +143,7 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         None => derive_id(&raw_model_name?, params_node),
     };
     let info = DeploymentInfo { source, derived_id, model_info: info.kept, access_groups: info.access_groups };
-    Some(Entry::Compiled(CompiledEntry { deployment, info, model }))
+    Some(Entry::Compiled(Box::new(CompiledEntry { deployment, info, model })))
 }
 
 fn left_out_warning(because: &LeftOutBecause) -> String {
@@ -172,7 +172,7 @@ fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> O
         c.error(&path, format!("{LITELLM_ENVIRONMENT} is {current:?}; valid: {}", ENVIRONMENTS.join(", ")));
         return None;
     }
-    (!supported.contains(&current)).then(|| LeftOutBecause::Environment(current))
+    (!supported.contains(&current)).then_some(LeftOutBecause::Environment(current))
 }
 
 /// A string value as written (before `os.environ/` substitution), for the derived id.
@@ -187,7 +187,7 @@ fn entry_string(node: &Node, key: &str) -> Option<String> {
 enum Params {
     /// A deployment with an empty id and group name (the caller sets them), and the model as
     /// written.
-    Served(Deployment, String),
+    Served(Box<Deployment>, String),
     /// A provider Pointwork does not serve yet: the rest of the entry is not read.
     NotServed { provider: String, model: String },
     /// `pointwork/policy_router`: an auto model and its `policy_router_config.pool`.
@@ -265,7 +265,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
-    Some(Params::Served(d, written))
+    Some(Params::Served(Box::new(d), written))
 }
 
 /// What `model_info` may set for the router when `litellm_params` does not, and what the

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use pointwork_core::pareto::{ParetoRule, DEFAULT_RULE_MODEL};
 use pointwork_core::policy::{EndpointKind, Policy, PolicyAttrs};
 use pointwork_core::{Deployment, RoutingStrategy};
 
@@ -19,6 +20,7 @@ impl Config {
         self.write_left_out(&mut out);
         self.write_policies(&mut out);
         self.write_router(&mut out);
+        self.write_pareto(&mut out);
         self.write_gateway(&mut out);
         if let Some(key) = &self.master_key {
             line(&mut out, format_args!("general: master_key {}", redact(key)));
@@ -157,6 +159,28 @@ impl Config {
                 } else {
                     String::new()
                 },
+            ),
+        );
+    }
+
+    /// The best-value walk, when on: its rules (wildcard or pinned) and where telemetry comes from.
+    fn write_pareto(&self, out: &mut String) {
+        let Some(p) = &self.pareto else { return };
+        let built_in =
+            p.rules.len() == 1 && p.rules[0].0 == DEFAULT_RULE_MODEL && p.rules[0].1 == ParetoRule::built_in();
+        let rules: Vec<String> = p
+            .rules
+            .iter()
+            .map(|(key, rule)| format!("{key} {}", if rule.wildcard { "wildcard" } else { "pinned" }))
+            .collect();
+        let count = if built_in { "the built-in rule".to_string() } else { format!("{} rules", rules.len()) };
+        line(
+            out,
+            format_args!(
+                "openrouter best-value walk: {count}: {}; telemetry {} every {}",
+                rules.join(", "),
+                p.telemetry.base_url,
+                secs(p.telemetry.poll_interval)
             ),
         );
     }
