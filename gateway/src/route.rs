@@ -5,13 +5,15 @@
 //! serving shard's state. A request that runs under a policy is explained the policy router's
 //! way (`route/policy.rs`).
 
+mod pareto;
 mod policy;
 
 use std::time::{Duration, Instant};
 
+use pointwork_core::pareto::ParetoTelemetry;
 use pointwork_core::{
-    pick, Basis, Decision, DeploymentIdx, ErrorClass, Failure, LatencyMeasure, LatencySample, RejectReason, Resolution,
-    Rng, RouteError, RouteKind, Snapshot, State,
+    pick, Basis, Decision, DeploymentIdx, ErrorClass, Failure, LatencyMeasure, LatencySample, PickRequest,
+    RejectReason, Resolution, Rng, RouteError, RouteKind, Snapshot, State,
 };
 use serde_json::{json, Map, Value};
 
@@ -39,6 +41,7 @@ pub fn explain(
     now: Instant,
     seed: u64,
     policy: Option<&str>,
+    telemetry: &ParetoTelemetry,
 ) -> Result<Value, DryRunError> {
     let applying = policy::applying(routes, policy)?;
     let extracted = facts::extract(route, body).map_err(|e| DryRunError { status: 400, message: e.to_string() })?;
@@ -47,7 +50,9 @@ pub fn explain(
     }
     let facts = &extracted.facts;
     let snap = &routes.snapshot;
-    let req = pick_request(facts, body, &facts.model, None, &[]);
+    let walked = pareto::explain(routes, state, telemetry, body, &facts.model, now);
+    let excluded = walked.as_ref().map_or(&[][..], |(_, excluded)| &excluded[..]);
+    let req = PickRequest { excluded, ..pick_request(facts, body, &facts.model, None, &[]) };
     let picked = pick(snap, state, &req, now, &mut Rng::new(seed));
     let members: Vec<DeploymentIdx> = match snap.resolve(&facts.model) {
         Resolution::Group { group, .. } => snap.group(group).members.clone(),
@@ -69,6 +74,9 @@ pub fn explain(
     out.insert("seed".into(), json!(seed));
     out.insert("candidates".into(), Value::Array(candidates));
     out.insert("survivors".into(), json!(survivors));
+    if let Some((walk, _)) = walked {
+        out.insert("pareto".into(), walk);
+    }
     match &picked {
         Ok(d) => {
             let winner = &snap.deployment(d.deployment).id;

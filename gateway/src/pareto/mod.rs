@@ -9,7 +9,7 @@ pub(crate) mod body;
 pub mod gauges;
 mod learn;
 mod logs;
-mod steer;
+pub(crate) mod steer;
 
 use std::sync::Arc;
 

@@ -75,6 +75,10 @@ impl Refusal<'_> {
     pub(crate) fn status(&self) -> u16 {
         self.status
     }
+
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
 }
 
 /// The refusal in the OpenAI error shape.

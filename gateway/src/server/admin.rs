@@ -103,7 +103,16 @@ pub fn dry_run(shard: &Shard, path: &str, body: &[u8]) -> Reply {
     };
     let routes = shard.sync();
     let explained = shard.with_state(&routes, |state| {
-        route::explain(&routes, state, kind, body, Instant::now(), seed, policy.as_deref())
+        route::explain(
+            &routes,
+            state,
+            kind,
+            body,
+            Instant::now(),
+            seed,
+            policy.as_deref(),
+            &crate::pareto::published(&shard.hub),
+        )
     });
     match explained {
         Ok(v) => Reply::json(200, v.to_string().into_bytes()),
