@@ -297,3 +297,14 @@ fn the_summary_has_a_line_for_the_walk() {
     let off = "model_list:\n  - model_name: g\n    litellm_params: {model: openai/gpt-4o}\n";
     assert!(!load_with(off, &[]).unwrap().config.summary().contains("best-value"));
 }
+
+#[test]
+fn the_callback_named_twice_is_one_walk_and_a_warning() {
+    let yaml = config("").replace(&format!("[\"{CALLBACK}\"]"), &format!("[{CALLBACK}, {CALLBACK}]"));
+    let (p, warnings) = walk(&yaml, &[]);
+    assert_eq!(p.rules.len(), 1);
+    assert_eq!(
+        warnings,
+        ["litellm_settings.callbacks[1]: named twice (first at litellm_settings.callbacks[0]): one walk runs"]
+    );
+}
