@@ -1,5 +1,6 @@
 //! The mock provider over real TCP: its OpenAI endpoints, HTTP/1.1 handling and lifecycle.
-//! Faults live in `mock/faults.rs`, recording, stats and control in `mock/steering.rs`.
+//! Faults live in `mock/faults.rs`, recording, stats and control in `mock/steering.rs`, the
+//! OpenRouter emulation in `mock/openrouter.rs`.
 
 #[path = "mock/binary.rs"]
 mod binary;
@@ -7,6 +8,8 @@ mod binary;
 mod client;
 #[path = "mock/faults.rs"]
 mod faults;
+#[path = "mock/openrouter.rs"]
+mod openrouter;
 #[path = "mock/steering.rs"]
 mod steering;
 #[path = "mock/tls.rs"]
