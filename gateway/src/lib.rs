@@ -15,6 +15,7 @@ pub mod keys;
 pub mod llmeu;
 pub mod metrics;
 pub mod pareto;
+pub mod pareto_poller;
 pub mod policy_routes;
 pub mod proxy;
 pub mod proxy_policy;
