@@ -38,11 +38,11 @@ per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chun
 endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /health,
            GET|POST /mock/control, GET|DELETE /mock/requests, GET /mock/stats.
 openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
-           GET /api/v1/models/{author}/{slug}/endpoints,
-           GET /api/frontend/v1/stats/endpoint?permaslug=SLUG,
-           GET|POST /mock/openrouter/providers, GET|POST /mock/openrouter/account,
-           GET|DELETE /mock/openrouter/requests, GET /mock/openrouter/stats,
-           POST /mock/openrouter/reset.
+            GET /api/v1/models/{author}/{slug}/endpoints,
+            GET /api/frontend/v1/stats/endpoint?permaslug=SLUG,
+            GET|POST /mock/openrouter/providers, GET|POST /mock/openrouter/account,
+            GET|DELETE /mock/openrouter/requests, GET /mock/openrouter/stats,
+            POST /mock/openrouter/reset.
 ";
 
 enum Command {

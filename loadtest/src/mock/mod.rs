@@ -4,10 +4,10 @@
 //! model list, injects faults (error statuses, resets, hangs, cut-off answers) by option, by
 //! ratio, per request through `x-mock-*` headers or at run time through `POST /mock/control`,
 //! and records what it was sent for `GET /mock/requests`. It serves plain HTTP, or HTTPS with
-//! [`MockOptions::tls`]. With [`MockOptions::openrouter_telemetry`] (or without it, on the
-//! `/api/…` paths) it also plays OpenRouter: telemetry from files, provider routing by the
-//! `provider` block, per-provider 429s and input caps, the account's allowed providers. See
-//! `loadtest/README.md`.
+//! [`MockOptions::tls`]. On the `/api/…` paths it also plays OpenRouter: telemetry from the
+//! files of [`MockOptions::openrouter_telemetry`], chats routed by their `provider` block,
+//! per-provider 429s and input caps, the account's allowed providers, steered through
+//! `/mock/openrouter/*`. See `loadtest/README.md`.
 //!
 //! ```no_run
 //! use pointwork_loadtest::mock::{spawn, MockOptions};

@@ -234,6 +234,8 @@ fn input_caps_and_the_account_allow_list_refuse_like_openrouter() {
 /// that 429s twice (OpenRouter's upstream rate-limit body) and then serves.
 #[test]
 fn the_binary_serves_changing_telemetry_and_a_429_provider() {
+    let help = Command::new(BINARY).arg("--help").output().expect("run");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--openrouter-telemetry DIR"));
     let telemetry = TelemetryDir::with_glm();
     let child = Command::new(BINARY)
         .args(["--name", "or-bin", "--threads", "2", "--openrouter-telemetry"])
