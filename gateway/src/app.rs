@@ -209,7 +209,10 @@ pub fn serve(
         None => None,
     };
     let routes_line = routes_summary(&routes);
+    let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
     let hub = Hub::new(routes, control_tx);
+    // The walk's telemetry poller, only when the config turns the walk on.
+    hub.pareto.configure(pareto);
     let launch = Launch { listen, shards, driver, settings: Arc::new(settings), hub: hub.clone(), access_log };
     let (running, mesh) = match server::start(launch) {
         Ok(r) => r,

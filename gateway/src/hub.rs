@@ -1,6 +1,7 @@
 //! What the shards and the control thread share: the published routes, the draining flag, the
-//! way to the control thread, and the merged metrics. On the request path only `routes` is read
-//! (one arc-swap load); everything else is touched per connection, per second, or per scrape.
+//! way to the control thread, the merged metrics, and the best-value walk's telemetry. On the
+//! request path only `routes` is read (one arc-swap load), and `pareto.telemetry` for a managed
+//! model (one more); everything else is touched per connection, per second, or per scrape.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,7 @@ use crossbeam_channel::Sender;
 
 use crate::control::ControlMsg;
 use crate::metrics::Totals;
+use crate::pareto_poller::ParetoShared;
 use crate::routes::Routes;
 
 pub struct Hub {
@@ -27,6 +29,9 @@ pub struct Hub {
     /// When the gateway started: every shard counts usage minutes from it, so that their
     /// minutes line up.
     pub started: Instant,
+    /// The walk's telemetry (`pareto.telemetry.load()`, always there, empty while the walk is
+    /// off) and its poller, for the allow-list a 404 teaches (`pareto.allow_list_learned`).
+    pub pareto: ParetoShared,
 }
 
 impl Hub {
@@ -38,6 +43,7 @@ impl Hub {
             control,
             totals: Mutex::new(Totals::default()),
             started: Instant::now(),
+            pareto: ParetoShared::default(),
         })
     }
 

@@ -68,7 +68,10 @@ pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) ->
         keys: key_changes(&old.keys, &routes.keys),
         restart_needed_for: restart_only_changes(started_with, &loaded.config.gateway),
     };
+    let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
     hub.routes.store(Arc::new(routes));
+    // The walk's poller keeps what it learned under unchanged rules, starts or stops with it.
+    hub.pareto.configure(pareto);
     Ok(report)
 }
 
