@@ -8,6 +8,7 @@ use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use pointwork_core::pareto::{AllowList, ModelTelemetry, Point, RegionVerdict, Selection, Verdict};
@@ -221,7 +222,10 @@ impl CacheFile {
                 .map(|a| StoredAllowList { providers: a.providers.clone(), discovered_at: a.discovered_at }),
         };
         let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| format!("{shown}: {e}"))?;
-        let tmp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
+        // Unique per write: a poller stopped by a reload may still be writing when the next starts.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{FILE_NAME}.{}.{n}.tmp", std::process::id()));
         // A temporary file left by a crash (or planted as a link) goes first: create_new below
         // never opens an existing file, so nothing is written through a link.
         let _ = std::fs::remove_file(&tmp);
