@@ -99,7 +99,17 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
     };
     // `--policy NAME`, else the default policy when the config has one.
     let policy = args.policy.as_deref();
-    match crate::route::explain(&routes, &state, crate::route::route_kind_of(&request), &body, now, args.seed, policy) {
+    let telemetry = Default::default();
+    match crate::route::explain(
+        &routes,
+        &state,
+        crate::route::route_kind_of(&request),
+        &body,
+        now,
+        args.seed,
+        policy,
+        &telemetry,
+    ) {
         Ok(v) => {
             if let Err(code) = print_line(serde_json::to_string_pretty(&v).unwrap_or_default()) {
                 return code;

@@ -23,13 +23,14 @@ pub use logs::LineLog;
 pub(crate) use steer::{refusal_reply, steer, Steered};
 
 /// What the poller has published (read per request for a managed model, without a lock).
-pub(crate) fn published(_hub: &crate::hub::Hub) -> Arc<ParetoTelemetry> {
-    // TODO(wiring): the poller's telemetry in the hub.
-    Arc::new(ParetoTelemetry::default())
+pub(crate) fn published(hub: &crate::hub::Hub) -> Arc<ParetoTelemetry> {
+    hub.pareto.telemetry.load_full()
 }
 
 /// Tells the poller the account's allow-list a 404 revealed.
-pub(crate) fn allow_list_learned(_hub: &crate::hub::Hub, _providers: Vec<String>) {}
+pub(crate) fn allow_list_learned(hub: &crate::hub::Hub, providers: Vec<String>) {
+    hub.pareto.allow_list_learned(providers);
+}
 
 /// What the walk knows of one deployment: the provider slugs it pins and its configured
 /// `extra_body.provider` block.
