@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod openrouter;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
