@@ -99,7 +99,8 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
     };
     // `--policy NAME`, else the default policy when the config has one.
     let policy = args.policy.as_deref();
-    let telemetry = Default::default();
+    // The walk's part explains on what the poller last persisted.
+    let telemetry = routes.pareto.as_ref().map(|p| crate::pareto_poller::read_cache(&p.settings)).unwrap_or_default();
     match crate::route::explain(
         &routes,
         &state,

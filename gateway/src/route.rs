@@ -32,7 +32,9 @@ pub struct DryRunError {
 /// The dry run of `body` sent to `route`, against `state` at `now`; `seed` seeds the strategy's
 /// randomness (the same seed, state and request give the same decision). Under `policy` (a
 /// policy's name), else the default policy when the config has one, the policy router's
-/// decision is explained instead (no seed: it is not random).
+/// decision is explained instead (no seed: it is not random). `telemetry`: what the OpenRouter
+/// walk's poller published (the walk's part of the dry run reads it).
+#[allow(clippy::too_many_arguments)]
 pub fn explain(
     routes: &Routes,
     state: &State,

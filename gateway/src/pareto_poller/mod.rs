@@ -115,6 +115,22 @@ impl PollerHandle {
     }
 }
 
+/// What the cache file of `settings` holds now (each verdict stale until a poll confirms it);
+/// empty without a cache or when it cannot be read. `pointwork route` explains the walk on it.
+pub fn read_cache(settings: &ParetoSettings) -> ParetoTelemetry {
+    let Some(dir) = &settings.telemetry.cache_dir else { return ParetoTelemetry::default() };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    match cache::CacheFile::new(dir, settings.telemetry.cache_retention).read(now) {
+        Ok(contents) => {
+            ParetoTelemetry { models: contents.models, allow_list: contents.allow_list, ..ParetoTelemetry::default() }
+        }
+        Err(e) => {
+            eprintln!("pointwork: openrouter-pareto: {e}");
+            ParetoTelemetry::default()
+        }
+    }
+}
+
 /// Starts the poller with a telemetry of its own.
 pub fn start(settings: Arc<ParetoSettings>) -> PollerHandle {
     start_into(settings, Arc::new(ArcSwap::from_pointee(ParetoTelemetry::default())))
