@@ -134,19 +134,7 @@ fn cold_start<'v>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pareto::{Point, Selection};
-
-    fn verdict(winner: &str, points: &[(&str, f64, f64)]) -> Verdict {
-        let points: Vec<Point> =
-            points.iter().map(|&(slug, price, tps)| Point { slug: slug.into(), input_price_m: price, tps }).collect();
-        let safe_set = points.iter().map(|p| p.slug.to_string()).collect();
-        Verdict {
-            winner: Some(winner.into()),
-            challenger: Some(winner.into()),
-            streak: 1,
-            selection: Selection { winner: Some(winner.into()), safe_set, points, ..Selection::default() },
-        }
-    }
+    use crate::pareto::promotion::verdict_over as verdict;
 
     fn with<'a>(hot: &'a [&str], capped: &'a [&str], disallowed: &'a [&str]) -> impl Fn(&str) -> Availability + 'a {
         move |slug| Availability {

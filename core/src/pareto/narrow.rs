@@ -128,19 +128,7 @@ fn region_eligible(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pareto::{Point, Selection};
-
-    fn verdict(winner: &str, points: &[(&str, f64, f64)]) -> Verdict {
-        let points: Vec<Point> =
-            points.iter().map(|&(slug, price, tps)| Point { slug: slug.into(), input_price_m: price, tps }).collect();
-        let safe_set = points.iter().map(|p| p.slug.to_string()).collect();
-        Verdict {
-            winner: Some(winner.into()),
-            challenger: Some(winner.into()),
-            streak: 1,
-            selection: Selection { winner: Some(winner.into()), safe_set, points, ..Selection::default() },
-        }
-    }
+    use crate::pareto::promotion::verdict_over as verdict;
 
     fn pins(slugs: &[&[&str]]) -> Vec<Vec<Box<str>>> {
         slugs.iter().map(|p| p.iter().map(|s| Box::<str>::from(*s)).collect()).collect()

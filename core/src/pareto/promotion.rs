@@ -32,6 +32,22 @@ impl Verdict {
     }
 }
 
+/// A verdict whose winner is `winner` over `points` (slug, input price per million, tokens per
+/// second), every point in the safe set: the per-request tests' starting point.
+#[cfg(test)]
+pub(crate) fn verdict_over(winner: &str, points: &[(&str, f64, f64)]) -> Verdict {
+    use crate::pareto::Point;
+    let points: Vec<Point> =
+        points.iter().map(|&(slug, price, tps)| Point { slug: slug.into(), input_price_m: price, tps }).collect();
+    let safe_set = points.iter().map(|p| p.slug.to_string()).collect();
+    Verdict {
+        winner: Some(winner.into()),
+        challenger: Some(winner.into()),
+        streak: 1,
+        selection: Selection { winner: Some(winner.into()), safe_set, points, ..Selection::default() },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
