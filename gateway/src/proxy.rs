@@ -15,7 +15,7 @@ use crate::access_log::Entry;
 use crate::errors::openai_error;
 use crate::facts;
 use crate::keys::{unix_now, Caller, VirtualKey};
-use crate::pareto::{self, body::TopKeys, Steered};
+use crate::pareto::{self, Steered};
 use crate::proxy_reply::{decision_headers, route_error_reply};
 pub(crate) use crate::proxy_reply::{error_reply, upstream_request};
 use crate::respond::{self, Reply};
@@ -147,29 +147,26 @@ pub async fn serve(
     let mut route_error: Option<RouteError> = None;
     // The first pick happens now (facts extraction took a microsecond or less): one clock read.
     let mut now = started;
-    // The pareto walk reads which top-level members the request sets (only when it is on).
-    let top = routes.pareto.as_ref().map(|_| TopKeys::read(body));
     loop {
-        let steered =
-            match top.as_ref().and_then(|t| pareto::steer(shard, routes, t, walk.target(), walk.failed(), now)) {
-                None => None,
-                Some(Ok(s)) => Some(s),
-                Some(Err(refusal)) => {
-                    let class = if refusal.status() == 400 { ErrorClass::BadRequest } else { ErrorClass::RateLimit };
-                    let step =
-                        shard.with_state(routes, |state| walk.after_failure(snap, state, None, class, Instant::now()));
-                    if step != Step::Stop {
-                        count_step(shard, &step);
-                        now = Instant::now();
-                        continue;
-                    }
-                    let reply = pareto::refusal_reply(&refusal);
-                    let route = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
-                    let ending = Ending { route: Some(route), ..Ending::refused(reply.status, reply.body.len()) };
-                    finish(shard, routes, &info, ending);
-                    return respond::send(client, reply, keep_alive).await;
+        let steered = match pareto::steer(shard, routes, body, walk.target(), walk.failed(), now) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(refusal)) => {
+                let class = if refusal.status() == 400 { ErrorClass::BadRequest } else { ErrorClass::RateLimit };
+                let step =
+                    shard.with_state(routes, |state| walk.after_failure(snap, state, None, class, Instant::now()));
+                if step != Step::Stop {
+                    count_step(shard, &step);
+                    now = Instant::now();
+                    continue;
                 }
-            };
+                let reply = pareto::refusal_reply(&refusal);
+                let route = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
+                let ending = Ending { route: Some(route), ..Ending::refused(reply.status, reply.body.len()) };
+                finish(shard, routes, &info, ending);
+                return respond::send(client, reply, keep_alive).await;
+            }
+        };
         let excluded = steered.as_ref().map_or(&[][..], |s| &s.excluded[..]);
         let req = PickRequest { excluded, ..pick_request(facts, body, walk.target(), walk.order(), walk.failed()) };
         let timed = shard.metrics.borrow_mut().time_this_pick();

@@ -101,14 +101,14 @@ fn unix_now() -> f64 {
 pub(crate) fn steer<'r>(
     shard: &Shard,
     routes: &'r Arc<Routes>,
-    top: &TopKeys<'_>,
+    body: &[u8],
     target: &str,
     failed: &[DeploymentIdx],
     now: Instant,
 ) -> Option<Result<Steered<'r>, Refusal<'r>>> {
     let pareto = routes.pareto.as_ref()?;
     let telemetry = crate::pareto::published(&shard.hub);
-    let decided = shard.with_state(routes, |state| decide(routes, state, &telemetry, top, target, failed, now))?;
+    let decided = shard.with_state(routes, |state| decide(routes, state, &telemetry, body, target, failed, now))?;
     let (key, rule, reason, slug, region) = match &decided {
         Ok(s) => (s.key, s.rule, s.reason, s.slug.as_deref(), s.region),
         Err(r) => (r.key, r.rule, r.reason, None, None),
@@ -132,7 +132,7 @@ pub(crate) fn decide<'r>(
     routes: &'r Routes,
     state: &State,
     telemetry: &ParetoTelemetry,
-    top: &TopKeys<'_>,
+    body: &[u8],
     target: &str,
     failed: &[DeploymentIdx],
     now: Instant,
@@ -142,7 +142,8 @@ pub(crate) fn decide<'r>(
     let Resolution::Group { group, .. } = snap.resolve(target) else { return None };
     let (key, rule) = pareto.settings.rule(target).or_else(|| pareto.settings.rule(&snap.group(group).name))?;
     let refuse = |reason, status, kind, message| Some(Err(Refusal { key, rule, reason, status, kind, message }));
-    if rule.strict_provider && top.carries_provider_only() {
+    // The body's top level is read only for a strict rule.
+    if rule.strict_provider && TopKeys::read(body).carries_provider_only() {
         let message = format!(
             "openrouter-pareto: {key} is configured strict_provider, but the request carries its own \
              provider.only; refusing to route rather than let it override the gateway's provider choice"

@@ -10,7 +10,6 @@ use pointwork_core::pareto::{ranked_order, ParetoTelemetry, RegionVerdict};
 use pointwork_core::{DeploymentIdx, State};
 use serde_json::{json, Value};
 
-use crate::pareto::body::TopKeys;
 use crate::pareto::steer::decide;
 use crate::routes::Routes;
 
@@ -24,8 +23,7 @@ pub(super) fn explain(
     target: &str,
     now: Instant,
 ) -> Option<(Value, Vec<DeploymentIdx>)> {
-    let top = TopKeys::read(body);
-    let decided = decide(routes, state, telemetry, &top, target, &[], now)?;
+    let decided = decide(routes, state, telemetry, body, target, &[], now)?;
     let (key, rule, decision, excluded) = match decided {
         Ok(s) => {
             let region = s.region.map(RegionVerdict::as_str);
