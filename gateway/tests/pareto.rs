@@ -259,3 +259,42 @@ fn a_new_winner_waits_its_promotion_polls_and_stale_telemetry_keeps_the_verdict_
     await_walk(&gateway, "the verdict gone", |w| w["decision"]["reason"] == "declined");
     assert_eq!(gateway.chat(MODEL).status, 503);
 }
+
+#[test]
+fn a_reload_keeps_what_was_learned_where_the_rules_fingerprint_is_unchanged() {
+    let or = OpenRouter::start(&PROVIDERS);
+    let cache = TempDir::new("cache");
+    let config = |rule: &str| {
+        or.config(&or.wildcard_entry(), rule, "", &cache).replace("poll_interval_s: 0.3", "poll_interval_s: 600")
+    };
+    let gateway = start_gateway(&config("wildcard: true"), Vec::new());
+    let polled_at = await_winner(&gateway, "b/fp8")["telemetry"]["polled_at"].clone();
+    or.providers(json!({"b/fp8": {"status": 429}}));
+    for _ in 0..3 {
+        assert_eq!(gateway.chat(MODEL).status, 429);
+    }
+    // The log flag is not in the fingerprint: the verdict stays as polled, the 429s are kept.
+    sighup_reload(&gateway, &config("wildcard: true, log_decisions: true"));
+    let walk = await_walk(&gateway, "the reload", |_| true);
+    assert_eq!(
+        (walk["telemetry"]["winner"].clone(), walk["telemetry"]["polled_at"].clone()),
+        (json!("b/fp8"), polled_at.clone())
+    );
+    assert_eq!(walk_of(&gateway.chat(MODEL)), "openrouter-pareto safe_set c/fp8");
+    // A changed filter is a new fingerprint: it is polled at once, not inherited.
+    sighup_reload(&gateway, &config("wildcard: true, max_price: 100"));
+    await_walk(&gateway, "a new poll", |w| w["telemetry"]["polled_at"].as_f64() > polled_at.as_f64());
+}
+
+/// Rewrites the gateway's config file and sends SIGHUP; returns once the reload is logged.
+fn sighup_reload(gateway: &common::Gateway, yaml: &str) {
+    std::fs::write(&gateway.config_path, yaml).expect("rewrite the config");
+    let before = gateway.process.stderr().matches("reload (SIGHUP)").count();
+    common::send_signal(&gateway.process, libc::SIGHUP);
+    let deadline = std::time::Instant::now() + common::LOG_DEADLINE;
+    while gateway.process.stderr().matches("reload (SIGHUP)").count() <= before {
+        assert!(std::time::Instant::now() < deadline, "no reload: {}", gateway.process.stderr());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!gateway.process.stderr().contains("reload (SIGHUP) refused"), "{}", gateway.process.stderr());
+}
