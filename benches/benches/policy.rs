@@ -41,7 +41,7 @@ fn catalogue(n: usize) -> Vec<PolicyEndpoint> {
 fn live(i: usize) -> Live<'static> {
     Live {
         status: None,
-        latency_ms: (i % 3 != 0).then_some(100.0 + (i % 7) as f64 * 40.0),
+        latency_ms: (!i.is_multiple_of(3)).then_some(100.0 + (i % 7) as f64 * 40.0),
         error_rate: (i % 11) as f64 / 100.0,
     }
 }

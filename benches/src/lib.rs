@@ -1,9 +1,11 @@
 //! Shared helpers for the benches: request bodies built from the repository's fixtures, the JSON
-//! extraction done with each candidate library, pick set-ups, and the wire samples for the
-//! codec benches. Each helper is tested here so that a bench never measures a wrong answer.
+//! extraction done with each candidate library, pick and pareto-walk set-ups, and the wire
+//! samples for the codec benches. Each helper is tested here so that a bench never measures a
+//! wrong answer.
 
 pub mod bodies;
 pub mod json;
+pub mod pareto_setup;
 pub mod pick_setup;
 pub mod wire;
 
