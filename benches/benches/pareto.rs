@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use pointwork_benches::pareto_setup::{slug, walk_setup, MODEL, PROVIDER_COUNTS};
-use pointwork_core::pareto::{choose, narrow, region_allows, select, Reason, Verdict};
+use pointwork_core::pareto::{availability, choose, narrow, region_allows, select, Reason, Verdict};
 
 fn walk(c: &mut Criterion) {
     let mut group = c.benchmark_group("pareto");
@@ -27,8 +27,12 @@ fn walk(c: &mut Criterion) {
             let chosen = choose(Some(&s.verdict), &s.rule, &available, &region);
             assert_eq!((chosen.reason, chosen.slug), (reason, Some(s.ranked[served].as_str())), "{name}/{n}");
             assert_eq!(s.cooldowns.hot_count(MODEL, s.now), hot);
+            // Per request, as the shard does: the model's marks looked up once, then the walk.
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.iter(|| choose(Some(black_box(&s.verdict)), &s.rule, &available, &region))
+                b.iter(|| {
+                    let available = availability(s.cooldowns.model(black_box(MODEL)), None, s.now);
+                    choose(Some(black_box(&s.verdict)), &s.rule, &available, &region)
+                })
             });
         }
 
@@ -40,7 +44,10 @@ fn walk(c: &mut Criterion) {
         assert_eq!((narrowed.reason, narrowed.slug), (Reason::Winner, Some(s.ranked[0].as_str())));
         assert_eq!(narrowed.keep.iter().filter(|&&k| k).count(), 1);
         group.bench_with_input(BenchmarkId::new("pinned", n), &n, |b, _| {
-            b.iter(|| narrow(Some(black_box(&s.verdict)), &s.rule, black_box(&refs), &available))
+            b.iter(|| {
+                let available = availability(s.cooldowns.model(black_box(MODEL)), None, s.now);
+                narrow(Some(black_box(&s.verdict)), &s.rule, black_box(&refs), &available)
+            })
         });
     }
 

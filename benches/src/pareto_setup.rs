@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use pointwork_core::pareto::{
-    ranked_order, select, Availability, ParetoRule, ProviderCooldowns, StatsRow, UptimeRow, Verdict,
+    availability, ranked_order, select, Availability, ParetoRule, ProviderCooldowns, StatsRow, UptimeRow, Verdict,
 };
 
 /// The managed model (the rule key the cooldowns are kept under).
@@ -85,11 +85,7 @@ impl WalkSetup {
     /// What the shard knows of `slug` now, as `gateway/src/pareto/steer.rs` asks it (no fresh
     /// allow-list: nothing is disallowed).
     pub fn availability(&self, slug: &str) -> Availability {
-        Availability {
-            hot: self.cooldowns.is_hot(MODEL, slug, self.now),
-            input_capped: self.cooldowns.is_input_capped(MODEL, slug, self.now),
-            disallowed: false,
-        }
+        availability(self.cooldowns.model(MODEL), None, self.now)(slug)
     }
 }
 
@@ -107,7 +103,7 @@ pub fn walk_setup(n: usize, hot: usize) -> WalkSetup {
     let t0 = Instant::now();
     let at = |s: u64| t0 + Duration::from_secs(s);
     let mut cooldowns = ProviderCooldowns::default();
-    let threshold = cooldowns.settings.rate_limit_threshold as u64;
+    let threshold = cooldowns.settings().rate_limit_threshold as u64;
     for (i, s) in ranked.iter().enumerate() {
         let hits = if i < hot {
             threshold
@@ -150,7 +146,7 @@ mod tests {
         for n in PROVIDER_COUNTS {
             let free = walk_setup(n, 0);
             assert_eq!(free.cooldowns.hot_count(MODEL, free.now), 0);
-            assert!(free.cooldowns.knows(MODEL));
+            assert!(free.cooldowns.model(MODEL).is_some());
             let region = |s: &str| region_allows(&free.rule, Some(&free.verdict), s);
             let c = choose(Some(&free.verdict), &free.rule, &|s| free.availability(s), &region);
             assert_eq!((c.reason, c.slug), (Reason::Winner, Some(free.ranked[0].as_str())));

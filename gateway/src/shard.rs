@@ -160,6 +160,6 @@ impl Shard {
 /// The pareto walk's 429 window, threshold and input-cap TTL, as configured.
 fn set_provider_cooldowns(state: &mut State, routes: &Routes) {
     if let Some(pareto) = &routes.pareto {
-        state.providers_mut().settings = pareto.settings.cooldown;
+        state.providers_mut().set_settings(pareto.settings.cooldown);
     }
 }

@@ -3,8 +3,10 @@
 //! preference only; the cold-start fallback list when there is no winner. Each choice names
 //! the branch that took it (the decision log's closed set of reasons).
 
+use std::time::Instant;
+
 use crate::pareto::walk::first_usable;
-use crate::pareto::{ParetoRule, UnverifiedRegionPolicy, Verdict};
+use crate::pareto::{AllowList, ModelView, ParetoRule, UnverifiedRegionPolicy, Verdict};
 
 /// What the shards know of a provider now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +24,20 @@ impl Availability {
 
     fn excluded(self) -> bool {
         self.hot || self.disallowed
+    }
+}
+
+/// What is known of each provider of a model now, as [`choose`] and [`crate::pareto::narrow`]
+/// ask it: its 429 window and input cap (`marks`, looked up once per request; `None`: nothing
+/// recorded) and the account's allow-list when it is fresh.
+pub fn availability<'a>(
+    marks: Option<ModelView<'a>>,
+    allow: Option<&'a AllowList>,
+    now: Instant,
+) -> impl Fn(&str) -> Availability + 'a {
+    move |slug| {
+        let (hot, input_capped) = marks.map_or((false, false), |m| m.marks(slug, now));
+        Availability { hot, input_capped, disallowed: allow.is_some_and(|a| !a.allows(slug)) }
     }
 }
 

@@ -25,25 +25,55 @@ impl Default for CooldownSettings {
     }
 }
 
-/// Recent 429s and input caps, by model then slug (looked up without allocating).
+/// Recent 429s and input caps, by model then slug (looked up without allocating; a model
+/// nothing was recorded for costs one lookup).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProviderCooldowns {
-    /// The window, threshold and TTL (the shard sets them from the config).
-    pub settings: CooldownSettings,
-    hits: HashMap<Box<str>, HashMap<Box<str>, Vec<Instant>>>,
-    capped: HashMap<Box<str>, HashMap<Box<str>, Option<Instant>>>,
+    settings: CooldownSettings,
+    /// `settings`' window and TTL as durations.
+    window: Duration,
+    ttl: Duration,
+    models: HashMap<Box<str>, ModelMarks, Fnv>,
 }
 
-fn slot<'m, V: Default>(map: &'m mut HashMap<Box<str>, HashMap<Box<str>, V>>, model: &str, slug: &str) -> &'m mut V {
-    if !map.contains_key(model) {
-        map.insert(model.into(), HashMap::new());
+/// What one model's requests taught about its providers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelMarks {
+    providers: HashMap<Box<str>, Marks, Fnv>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Marks {
+    /// 429s within the window, oldest first.
+    hits: Vec<Instant>,
+    capped_at: Option<Instant>,
+}
+
+/// FNV-1a: the keys are short slugs and model ids chosen by the operator's config and the
+/// telemetry, where SipHash's protection costs more than the lookups it protects.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Fnv;
+
+impl std::hash::BuildHasher for Fnv {
+    type Hasher = FnvHasher;
+
+    fn build_hasher(&self) -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
     }
-    // Invariant: inserted just above.
-    let slugs = map.get_mut(model).expect("model entry");
-    if !slugs.contains_key(slug) {
-        slugs.insert(slug.into(), V::default());
+}
+
+pub struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    slugs.get_mut(slug).expect("slug entry")
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 fn secs(s: f64) -> Duration {
@@ -58,49 +88,90 @@ impl Default for ProviderCooldowns {
 
 impl ProviderCooldowns {
     pub fn new(settings: CooldownSettings) -> ProviderCooldowns {
-        ProviderCooldowns { settings, hits: HashMap::new(), capped: HashMap::new() }
+        let mut c =
+            ProviderCooldowns { settings, window: Duration::ZERO, ttl: Duration::ZERO, models: HashMap::default() };
+        c.set_settings(settings);
+        c
+    }
+
+    pub fn settings(&self) -> &CooldownSettings {
+        &self.settings
+    }
+
+    /// The window, threshold and TTL (the shard sets them from the config).
+    pub fn set_settings(&mut self, settings: CooldownSettings) {
+        self.settings = settings;
+        self.window = secs(settings.rate_limit_window_s);
+        self.ttl = secs(settings.input_cap_ttl_s);
+    }
+
+    fn marks(&mut self, model: &str, slug: &str) -> &mut Marks {
+        if !self.models.contains_key(model) {
+            self.models.insert(model.into(), ModelMarks::default());
+        }
+        // Invariant: inserted just above.
+        let providers = &mut self.models.get_mut(model).expect("model entry").providers;
+        if !providers.contains_key(slug) {
+            providers.insert(slug.into(), Marks::default());
+        }
+        providers.get_mut(slug).expect("slug entry")
     }
 
     /// A 429 from `slug` for `model` at `at`; hits older than the window are forgotten.
     pub fn record_429(&mut self, model: &str, slug: &str, at: Instant) {
-        let window = secs(self.settings.rate_limit_window_s);
-        let hits = slot(&mut self.hits, model, slug);
+        let window = self.window;
+        let hits = &mut self.marks(model, slug).hits;
         hits.retain(|&t| at.saturating_duration_since(t) <= window);
         hits.push(at);
     }
 
-    pub fn is_hot(&self, model: &str, slug: &str, now: Instant) -> bool {
-        let window = secs(self.settings.rate_limit_window_s);
-        let recent = self
-            .hits
-            .get(model)
-            .and_then(|m| m.get(slug))
-            .map_or(0, |h| h.iter().filter(|&&t| now.saturating_duration_since(t) <= window).count());
-        recent >= self.settings.rate_limit_threshold as usize
+    pub fn record_input_cap(&mut self, model: &str, slug: &str, at: Instant) {
+        self.marks(model, slug).capped_at = Some(at);
     }
 
-    pub fn record_input_cap(&mut self, model: &str, slug: &str, at: Instant) {
-        *slot(&mut self.capped, model, slug) = Some(at);
+    /// What is known of `model`'s providers now (`None`: nothing was recorded, all are free).
+    pub fn model(&self, model: &str) -> Option<ModelView<'_>> {
+        self.models.get(model).map(|marks| ModelView { marks, cooldowns: self })
+    }
+
+    pub fn is_hot(&self, model: &str, slug: &str, now: Instant) -> bool {
+        self.model(model).is_some_and(|m| m.is_hot(slug, now))
     }
 
     pub fn is_input_capped(&self, model: &str, slug: &str, now: Instant) -> bool {
-        let ttl = secs(self.settings.input_cap_ttl_s);
-        self.capped
-            .get(model)
-            .and_then(|m| m.get(slug))
-            .and_then(|&at| at)
-            .is_some_and(|at| now.saturating_duration_since(at) <= ttl)
+        self.model(model).is_some_and(|m| m.is_input_capped(slug, now))
     }
 
     /// How many providers of `model` are hot at `now`.
     pub fn hot_count(&self, model: &str, now: Instant) -> usize {
-        self.hits.get(model).map_or(0, |slugs| slugs.keys().filter(|s| self.is_hot(model, s, now)).count())
+        self.model(model).map_or(0, |m| m.marks.providers.keys().filter(|s| m.is_hot(s, now)).count())
+    }
+}
+
+/// One model's marks, looked up once per request.
+#[derive(Clone, Copy)]
+pub struct ModelView<'c> {
+    marks: &'c ModelMarks,
+    cooldowns: &'c ProviderCooldowns,
+}
+
+impl ModelView<'_> {
+    /// Whether `slug` is 429-hot and whether it is input-capped at `now` (one lookup).
+    pub fn marks(&self, slug: &str, now: Instant) -> (bool, bool) {
+        let Some(m) = self.marks.providers.get(slug) else { return (false, false) };
+        let c = self.cooldowns;
+        let recent = m.hits.iter().filter(|&&t| now.saturating_duration_since(t) <= c.window).count();
+        let hot = recent >= c.settings.rate_limit_threshold as usize;
+        let capped = m.capped_at.is_some_and(|at| now.saturating_duration_since(at) <= c.ttl);
+        (hot, capped)
     }
 
-    /// Whether anything at all was recorded for `model` (the common case, nothing, is one
-    /// lookup).
-    pub fn knows(&self, model: &str) -> bool {
-        self.hits.contains_key(model) || self.capped.contains_key(model)
+    pub fn is_hot(&self, slug: &str, now: Instant) -> bool {
+        self.marks(slug, now).0
+    }
+
+    pub fn is_input_capped(&self, slug: &str, now: Instant) -> bool {
+        self.marks(slug, now).1
     }
 }
 

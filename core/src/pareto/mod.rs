@@ -15,8 +15,8 @@ mod settings;
 mod telemetry;
 mod walk;
 
-pub use choose::{choose, Availability, Choice, Reason};
-pub use cooldown::{is_input_cap_error, parse_allowed_providers, CooldownSettings, ProviderCooldowns};
+pub use choose::{availability, choose, Availability, Choice, Reason};
+pub use cooldown::{is_input_cap_error, parse_allowed_providers, CooldownSettings, ModelView, ProviderCooldowns};
 pub use narrow::{narrow, region_allows, region_of, Narrowing};
 pub use promotion::Verdict;
 pub use published::{AllowList, ModelTelemetry, ParetoTelemetry};

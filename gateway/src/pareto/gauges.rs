@@ -27,8 +27,10 @@ impl Family {
 }
 
 /// Appends the walk's series (nothing when it is off).
-pub fn render(out: &mut String, hub: &crate::hub::Hub, routes: &Routes, state: &State, unix_now: f64) {
+pub fn render(out: &mut String, hub: &crate::hub::Hub, routes: &Routes, state: &State) {
     let Some(pareto) = &routes.pareto else { return };
+    // To the microsecond: the poll times are (whole seconds made a fresh poll's age negative).
+    let unix_now = crate::pareto_poller::unix_now();
     let telemetry = crate::pareto::published(hub);
     let now = Instant::now();
     let mut polls = Family::new(

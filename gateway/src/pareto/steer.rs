@@ -3,16 +3,17 @@
 //! (pinned mode) — or the refusal (`all_hot`, `declined`), each with its reason, logged.
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use pointwork_core::pareto::{
-    choose, narrow, region_allows, region_of, Availability, ParetoRule, ParetoTelemetry, Reason, RegionVerdict,
+    availability, choose, narrow, region_allows, region_of, ParetoRule, ParetoTelemetry, Reason, RegionVerdict,
 };
-use pointwork_core::{DeploymentIdx, Resolution, State};
+use pointwork_core::{DeploymentIdx, GroupIdx, Resolution, State};
 
 use crate::errors::typed_error;
 use crate::pareto::body::{ProviderEdit, TopKeys};
 use crate::pareto::Pin;
+use crate::pareto_poller::unix_now;
 use crate::respond::Reply;
 use crate::routes::Routes;
 use crate::shard::Shard;
@@ -91,11 +92,6 @@ const STRICT_PROVIDER_CONFLICT: &str = "strict_provider_conflict";
 const ALL_PROVIDERS_ON_COOLDOWN: &str = "all_providers_on_cooldown";
 const DECLINED: &str = "openrouter_pareto_declined";
 
-/// Unix seconds now.
-fn unix_now() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
 /// The walk for an attempt at `target` on this shard, logged and counted; `None` when no
 /// rule manages it.
 pub(crate) fn steer<'r>(
@@ -107,8 +103,11 @@ pub(crate) fn steer<'r>(
     now: Instant,
 ) -> Option<Result<Steered<'r>, Refusal<'r>>> {
     let pareto = routes.pareto.as_ref()?;
-    let telemetry = crate::pareto::published(&shard.hub);
-    let decided = shard.with_state(routes, |state| decide(routes, state, &telemetry, body, target, failed, now))?;
+    let managed = managed(routes, target)?;
+    // A guard, not a clone: no counter the shards share is written per request.
+    let telemetry = shard.hub.pareto.telemetry.load();
+    let decided =
+        shard.with_state(routes, |state| decide_for(routes, managed, state, &telemetry, body, failed, now))?;
     let (key, rule, reason, slug, region) = match &decided {
         Ok(s) => (s.key, s.rule, s.reason, s.slug.as_deref(), s.region),
         Err(r) => (r.key, r.rule, r.reason, None, None),
@@ -137,10 +136,32 @@ pub(crate) fn decide<'r>(
     failed: &[DeploymentIdx],
     now: Instant,
 ) -> Option<Result<Steered<'r>, Refusal<'r>>> {
-    let pareto = routes.pareto.as_ref()?;
+    decide_for(routes, managed(routes, target)?, state, telemetry, body, failed, now)
+}
+
+/// A managed group: its index, the rule key and the rule.
+type Managed<'r> = (GroupIdx, &'r str, &'r ParetoRule);
+
+/// The rule that manages `target`: by the requested name, else by its group's name.
+fn managed<'r>(routes: &'r Routes, target: &str) -> Option<Managed<'r>> {
+    let settings = &routes.pareto.as_ref()?.settings;
     let snap = &routes.snapshot;
     let Resolution::Group { group, .. } = snap.resolve(target) else { return None };
-    let (key, rule) = pareto.settings.rule(target).or_else(|| pareto.settings.rule(&snap.group(group).name))?;
+    let (key, rule) = settings.rule(target).or_else(|| settings.rule(&snap.group(group).name))?;
+    Some((group, key, rule))
+}
+
+fn decide_for<'r>(
+    routes: &'r Routes,
+    (group, key, rule): Managed<'r>,
+    state: &State,
+    telemetry: &ParetoTelemetry,
+    body: &[u8],
+    failed: &[DeploymentIdx],
+    now: Instant,
+) -> Option<Result<Steered<'r>, Refusal<'r>>> {
+    let pareto = routes.pareto.as_ref()?;
+    let snap = &routes.snapshot;
     let refuse = |reason, status, kind, message| Some(Err(Refusal { key, rule, reason, status, kind, message }));
     // The body's top level is read only for a strict rule.
     if rule.strict_provider && TopKeys::read(body).carries_provider_only() {
@@ -155,12 +176,7 @@ pub(crate) fn decide<'r>(
     let verdict =
         telemetry.model(key, rule.fingerprint()).filter(|m| unix - m.polled_at < retention).map(|m| &m.verdict);
     let allow = telemetry.fresh_allow_list(unix, pareto.settings.cooldown.allowlist_ttl_s);
-    let providers = state.providers();
-    let available = |slug: &str| Availability {
-        hot: providers.is_hot(key, slug, now),
-        input_capped: providers.is_input_capped(key, slug, now),
-        disallowed: allow.is_some_and(|a| !a.allows(slug)),
-    };
+    let available = availability(state.providers().model(key), allow, now);
     let (reason, slug, excluded) = if rule.wildcard {
         let c = choose(verdict, rule, &available, &|s| region_allows(rule, verdict, s));
         (c.reason, c.slug.map(str::to_string), Vec::new())

@@ -119,7 +119,7 @@ impl PollerHandle {
 /// empty without a cache or when it cannot be read. `pointwork route` explains the walk on it.
 pub fn read_cache(settings: &ParetoSettings) -> ParetoTelemetry {
     let Some(dir) = &settings.telemetry.cache_dir else { return ParetoTelemetry::default() };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let now = unix_now();
     match cache::CacheFile::new(dir, settings.telemetry.cache_retention).read(now) {
         Ok(contents) => {
             ParetoTelemetry { models: contents.models, allow_list: contents.allow_list, ..ParetoTelemetry::default() }
@@ -171,7 +171,8 @@ struct Poller {
     rt: Runtime,
 }
 
-fn unix_now() -> f64 {
+/// Unix seconds to the microsecond: the clock of poll times, cache entries and the allow-list.
+pub fn unix_now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 

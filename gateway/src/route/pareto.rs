@@ -41,7 +41,7 @@ pub(super) fn explain(
         }
     };
     let providers = state.providers();
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let unix = crate::pareto_poller::unix_now();
     let settings = &routes.pareto.as_ref()?.settings;
     let allow = telemetry.fresh_allow_list(unix, settings.cooldown.allowlist_ttl_s);
     let known = telemetry.model(key, rule.fingerprint());

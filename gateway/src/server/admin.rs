@@ -45,7 +45,7 @@ pub fn metrics(shard: &Shard) -> Reply {
     };
     let mut statuses = String::new();
     endpoint_statuses(&mut statuses, &routing.routes.snapshot, &routing.state);
-    crate::pareto::gauges::render(&mut statuses, &shard.hub, &routing.routes, &routing.state, unix_now() as f64);
+    crate::pareto::gauges::render(&mut statuses, &shard.hub, &routing.routes, &routing.state);
     drop(routing);
     let mut text = match shard.hub.totals.lock() {
         Ok(totals) => render(&totals, gauges),
