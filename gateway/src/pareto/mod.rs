@@ -48,6 +48,9 @@ pub struct ParetoRoutes {
     pub settings: Arc<ParetoSettings>,
     /// By deployment index.
     pub pins: Vec<Pin>,
+    /// Group names and aliases whose group a rule manages, sorted: with the rule lookup of the
+    /// requested name itself, an unmanaged request is turned away without resolving its name.
+    managed_names: Vec<Box<str>>,
     pub routing_log: LineLog,
     pub error_log: LineLog,
 }
@@ -65,12 +68,27 @@ impl ParetoRoutes {
                 pin_of(&d.extra_body, explicit_id)
             })
             .collect();
+        let managed_group = |group: &str| settings.rule(group).is_some();
+        let groups = snap.groups.iter().map(|g| g.name.as_str()).filter(|g| managed_group(g));
+        let aliases =
+            snap.settings.model_group_alias.iter().filter(|a| managed_group(&a.group)).map(|a| a.alias.as_str());
+        let mut managed_names: Vec<Box<str>> = groups.chain(aliases).map(Box::from).collect();
+        managed_names.sort();
         Some(ParetoRoutes {
             settings: Arc::new(settings.clone()),
             pins,
+            managed_names,
             routing_log: LineLog::new(settings.routing_log.clone()),
             error_log: LineLog::new(settings.error_log.clone()),
         })
+    }
+}
+
+impl ParetoRoutes {
+    /// Whether a rule may manage a request for `name` (its own rule, or a managed group's name
+    /// or alias).
+    pub(crate) fn may_manage(&self, name: &str) -> bool {
+        self.settings.rule(name).is_some() || self.managed_names.binary_search_by(|n| (**n).cmp(name)).is_ok()
     }
 }
 

@@ -144,7 +144,8 @@ type Managed<'r> = (GroupIdx, &'r str, &'r ParetoRule);
 
 /// The rule that manages `target`: by the requested name, else by its group's name.
 fn managed<'r>(routes: &'r Routes, target: &str) -> Option<Managed<'r>> {
-    let settings = &routes.pareto.as_ref()?.settings;
+    let pareto = routes.pareto.as_ref().filter(|p| p.may_manage(target))?;
+    let settings = &pareto.settings;
     let snap = &routes.snapshot;
     let Resolution::Group { group, .. } = snap.resolve(target) else { return None };
     let (key, rule) = settings.rule(target).or_else(|| settings.rule(&snap.group(group).name))?;
