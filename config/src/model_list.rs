@@ -4,7 +4,7 @@
 //! `policy_router.rs`).
 
 use pointwork_core::policy::PolicyAttrs;
-use pointwork_core::{Deployment, Param};
+use pointwork_core::{Deployment, Param, Provider};
 
 use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};
@@ -250,6 +250,12 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
             return None;
         }
     };
+    // Anthropic's Messages API is `/v1/messages` under the server root; LiteLLM configs also
+    // write the root with `/v1` or the whole endpoint.
+    let api_base = match provider {
+        Provider::Anthropic => anthropic_root(&api_base).to_string(),
+        _ => api_base,
+    };
     let mut d = Deployment::new("", "", provider, &upstream_model, &api_base);
     d.api_key = api_key;
     d.rpm = rpm;
@@ -266,6 +272,13 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
     Some(Params::Served(Box::new(d), written))
+}
+
+/// An Anthropic `api_base` as the server root (`…/v1/messages` and `…/v1` cut).
+fn anthropic_root(base: &str) -> &str {
+    let base = base.trim_end_matches('/');
+    let base = base.strip_suffix("/messages").unwrap_or(base);
+    base.strip_suffix("/v1").unwrap_or(base)
 }
 
 /// What `model_info` may set for the router when `litellm_params` does not, and what the

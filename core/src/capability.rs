@@ -16,7 +16,8 @@ impl Filter for RouteCapabilityFilter<'_> {
     fn apply(&self, candidates: &mut Candidates<'_>) {
         let sets = self.snap.sets();
         let without = match self.route {
-            RouteKind::ChatCompletions => return,
+            // Every provider serves chat and Messages, in its dialect or translated.
+            RouteKind::ChatCompletions | RouteKind::Messages => return,
             RouteKind::Embeddings if !sets.groups[candidates.group().get()].any_no_embeddings => return,
             RouteKind::Embeddings => &sets.no_embeddings,
         };

@@ -7,14 +7,25 @@ use crate::affinity::AffinityKeys;
 pub enum RouteKind {
     ChatCompletions,
     Embeddings,
+    /// Anthropic's `/v1/messages`.
+    Messages,
 }
 
 impl RouteKind {
-    /// The path appended to a deployment's `api_base`.
-    pub fn upstream_path(self) -> &'static str {
+    /// The path a client calls (without the `/v1` prefix).
+    pub fn path(self) -> &'static str {
         match self {
             RouteKind::ChatCompletions => "/chat/completions",
             RouteKind::Embeddings => "/embeddings",
+            RouteKind::Messages => "/messages",
+        }
+    }
+
+    /// The dialect of the API surface the client calls.
+    pub fn dialect(self) -> crate::Dialect {
+        match self {
+            RouteKind::Messages => crate::Dialect::AnthropicMessages,
+            RouteKind::ChatCompletions | RouteKind::Embeddings => crate::Dialect::OpenAiChat,
         }
     }
 }

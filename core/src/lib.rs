@@ -61,7 +61,7 @@ pub use key_meter::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage};
 pub use latency::{Latency, LatencyMeasure, LatencySample};
 pub use member_sets::region_labels;
 pub use pick::{pick, pick_with_scratch, PickRequest, PickScratch};
-pub use provider::Provider;
+pub use provider::{Dialect, Provider};
 pub use reason::{Cause, RejectReason};
 pub use resolve::{wildcard_upstream_model, ModelGroupAlias, Resolution};
 pub use rng::Rng;

@@ -1,6 +1,17 @@
 //! The provider families Pointwork forwards to, named by LiteLLM's model prefix.
 
-/// A provider family. Every provider in this enum speaks the OpenAI chat-completions wire format.
+/// A wire format: the API surface a client calls, and the one a provider speaks. Where the two
+/// differ the gateway translates (request, response, stream events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// OpenAI's chat completions (and embeddings).
+    OpenAiChat,
+    /// Anthropic's Messages API.
+    AnthropicMessages,
+}
+
+/// A provider family. Anthropic speaks its Messages API; every other one the OpenAI
+/// chat-completions wire format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
     OpenAi,
@@ -11,10 +22,11 @@ pub enum Provider {
     DeepSeek,
     Mistral,
     FireworksAi,
+    Anthropic,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 8] = [
+    pub const ALL: [Provider; 9] = [
         Provider::OpenAi,
         Provider::HostedVllm,
         Provider::OpenRouter,
@@ -23,6 +35,7 @@ impl Provider {
         Provider::DeepSeek,
         Provider::Mistral,
         Provider::FireworksAi,
+        Provider::Anthropic,
     ];
 
     /// The prefix in `litellm_params.model` (`openai/gpt-4o-mini` → `openai`).
@@ -36,6 +49,7 @@ impl Provider {
             Provider::DeepSeek => "deepseek",
             Provider::Mistral => "mistral",
             Provider::FireworksAi => "fireworks_ai",
+            Provider::Anthropic => "anthropic",
         }
     }
 
@@ -55,22 +69,49 @@ impl Provider {
             Provider::DeepSeek => Some("https://api.deepseek.com/v1"),
             Provider::Mistral => Some("https://api.mistral.ai/v1"),
             Provider::FireworksAi => Some("https://api.fireworks.ai/inference/v1"),
+            // The server root: the Messages API is `/v1/messages` under it.
+            Provider::Anthropic => Some("https://api.anthropic.com"),
+        }
+    }
+
+    /// The wire format the provider speaks.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            Provider::Anthropic => Dialect::AnthropicMessages,
+            _ => Dialect::OpenAiChat,
+        }
+    }
+
+    /// The path, under the deployment's `api_base`, that serves `route`: a chat request to
+    /// Anthropic goes to its Messages API, a Messages request to an OpenAI-compatible provider
+    /// to its chat completions (both translated).
+    pub fn upstream_path(self, route: crate::RouteKind) -> &'static str {
+        match (self.dialect(), route) {
+            (Dialect::AnthropicMessages, _) => "/v1/messages",
+            (Dialect::OpenAiChat, crate::RouteKind::Embeddings) => "/embeddings",
+            (Dialect::OpenAiChat, _) => "/chat/completions",
         }
     }
 
     /// Whether the provider serves `/embeddings`: OpenAI, hosted vLLM, Together AI, Mistral and
-    /// Fireworks AI do; Groq, DeepSeek and OpenRouter have no embeddings endpoint.
+    /// Fireworks AI do; Groq, DeepSeek, OpenRouter and Anthropic have no embeddings endpoint.
     pub fn serves_embeddings(self) -> bool {
-        !matches!(self, Provider::Groq | Provider::DeepSeek | Provider::OpenRouter)
+        !matches!(self, Provider::Groq | Provider::DeepSeek | Provider::OpenRouter | Provider::Anthropic)
     }
 
     /// Whether the provider serves `route` (the route-capability filter reads this; the table
-    /// is in `docs/routing.md`). Every provider here serves chat completions.
+    /// is in `docs/routing.md`). Every provider here serves chat completions and Messages, in
+    /// its own dialect or translated ([`Provider::translates`]).
     pub fn serves(self, route: crate::RouteKind) -> bool {
         match route {
-            crate::RouteKind::ChatCompletions => true,
+            crate::RouteKind::ChatCompletions | crate::RouteKind::Messages => true,
             crate::RouteKind::Embeddings => self.serves_embeddings(),
         }
+    }
+
+    /// Whether serving `route` takes a translation (the provider speaks another dialect).
+    pub fn translates(self, route: crate::RouteKind) -> bool {
+        route.dialect() != self.dialect()
     }
 }
 
@@ -83,7 +124,20 @@ mod tests {
         for p in Provider::ALL {
             assert_eq!(Provider::from_prefix(p.prefix()), Some(p));
         }
-        assert_eq!(Provider::from_prefix("anthropic"), None);
+        assert_eq!(Provider::from_prefix("bedrock"), None);
+    }
+
+    #[test]
+    fn dialects_decide_the_path_and_whether_to_translate() {
+        use crate::RouteKind;
+        assert_eq!(Provider::Anthropic.upstream_path(RouteKind::Messages), "/v1/messages");
+        assert_eq!(Provider::Anthropic.upstream_path(RouteKind::ChatCompletions), "/v1/messages");
+        assert_eq!(Provider::OpenAi.upstream_path(RouteKind::Messages), "/chat/completions");
+        assert_eq!(Provider::OpenAi.upstream_path(RouteKind::Embeddings), "/embeddings");
+        assert!(!Provider::Anthropic.translates(RouteKind::Messages));
+        assert!(Provider::Anthropic.translates(RouteKind::ChatCompletions));
+        assert!(Provider::Groq.translates(RouteKind::Messages));
+        assert!(!Provider::Groq.translates(RouteKind::ChatCompletions));
     }
 
     #[test]

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use monoio_rustls::TlsConnector;
 use pointwork_config::{GatewaySettings, HealthChecks};
-use pointwork_core::{DeploymentIdx, Event, RouteKind};
+use pointwork_core::{DeploymentIdx, Dialect, Event, RouteKind};
 
 use crate::events::Mesh;
 use crate::http::response::parse_response_head;
 use crate::http::write;
 use crate::hub::Hub;
-use crate::routes::Routes;
+use crate::routes::{Routes, ANTHROPIC_VERSION};
 use crate::upstream::conn::{connect, UpstreamConn};
 
 /// Largest probe response head read.
@@ -125,7 +125,8 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
     let model = &routes.snapshot.deployment(idx).upstream_model;
     let body = match upstream.probe_route {
         RouteKind::Embeddings => serde_json::json!({"model": model, "input": settings.prompt}),
-        RouteKind::ChatCompletions => serde_json::json!({
+        // A one-turn chat is a valid Messages request too (an Anthropic deployment's probe).
+        RouteKind::ChatCompletions | RouteKind::Messages => serde_json::json!({
             "model": model,
             "messages": [{"role": "user", "content": settings.prompt}],
             "max_tokens": settings.max_tokens,
@@ -133,6 +134,9 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
     }
     .to_string();
     let mut out = upstream.head_for(upstream.probe_route).to_vec();
+    if routes.snapshot.deployment(idx).provider.dialect() == Dialect::AnthropicMessages {
+        write::header(&mut out, "anthropic-version", ANTHROPIC_VERSION.as_bytes());
+    }
     write::header(&mut out, "connection", b"close");
     write::header_decimal(&mut out, "content-length", body.len() as u64);
     write::end_head(&mut out);

@@ -70,7 +70,7 @@ pub fn explain(
         .collect();
     let mut out = Map::new();
     out.insert("model".into(), json!(facts.model));
-    out.insert("endpoint".into(), json!(route.upstream_path()));
+    out.insert("endpoint".into(), json!(route.path()));
     out.insert("stream".into(), json!(facts.stream));
     out.insert("strategy".into(), json!(snap.settings.routing_strategy.as_str()));
     out.insert("seed".into(), json!(seed));

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::{RouteKind, Snapshot};
+use pointwork_core::{Dialect, Provider, RouteKind, Snapshot};
 
 use crate::facts::Needs;
 use crate::http::write;
@@ -18,9 +18,14 @@ pub struct Upstream {
     pub target: Arc<Target>,
     /// The upstream model as an encoded JSON string, spliced into the body.
     pub model_json: Vec<u8>,
-    /// `POST {prefix}/chat/completions HTTP/1.1` and the fixed headers, up to `content-length`.
+    /// `POST {prefix}/chat/completions HTTP/1.1` and the fixed headers, up to `content-length`
+    /// (an Anthropic deployment's: `POST {prefix}/v1/messages`, its key as `x-api-key`; the
+    /// `anthropic-version` is added per request, the caller's or [`ANTHROPIC_VERSION`]).
     pub chat_head: Vec<u8>,
     pub embeddings_head: Vec<u8>,
+    /// What a `/v1/messages` request is sent with: the Messages API of an Anthropic deployment,
+    /// the chat completions of any other (translated).
+    pub messages_head: Vec<u8>,
     /// Whole-response timeout for non-streaming calls.
     pub timeout: Duration,
     /// Head and idle timeout for streaming calls.
@@ -34,6 +39,7 @@ impl Upstream {
         match route {
             RouteKind::ChatCompletions => &self.chat_head,
             RouteKind::Embeddings => &self.embeddings_head,
+            RouteKind::Messages => &self.messages_head,
         }
     }
 }
@@ -102,9 +108,11 @@ impl Routes {
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
             let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
             let key = d.api_key.as_deref();
+            let head = |route| request_head(&target, d.provider, route, key);
             upstreams.push(Upstream {
-                chat_head: request_head(&target, RouteKind::ChatCompletions, key),
-                embeddings_head: request_head(&target, RouteKind::Embeddings, key),
+                chat_head: head(RouteKind::ChatCompletions),
+                embeddings_head: head(RouteKind::Embeddings),
+                messages_head: head(RouteKind::Messages),
                 model_json: serde_json::to_vec(&d.upstream_model).unwrap_or_default(),
                 target,
                 timeout,
@@ -143,17 +151,24 @@ fn mixes_vision(snapshot: &Snapshot) -> bool {
     })
 }
 
+/// The `anthropic-version` an Anthropic deployment gets when the caller sends none.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
 /// The fixed part of an upstream request head. The caller's own credentials are never copied:
-/// the deployment's key is the only `authorization` sent.
-fn request_head(target: &Target, route: RouteKind, api_key: Option<&str>) -> Vec<u8> {
+/// the deployment's key is the only `authorization` (Anthropic: `x-api-key`) sent.
+fn request_head(target: &Target, provider: Provider, route: RouteKind, api_key: Option<&str>) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"POST ");
     out.extend_from_slice(target.path_prefix.as_bytes());
-    out.extend_from_slice(route.upstream_path().as_bytes());
+    out.extend_from_slice(provider.upstream_path(route).as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     write::header(&mut out, "host", target.authority.as_bytes());
-    if let Some(key) = api_key {
-        write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes());
+    match (api_key, provider.dialect()) {
+        (Some(key), Dialect::AnthropicMessages) => write::header(&mut out, "x-api-key", key.as_bytes()),
+        (Some(key), Dialect::OpenAiChat) => {
+            write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes())
+        }
+        (None, _) => {}
     }
     write::header(&mut out, "content-type", b"application/json");
     write::header(&mut out, "user-agent", USER_AGENT.as_bytes());

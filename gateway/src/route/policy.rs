@@ -68,7 +68,7 @@ pub(super) fn explain(
     let (ask, req) = asked.map_err(|message| DryRunError { status: 400, message })?;
     let mut out = Map::new();
     out.insert("model".into(), json!(facts.model));
-    out.insert("endpoint".into(), json!(route.upstream_path()));
+    out.insert("endpoint".into(), json!(route.path()));
     out.insert("stream".into(), json!(facts.stream));
     out.insert("policy".into(), json!(&*policy.id));
     out.insert("residency".into(), json!(req.residency_name(policy)));
