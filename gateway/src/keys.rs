@@ -132,20 +132,20 @@ impl Keys {
     }
 
     /// The API caller the `Authorization` header names, or the 401 to answer.
-    pub fn api_caller(&self, authorization: Option<&[u8]>) -> Result<Caller, Reply> {
+    /// `x_api_key`: the Anthropic API's `x-api-key` header, read when no `Authorization` came.
+    pub fn api_caller(&self, authorization: Option<&[u8]>, x_api_key: Option<&[u8]>) -> Result<Caller, Reply> {
         if !self.api_needs_key() {
             return Ok(Caller::Anyone);
         }
-        let presented = match authorization.map(bearer) {
-            None => {
-                return Err(unauthorized(
-                    "Authentication Error, no API key passed in: send Authorization: Bearer <key>",
-                ))
-            }
-            Some(None) => {
+        let presented = match (authorization.map(bearer), x_api_key) {
+            (None, Some(key)) => key,
+            (None, None) => return Err(unauthorized(
+                "Authentication Error, no API key passed in: send Authorization: Bearer <key> (or x-api-key: <key>)",
+            )),
+            (Some(None), _) => {
                 return Err(unauthorized("Authentication Error, the Authorization header is not Bearer <key>"))
             }
-            Some(Some(key)) => key,
+            (Some(Some(key)), _) => key,
         };
         if self.is_master(presented) {
             return Ok(Caller::Master);

@@ -6,20 +6,21 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use pointwork_core::{
-    affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, ErrorClass,
-    Event, Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind,
-    RoutingStrategy, Step, Walk,
+    affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, Dialect,
+    ErrorClass, Event, Failure, GroupIdx, LatencySample, PickRequest, Provider, RequestFacts, Resolution, RouteError,
+    RouteKind, RoutingStrategy, Step, Walk,
 };
 
 use crate::access_log::Entry;
 use crate::errors::openai_error;
 use crate::facts;
+use crate::http::write;
 use crate::keys::{unix_now, Caller, VirtualKey};
 use crate::pareto::{self, Steered};
 use crate::proxy_reply::{decision_headers, route_error_reply};
 pub(crate) use crate::proxy_reply::{error_reply, upstream_request};
 use crate::respond::{self, Reply};
-use crate::routes::Routes;
+use crate::routes::{Routes, ANTHROPIC_VERSION};
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
@@ -82,6 +83,8 @@ pub(crate) struct RequestInfo<'a> {
     pub(crate) started: Instant,
     /// The policy the request runs under, if any.
     pub(crate) policy: Option<&'a str>,
+    /// The API surface called (its errors take that API's shape).
+    pub(crate) route: RouteKind,
 }
 
 /// Serves one API request. Returns whether the client connection can carry another request.
@@ -102,9 +105,10 @@ pub async fn serve(
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
-            let info = RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started, policy: None };
+            let info =
+                RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started, policy: None, route };
             finish(shard, routes, &info, Ending::refused(400, reply.body.len()));
-            return respond::send(client, reply, keep_alive).await;
+            return respond::send(client, respond::for_route(route, reply), keep_alive).await;
         }
     };
     let mut extracted = extracted;
@@ -118,9 +122,10 @@ pub async fn serve(
                 bytes_in: body.len(),
                 started,
                 policy: None,
+                route,
             };
             finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));
-            return respond::send(client, reply, keep_alive).await;
+            return respond::send(client, respond::for_route(route, reply), keep_alive).await;
         }
         extracted.facts.tags.extend(key.tags.iter().cloned());
     }
@@ -132,8 +137,15 @@ pub async fn serve(
         extracted.facts.tags.extend(header_tags(tags));
     }
     let facts = &extracted.facts;
-    let info =
-        RequestInfo { path, model: &facts.model, key: caller.name(), bytes_in: body.len(), started, policy: None };
+    let info = RequestInfo {
+        path,
+        model: &facts.model,
+        key: caller.name(),
+        bytes_in: body.len(),
+        started,
+        policy: None,
+        route,
+    };
     if let Some((policies, p)) = routes.policy.as_ref().and_then(|ps| Some((ps, ps.policy_of(key)?))) {
         return crate::proxy_policy::serve(
             shard, routes, policies, p, route, request, &extracted, key, &info, client, keep_alive,
@@ -161,10 +173,10 @@ pub async fn serve(
                     continue;
                 }
                 let reply = pareto::refusal_reply(&refusal);
-                let route = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
-                let ending = Ending { route: Some(route), ..Ending::refused(reply.status, reply.body.len()) };
+                let walked = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
+                let ending = Ending { route: Some(walked), ..Ending::refused(reply.status, reply.body.len()) };
                 finish(shard, routes, &info, ending);
-                return respond::send(client, reply, keep_alive).await;
+                return respond::send(client, respond::for_route(route, reply), keep_alive).await;
             }
         };
         let excluded = steered.as_ref().map_or(&[][..], |s| &s.excluded[..]);
@@ -215,7 +227,7 @@ pub async fn serve(
                     }
                 };
                 finish(shard, routes, &info, Ending { bytes_out: reply.body.len() as u64, ..ending });
-                return respond::send(client, reply, keep_alive).await;
+                return respond::send(client, respond::for_route(route, reply), keep_alive).await;
             }
         };
         let idx = decision.deployment;
@@ -228,7 +240,8 @@ pub async fn serve(
             serde_json::to_vec(&model).unwrap_or_default()
         });
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
-        let head = upstream.head_for(route);
+        let anthropic_head = anthropic_head(snap.deployment(idx).provider, upstream.head_for(route), request);
+        let head = anthropic_head.as_deref().unwrap_or(upstream.head_for(route));
         let request = match &steered {
             None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
             _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
@@ -302,7 +315,7 @@ pub async fn serve(
                         pareto: steered.as_ref().map(Steered::describe),
                     };
                     finish(shard, routes, &info, ending);
-                    return respond::send(client, reply, keep_alive).await;
+                    return respond::send(client, respond::for_route(route, reply), keep_alive).await;
                 }
                 count_step(shard, &step);
                 last_error = Some((idx, err));
@@ -313,6 +326,22 @@ pub async fn serve(
             }
         }
     }
+}
+
+/// An Anthropic deployment's head: the precomputed one plus the caller's `anthropic-version`
+/// (else [`ANTHROPIC_VERSION`]) and `anthropic-beta`. `None` for every other provider.
+fn anthropic_head(provider: Provider, head: &[u8], request: &Request<'_>) -> Option<Vec<u8>> {
+    if provider.dialect() != Dialect::AnthropicMessages {
+        return None;
+    }
+    let mut out = Vec::with_capacity(head.len() + 64);
+    out.extend_from_slice(head);
+    let version = request.anthropic.version.unwrap_or(ANTHROPIC_VERSION.as_bytes());
+    write::header(&mut out, "anthropic-version", version);
+    if let Some(beta) = request.anthropic.beta {
+        write::header(&mut out, "anthropic-beta", beta);
+    }
+    Some(out)
 }
 
 /// What the pick reads of a request (the dry run builds it the same way).

@@ -177,7 +177,7 @@ pub(crate) async fn serve(
                 };
                 finish(shard, routes, info, ending);
                 shard.metrics.borrow_mut().policy_request(&policy.id, OUTCOME_UPSTREAM_ERROR);
-                return respond::send(client, reply, keep_alive).await;
+                return respond::send(client, respond::for_route(route, reply), keep_alive).await;
             }
         }
     }
@@ -294,7 +294,7 @@ async fn refuse(
     if let Some(policy) = info.policy {
         shard.metrics.borrow_mut().policy_request(policy, code);
     }
-    respond::send(client, reply, keep_alive).await
+    respond::send(client, respond::for_route(info.route, reply), keep_alive).await
 }
 
 /// An error in the OpenAI shape whose `code` names what happened (`no_endpoint_for_policy`, …),

@@ -50,3 +50,13 @@ pub async fn send(client: &mut TcpStream, reply: Reply, keep_alive: bool) -> boo
     let (res, _) = client.write_all(reply.encode(!keep_alive)).await;
     res.is_ok() && keep_alive
 }
+
+/// `reply` as the API surface of `route` shapes it: on the Messages API an error body (the
+/// gateway's own, or an OpenAI-shaped upstream one) becomes Anthropic's
+/// `{"type":"error","error":{…}}`; everything else goes as it is.
+pub fn for_route(route: pointwork_core::RouteKind, mut reply: Reply) -> Reply {
+    if route == pointwork_core::RouteKind::Messages && reply.status >= 400 {
+        reply.body = crate::errors::to_anthropic(reply.status, &reply.body);
+    }
+    reply
+}

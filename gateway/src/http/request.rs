@@ -56,6 +56,9 @@ pub struct RequestHead {
     /// The `x-llmeu-*` headers (the policy router's request overrides): where each name and
     /// value sit in the buffer. Empty, and no allocation, for a request without them.
     pub llmeu: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// The Anthropic API's headers: `x-api-key` (a key, like `Authorization: Bearer`),
+    /// `anthropic-version` and `anthropic-beta` (forwarded to Anthropic deployments).
+    pub anthropic: AnthropicHeaders,
     /// Bytes of the head, including the final CRLF CRLF.
     pub head_len: usize,
 }
@@ -86,6 +89,25 @@ impl HeadError {
             HeadError::Malformed(why) => format!("malformed request: {why}"),
         }
     }
+}
+
+/// The slot of an Anthropic header named `name`, if it is one (checked by length first: most
+/// headers are not).
+fn anthropic_slot<'a>(h: &'a mut AnthropicHeaders, name: &str) -> Option<&'a mut Option<std::ops::Range<usize>>> {
+    match name.len() {
+        9 if header_is(name, "x-api-key") => Some(&mut h.api_key),
+        17 if header_is(name, "anthropic-version") => Some(&mut h.version),
+        14 if header_is(name, "anthropic-beta") => Some(&mut h.beta),
+        _ => None,
+    }
+}
+
+/// Where the Anthropic API's request headers sit in the buffer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnthropicHeaders {
+    pub api_key: Option<std::ops::Range<usize>>,
+    pub version: Option<std::ops::Range<usize>>,
+    pub beta: Option<std::ops::Range<usize>>,
 }
 
 /// The request header LiteLLM reads tags from (`x-litellm-tags: paid, eu`), added to the body's
@@ -154,6 +176,7 @@ fn parse_with<'b>(
     let mut authorization = None;
     let mut tags = None;
     let mut llmeu = Vec::new();
+    let mut anthropic = AnthropicHeaders::default();
     for h in req.headers.iter() {
         if header_is(h.name, "content-length") {
             let n = parse_content_length(h.value)
@@ -193,6 +216,9 @@ fn parse_with<'b>(
         } else if header_is(h.name, TAGS_HEADER) {
             let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
             tags = Some(start..start + h.value.len());
+        } else if let Some(slot) = anthropic_slot(&mut anthropic, h.name) {
+            let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
+            *slot = Some(start..start + h.value.len());
         } else if h.name.len() > LLMEU_HEADER_PREFIX.len()
             && h.name.as_bytes()[..LLMEU_HEADER_PREFIX.len()].eq_ignore_ascii_case(LLMEU_HEADER_PREFIX.as_bytes())
         {
@@ -226,6 +252,7 @@ fn parse_with<'b>(
         authorization,
         tags,
         llmeu,
+        anthropic,
         head_len,
     }))
 }

@@ -14,6 +14,7 @@ use crate::keys::{unix_now, Caller};
 use crate::metrics::{render, Gauges};
 use crate::respond::Reply;
 use crate::route;
+use crate::server::endpoints::Request;
 use crate::shard::Shard;
 
 /// The operator behind an admin call (master or admin key), or the 401 to answer.
@@ -22,8 +23,24 @@ pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<Caller, 
 }
 
 /// The caller of an API endpoint (`/v1/*`), or the 401 to answer.
-pub fn authorize_api(shard: &Shard, authorization: Option<&[u8]>) -> Result<Caller, Reply> {
-    shard.hub.routes.load().keys.api_caller(authorization)
+pub fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, Reply> {
+    shard.hub.routes.load().keys.api_caller(req.authorization, req.anthropic.api_key)
+}
+
+/// `POST /v1/messages/count_tokens`: the gateway's own prompt estimate (the one the context
+/// window check uses; docs/routing.md, "The prompt estimate"), answered without a provider.
+pub fn count_tokens(body: &[u8]) -> Reply {
+    match crate::facts::extract_to(
+        pointwork_core::RouteKind::Messages,
+        body,
+        crate::facts::Needs { prompt: true, ..crate::facts::Needs::NONE },
+    ) {
+        Ok(e) => Reply::json(
+            200,
+            serde_json::json!({"input_tokens": e.facts.estimated_prompt_tokens}).to_string().into_bytes(),
+        ),
+        Err(e) => Reply::json(400, crate::errors::openai_error(400, &e.to_string(), e.param())),
+    }
 }
 
 /// `GET /v1/models`: what the caller's key may use.

@@ -64,7 +64,13 @@ async fn serve_requests(shard: &Shard, mut stream: TcpStream) {
         let authorization = head.authorization.clone().map(|r| &buf[r]);
         let tags = head.tags.clone().map(|r| &buf[r]);
         let llmeu: Vec<(&[u8], &[u8])> = head.llmeu.iter().map(|(n, v)| (&buf[n.clone()], &buf[v.clone()])).collect();
-        let request = endpoints::Request { head: &head, authorization, tags, llmeu: &llmeu, body: body_bytes };
+        let anthropic = endpoints::Anthropic {
+            api_key: head.anthropic.api_key.clone().map(|r| &buf[r]),
+            version: head.anthropic.version.clone().map(|r| &buf[r]),
+            beta: head.anthropic.beta.clone().map(|r| &buf[r]),
+        };
+        let request =
+            endpoints::Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, body: body_bytes };
         let keep = endpoints::dispatch(shard, request, &mut stream).await;
         drop(active);
         if !keep {

@@ -22,6 +22,8 @@ enum Endpoint<'a> {
     /// `/admin/endpoints/{id}/status`: the id as sent (percent-encoded, may hold `/`).
     AdminEndpointStatus(&'a str),
     DryRun,
+    /// `/v1/messages/count_tokens`: answered with the gateway's own estimate.
+    CountTokens,
 }
 
 fn endpoint(path: &str) -> Option<Endpoint<'_>> {
@@ -30,6 +32,8 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
     match path {
         "/chat/completions" => Some(Endpoint::Api(RouteKind::ChatCompletions)),
         "/embeddings" => Some(Endpoint::Api(RouteKind::Embeddings)),
+        "/messages" => Some(Endpoint::Api(RouteKind::Messages)),
+        "/messages/count_tokens" => Some(Endpoint::CountTokens),
         "/models" => Some(Endpoint::Models),
         "/health/liveliness" | "/health/liveness" => Some(Endpoint::Liveliness),
         "/health/readiness" => Some(Endpoint::Readiness),
@@ -52,7 +56,17 @@ pub struct Request<'a> {
     pub tags: Option<&'a [u8]>,
     /// The `x-llmeu-*` headers, name and value (the policy router's overrides).
     pub llmeu: &'a [(&'a [u8], &'a [u8])],
+    /// `x-api-key`, `anthropic-version`, `anthropic-beta`.
+    pub anthropic: Anthropic<'a>,
     pub body: &'a [u8],
+}
+
+/// The Anthropic API's request headers' values.
+#[derive(Clone, Copy, Default)]
+pub struct Anthropic<'a> {
+    pub api_key: Option<&'a [u8]>,
+    pub version: Option<&'a [u8]>,
+    pub beta: Option<&'a [u8]>,
 }
 
 /// Serves one request; returns whether the connection stays open.
@@ -62,12 +76,17 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
     let keep_alive = head.keep_alive && !shard.hub.is_draining();
     // HEAD is GET without the body: every answer to it, errors included, keeps only its head.
     let method = if head.method == Method::Head { Method::Get } else { head.method };
-    let mut reply = match (endpoint(&head.path), method) {
-        (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, req.authorization) {
+    let found = endpoint(&head.path);
+    let mut reply = match (found, method) {
+        (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, &req) {
             Ok(caller) => return proxy::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
             Err(reply) => reply,
         },
-        (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, req.authorization) {
+        (Some(Endpoint::CountTokens), Method::Post) => match admin::authorize_api(shard, &req) {
+            Ok(_) => admin::count_tokens(req.body),
+            Err(reply) => reply,
+        },
+        (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req) {
             Ok(caller) => admin::models(shard, &caller),
             Err(reply) => reply,
         },
@@ -99,7 +118,11 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
             let mut r = Reply::json(405, openai_error(405, &format!("method not allowed on {}", head.path), None));
             let allowed: &[u8] = if matches!(
                 e,
-                Endpoint::Api(_) | Endpoint::AdminReload | Endpoint::AdminEndpointStatus(_) | Endpoint::DryRun
+                Endpoint::Api(_)
+                    | Endpoint::AdminReload
+                    | Endpoint::AdminEndpointStatus(_)
+                    | Endpoint::DryRun
+                    | Endpoint::CountTokens
             ) {
                 b"POST"
             } else {
@@ -111,6 +134,10 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -
         (None, _) => Reply::json(404, openai_error(404, &format!("no route for {}", head.path), None)),
     };
     reply.head_only = head.method == Method::Head;
+    // The Messages API's errors are Anthropic's shape, the gateway's own included.
+    if matches!(found, Some(Endpoint::Api(RouteKind::Messages) | Endpoint::CountTokens)) {
+        reply = respond::for_route(RouteKind::Messages, reply);
+    }
     respond::send(client, reply, keep_alive).await
 }
 
