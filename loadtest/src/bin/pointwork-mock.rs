@@ -22,8 +22,9 @@ options:
   --chunks N             content events per streamed answer (default 8)
   --chunk-delay-ms X     delay between streamed events (default 0)
   --context-window N     answer chats longer than N tokens (a token per 4 bytes) with OpenAI's
-                         400 context_length_exceeded
+                         400 context_length_exceeded (Messages: Anthropic's 400 prompt is too long)
   --refuse WORD          answer chats containing WORD with OpenAI's 400 content_policy_violation
+                         (Messages: a 200 with stop_reason refusal)
   --openrouter-telemetry DIR
                          serve OpenRouter's telemetry from DIR/{author}/{slug}/ (endpoints.json,
                          stats.json, canonical_slug.txt), re-read on every request
@@ -37,6 +38,8 @@ options:
 per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chunk-delay-ms.
 endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /health,
            GET|POST /mock/control, GET|DELETE /mock/requests, GET /mock/stats.
+anthropic: POST /v1/messages (and /messages), POST /v1/messages/count_tokens; errors and
+           faults there in Anthropic's shape, abort-after:K a stream's `event: error`.
 openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
             GET /api/v1/models/{author}/{slug}/endpoints,
             GET /api/frontend/v1/stats/endpoint?permaslug=SLUG,

@@ -204,6 +204,7 @@ impl<S: Transport> Connection<S> {
                 Some(Ending::Close)
             }
             Action::Stream(stream) => self.send_stream(stream).await,
+            Action::AnthropicStream(stream) => self.send_anthropic_stream(stream).await,
             Action::Reset => Some(Ending::Reset),
             Action::Hang => Some(self.hang().await),
         }

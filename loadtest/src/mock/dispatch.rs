@@ -4,6 +4,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::anthropic_route::{Answered, Exchange, Pacing};
+use super::anthropic_stream::AnthropicStreamPlan;
 use super::control::behaviour_json;
 use super::fault::Fault;
 use super::http::{Method, RequestHead};
@@ -36,6 +38,8 @@ pub(crate) enum Action {
         len: usize,
     },
     Stream(StreamPlan),
+    /// A streamed Anthropic Messages answer.
+    AnthropicStream(AnthropicStreamPlan),
     Reset,
     Hang,
 }
@@ -102,7 +106,11 @@ pub(crate) fn plan(
         Ok(overrides) => overrides,
         Err(bad_header) => {
             let message = format!("mock {}: invalid {bad_header} header", shared.name);
-            write_openai_error(out, &Head::json(400, &shared.name, close), &message);
+            if head.route.is_anthropic() {
+                Exchange { shared, body: request.body, number, close }.error(out, 400, &message);
+            } else {
+                write_openai_error(out, &Head::json(400, &shared.name, close), &message);
+            }
             return Plan { latency: Duration::ZERO, action: Action::Send { close } };
         }
     };
@@ -121,6 +129,10 @@ pub(crate) fn plan(
     };
     let action = match fault {
         None => answer.write(out, scratch, None),
+        Some(Fault::Status { status, retry_after }) if head.route.is_anthropic() => {
+            Exchange { shared, body: request.body, number, close }.fault(out, status, retry_after);
+            Action::Send { close }
+        }
         Some(Fault::Status { status, retry_after }) => {
             let message = format!("mock {} injected status {status}", shared.name);
             let head = Head { retry_after, ..Head::json(status, &shared.name, close) };
@@ -166,6 +178,16 @@ impl Answer<'_> {
                 ChatAnswer::Written { head_len } => head_len,
                 ChatAnswer::Stream(stream) => return Action::Stream(stream),
             },
+            (Route::AnthropicMessages, Method::Post) => {
+                match self.anthropic().messages(out, self.pacing(abort_after)) {
+                    Answered::Written { head_len } => head_len,
+                    Answered::Stream(stream) => return Action::AnthropicStream(stream),
+                }
+            }
+            (Route::AnthropicCountTokens, Method::Post) => self.anthropic().count_tokens(out),
+            (route, _) if route.is_anthropic() => {
+                self.anthropic().error(out, 405, "method not allowed on this endpoint")
+            }
             (Route::Embeddings, Method::Post) => self.embeddings(out),
             (Route::Models, Method::Get) => ok.write_with_body(out, &models_body(self.created)),
             (Route::Health, Method::Get) => ok.write_with_body(out, br#"{"status":"ok"}"#),
@@ -176,6 +198,14 @@ impl Answer<'_> {
             None => Action::Send { close: self.close },
             Some(_) => Action::SendPartThenClose { len: head_len + (out.len() - head_len) / 2 },
         }
+    }
+
+    fn anthropic(&self) -> Exchange<'_> {
+        Exchange { shared: self.shared, body: self.request.body, number: self.number, close: self.close }
+    }
+
+    fn pacing(&self, abort_after: Option<u32>) -> Pacing {
+        Pacing { chunks: self.chunks, chunk_delay: self.chunk_delay, abort_after }
     }
 
     /// An OpenRouter chat: routed to a provider (see `openrouter.rs`), which answers as

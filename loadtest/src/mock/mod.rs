@@ -7,7 +7,8 @@
 //! [`MockOptions::tls`]. On the `/api/…` paths it also plays OpenRouter: telemetry from the
 //! files of [`MockOptions::openrouter_telemetry`], chats routed by their `provider` block,
 //! per-provider 429s and input caps, the account's allowed providers, steered through
-//! `/mock/openrouter/*`. See `loadtest/README.md`.
+//! `/mock/openrouter/*`. On `/v1/messages` it speaks Anthropic's Messages API: answers, streams,
+//! tool calls, `count_tokens`, and errors and faults in Anthropic's shape. See `loadtest/README.md`.
 //!
 //! ```no_run
 //! use pointwork_loadtest::mock::{spawn, MockOptions};
@@ -16,6 +17,10 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod anthropic;
+mod anthropic_errors;
+mod anthropic_route;
+mod anthropic_stream;
 mod conn;
 mod control;
 mod dispatch;

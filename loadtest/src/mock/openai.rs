@@ -138,7 +138,7 @@ pub(crate) fn write_usage_event(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &Ans
 pub(crate) const DONE_EVENT: &[u8] = b"data: [DONE]\n\n";
 
 /// Piece `index` of `count` near-equal pieces of `content`, cut at character boundaries.
-fn content_piece(content: &str, index: u32, count: u32) -> &str {
+pub(crate) fn content_piece(content: &str, index: u32, count: u32) -> &str {
     let cut = |position: u32| {
         let mut at = content.len() * position as usize / count.max(1) as usize;
         while !content.is_char_boundary(at) {

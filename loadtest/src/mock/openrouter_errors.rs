@@ -11,7 +11,7 @@ const NO_ALLOWED_REQUEST: &str =
 
 /// `text` with the part between the ends of `start` and the beginning of `end` (the first `end`
 /// after `start`) replaced by `with`; `text` unchanged when a marker is missing.
-fn replace_between(text: &str, start: &str, end: &str, with: &str) -> String {
+pub(super) fn replace_between(text: &str, start: &str, end: &str, with: &str) -> String {
     let Some(from) = text.find(start).map(|at| at + start.len()) else {
         return text.to_owned();
     };

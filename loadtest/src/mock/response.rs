@@ -18,11 +18,13 @@ pub(crate) struct Head<'a> {
     pub close: bool,
     /// The OpenRouter provider that served, sent as `x-mock-provider`.
     pub provider: Option<&'a str>,
+    /// Anthropic's answers carry `request-id: req_mock_N`.
+    pub request_id: Option<u64>,
 }
 
 impl<'a> Head<'a> {
     pub(crate) fn json(status: u16, name: &'a str, close: bool) -> Self {
-        Head { status, content_type: JSON, name, retry_after: None, close, provider: None }
+        Head { status, content_type: JSON, name, retry_after: None, close, provider: None, request_id: None }
     }
 
     fn write_common(&self, out: &mut Vec<u8>) {
@@ -41,6 +43,11 @@ impl<'a> Head<'a> {
             out.extend_from_slice(MOCK_PROVIDER_HEADER.as_bytes());
             out.extend_from_slice(b": ");
             out.extend_from_slice(provider.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        if let Some(number) = self.request_id {
+            out.extend_from_slice(b"request-id: req_mock_");
+            write_decimal(out, number);
             out.extend_from_slice(b"\r\n");
         }
         if let Some(seconds) = self.retry_after {

@@ -7,6 +7,10 @@ pub(crate) enum Route {
     Embeddings,
     Models,
     Health,
+    /// `POST /v1/messages`: Anthropic's Messages API.
+    AnthropicMessages,
+    /// `POST /v1/messages/count_tokens`: Anthropic's token count.
+    AnthropicCountTokens,
     MockControl,
     MockRequests,
     MockStats,
@@ -28,6 +32,8 @@ impl Route {
             "/chat/completions" => return Route::ChatCompletions,
             "/embeddings" => return Route::Embeddings,
             "/models" => return Route::Models,
+            "/messages" => return Route::AnthropicMessages,
+            "/messages/count_tokens" => return Route::AnthropicCountTokens,
             _ => {}
         }
         match path {
@@ -46,6 +52,11 @@ impl Route {
     /// `/mock/*` endpoints steer the mock itself: they are never faulted, delayed or recorded.
     pub(crate) fn is_mock_control(self) -> bool {
         matches!(self, Route::MockControl | Route::MockRequests | Route::MockStats | Route::MockOpenRouter)
+    }
+
+    /// Anthropic's routes: their errors and faults are in Anthropic's shape.
+    pub(crate) fn is_anthropic(self) -> bool {
+        matches!(self, Route::AnthropicMessages | Route::AnthropicCountTokens)
     }
 
     /// Requests a gateway would send to a provider, kept by the recorder. OpenRouter's
@@ -79,6 +90,20 @@ mod tests {
         assert!(Route::MockOpenRouter.is_mock_control());
         assert!(!Route::OpenRouterTelemetry.is_recorded());
         assert!(Route::OpenRouterChat.is_recorded());
+    }
+
+    #[test]
+    fn anthropic_paths_work_with_and_without_v1() {
+        assert_eq!(Route::from_path("/v1/messages"), Route::AnthropicMessages);
+        assert_eq!(Route::from_path("/messages"), Route::AnthropicMessages);
+        assert_eq!(Route::from_path("/v1/messages?beta=true"), Route::AnthropicMessages);
+        assert_eq!(Route::from_path("/v1/messages/count_tokens"), Route::AnthropicCountTokens);
+        assert_eq!(Route::from_path("/messages/count_tokens?beta=true"), Route::AnthropicCountTokens);
+        assert_eq!(Route::from_path("/v1/messages/batches"), Route::Unknown);
+        assert!(Route::AnthropicMessages.is_anthropic() && Route::AnthropicCountTokens.is_anthropic());
+        assert!(!Route::ChatCompletions.is_anthropic());
+        assert!(Route::AnthropicMessages.is_recorded() && Route::AnthropicCountTokens.is_recorded());
+        assert!(!Route::AnthropicMessages.is_mock_control());
     }
 
     #[test]
