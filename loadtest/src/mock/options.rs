@@ -34,10 +34,11 @@ pub struct MockOptions {
     /// Serve HTTPS with this certificate and key instead of plain HTTP.
     pub tls: Option<TlsFiles>,
     /// The model's context window in tokens (a token per 4 request bytes): a chat request
-    /// beyond it gets OpenAI's 400 `context_length_exceeded`.
+    /// beyond it gets OpenAI's 400 `context_length_exceeded`, a Messages request Anthropic's 400
+    /// `prompt is too long`.
     pub context_window: Option<u64>,
     /// A word that the mock's "safety system" refuses: a chat containing it gets OpenAI's 400
-    /// `content_policy_violation`.
+    /// `content_policy_violation`, a Messages request a 200 with `stop_reason` `refusal`.
     pub refuse: Option<String>,
     /// OpenRouter's telemetry: `DIR/{author}/{slug}/` with `endpoints.json`, `stats.json` and
     /// optionally `canonical_slug.txt`, re-read on every request. `None`: the telemetry
