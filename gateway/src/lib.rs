@@ -5,6 +5,7 @@ pub mod app;
 pub mod cli;
 pub mod control;
 pub mod demo;
+pub mod dialect;
 pub mod errors;
 pub mod events;
 pub mod facts;

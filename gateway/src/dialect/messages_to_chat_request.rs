@@ -1,0 +1,426 @@
+//! An Anthropic Messages request → an OpenAI chat-completions request.
+
+use serde_json::{json, Map, Value};
+
+use super::mapping::effort_for_budget;
+use super::{no_equivalent, parse_request, take, Untranslatable, OPENAI};
+
+/// Translates an Anthropic Messages request body into a chat-completions body for
+/// `upstream_model`, or names the first field that cannot be expressed there.
+pub fn messages_request_to_chat(body: &[u8], upstream_model: &str) -> Result<Vec<u8>, Untranslatable> {
+    let request = parse_request(body)?;
+    let mut out = Map::new();
+    out.insert("model".into(), upstream_model.into());
+    let mut messages = Vec::new();
+    let mut conversation = Value::Null;
+    let (mut thinking, mut effort) = (None, None);
+    for (key, value) in request {
+        if value.is_null() {
+            continue;
+        }
+        match key.as_str() {
+            "model" => {}
+            "system" => system_messages(value, &mut messages)?,
+            "messages" => conversation = value,
+            "max_tokens" | "temperature" | "top_p" => {
+                out.insert(key, value);
+            }
+            "stop_sequences" => match value {
+                Value::Array(stops) if stops.is_empty() => {}
+                stops => {
+                    out.insert("stop".into(), stops);
+                }
+            },
+            "stream" => {
+                if value == Value::Bool(true) {
+                    out.insert("stream_options".into(), json!({"include_usage": true}));
+                }
+                out.insert(key, value);
+            }
+            "metadata" => metadata(value, &mut out)?,
+            "tools" => {
+                out.insert(key, tools(value)?);
+            }
+            "tool_choice" => tool_choice(value, &mut out)?,
+            "thinking" => thinking = Some(value),
+            "output_config" => effort = output_config(value, &mut out)?,
+            "service_tier" if value == "auto" => {}
+            _ => return Err(no_equivalent(key, OPENAI)),
+        }
+    }
+    if let Some(effort) = reasoning_effort(thinking, effort)? {
+        out.insert("reasoning_effort".into(), effort.into());
+    }
+    turns(conversation, &mut messages)?;
+    out.insert("messages".into(), Value::Array(messages));
+    Ok(Value::Object(out).to_string().into_bytes())
+}
+
+/// `system`, a string or text blocks, as system messages (one per block).
+fn system_messages(system: Value, messages: &mut Vec<Value>) -> Result<(), Untranslatable> {
+    match system {
+        Value::String(text) => messages.push(json!({"role": "system", "content": text})),
+        Value::Array(blocks) => {
+            for (i, block) in blocks.into_iter().enumerate() {
+                match block_type(&block) {
+                    "text" => messages.push(json!({"role": "system", "content": text_of(block)})),
+                    _ => return Err(no_equivalent(format!("system[{i}].type"), OPENAI)),
+                }
+            }
+        }
+        _ => return Err(Untranslatable::new("system", "`system` must be a string or an array of text blocks")),
+    }
+    Ok(())
+}
+
+fn block_type(block: &Value) -> &str {
+    block.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+fn text_of(mut block: Value) -> Value {
+    match take(&mut block, "text") {
+        Value::Null => Value::from(""),
+        text => text,
+    }
+}
+
+fn metadata(value: Value, out: &mut Map<String, Value>) -> Result<(), Untranslatable> {
+    let Value::Object(metadata) = value else {
+        return Err(Untranslatable::new("metadata", "`metadata` must be an object"));
+    };
+    for (key, value) in metadata {
+        match key.as_str() {
+            "user_id" => {
+                if !value.is_null() {
+                    out.insert("user".into(), value);
+                }
+            }
+            _ => return Err(no_equivalent(format!("metadata.{key}"), OPENAI)),
+        }
+    }
+    Ok(())
+}
+
+/// Client tools as OpenAI functions; Anthropic's server tools (bash, web search, …) refused.
+fn tools(value: Value) -> Result<Value, Untranslatable> {
+    let Value::Array(tools) = value else {
+        return Err(Untranslatable::new("tools", "`tools` must be an array"));
+    };
+    let mut functions = Vec::with_capacity(tools.len());
+    for (i, tool) in tools.into_iter().enumerate() {
+        let Value::Object(tool) = tool else {
+            return Err(Untranslatable::new(format!("tools[{i}]"), "a tool must be an object"));
+        };
+        let mut function = Map::new();
+        for (key, value) in tool {
+            match key.as_str() {
+                "name" | "description" | "strict" => {
+                    function.insert(key, value);
+                }
+                "input_schema" => {
+                    function.insert("parameters".into(), value);
+                }
+                "type" if value == "custom" || value.is_null() => {}
+                "cache_control" => {}
+                _ => return Err(no_equivalent(format!("tools[{i}].{key}"), OPENAI)),
+            }
+        }
+        functions.push(json!({"type": "function", "function": function}));
+    }
+    Ok(Value::Array(functions))
+}
+
+fn tool_choice(value: Value, out: &mut Map<String, Value>) -> Result<(), Untranslatable> {
+    let choice = match value.get("type").and_then(Value::as_str) {
+        Some("auto") => json!("auto"),
+        Some("any") => json!("required"),
+        Some("none") => json!("none"),
+        Some("tool") => match value.get("name") {
+            Some(name) => json!({"type": "function", "function": {"name": name}}),
+            None => return Err(Untranslatable::new("tool_choice.name", "a `tool` tool_choice names its tool")),
+        },
+        _ => return Err(no_equivalent("tool_choice.type", OPENAI)),
+    };
+    out.insert("tool_choice".into(), choice);
+    if value.get("disable_parallel_tool_use") == Some(&Value::Bool(true)) {
+        out.insert("parallel_tool_calls".into(), false.into());
+    }
+    Ok(())
+}
+
+/// `output_config`: `format` (a JSON schema) becomes `response_format`, `effort` is returned for
+/// `reasoning_effort`.
+fn output_config(value: Value, out: &mut Map<String, Value>) -> Result<Option<String>, Untranslatable> {
+    let Value::Object(config) = value else {
+        return Err(Untranslatable::new("output_config", "`output_config` must be an object"));
+    };
+    let mut effort = None;
+    for (key, value) in config {
+        match (key.as_str(), value) {
+            (_, Value::Null) => {}
+            ("effort", Value::String(e)) if matches!(e.as_str(), "low" | "medium" | "high") => effort = Some(e),
+            ("format", format) if format.get("type").and_then(Value::as_str) == Some("json_schema") => {
+                let schema = format.get("schema").cloned().unwrap_or_else(|| json!({}));
+                let json_schema = json!({"name": "output", "schema": schema, "strict": true});
+                out.insert("response_format".into(), json!({"type": "json_schema", "json_schema": json_schema}));
+            }
+            _ => return Err(no_equivalent(format!("output_config.{key}"), OPENAI)),
+        }
+    }
+    Ok(effort)
+}
+
+/// `thinking` (and `output_config.effort`) → `reasoning_effort`: an explicit effort wins, an
+/// enabled budget is bucketed, adaptive thinking asks for medium, disabled asks for nothing.
+fn reasoning_effort(thinking: Option<Value>, effort: Option<String>) -> Result<Option<String>, Untranslatable> {
+    let budget_effort = match &thinking {
+        None => None,
+        Some(t) => match t.get("type").and_then(Value::as_str) {
+            Some("disabled") => None,
+            Some("adaptive") => Some("medium"),
+            Some("enabled") => match t.get("budget_tokens").and_then(Value::as_u64) {
+                Some(budget) => Some(effort_for_budget(budget)),
+                None => return Err(Untranslatable::new("thinking.budget_tokens", "enabled thinking needs a budget")),
+            },
+            _ => return Err(no_equivalent("thinking.type", OPENAI)),
+        },
+    };
+    Ok(effort.or(budget_effort.map(str::to_string)))
+}
+
+/// The conversation, turn by turn.
+fn turns(conversation: Value, messages: &mut Vec<Value>) -> Result<(), Untranslatable> {
+    let Value::Array(turns) = conversation else {
+        return Err(Untranslatable::new("messages", "`messages` must be an array"));
+    };
+    for (i, mut turn) in turns.into_iter().enumerate() {
+        let content = take(&mut turn, "content");
+        match turn.get("role").and_then(Value::as_str) {
+            Some("user") => user_turn(i, content, messages)?,
+            Some("assistant") => messages.push(assistant_turn(i, content)?),
+            _ => return Err(no_equivalent(format!("messages[{i}].role"), OPENAI)),
+        }
+    }
+    Ok(())
+}
+
+/// A user turn: its tool results become tool messages (first: they answer the previous
+/// assistant turn), the rest one user message.
+fn user_turn(i: usize, content: Value, messages: &mut Vec<Value>) -> Result<(), Untranslatable> {
+    let blocks = match content {
+        Value::Array(blocks) => blocks,
+        text => {
+            messages.push(json!({"role": "user", "content": text}));
+            return Ok(());
+        }
+    };
+    let mut parts = Vec::new();
+    let has_parts = blocks.iter().any(|b| block_type(b) != "tool_result");
+    for (j, block) in blocks.into_iter().enumerate() {
+        let at = |what: &str| format!("messages[{i}].content[{j}]{what}");
+        match block_type(&block) {
+            "text" => parts.push(json!({"type": "text", "text": text_of(block)})),
+            "image" => parts.push(image_part(block, &at)?),
+            "document" => parts.push(document_part(block, &at)?),
+            "tool_result" => messages.push(tool_message(block, &at)?),
+            _ => return Err(no_equivalent(at(".type"), OPENAI)),
+        }
+    }
+    if has_parts {
+        messages.push(json!({"role": "user", "content": parts}));
+    }
+    Ok(())
+}
+
+/// An image block as an `image_url` part (a `data:` URI for base64 data).
+fn image_part(mut block: Value, at: &dyn Fn(&str) -> String) -> Result<Value, Untranslatable> {
+    let mut source = take(&mut block, "source");
+    let url = match source.get("type").and_then(Value::as_str) {
+        Some("base64") => {
+            let media_type = source.get("media_type").and_then(Value::as_str).unwrap_or("image/jpeg").to_string();
+            let data = take(&mut source, "data");
+            format!("data:{media_type};base64,{}", data.as_str().unwrap_or(""))
+        }
+        Some("url") => source.get("url").and_then(Value::as_str).unwrap_or("").to_string(),
+        _ => return Err(no_equivalent(at(".source.type"), OPENAI)),
+    };
+    Ok(json!({"type": "image_url", "image_url": {"url": url}}))
+}
+
+/// A base64 PDF document as a `file` part; other documents have no OpenAI equivalent.
+fn document_part(mut block: Value, at: &dyn Fn(&str) -> String) -> Result<Value, Untranslatable> {
+    let mut source = take(&mut block, "source");
+    let is_pdf = source.get("type").and_then(Value::as_str) == Some("base64")
+        && source.get("media_type").and_then(Value::as_str) == Some("application/pdf");
+    if !is_pdf {
+        return Err(no_equivalent(at(".source"), OPENAI));
+    }
+    let data = take(&mut source, "data");
+    let file_data = format!("data:application/pdf;base64,{}", data.as_str().unwrap_or(""));
+    let filename = block.get("title").and_then(Value::as_str).unwrap_or("document.pdf");
+    Ok(json!({"type": "file", "file": {"filename": filename, "file_data": file_data}}))
+}
+
+/// A tool_result block as a tool message; `is_error` shows as an `Error: ` prefix.
+fn tool_message(mut block: Value, at: &dyn Fn(&str) -> String) -> Result<Value, Untranslatable> {
+    let is_error = block.get("is_error") == Some(&Value::Bool(true));
+    let id = take(&mut block, "tool_use_id");
+    let mut content = match take(&mut block, "content") {
+        Value::Null => Value::from(""),
+        Value::String(text) => Value::String(text),
+        Value::Array(blocks) => {
+            let mut parts = Vec::with_capacity(blocks.len());
+            for (k, part) in blocks.into_iter().enumerate() {
+                match block_type(&part) {
+                    "text" => parts.push(json!({"type": "text", "text": text_of(part)})),
+                    _ => return Err(no_equivalent(at(&format!(".content[{k}].type")), OPENAI)),
+                }
+            }
+            Value::Array(parts)
+        }
+        _ => return Err(Untranslatable::new(at(".content"), "tool_result content must be a string or blocks")),
+    };
+    if is_error {
+        match &mut content {
+            Value::String(text) => text.insert_str(0, "Error: "),
+            Value::Array(parts) => match parts.first_mut().and_then(|p| p.get_mut("text")) {
+                Some(Value::String(text)) => text.insert_str(0, "Error: "),
+                _ => parts.insert(0, json!({"type": "text", "text": "Error: "})),
+            },
+            _ => {}
+        }
+    }
+    Ok(json!({"role": "tool", "tool_call_id": id, "content": content}))
+}
+
+/// An assistant turn: text joined into `content`, tool_use blocks as `tool_calls`, thinking left
+/// out (see the module docs).
+fn assistant_turn(i: usize, content: Value) -> Result<Value, Untranslatable> {
+    let blocks = match content {
+        Value::Array(blocks) => blocks,
+        text => return Ok(json!({"role": "assistant", "content": text})),
+    };
+    let mut text: Option<String> = None;
+    let mut calls = Vec::new();
+    for (j, mut block) in blocks.into_iter().enumerate() {
+        match block_type(&block) {
+            "text" => text.get_or_insert_with(String::new).push_str(block["text"].as_str().unwrap_or("")),
+            "tool_use" => {
+                let input = block.get("input").unwrap_or(&Value::Null);
+                let arguments = if input.is_null() { "{}".to_string() } else { input.to_string() };
+                let id = take(&mut block, "id");
+                let name = take(&mut block, "name");
+                calls.push(json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}));
+            }
+            "thinking" | "redacted_thinking" => {}
+            _ => return Err(no_equivalent(format!("messages[{i}].content[{j}].type"), OPENAI)),
+        }
+    }
+    let mut message = json!({"role": "assistant", "content": text});
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    } else if message["content"].is_null() {
+        message["content"] = "".into();
+    }
+    Ok(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chat(request: Value) -> Value {
+        let bytes = messages_request_to_chat(request.to_string().as_bytes(), "gpt-up").unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    fn refused(request: Value) -> String {
+        messages_request_to_chat(request.to_string().as_bytes(), "m").unwrap_err().field
+    }
+
+    #[test]
+    fn minimal_request_with_stream_asks_for_usage() {
+        let out = chat(json!({"model": "claude", "max_tokens": 10, "stream": true, "system": "be brief",
+            "messages": [{"role": "user", "content": "hi"}]}));
+        assert_eq!(
+            out,
+            json!({"model": "gpt-up", "max_tokens": 10, "stream": true, "stream_options": {"include_usage": true},
+                "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]})
+        );
+    }
+
+    #[test]
+    fn tool_results_become_tool_messages_before_the_user_text() {
+        let out = chat(json!({"messages": [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "boom"}], "is_error": true},
+            {"type": "tool_result", "tool_use_id": "t2"},
+            {"type": "text", "text": "go on"}]}]}));
+        assert_eq!(
+            out["messages"],
+            json!([
+                {"role": "tool", "tool_call_id": "t1", "content": [{"type": "text", "text": "Error: boom"}]},
+                {"role": "tool", "tool_call_id": "t2", "content": ""},
+                {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn tool_choice_and_thinking() {
+        let out = chat(
+            json!({"messages": [], "tool_choice": {"type": "tool", "name": "f", "disable_parallel_tool_use": true},
+            "thinking": {"type": "enabled", "budget_tokens": 3000}}),
+        );
+        assert_eq!(out["tool_choice"], json!({"type": "function", "function": {"name": "f"}}));
+        assert_eq!(out["parallel_tool_calls"], false);
+        assert_eq!(out["reasoning_effort"], "medium");
+        let out = chat(json!({"messages": [], "thinking": {"type": "adaptive"}, "output_config": {"effort": "high"}}));
+        assert_eq!(out["reasoning_effort"], "high");
+        assert!(chat(json!({"messages": [], "thinking": {"type": "disabled"}})).get("reasoning_effort").is_none());
+    }
+
+    #[test]
+    fn structured_output_becomes_a_json_schema_response_format() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let out = chat(json!({"messages": [], "output_config": {"format": {"type": "json_schema", "schema": schema}}}));
+        assert_eq!(out["response_format"]["json_schema"]["schema"], schema);
+    }
+
+    #[test]
+    fn what_openai_cannot_say_is_refused_by_name() {
+        assert_eq!(refused(json!({"messages": [], "top_k": 5})), "top_k");
+        assert_eq!(refused(json!({"messages": [], "container": "c"})), "container");
+        assert_eq!(refused(json!({"messages": [], "metadata": {"user_id": "u", "x": 1}})), "metadata.x");
+        assert_eq!(
+            refused(json!({"messages": [], "tools": [{"type": "web_search_20250305", "name": "w"}]})),
+            "tools[0].type"
+        );
+        assert_eq!(refused(json!({"messages": [], "service_tier": "standard_only"})), "service_tier");
+        assert_eq!(refused(json!({"messages": [], "thinking": {"type": "enabled"}})), "thinking.budget_tokens");
+        assert_eq!(refused(json!({"messages": [], "output_config": {"effort": "max"}})), "output_config.effort");
+        let image_url_in_result = json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+            "content": [{"type": "image", "source": {"type": "url", "url": "u"}}]}]}]});
+        assert_eq!(refused(image_url_in_result), "messages[0].content[0].content[0].type");
+        let file = json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}]});
+        assert_eq!(refused(file), "messages[0].content[0].source.type");
+        let text_doc = json!({"messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "text", "data": "x"}}]}]});
+        assert_eq!(refused(text_doc), "messages[0].content[0].source");
+        let server = json!({"messages": [{"role": "assistant", "content": [{"type": "server_tool_use"}]}]});
+        assert_eq!(refused(server), "messages[0].content[0].type");
+        assert_eq!(refused(json!({"messages": [{"role": "system", "content": "x"}]})), "messages[0].role");
+        assert_eq!(refused(json!([1])), "body");
+        assert_eq!(refused(json!({"messages": {}})), "messages");
+    }
+
+    #[test]
+    fn documents_and_assistant_thinking() {
+        let out = chat(json!({"messages": [
+            {"role": "user", "content": [{"type": "document", "title": "a.pdf", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}]},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "s"}, {"type": "text", "text": "ok"}]}]}));
+        assert_eq!(
+            out["messages"][0]["content"][0],
+            json!({"type": "file", "file": {"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBE"}})
+        );
+        assert_eq!(out["messages"][1], json!({"role": "assistant", "content": "ok"}));
+    }
+}

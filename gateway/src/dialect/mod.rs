@@ -1,0 +1,179 @@
+//! Translators between the OpenAI chat-completions dialect and the Anthropic Messages dialect.
+//!
+//! Pure functions and state machines over bytes: no IO, no gateway state, no clock of their own
+//! (a response's `created` is an argument, or read once by the convenience wrappers). The
+//! forwarder passes bytes through when the client's surface and the provider speak the same
+//! dialect and otherwise runs one translator per pair direction and kind:
+//!
+//! | client ⇄ provider | request | response (2xx) | stream |
+//! |---|---|---|---|
+//! | Anthropic ⇄ OpenAI | [`messages_request_to_chat`] | [`chat_response_to_messages`] | [`ChatToMessagesStream`] |
+//! | OpenAI ⇄ Anthropic | [`chat_request_to_messages`] | [`messages_response_to_chat`] | [`MessagesToChatStream`] |
+//!
+//! Errors: [`error_to_anthropic`] / [`error_to_openai`] turn an upstream error body into the
+//! client's shape (message kept; OpenAI's `context_length_exceeded` ⇄ Anthropic's
+//! `prompt is too long`), [`anthropic_error`] and [`anthropic_stream_error`] build the gateway's
+//! own errors on `/v1/messages`, [`anthropic_error_type`] names a status's Anthropic type.
+//!
+//! # Requests
+//!
+//! The whole body in, the translated body out, `model` set to the upstream model. A request field
+//! that the other dialect cannot express is refused with [`Untranslatable`] naming it (the
+//! caller answers 400): nothing is dropped silently. Refused, Anthropic → OpenAI: `top_k`;
+//! `thinking` of an unknown type; `output_config` other than `effort` (low/medium/high) and a
+//! `json_schema` `format`; `service_tier` other than `auto`; `metadata` keys other than
+//! `user_id`; server tools (`tools[i].type` other than `custom`) and unknown tool keys;
+//! `tool_choice` of an unknown type; content blocks other than text, image (base64 or URL),
+//! document (base64 PDF), tool_use, tool_result and, in assistant turns, thinking; images in a
+//! tool_result; every other top-level field (`container`, `mcp_servers`,
+//! `context_management`, …). Refused, OpenAI → Anthropic: `n` ≠ 1, `logprobs`,
+//! `top_logprobs`, non-zero `frequency_penalty`/`presence_penalty`, a non-empty `logit_bias`,
+//! `seed`, `store: true`, `response_format` `json_object`, `temperature` above 1 (Anthropic's
+//! range is 0–1), `reasoning_effort` other than none/minimal/low/medium/high/xhigh or one that
+//! leaves `max_tokens` no room, `service_tier` other than `auto`, `modalities` other than
+//! `["text"]`, `audio`, `prediction`, `web_search_options`, `verbosity`, legacy `functions` /
+//! `function_call` and the `function` role, `tool_choice.allowed_tools`, non-function tools,
+//! `name` on a message, a non-null `refusal` or `audio` on an assistant message, content parts
+//! other than text, image_url and file (a `data:application/pdf` file), tool call arguments
+//! that are not a JSON object, and every unknown top-level field.
+//!
+//! What changes only cost, caching or resolution, never what the model may answer, is accepted
+//! and not carried over, listed here so it is not silent: `cache_control` on blocks and tools
+//! (OpenAI-compatible providers cache by themselves), an image's `detail`, OpenAI's `metadata`
+//! (it tags a stored completion or the gateway's own logs; Anthropic's `metadata` holds only
+//! `user_id`), `prompt_cache_key`, `store: false`, `n: 1`, `parallel_tool_calls: true`,
+//! `stream_options` (the stream translator is told `include_usage`), `thinking` blocks in
+//! assistant history (Anthropic itself leaves earlier turns' thinking out of the context), and
+//! Anthropic `thinking` of type `disabled` (no reasoning is the default).
+//!
+//! Mappings worth knowing: all `system`/`developer` messages become Anthropic's `system` text
+//! blocks in order (a single string stays a string); consecutive `tool` messages become one user
+//! message of `tool_result` blocks; a tool_result with `is_error: true` becomes a tool message
+//! whose text starts with `Error: ` (OpenAI has no error flag); `thinking.budget_tokens` ⇄
+//! `reasoning_effort` by LiteLLM's thresholds (1024 low, 2048 medium, 4096 high); `user` ⇄
+//! `metadata.user_id` (`safety_identifier` too); an OpenAI request without `max_tokens` /
+//! `max_completion_tokens` gets [`DEFAULT_MAX_TOKENS`] (Anthropic requires one); a translated
+//! Anthropic stream asks for `stream_options.include_usage` so usage arrives; Anthropic's
+//! `max_tokens` goes out as OpenAI's `max_tokens` (the field OpenAI-compatible servers know).
+//!
+//! # Responses and streams
+//!
+//! Text, tool calls (arguments string ⇄ input object), reasoning (`reasoning_content` ⇄
+//! thinking blocks), stop reasons (end_turn/stop_sequence ⇄ stop, max_tokens ⇄ length,
+//! tool_use ⇄ tool_calls, refusal ⇄ content_filter), usage (cached prompt tokens ⇄
+//! `cache_read_input_tokens`), ids kept, `model` set to what the client asked for. Streams are
+//! fed the decoded body in arbitrary pieces ([`StreamTranslator`]); the same bytes in any split
+//! give the same output. A stream cut short, an upstream error event or a garbled event ends the
+//! client's stream with an error in its dialect (Anthropic `event: error`; OpenAI
+//! `data: {"error":…}` without `[DONE]`). Unknown Anthropic event types and `ping` are skipped,
+//! as Anthropic's versioning policy asks of clients.
+
+mod chat_to_messages_request;
+mod chat_to_messages_response;
+mod chat_to_messages_stream;
+mod errors;
+mod mapping;
+mod messages_to_chat_request;
+mod messages_to_chat_response;
+mod messages_to_chat_stream;
+pub mod sse;
+
+#[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
+mod garbage_tests;
+#[cfg(test)]
+mod roundtrip_tests;
+
+pub use chat_to_messages_request::{chat_request_to_messages, chat_request_to_messages_with_default};
+pub use chat_to_messages_response::chat_response_to_messages;
+pub use chat_to_messages_stream::ChatToMessagesStream;
+pub use errors::{anthropic_error, anthropic_error_type, anthropic_stream_error, error_to_anthropic, error_to_openai};
+pub use messages_to_chat_request::messages_request_to_chat;
+pub use messages_to_chat_response::{messages_response_to_chat, messages_response_to_chat_at};
+pub use messages_to_chat_stream::MessagesToChatStream;
+
+use serde_json::{Map, Value};
+
+/// `max_tokens` for an OpenAI request that names none: Anthropic requires the field, and 4096 is
+/// what every current Claude model can produce (LiteLLM's default for Anthropic too).
+pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// A request field that cannot be expressed in the other dialect: refused with a 400 naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untranslatable {
+    /// The field's path in the client's body, e.g. `top_k` or `messages[2].content[0].type`.
+    pub field: String,
+    /// Why, in a sentence for the client.
+    pub message: String,
+}
+
+impl Untranslatable {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Untranslatable {
+        Untranslatable { field: field.into(), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for Untranslatable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for Untranslatable {}
+
+/// A streamed answer translated event by event.
+pub trait StreamTranslator {
+    /// Feeds the next piece of the decoded upstream body (SSE bytes, split anywhere), appending
+    /// the translated SSE bytes to `out`.
+    fn feed(&mut self, input: &[u8], out: &mut Vec<u8>);
+    /// Ends the stream. `complete` says the upstream body ended as its framing promised; a stream
+    /// cut short (or one that never finished its answer) ends with an error event.
+    fn finish(&mut self, out: &mut Vec<u8>, complete: bool);
+    /// `(prompt tokens, completion tokens)` as reported by the upstream so far, in OpenAI's
+    /// terms (prompt tokens include cached and cache-written ones).
+    fn usage(&self) -> Option<(u64, u64)>;
+}
+
+/// Seconds since the Unix epoch, for a translated OpenAI response's `created`.
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// A request body as a JSON object, or the refusal naming what is wrong with it.
+pub(crate) fn parse_request(body: &[u8]) -> Result<Map<String, Value>, Untranslatable> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Untranslatable::new("body", "the request body must be a JSON object")),
+        Err(e) => Err(Untranslatable::new("body", format!("the request body is not valid JSON: {e}"))),
+    }
+}
+
+/// Moves a field out of a JSON object (`Null` when absent or not an object): bodies are rebuilt
+/// without copying their large strings (base64 images).
+pub(crate) fn take(value: &mut Value, key: &str) -> Value {
+    value.get_mut(key).map_or(Value::Null, Value::take)
+}
+
+/// Appends `text` as a JSON string (quoted, escaped).
+pub(crate) fn push_json_str(out: &mut Vec<u8>, text: &str) {
+    // Serialising a str into a Vec cannot fail: a Vec's io::Write never errs and a str is always
+    // representable.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// Appends any JSON value.
+pub(crate) fn push_json(out: &mut Vec<u8>, value: &Value) {
+    // As above: a Value has only string keys and writing into a Vec never errs.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// A field the target dialect has no equivalent for.
+pub(crate) fn no_equivalent(field: impl Into<String>, target: &str) -> Untranslatable {
+    let field = field.into();
+    let message = format!("`{field}` has no equivalent in the {target} and cannot be translated; remove it");
+    Untranslatable::new(field, message)
+}
+
+pub(crate) const OPENAI: &str = "OpenAI chat completions API";
+pub(crate) const ANTHROPIC: &str = "Anthropic Messages API";
