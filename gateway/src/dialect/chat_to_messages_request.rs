@@ -374,3 +374,7 @@ fn tool_result(i: usize, content: Value, id: Option<Value>) -> Result<Value, Unt
     };
     Ok(json!({"type": "tool_result", "tool_use_id": id.unwrap_or(Value::Null), "content": content}))
 }
+
+#[cfg(test)]
+#[path = "chat_to_messages_request_tests.rs"]
+mod tests;
