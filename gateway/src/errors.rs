@@ -48,63 +48,9 @@ pub fn upstream_error_body(status: u16, provider: &str, body: &[u8]) -> Vec<u8> 
     openai_error(status, &message, None)
 }
 
-/// Anthropic's error `type` for a status.
-pub fn anthropic_error_type(status: u16) -> &'static str {
-    match status {
-        400 | 405 | 411 | 414 | 422 | 431 => "invalid_request_error",
-        401 => "authentication_error",
-        402 | 403 => "permission_error",
-        404 => "not_found_error",
-        413 => "request_too_large",
-        409 | 429 => "rate_limit_error",
-        529 | 503 => "overloaded_error",
-        408 | 504 => "timeout_error",
-        _ => "api_error",
-    }
-}
-
-/// An Anthropic-shaped error body.
-pub fn anthropic_error(status: u16, message: &str) -> Vec<u8> {
-    json!({"type": "error", "error": {"type": anthropic_error_type(status), "message": message}})
-        .to_string()
-        .into_bytes()
-}
-
-/// An error body in Anthropic's shape: kept when it already is one, else its message (an
-/// OpenAI-shaped `error.message`, or the text) under the status's type.
-pub fn to_anthropic(status: u16, body: &[u8]) -> Vec<u8> {
-    let v: Option<serde_json::Value> = serde_json::from_slice(body).ok();
-    if v.as_ref().is_some_and(|v| v["type"] == "error" && v["error"]["type"].is_string()) {
-        return body.to_vec();
-    }
-    let message = v
-        .as_ref()
-        .and_then(|v| {
-            v["error"]["message"].as_str().or(v["error"].as_str()).or(v["message"].as_str()).map(str::to_string)
-        })
-        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(2048)]).trim().to_string());
-    anthropic_error(status, &message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn anthropic_shape_from_ours_or_theirs() {
-        let ours: serde_json::Value =
-            serde_json::from_slice(&to_anthropic(429, &openai_error(429, "slow down", None))).unwrap();
-        assert_eq!(ours, json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}));
-        let theirs = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        assert_eq!(to_anthropic(529, theirs), theirs.to_vec());
-        let text: serde_json::Value = serde_json::from_slice(&to_anthropic(502, b"<html>bad</html>")).unwrap();
-        assert_eq!(
-            (text["error"]["type"].as_str(), text["error"]["message"].as_str()),
-            (Some("api_error"), Some("<html>bad</html>"))
-        );
-        assert_eq!(anthropic_error_type(401), "authentication_error");
-        assert_eq!(anthropic_error_type(404), "not_found_error");
-    }
 
     #[test]
     fn openai_shape() {

@@ -19,6 +19,7 @@ use crate::keys::{unix_now, Caller, VirtualKey};
 use crate::pareto::{self, Steered};
 use crate::proxy_reply::{decision_headers, route_error_reply};
 pub(crate) use crate::proxy_reply::{error_reply, upstream_request};
+use crate::proxy_translate;
 use crate::respond::{self, Reply};
 use crate::routes::{Routes, ANTHROPIC_VERSION};
 use crate::server::endpoints::Request;
@@ -242,7 +243,15 @@ pub async fn serve(
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
         let anthropic_head = anthropic_head(snap.deployment(idx).provider, upstream.head_for(route), request);
         let head = anthropic_head.as_deref().unwrap_or(upstream.head_for(route));
+        let translating = snap.deployment(idx).provider.translates(route);
         let request = match &steered {
+            _ if translating => match proxy_translate::request(route, head, body, &extracted, model_json) {
+                Ok(request) => request,
+                Err(reply) => {
+                    finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));
+                    return respond::send(client, respond::for_route(route, reply), keep_alive).await;
+                }
+            },
             None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
             _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
         };
@@ -264,6 +273,7 @@ pub async fn serve(
             keep_alive,
             on_body_end: &on_body_end,
             body_block: None,
+            translate: translating.then(|| proxy_translate::answer(route, &facts.model, body)),
         };
         attempt_started(shard, routes, idx, now);
         // Pinned when sent, not when answered: every shard knows the pin before this response

@@ -128,6 +128,7 @@ pub(crate) async fn serve(
             keep_alive,
             on_body_end: &on_body_end,
             body_block: Some(BodyBlock { name: LLMEU_BLOCK, json: &block }),
+            translate: None,
         };
         attempt_started(shard, routes, idx, now);
         let cause = if attempts > 1 { CAUSE_FAILED_OVER } else { CAUSE_POLICY };

@@ -51,12 +51,16 @@ pub async fn send(client: &mut TcpStream, reply: Reply, keep_alive: bool) -> boo
     res.is_ok() && keep_alive
 }
 
-/// `reply` as the API surface of `route` shapes it: on the Messages API an error body (the
-/// gateway's own, or an OpenAI-shaped upstream one) becomes Anthropic's
-/// `{"type":"error","error":{…}}`; everything else goes as it is.
+/// `reply` as the API surface of `route` shapes it: an error body (the gateway's own, or an
+/// upstream's in the other dialect) in that API's error shape — Anthropic's
+/// `{"type":"error","error":{…}}` on the Messages API, OpenAI's elsewhere; success as it is.
 pub fn for_route(route: pointwork_core::RouteKind, mut reply: Reply) -> Reply {
-    if route == pointwork_core::RouteKind::Messages && reply.status >= 400 {
-        reply.body = crate::errors::to_anthropic(reply.status, &reply.body);
+    if reply.status < 400 {
+        return reply;
     }
+    reply.body = match route.dialect() {
+        pointwork_core::Dialect::AnthropicMessages => crate::dialect::error_to_anthropic(reply.status, &reply.body),
+        pointwork_core::Dialect::OpenAiChat => crate::dialect::error_to_openai(reply.status, &reply.body),
+    };
     reply
 }

@@ -111,3 +111,91 @@ fn count_tokens_is_the_gateways_estimate() {
     assert!(r.json()["input_tokens"].as_u64().unwrap() > 0);
     assert_eq!(mock.request_count(), 0, "answered without a provider");
 }
+
+/// A gateway with `claude` on an Anthropic mock and `gpt` on an OpenAI one.
+fn mixed(anthropic: &Mock, openai: &Mock) -> Gateway {
+    Gateway::start(&format!(
+        "model_list:\n  - model_name: claude\n    litellm_params: {{model: anthropic/claude-sonnet-4-5, api_base: \"http://{}\", api_key: sk-ant}}\n  - model_name: gpt\n    litellm_params: {{model: openai/gpt-4o-mini, api_base: \"{}\", api_key: sk-oai}}\n",
+        anthropic.addr,
+        openai.api_base()
+    ))
+}
+
+fn sse_events(client: &mut common::Client) -> Vec<String> {
+    client.events().collect_all().expect("events").into_iter().map(|e| e.text).collect()
+}
+
+#[test]
+fn a_messages_request_to_an_openai_compatible_deployment_is_translated_both_ways() {
+    let (anthropic, openai) = (Mock::start("anthropic", &[]), Mock::start("openai", &["--chunks", "3"]));
+    let gateway = mixed(&anthropic, &openai);
+    let body = messages(false).replace("\"claude\"", "\"gpt\"");
+    let r = post(&gateway, "/v1/messages", &[], &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let answer = r.json();
+    assert_eq!((answer["type"].as_str(), answer["model"].as_str()), (Some("message"), Some("gpt")));
+    assert_eq!(answer["content"][0]["type"], "text");
+    assert!(answer["content"][0]["text"].as_str().is_some_and(|t| !t.is_empty()));
+    assert_eq!(answer["stop_reason"], "end_turn");
+    let sent: Value = serde_json::from_str(openai.requests()[0]["body"].as_str().unwrap()).unwrap();
+    assert_eq!(sent["model"], "gpt-4o-mini");
+    assert_eq!(sent["messages"][0], json!({"role": "user", "content": "Say hello."}));
+    assert_eq!(sent["max_tokens"], 64);
+    // Streamed: Anthropic's events, in order, from OpenAI's chunks.
+    let mut client = gateway.client();
+    let body = messages(true).replace("\"claude\"", "\"gpt\"");
+    client.send("POST", "/v1/messages", &[("content-type", "application/json")], body.as_bytes());
+    assert_eq!(client.read_head().expect("head").status, 200);
+    let events = sse_events(&mut client);
+    let names: Vec<&str> = events.iter().filter_map(|e| e.lines().find_map(|l| l.strip_prefix("event: "))).collect();
+    assert_eq!(names.first(), Some(&"message_start"), "{events:?}");
+    assert!(names.contains(&"content_block_delta") && names.contains(&"message_delta"), "{names:?}");
+    assert_eq!(names.last(), Some(&"message_stop"));
+    // What cannot be translated is refused, naming the field.
+    let top_k = json!({"model": "gpt", "max_tokens": 8, "top_k": 5, "messages": [{"role": "user", "content": "x"}]});
+    let r = post(&gateway, "/v1/messages", &[], &top_k.to_string());
+    assert_eq!((r.status, r.json()["error"]["type"].clone()), (400, json!("invalid_request_error")), "{}", r.text());
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("top_k"));
+}
+
+#[test]
+fn a_chat_request_to_an_anthropic_deployment_is_translated_both_ways() {
+    let (anthropic, openai) = (Mock::start("anthropic", &["--chunks", "3"]), Mock::start("openai", &[]));
+    let gateway = mixed(&anthropic, &openai);
+    let r = gateway.chat("claude");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let answer = r.json();
+    assert_eq!(answer["object"], "chat.completion");
+    assert_eq!(answer["model"], "claude");
+    assert!(answer["choices"][0]["message"]["content"].as_str().is_some_and(|t| !t.is_empty()));
+    assert_eq!(answer["choices"][0]["finish_reason"], "stop");
+    assert!(answer["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+    let sent = &anthropic.requests()[0];
+    assert_eq!(sent["path"], "/v1/messages");
+    let body: Value = serde_json::from_str(sent["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+    assert!(body["max_tokens"].as_u64().is_some(), "Anthropic requires it: {body}");
+    let mut client = gateway.client();
+    client.send(
+        "POST",
+        "/v1/chat/completions",
+        &[("content-type", "application/json")],
+        common::chat_body("claude", true).as_bytes(),
+    );
+    assert_eq!(client.read_head().expect("head").status, 200);
+    let events = sse_events(&mut client);
+    assert_eq!(events.last().map(|e| e.trim()), Some("data: [DONE]"), "{events:?}");
+    let text: String = events
+        .iter()
+        .filter_map(|e| e.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+        .collect();
+    assert!(!text.is_empty(), "{events:?}");
+    // Anthropic's errors reach an OpenAI client in OpenAI's shape.
+    anthropic.control(json!({"fault": "status:429"}));
+    let r = gateway.chat("claude");
+    assert_eq!(r.status, 429);
+    assert!(r.json()["error"]["message"].is_string(), "{}", r.text());
+    assert!(r.json().get("type").is_none(), "{}", r.text());
+}

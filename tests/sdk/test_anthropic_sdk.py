@@ -97,3 +97,54 @@ def _control(mock, change: dict) -> None:
         f"http://{mock.addr}/mock/control", data=json.dumps(change).encode(), headers={"content-type": "application/json"}
     )
     urllib.request.urlopen(request, timeout=10).close()
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """`claude` on an Anthropic mock, `gpt` on an OpenAI one: each SDK reaches the other dialect."""
+    started: list[Process] = []
+    try:
+        anthropic_mock = _start_mock("anthropic", "--chunks", "3")
+        openai_mock = _start_mock("openai", "--chunks", "3")
+        started += [anthropic_mock.process, openai_mock.process]
+        config = (
+            "model_list:\n"
+            "  - model_name: claude\n"
+            f"    litellm_params: {{model: anthropic/claude-sonnet-4-5, api_base: \"http://{anthropic_mock.addr}\", api_key: sk-ant}}\n"
+            "  - model_name: gpt\n"
+            f"    litellm_params: {{model: openai/gpt-4o-mini, api_base: \"{openai_mock.api_base}\", api_key: sk-oai}}\n"
+        )
+        gateway = _start_gateway(config, tmp_path_factory.mktemp("mixed"))
+        started.append(gateway)
+        yield f"http://{gateway.wait_for_address()}"
+    finally:
+        for process in reversed(started):
+            process.stop()
+
+
+def test_the_anthropic_sdk_reaches_an_openai_compatible_deployment(mixed):
+    client = _client(mixed, "unused")
+    message = client.messages.create(model="gpt", max_tokens=64, messages=[{"role": "user", "content": "Say hello."}])
+    assert message.type == "message" and message.model == "gpt"
+    assert message.content[0].type == "text" and message.content[0].text
+    assert message.stop_reason == "end_turn" and message.usage.output_tokens > 0
+    with client.messages.stream(model="gpt", max_tokens=64, messages=[{"role": "user", "content": "Say hello."}]) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert text and final.content[0].text == text
+
+
+def test_the_openai_sdk_reaches_an_anthropic_deployment(mixed):
+    import openai
+
+    client = openai.OpenAI(base_url=f"{mixed}/v1", api_key="unused", max_retries=0)
+    answer = client.chat.completions.create(model="claude", messages=[{"role": "user", "content": "Say hello."}])
+    assert answer.model == "claude" and answer.choices[0].message.content
+    assert answer.choices[0].finish_reason == "stop" and answer.usage.prompt_tokens > 0
+    stream = client.chat.completions.create(
+        model="claude", messages=[{"role": "user", "content": "Say hello."}], stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0

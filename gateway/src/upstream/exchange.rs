@@ -65,6 +65,8 @@ pub struct ClientSide<'a> {
     pub on_body_end: &'a dyn Fn(Option<Usage>),
     /// A member to add to a successful response (the policy router's `llmeu` block).
     pub body_block: Option<BodyBlock<'a>>,
+    /// The answer is in the other dialect than the client's: translate it.
+    pub translate: Option<Translate<'a>>,
 }
 
 /// A failure before any byte reached the client, with the error the client gets if no retry serves it.
@@ -335,6 +337,23 @@ async fn respond(
             write::header(&mut out, name, value);
         }
     }
+    if let Some(translate) = client.translate {
+        drop(head);
+        let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
+        return respond_translated(
+            shard,
+            upstream,
+            buf,
+            head_len,
+            body,
+            status,
+            out,
+            &idle_or_total,
+            client,
+            translate,
+        )
+        .await;
+    }
     if let (Some(block), false) = (client.body_block, stream) {
         drop(head);
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
@@ -529,6 +548,11 @@ fn timeout_error(provider: &str, after: Duration) -> AttemptError {
 #[path = "exchange_whole.rs"]
 mod whole;
 use whole::{collect_body, respond_with_block};
+
+#[path = "exchange_translate.rs"]
+mod translate;
+use translate::respond_translated;
+pub use translate::Translate;
 
 #[cfg(test)]
 #[path = "exchange_tests.rs"]
