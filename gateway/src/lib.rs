@@ -21,7 +21,7 @@ pub mod policy_routes;
 pub mod proxy;
 pub mod proxy_policy;
 mod proxy_reply;
-mod proxy_translate;
+pub(crate) mod proxy_translate;
 pub mod respond;
 pub mod route;
 pub mod routes;

@@ -340,7 +340,7 @@ pub async fn serve(
 
 /// An Anthropic deployment's head: the precomputed one plus the caller's `anthropic-version`
 /// (else [`ANTHROPIC_VERSION`]) and `anthropic-beta`. `None` for every other provider.
-fn anthropic_head(provider: Provider, head: &[u8], request: &Request<'_>) -> Option<Vec<u8>> {
+pub(crate) fn anthropic_head(provider: Provider, head: &[u8], request: &Request<'_>) -> Option<Vec<u8>> {
     if provider.dialect() != Dialect::AnthropicMessages {
         return None;
     }

@@ -18,9 +18,10 @@ use crate::keys::{unix_now, VirtualKey};
 use crate::llmeu::LlmeuAsk;
 use crate::policy_routes::{daily_limits, PolicyRoutes};
 use crate::proxy::{
-    attempt_started, error_reply, finish, record_delivered, record_failure, upstream_request, Ending, RequestInfo,
-    HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE,
+    anthropic_head, attempt_started, error_reply, finish, record_delivered, record_failure, upstream_request, Ending,
+    RequestInfo, HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE,
 };
+use crate::proxy_translate;
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
 use crate::server::endpoints::Request;
@@ -109,13 +110,25 @@ pub(crate) async fn serve(
         let idx = e.deployment;
         attempts += 1;
         let upstream = &routes.upstreams[idx.get()];
-        let request = upstream_request(upstream.head_for(route), request.body, extracted, &upstream.model_json);
+        let provider = snap.deployment(idx).provider;
+        let anthropic_head = anthropic_head(provider, upstream.head_for(route), request);
+        let head = anthropic_head.as_deref().unwrap_or(upstream.head_for(route));
+        // The other dialect: translated both ways (the answer's `llmeu` block is left to the
+        // `x-llmeu-*` headers then).
+        let translating = provider.translates(route);
+        let sent = match translating {
+            true => match proxy_translate::request(route, head, request.body, extracted, &upstream.model_json) {
+                Ok(r) => r,
+                Err(reply) => return refuse(shard, routes, info, client, keep_alive, (reply, "untranslatable")).await,
+            },
+            false => upstream_request(head, request.body, extracted, &upstream.model_json),
+        };
         let labels = headers(routes, e, &policy.id, &reason, attempts);
         let block = llmeu_block(e, &policy.id, &reason);
         let exchange = Exchange {
             target: &upstream.target,
-            provider: snap.deployment(idx).provider.prefix(),
-            request,
+            provider: provider.prefix(),
+            request: sent,
             stream: facts.stream,
             read_usage: true,
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
@@ -127,8 +140,8 @@ pub(crate) async fn serve(
             extra_headers: &labels,
             keep_alive,
             on_body_end: &on_body_end,
-            body_block: Some(BodyBlock { name: LLMEU_BLOCK, json: &block }),
-            translate: None,
+            body_block: (!translating).then_some(BodyBlock { name: LLMEU_BLOCK, json: &block }),
+            translate: translating.then(|| proxy_translate::answer(route, &facts.model, request.body)),
         };
         attempt_started(shard, routes, idx, now);
         let cause = if attempts > 1 { CAUSE_FAILED_OVER } else { CAUSE_POLICY };
