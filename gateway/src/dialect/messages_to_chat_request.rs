@@ -205,7 +205,7 @@ fn turns(conversation: Value, messages: &mut Vec<Value>) -> Result<(), Untransla
 }
 
 /// A user turn: its tool results become tool messages (first: they answer the previous
-/// assistant turn), the rest one user message.
+/// assistant turn), the rest one user message, led by the images the tool results returned.
 fn user_turn(i: usize, content: Value, messages: &mut Vec<Value>) -> Result<(), Untranslatable> {
     let blocks = match content {
         Value::Array(blocks) => blocks,
@@ -214,7 +214,7 @@ fn user_turn(i: usize, content: Value, messages: &mut Vec<Value>) -> Result<(), 
             return Ok(());
         }
     };
-    let mut parts = Vec::new();
+    let (mut parts, mut tool_images) = (Vec::new(), Vec::new());
     let has_parts = blocks.iter().any(|b| block_type(b) != "tool_result");
     for (j, block) in blocks.into_iter().enumerate() {
         let at = |what: &str| format!("messages[{i}].content[{j}]{what}");
@@ -222,12 +222,13 @@ fn user_turn(i: usize, content: Value, messages: &mut Vec<Value>) -> Result<(), 
             "text" => parts.push(json!({"type": "text", "text": text_of(block)})),
             "image" => parts.push(image_part(block, &at)?),
             "document" => parts.push(document_part(block, &at)?),
-            "tool_result" => messages.push(tool_message(block, &at)?),
+            "tool_result" => messages.push(tool_message(block, &at, &mut tool_images)?),
             _ => return Err(no_equivalent(at(".type"), OPENAI)),
         }
     }
-    if has_parts {
-        messages.push(json!({"role": "user", "content": parts}));
+    if has_parts || !tool_images.is_empty() {
+        tool_images.append(&mut parts);
+        messages.push(json!({"role": "user", "content": tool_images}));
     }
     Ok(())
 }
@@ -261,8 +262,14 @@ fn document_part(mut block: Value, at: &dyn Fn(&str) -> String) -> Result<Value,
     Ok(json!({"type": "file", "file": {"filename": filename, "file_data": file_data}}))
 }
 
-/// A tool_result block as a tool message; `is_error` shows as an `Error: ` prefix.
-fn tool_message(mut block: Value, at: &dyn Fn(&str) -> String) -> Result<Value, Untranslatable> {
+/// A tool_result block as a tool message; `is_error` shows as an `Error: ` prefix. OpenAI tool
+/// messages carry text only: the result's images go to `images`, for the user message that
+/// follows the tool messages, each after a text part naming its tool call.
+fn tool_message(
+    mut block: Value,
+    at: &dyn Fn(&str) -> String,
+    images: &mut Vec<Value>,
+) -> Result<Value, Untranslatable> {
     let is_error = block.get("is_error") == Some(&Value::Bool(true));
     let id = take(&mut block, "tool_use_id");
     let mut content = match take(&mut block, "content") {
@@ -273,10 +280,19 @@ fn tool_message(mut block: Value, at: &dyn Fn(&str) -> String) -> Result<Value, 
             for (k, part) in blocks.into_iter().enumerate() {
                 match block_type(&part) {
                     "text" => parts.push(json!({"type": "text", "text": text_of(part)})),
+                    "image" => {
+                        let label = format!("Image returned by tool call {}:", id.as_str().unwrap_or(""));
+                        images.push(json!({"type": "text", "text": label}));
+                        images.push(image_part(part, &|what| at(&format!(".content[{k}]{what}")))?);
+                    }
                     _ => return Err(no_equivalent(at(&format!(".content[{k}].type")), OPENAI)),
                 }
             }
-            Value::Array(parts)
+            if parts.is_empty() {
+                Value::from("")
+            } else {
+                Value::Array(parts)
+            }
         }
         _ => return Err(Untranslatable::new(at(".content"), "tool_result content must be a string or blocks")),
     };

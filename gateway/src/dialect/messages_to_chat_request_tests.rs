@@ -70,9 +70,12 @@ fn what_openai_cannot_say_is_refused_by_name() {
     assert_eq!(refused(json!({"messages": [], "service_tier": "standard_only"})), "service_tier");
     assert_eq!(refused(json!({"messages": [], "thinking": {"type": "enabled"}})), "thinking.budget_tokens");
     assert_eq!(refused(json!({"messages": [], "output_config": {"effort": "max"}})), "output_config.effort");
-    let image_url_in_result = json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
-        "content": [{"type": "image", "source": {"type": "url", "url": "u"}}]}]}]});
-    assert_eq!(refused(image_url_in_result), "messages[0].content[0].content[0].type");
+    let document_in_result = json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+        "content": [{"type": "document", "source": {"type": "url", "url": "u"}}]}]}]});
+    assert_eq!(refused(document_in_result), "messages[0].content[0].content[0].type");
+    let file_in_result = json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+        "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}]}]});
+    assert_eq!(refused(file_in_result), "messages[0].content[0].content[0].source.type");
     let file = json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}]});
     assert_eq!(refused(file), "messages[0].content[0].source.type");
     let text_doc = json!({"messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "text", "data": "x"}}]}]});
@@ -94,4 +97,26 @@ fn documents_and_assistant_thinking() {
         json!({"type": "file", "file": {"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBE"}})
     );
     assert_eq!(out["messages"][1], json!({"role": "assistant", "content": "ok"}));
+}
+
+#[test]
+fn tool_result_images_follow_the_tool_messages_in_a_user_message() {
+    let out = chat(json!({"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "shot"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]},
+        {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "image", "source": {"type": "url", "url": "https://x/i.png"}}]},
+        {"type": "text", "text": "what now?"}]}]}));
+    assert_eq!(
+        out["messages"],
+        json!([
+            {"role": "tool", "tool_call_id": "t1", "content": [{"type": "text", "text": "shot"}]},
+            {"role": "tool", "tool_call_id": "t2", "content": ""},
+            {"role": "user", "content": [
+                {"type": "text", "text": "Image returned by tool call t1:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+                {"type": "text", "text": "Image returned by tool call t2:"},
+                {"type": "image_url", "image_url": {"url": "https://x/i.png"}},
+                {"type": "text", "text": "what now?"}]}
+        ])
+    );
 }

@@ -24,8 +24,8 @@
 //! `json_schema` `format`; `service_tier` other than `auto`; `metadata` keys other than
 //! `user_id`; server tools (`tools[i].type` other than `custom`) and unknown tool keys;
 //! `tool_choice` of an unknown type; content blocks other than text, image (base64 or URL),
-//! document (base64 PDF), tool_use, tool_result and, in assistant turns, thinking; images in a
-//! tool_result; every other top-level field (`container`, `mcp_servers`,
+//! document (base64 PDF), tool_use, tool_result and, in assistant turns, thinking; in a
+//! tool_result, blocks other than text and image; every other top-level field (`container`, `mcp_servers`,
 //! `context_management`, …). Refused, OpenAI → Anthropic: `n` ≠ 1, `logprobs`,
 //! `top_logprobs`, non-zero `frequency_penalty`/`presence_penalty`, a non-empty `logit_bias`,
 //! `seed`, `store: true`, `response_format` `json_object`, `temperature` above 1 (Anthropic's
@@ -49,7 +49,9 @@
 //! Mappings worth knowing: all `system`/`developer` messages become Anthropic's `system` text
 //! blocks in order (a single string stays a string); consecutive `tool` messages become one user
 //! message of `tool_result` blocks; a tool_result with `is_error: true` becomes a tool message
-//! whose text starts with `Error: ` (OpenAI has no error flag); `thinking.budget_tokens` ⇄
+//! whose text starts with `Error: ` (OpenAI has no error flag), and its images (tool messages
+//! carry text only) go in the user message right after the tool messages, each after a text part
+//! `Image returned by tool call <id>:`; `thinking.budget_tokens` ⇄
 //! `reasoning_effort` by LiteLLM's thresholds (1024 low, 2048 medium, 4096 high); `user` ⇄
 //! `metadata.user_id` (`safety_identifier` too); an OpenAI request without `max_tokens` /
 //! `max_completion_tokens` gets [`DEFAULT_MAX_TOKENS`] (Anthropic requires one); a translated
