@@ -370,3 +370,26 @@ fn openai_error_bodies_to_anthropic() {
         assert_eq!(error_to_openai(status, &body), body, "{name}: OpenAI bodies pass through");
     }
 }
+
+#[test]
+fn openrouter_streams_to_messages() {
+    let input = fixture("openrouter_chat_stream.sse");
+    let (out, usage) = same_output_in_any_split(|| ChatToMessagesStream::new("claude-x"), &input);
+    assert_eq!(usage, Some((14, 8)), "the usage chunk, cost fields and all");
+    let events = sse_events(&out);
+    let text: String = events.iter().filter_map(|(_, d)| d.pointer("/delta/text").and_then(Value::as_str)).collect();
+    assert_eq!(text, "Paris is the capital of France.");
+    assert_eq!(events.last().unwrap().0, "message_stop");
+
+    let input = fixture("openrouter_chat_stream_midstream_error.sse");
+    let (out, _) = same_output_in_any_split(|| ChatToMessagesStream::new("claude-x"), &input);
+    let events = sse_events(&out);
+    let text: String = events.iter().filter_map(|(_, d)| d.pointer("/delta/text").and_then(Value::as_str)).collect();
+    assert_eq!(text, "The three main points");
+    let (name, error) = events.last().unwrap();
+    assert_eq!(name, "error");
+    assert_eq!(
+        error,
+        &json!({"type": "error", "error": {"type": "api_error", "message": "Provider disconnected unexpectedly"}})
+    );
+}
