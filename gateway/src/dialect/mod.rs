@@ -5,70 +5,96 @@
 //! forwarder passes bytes through when the client's surface and the provider speak the same
 //! dialect and otherwise runs one translator per pair direction and kind:
 //!
-//! | client ⇄ provider | request | response (2xx) | stream |
+//! | client → provider | request | answer (2xx) | stream |
 //! |---|---|---|---|
-//! | Anthropic ⇄ OpenAI | [`messages_request_to_chat`] | [`chat_response_to_messages`] | [`ChatToMessagesStream`] |
-//! | OpenAI ⇄ Anthropic | [`chat_request_to_messages`] | [`messages_response_to_chat`] | [`MessagesToChatStream`] |
+//! | Anthropic → OpenAI | [`messages_request_to_chat`] | [`chat_response_to_messages`] | [`ChatToMessagesStream`] |
+//! | OpenAI → Anthropic | [`chat_request_to_messages`] | [`messages_response_to_chat`] | [`MessagesToChatStream`] |
 //!
-//! Errors: [`error_to_anthropic`] / [`error_to_openai`] turn an upstream error body into the
-//! client's shape (message kept; OpenAI's `context_length_exceeded` ⇄ Anthropic's
-//! `prompt is too long`), [`anthropic_error`] and [`anthropic_stream_error`] build the gateway's
-//! own errors on `/v1/messages`, [`anthropic_error_type`] names a status's Anthropic type.
+//! # The API
 //!
-//! # Requests
+//! - Requests: `(body, upstream_model) -> Result<Vec<u8>, Untranslatable>`, the whole body in,
+//!   the translated body out with `model` set to `upstream_model`.
+//!   [`chat_request_to_messages_with_default`] takes the `max_tokens` to use when the OpenAI
+//!   request names none (otherwise [`DEFAULT_MAX_TOKENS`]).
+//! - Answers: `(body, model) -> Result<Vec<u8>, String>`, `model` being what the client asked
+//!   for; `Err` says why the upstream's 2xx body cannot be read (answer 502).
+//!   [`messages_response_to_chat_at`] takes `created` instead of reading the clock.
+//! - Streams: [`ChatToMessagesStream::new`]`(model)` and
+//!   [`MessagesToChatStream::new`]`(model, include_usage)` (`include_usage`: the client's
+//!   `stream_options.include_usage`; [`MessagesToChatStream::with_created`] takes `created`), both
+//!   [`StreamTranslator`]s: `feed` the decoded body in any pieces, `finish` at its end, `usage`
+//!   for `(prompt, completion)` tokens seen. The same bytes split anywhere give the same output.
+//! - Errors: [`error_to_anthropic`] / [`error_to_openai`] turn an upstream error body (any shape,
+//!   even HTML) into the client's, message kept (OpenAI's `context_length_exceeded` ⇄ Anthropic's
+//!   `prompt is too long`); [`anthropic_error`] and [`anthropic_stream_error`] build the
+//!   gateway's own errors on `/v1/messages`; [`anthropic_error_type`] names a status's type.
+//! - [`sse::SseSplitter`]: the incremental event splitter the streams run on.
 //!
-//! The whole body in, the translated body out, `model` set to the upstream model. A request field
-//! that the other dialect cannot express is refused with [`Untranslatable`] naming it (the
-//! caller answers 400): nothing is dropped silently. Refused, Anthropic → OpenAI: `top_k`;
-//! `thinking` of an unknown type; `output_config` other than `effort` (low/medium/high) and a
-//! `json_schema` `format`; `service_tier` other than `auto`; `metadata` keys other than
-//! `user_id`; server tools (`tools[i].type` other than `custom`) and unknown tool keys;
-//! `tool_choice` of an unknown type; content blocks other than text, image (base64 or URL),
-//! document (base64 PDF), tool_use, tool_result and, in assistant turns, thinking; in a
-//! tool_result, blocks other than text and image; every other top-level field (`container`, `mcp_servers`,
-//! `context_management`, …). Refused, OpenAI → Anthropic: `n` ≠ 1, `logprobs`,
-//! `top_logprobs`, non-zero `frequency_penalty`/`presence_penalty`, a non-empty `logit_bias`,
-//! `seed`, `store: true`, `response_format` `json_object`, `temperature` above 1 (Anthropic's
-//! range is 0–1), `reasoning_effort` other than none/minimal/low/medium/high/xhigh or one that
-//! leaves `max_tokens` no room, `service_tier` other than `auto`, `modalities` other than
-//! `["text"]`, `audio`, `prediction`, `web_search_options`, `verbosity`, legacy `functions` /
-//! `function_call` and the `function` role, `tool_choice.allowed_tools`, non-function tools,
-//! `name` on a message, a non-null `refusal` or `audio` on an assistant message, content parts
-//! other than text, image_url and file (a `data:application/pdf` file), tool call arguments
-//! that are not a JSON object, and every unknown top-level field.
+//! # What is refused
+//!
+//! A request field the other dialect cannot express is refused with [`Untranslatable`] naming its
+//! path (the caller answers 400): nothing is dropped silently. A body that is not a JSON object
+//! is refused as `body`.
+//!
+//! - Anthropic → OpenAI: `top_k`; `thinking` of an unknown type or `enabled` without a budget;
+//!   `output_config` keys other than `effort` (low/medium/high) and a `json_schema` `format`;
+//!   `service_tier` other than `auto`; `metadata` keys other than `user_id`; server tools
+//!   (`tools[i].type` other than `custom`) and unknown tool keys; `tool_choice` of an unknown
+//!   type; `system` blocks other than text; roles other than user/assistant; content blocks
+//!   other than text, image (base64 or URL), document (base64 PDF), tool_use, tool_result and,
+//!   in assistant turns, thinking; in a tool_result, blocks other than text and image; every
+//!   other top-level field (`container`, `mcp_servers`, `context_management`, …).
+//! - OpenAI → Anthropic: `n` ≠ 1, `logprobs`, `top_logprobs`, non-zero `frequency_penalty` /
+//!   `presence_penalty`, a non-empty `logit_bias`, `seed`, `store: true`, `response_format`
+//!   `json_object`, `temperature` above 1 (Anthropic's range is 0–1), `reasoning_effort` other
+//!   than none/minimal/low/medium/high/xhigh or one that leaves `max_tokens` no room,
+//!   `service_tier` other than `auto`, `modalities` other than `["text"]`, `audio`,
+//!   `prediction`, `web_search_options`, `verbosity`, legacy `functions` / `function_call` and
+//!   the `function` role, `tool_choice` other than auto/required/none/a function, non-function
+//!   tools and unknown function keys, `name` on a message, a non-null `refusal` or `audio` on an
+//!   assistant message, content parts other than text, image_url and file (a
+//!   `data:application/pdf` file), tool call arguments that are not a JSON object, and every
+//!   unknown top-level field.
 //!
 //! What changes only cost, caching or resolution, never what the model may answer, is accepted
-//! and not carried over, listed here so it is not silent: `cache_control` on blocks and tools
-//! (OpenAI-compatible providers cache by themselves), an image's `detail`, OpenAI's `metadata`
-//! (it tags a stored completion or the gateway's own logs; Anthropic's `metadata` holds only
+//! and not carried over, listed here so that it is not silent: `cache_control` on blocks and
+//! tools (OpenAI-compatible providers cache by themselves), an image's `detail`, OpenAI's
+//! `metadata` (it tags a stored completion or the gateway's own logs; Anthropic's holds only
 //! `user_id`), `prompt_cache_key`, `store: false`, `n: 1`, `parallel_tool_calls: true`,
 //! `stream_options` (the stream translator is told `include_usage`), `thinking` blocks in
 //! assistant history (Anthropic itself leaves earlier turns' thinking out of the context), and
 //! Anthropic `thinking` of type `disabled` (no reasoning is the default).
 //!
-//! Mappings worth knowing: all `system`/`developer` messages become Anthropic's `system` text
-//! blocks in order (a single string stays a string); consecutive `tool` messages become one user
-//! message of `tool_result` blocks; a tool_result with `is_error: true` becomes a tool message
-//! whose text starts with `Error: ` (OpenAI has no error flag), and its images (tool messages
-//! carry text only) go in the user message right after the tool messages, each after a text part
-//! `Image returned by tool call <id>:`; `thinking.budget_tokens` ⇄
-//! `reasoning_effort` by LiteLLM's thresholds (1024 low, 2048 medium, 4096 high); `user` ⇄
-//! `metadata.user_id` (`safety_identifier` too); an OpenAI request without `max_tokens` /
-//! `max_completion_tokens` gets [`DEFAULT_MAX_TOKENS`] (Anthropic requires one); a translated
-//! Anthropic stream asks for `stream_options.include_usage` so usage arrives; Anthropic's
-//! `max_tokens` goes out as OpenAI's `max_tokens` (the field OpenAI-compatible servers know).
+//! # Mappings worth knowing
 //!
-//! # Responses and streams
+//! - All `system`/`developer` messages become Anthropic's `system` text blocks in order (one
+//!   string stays a string); Anthropic's `system` becomes one system message per block.
+//! - Consecutive `tool` messages become one user turn of `tool_result` blocks; a tool_result with
+//!   `is_error: true` becomes a tool message whose text starts with `Error: ` (OpenAI has no
+//!   error flag), and its images (tool messages carry text only) go in the user message right
+//!   after the tool messages, each after a text part `Image returned by tool call <id>:`.
+//! - `thinking.budget_tokens` ⇄ `reasoning_effort` by LiteLLM's thresholds (1024 low, 2048
+//!   medium, 4096 high; minimal → 1024, xhigh → 8192, none → thinking disabled; adaptive thinking
+//!   → medium unless `output_config.effort` says), the budget kept below `max_tokens`.
+//! - `tool_choice` auto/any/tool/none ⇄ auto/required/function/none;
+//!   `disable_parallel_tool_use: true` ⇄ `parallel_tool_calls: false`; `stop_sequences` ⇄
+//!   `stop`; `user` ⇄ `metadata.user_id` (`safety_identifier` too); `output_config.format` ⇄
+//!   `response_format` `json_schema`; a base64 image ⇄ a `data:` URI, a URL image ⇄ its URL.
+//! - An OpenAI request without `max_tokens` / `max_completion_tokens` gets
+//!   [`DEFAULT_MAX_TOKENS`] (Anthropic requires one); Anthropic's `max_tokens` goes out as
+//!   OpenAI's `max_tokens` (the field OpenAI-compatible servers know); a translated Anthropic
+//!   stream asks for `stream_options.include_usage` so that usage arrives.
+//!
+//! # Answers and streams
 //!
 //! Text, tool calls (arguments string ⇄ input object), reasoning (`reasoning_content` ⇄
 //! thinking blocks), stop reasons (end_turn/stop_sequence ⇄ stop, max_tokens ⇄ length,
-//! tool_use ⇄ tool_calls, refusal ⇄ content_filter), usage (cached prompt tokens ⇄
-//! `cache_read_input_tokens`), ids kept, `model` set to what the client asked for. Streams are
-//! fed the decoded body in arbitrary pieces ([`StreamTranslator`]); the same bytes in any split
-//! give the same output. A stream cut short, an upstream error event or a garbled event ends the
-//! client's stream with an error in its dialect (Anthropic `event: error`; OpenAI
-//! `data: {"error":…}` without `[DONE]`). Unknown Anthropic event types and `ping` are skipped,
-//! as Anthropic's versioning policy asks of clients.
+//! tool_use ⇄ tool_calls, refusal ⇄ content_filter), usage (OpenAI's prompt tokens are
+//! Anthropic's input, cache-write and cache-read tokens together; cached ⇄
+//! `cache_read_input_tokens`), ids kept, `model` set to what the client asked for. A stream cut
+//! short, an upstream error event or a garbled event ends the client's stream with an error in
+//! its dialect (Anthropic `event: error`; OpenAI `data: {"error":…}` without `[DONE]`). Unknown
+//! Anthropic event types and `ping` are skipped, as Anthropic's versioning policy asks of clients.
 
 mod chat_to_messages_request;
 mod chat_to_messages_response;
