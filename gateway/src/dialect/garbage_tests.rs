@@ -1,5 +1,5 @@
-//! No input makes a translator panic: random bytes, every truncation and byte flip of every
-//! fixture, and every JSON node of the request and answer fixtures replaced by a value of each
+//! No input makes a translator panic: random bytes, truncations and byte flips (every 7th byte)
+//! of every fixture, and every JSON node of the request and answer fixtures replaced by a value of each
 //! other type. Whatever comes in, a request translator answers `Ok` or a refusal, an answer
 //! translator `Ok` or an error, and a stream ends in an error or a proper end.
 
@@ -64,10 +64,10 @@ fn stream_ends_properly<T: StreamTranslator>(mut translator: T, bytes: &[u8], en
 }
 
 #[test]
-fn every_truncation_and_flip_of_every_fixture() {
+fn truncations_and_flips_of_every_fixture() {
     for name in BODIES.iter().chain(&STREAMS) {
         let bytes = fixture(name);
-        for cut in (0..bytes.len()).step_by(3) {
+        for cut in (0..bytes.len()).step_by(7) {
             everything(&bytes[..cut]);
             let mut flipped = bytes.clone();
             flipped[cut] ^= 0x55;
