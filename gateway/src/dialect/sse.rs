@@ -108,7 +108,7 @@ impl SseSplitter {
             self.dispatch(on_event);
             return Ok(());
         }
-        if line[0] == b':' {
+        if line.first() == Some(&b':') {
             return Ok(());
         }
         let (field, value) = match memchr::memchr(b':', line) {
