@@ -6,22 +6,21 @@ use std::time::{Instant, SystemTime};
 
 use monoio::net::TcpStream;
 use pointwork_core::{
-    affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, Dialect,
-    ErrorClass, Event, Failure, GroupIdx, LatencySample, PickRequest, Provider, RequestFacts, Resolution, RouteError,
-    RouteKind, RoutingStrategy, Step, Walk,
+    affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, ErrorClass,
+    Event, Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind,
+    RoutingStrategy, Step, Walk,
 };
 
 use crate::access_log::Entry;
 use crate::errors::openai_error;
 use crate::facts;
-use crate::http::write;
 use crate::keys::{unix_now, Caller, VirtualKey};
 use crate::pareto::{self, Steered};
 use crate::proxy_reply::{decision_headers, route_error_reply};
-pub(crate) use crate::proxy_reply::{error_reply, upstream_request};
+pub(crate) use crate::proxy_reply::{error_reply, upstream_request, UpstreamHead};
 use crate::proxy_translate;
 use crate::respond::{self, Reply};
-use crate::routes::{Routes, ANTHROPIC_VERSION};
+use crate::routes::Routes;
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};
@@ -241,8 +240,7 @@ pub async fn serve(
             serde_json::to_vec(&model).unwrap_or_default()
         });
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
-        let anthropic_head = anthropic_head(snap.deployment(idx).provider, upstream.head_for(route), request);
-        let head = anthropic_head.as_deref().unwrap_or(upstream.head_for(route));
+        let head = UpstreamHead::new(snap.deployment(idx).provider, upstream.head_for(route), request);
         let translating = snap.deployment(idx).provider.translates(route);
         let request = match &steered {
             _ if translating => match proxy_translate::request(route, head, body, &extracted, model_json) {
@@ -336,22 +334,6 @@ pub async fn serve(
             }
         }
     }
-}
-
-/// An Anthropic deployment's head: the precomputed one plus the caller's `anthropic-version`
-/// (else [`ANTHROPIC_VERSION`]) and `anthropic-beta`. `None` for every other provider.
-pub(crate) fn anthropic_head(provider: Provider, head: &[u8], request: &Request<'_>) -> Option<Vec<u8>> {
-    if provider.dialect() != Dialect::AnthropicMessages {
-        return None;
-    }
-    let mut out = Vec::with_capacity(head.len() + 64);
-    out.extend_from_slice(head);
-    let version = request.anthropic.version.unwrap_or(ANTHROPIC_VERSION.as_bytes());
-    write::header(&mut out, "anthropic-version", version);
-    if let Some(beta) = request.anthropic.beta {
-        write::header(&mut out, "anthropic-beta", beta);
-    }
-    Some(out)
 }
 
 /// What the pick reads of a request (the dry run builds it the same way).

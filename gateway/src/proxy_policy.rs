@@ -18,8 +18,8 @@ use crate::keys::{unix_now, VirtualKey};
 use crate::llmeu::LlmeuAsk;
 use crate::policy_routes::{daily_limits, PolicyRoutes};
 use crate::proxy::{
-    anthropic_head, attempt_started, error_reply, finish, record_delivered, record_failure, upstream_request, Ending,
-    RequestInfo, HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE,
+    attempt_started, error_reply, finish, record_delivered, record_failure, upstream_request, Ending, RequestInfo,
+    UpstreamHead, HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE,
 };
 use crate::proxy_translate;
 use crate::respond::{self, Reply};
@@ -111,8 +111,7 @@ pub(crate) async fn serve(
         attempts += 1;
         let upstream = &routes.upstreams[idx.get()];
         let provider = snap.deployment(idx).provider;
-        let anthropic_head = anthropic_head(provider, upstream.head_for(route), request);
-        let head = anthropic_head.as_deref().unwrap_or(upstream.head_for(route));
+        let head = UpstreamHead::new(provider, upstream.head_for(route), request);
         // The other dialect: translated both ways (the answer's `llmeu` block is left to the
         // `x-llmeu-*` headers then).
         let translating = provider.translates(route);

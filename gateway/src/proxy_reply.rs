@@ -1,7 +1,7 @@
 //! What the proxy writes besides the answer it relays: the upstream request, the decision's
 //! response headers, and the error replies of a failed attempt or a failed pick.
 
-use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, RouteError, RoutingStrategy};
+use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, Dialect, Provider, RouteError, RoutingStrategy};
 
 use crate::errors::openai_error;
 use crate::facts::Extracted;
@@ -9,18 +9,60 @@ use crate::http::write;
 use crate::pareto::Steered;
 use crate::proxy::{HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE};
 use crate::respond::Reply;
+use crate::routes::ANTHROPIC_VERSION;
+use crate::server::endpoints::Request;
 use crate::upstream::exchange::AttemptError;
 
 /// The upstream request: precomputed head, content-length, and the body with `model` spliced
 /// (and LiteLLM's top-level `tags` cut).
-pub(crate) fn upstream_request(head: &[u8], body: &[u8], extracted: &Extracted, model_json: &[u8]) -> Vec<u8> {
+pub(crate) fn upstream_request(
+    head: UpstreamHead<'_>,
+    body: &[u8],
+    extracted: &Extracted,
+    model_json: &[u8],
+) -> Vec<u8> {
     let len = extracted.forwarded_len(body, model_json);
     let mut out = Vec::with_capacity(head.len() + 32 + len);
-    out.extend_from_slice(head);
+    head.write_to(&mut out);
     write::header_decimal(&mut out, "content-length", len as u64);
     write::end_head(&mut out);
     extracted.append_forwarded(&mut out, body, model_json);
     out
+}
+
+/// An upstream request's head: the deployment's precomputed part, and the headers of this
+/// request (an Anthropic deployment's `anthropic-version` and `anthropic-beta`), written
+/// together without a copy of the head in between.
+#[derive(Clone, Copy)]
+pub(crate) struct UpstreamHead<'a> {
+    pub(crate) fixed: &'a [u8],
+    pub(crate) extra: [Option<(&'static str, &'a [u8])>; 2],
+}
+
+impl<'a> UpstreamHead<'a> {
+    /// The head for `provider`: Anthropic gets the caller's `anthropic-version` (else
+    /// [`ANTHROPIC_VERSION`]) and `anthropic-beta`; every other provider the fixed part alone.
+    pub(crate) fn new(provider: Provider, fixed: &'a [u8], request: &Request<'a>) -> UpstreamHead<'a> {
+        let extra = match provider.dialect() {
+            Dialect::AnthropicMessages => [
+                Some(("anthropic-version", request.anthropic.version.unwrap_or(ANTHROPIC_VERSION.as_bytes()))),
+                request.anthropic.beta.map(|beta| ("anthropic-beta", beta)),
+            ],
+            Dialect::OpenAiChat => [None, None],
+        };
+        UpstreamHead { fixed, extra }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.fixed.len() + self.extra.iter().flatten().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
+    }
+
+    pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.fixed);
+        for (name, value) in self.extra.iter().flatten() {
+            write::header(out, name, value);
+        }
+    }
 }
 
 pub(crate) fn decision_headers(

@@ -8,6 +8,7 @@ use crate::dialect::{chat_request_to_messages, messages_request_to_chat};
 use crate::errors::openai_error;
 use crate::facts::Extracted;
 use crate::http::write;
+use crate::proxy::UpstreamHead;
 use crate::respond::Reply;
 use crate::upstream::exchange::Translate;
 
@@ -16,7 +17,7 @@ use crate::upstream::exchange::Translate;
 /// field that cannot be translated.
 pub(crate) fn request(
     route: RouteKind,
-    head: &[u8],
+    head: UpstreamHead<'_>,
     body: &[u8],
     extracted: &Extracted,
     model_json: &[u8],
@@ -30,7 +31,7 @@ pub(crate) fn request(
     };
     let translated = translated.map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
     let mut out = Vec::with_capacity(head.len() + 32 + translated.len());
-    out.extend_from_slice(head);
+    head.write_to(&mut out);
     write::header_decimal(&mut out, "content-length", translated.len() as u64);
     write::end_head(&mut out);
     out.extend_from_slice(&translated);

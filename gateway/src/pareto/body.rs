@@ -14,6 +14,7 @@ use pointwork_core::DeploymentIdx;
 use crate::facts::Extracted;
 use crate::http::write;
 use crate::pareto::Steered;
+use crate::proxy::UpstreamHead;
 use crate::routes::Routes;
 
 /// The top level of a request body: its member names, and the raw `provider` and
@@ -112,7 +113,7 @@ pub(crate) fn with_extra_body(
     routes: &Routes,
     steered: Option<&Steered<'_>>,
     idx: DeploymentIdx,
-    head: &[u8],
+    head: UpstreamHead<'_>,
     body: &[u8],
     extracted: &Extracted,
     model_json: &[u8],
@@ -136,7 +137,7 @@ pub(crate) fn with_extra_body(
 /// The upstream request with `members` (name, JSON value) added at the top of the body, those
 /// the request sets itself left out.
 pub(crate) fn upstream_request_with(
-    head: &[u8],
+    head: UpstreamHead<'_>,
     body: &[u8],
     extracted: &Extracted,
     model_json: &[u8],
@@ -160,7 +161,7 @@ pub(crate) fn upstream_request_with(
     let open = forwarded.iter().position(|&b| b == b'{').map_or(0, |at| at + 1);
     let len = forwarded.len() + added.len();
     let mut out = Vec::with_capacity(head.len() + 32 + len);
-    out.extend_from_slice(head);
+    head.write_to(&mut out);
     write::header_decimal(&mut out, "content-length", len as u64);
     write::end_head(&mut out);
     out.extend_from_slice(&forwarded[..open]);
