@@ -82,7 +82,10 @@ pub fn explain(
     match &picked {
         Ok(d) => {
             let winner = &snap.deployment(d.deployment).id;
-            out.insert("winner".into(), json!({"id": winner, "cause": d.cause.as_str(), "basis": basis(&d.basis)}));
+            // Whether the winner speaks the client's dialect or is reached through a translation.
+            let wire = if snap.deployment(d.deployment).provider.translates(route) { "translated" } else { "native" };
+            let basis = basis(&d.basis);
+            out.insert("winner".into(), json!({"id": winner, "cause": d.cause.as_str(), "basis": basis, "wire": wire}));
             out.insert("route".into(), json!(d.route_reason(snap)));
             let retry_pool: Vec<&str> = survivors.iter().copied().filter(|id| id != winner).collect();
             out.insert("on_failure".into(), on_failure(snap, d, &retry_pool));

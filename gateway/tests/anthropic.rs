@@ -151,6 +151,15 @@ fn a_messages_request_to_an_openai_compatible_deployment_is_translated_both_ways
     assert_eq!(names.first(), Some(&"message_start"), "{events:?}");
     assert!(names.contains(&"content_block_delta") && names.contains(&"message_delta"), "{names:?}");
     assert_eq!(names.last(), Some(&"message_stop"));
+    // The dry run says the winner is reached through a translation.
+    let walk = gateway.post("/v1/route?api=messages", &messages(false).replace("\"claude\"", "\"gpt\"")).json();
+    assert_eq!(
+        (walk["endpoint"].as_str(), walk["winner"]["wire"].as_str()),
+        (Some("/messages"), Some("translated")),
+        "{walk}"
+    );
+    let walk = gateway.post("/v1/route?api=messages", &messages(false)).json();
+    assert_eq!(walk["winner"]["wire"], "native");
     // What cannot be translated is refused, naming the field.
     let top_k = json!({"model": "gpt", "max_tokens": 8, "top_k": 5, "messages": [{"role": "user", "content": "x"}]});
     let r = post(&gateway, "/v1/messages", &[], &top_k.to_string());
