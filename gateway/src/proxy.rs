@@ -272,6 +272,7 @@ pub async fn serve(
             on_body_end: &on_body_end,
             body_block: None,
             translate: translating.then(|| proxy_translate::answer(route, &facts.model, body)),
+            dialect: route.dialect(),
         };
         attempt_started(shard, routes, idx, now);
         // Pinned when sent, not when answered: every shard knows the pin before this response

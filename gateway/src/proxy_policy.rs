@@ -141,6 +141,7 @@ pub(crate) async fn serve(
             on_body_end: &on_body_end,
             body_block: (!translating).then_some(BodyBlock { name: LLMEU_BLOCK, json: &block }),
             translate: translating.then(|| proxy_translate::answer(route, &facts.model, request.body)),
+            dialect: route.dialect(),
         };
         attempt_started(shard, routes, idx, now);
         let cause = if attempts > 1 { CAUSE_FAILED_OVER } else { CAUSE_POLICY };

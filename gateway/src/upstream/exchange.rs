@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use monoio::io::AsyncWriteRentExt;
 use monoio::net::TcpStream;
-use pointwork_core::Failure;
+use pointwork_core::{Dialect, Failure};
 
 use super::body_block::{done_event_at, BodyBlock};
 use super::conn::{connect, ConnectError, UpstreamConn};
@@ -67,6 +67,8 @@ pub struct ClientSide<'a> {
     pub body_block: Option<BodyBlock<'a>>,
     /// The answer is in the other dialect than the client's: translate it.
     pub translate: Option<Translate<'a>>,
+    /// The client's API (the shape of an error written mid-stream).
+    pub dialect: Dialect,
 }
 
 /// A failure before any byte reached the client, with the error the client gets if no retry serves it.
@@ -454,7 +456,7 @@ async fn relay_body(
             out.extend_from_slice(LAST_CHUNK);
         }
         if body_failure.is_some() && chunked_to_client {
-            out.extend_from_slice(&stream_error_chunk());
+            out.extend_from_slice(&stream_error_chunk(client.dialect));
         }
         if !out.is_empty() {
             relayed.bytes_out += out.len() as u64;
@@ -498,12 +500,19 @@ async fn relay_body(
 }
 
 /// The end of a chunked response whose upstream failed mid-body: one SSE error event in the
-/// OpenAI shape, then the last chunk, so the client sees an error rather than a silent end.
-fn stream_error_chunk() -> Vec<u8> {
-    let body = openai_error(502, "the upstream connection failed in the middle of the response", None);
-    let mut event = b"data: ".to_vec();
-    event.extend_from_slice(&body);
-    event.extend_from_slice(b"\n\n");
+/// client's API's shape (OpenAI's `data: {"error":…}`, Anthropic's `event: error`), then the
+/// last chunk, so the client sees an error rather than a silent end.
+fn stream_error_chunk(dialect: Dialect) -> Vec<u8> {
+    const WHY: &str = "the upstream connection failed in the middle of the response";
+    let event = match dialect {
+        Dialect::OpenAiChat => {
+            let mut event = b"data: ".to_vec();
+            event.extend_from_slice(&openai_error(502, WHY, None));
+            event.extend_from_slice(b"\n\n");
+            event
+        }
+        Dialect::AnthropicMessages => crate::dialect::anthropic_stream_error(502, WHY),
+    };
     let mut out = Vec::new();
     encode_chunk(&event, &mut out);
     out.extend_from_slice(LAST_CHUNK);

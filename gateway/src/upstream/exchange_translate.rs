@@ -6,7 +6,6 @@ use super::*;
 use crate::dialect::{
     chat_response_to_messages, messages_response_to_chat, ChatToMessagesStream, MessagesToChatStream, StreamTranslator,
 };
-use pointwork_core::Dialect;
 
 /// Which way an answer is translated, and the model name the client asked for.
 #[derive(Clone, Copy)]
