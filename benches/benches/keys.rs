@@ -34,10 +34,10 @@ fn identify(c: &mut Criterion) {
     let master = format!("Bearer {MASTER}").into_bytes();
     let mut group = c.benchmark_group("keys");
     group.bench_function("virtual key: sha256 + lookup (100 keys)", |b| {
-        b.iter(|| black_box(keys.api_caller(Some(black_box(&virtual_key))).is_ok()))
+        b.iter(|| black_box(keys.api_caller(Some(black_box(&virtual_key)), None).is_ok()))
     });
     group.bench_function("master key: constant-time compare", |b| {
-        b.iter(|| black_box(keys.api_caller(Some(black_box(&master))).is_ok()))
+        b.iter(|| black_box(keys.api_caller(Some(black_box(&master)), None).is_ok()))
     });
     let limits = KeyLimits { rpm: Some(u64::MAX >> 1), ..KeyLimits::default() };
     let meter = KeyMeter::default();
