@@ -148,3 +148,28 @@ def test_the_openai_sdk_reaches_an_anthropic_deployment(mixed):
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+
+
+def test_the_openai_sdk_gets_claudes_tool_calls_translated(mixed):
+    import json as _json
+
+    import openai
+
+    client = openai.OpenAI(base_url=f"{mixed}/v1", api_key="unused", max_retries=0)
+    tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]}} for t in TOOLS]
+    ask = [{"role": "user", "content": "Weather in Paris?"}]
+    answer = client.chat.completions.create(model="claude", messages=ask, tools=tools)
+    call = answer.choices[0].message.tool_calls[0]
+    assert answer.choices[0].finish_reason == "tool_calls"
+    assert call.function.name == "get_weather" and "location" in _json.loads(call.function.arguments)
+    stream = client.chat.completions.create(model="claude", messages=ask, tools=tools, stream=True)
+    arguments, name, finish = "", None, None
+    for chunk in stream:
+        if not chunk.choices:
+            continue
+        for delta in chunk.choices[0].delta.tool_calls or []:
+            name = delta.function.name or name
+            arguments += delta.function.arguments or ""
+        finish = chunk.choices[0].finish_reason or finish
+    assert name == "get_weather" and "location" in _json.loads(arguments)
+    assert finish == "tool_calls"
