@@ -21,16 +21,25 @@ const TAIL: usize = 2048;
 pub struct UsageTail {
     on: bool,
     tail: Vec<u8>,
+    /// The body's first [`HEAD`] bytes: an Anthropic stream's `message_start` reports its
+    /// `input_tokens` there (its last event, `message_delta`, may carry only `output_tokens`).
+    head: Vec<u8>,
 }
+
+/// How much of a body's beginning is searched for an Anthropic stream's `input_tokens`.
+const HEAD: usize = 4096;
 
 impl UsageTail {
     pub fn new(on: bool) -> UsageTail {
-        UsageTail { on, tail: Vec::new() }
+        UsageTail { on, ..UsageTail::default() }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
         if !self.on {
             return;
+        }
+        if self.head.len() < HEAD {
+            self.head.extend_from_slice(&bytes[..bytes.len().min(HEAD - self.head.len())]);
         }
         if bytes.len() >= TAIL {
             self.tail.clear();
@@ -52,7 +61,9 @@ impl UsageTail {
         if !skip_space(rest).starts_with(b"{") {
             return None; // `"usage": null` in a stream's non-final events
         }
-        let prompt = number_after(rest, b"\"prompt_tokens\"").or_else(|| number_after(rest, b"\"input_tokens\""));
+        let prompt = number_after(rest, b"\"prompt_tokens\"")
+            .or_else(|| number_after(rest, b"\"input_tokens\""))
+            .or_else(|| self.stream_input_tokens());
         let completion =
             number_after(rest, b"\"completion_tokens\"").or_else(|| number_after(rest, b"\"output_tokens\""));
         let total = number_after(rest, b"\"total_tokens\"");
@@ -65,6 +76,14 @@ impl UsageTail {
             completion_tokens: completion,
             total_tokens: total.unwrap_or(prompt.saturating_add(completion)),
         })
+    }
+}
+
+impl UsageTail {
+    /// An Anthropic stream's `input_tokens`, from its `message_start` event.
+    fn stream_input_tokens(&self) -> Option<u64> {
+        let at = memmem::find(&self.head, b"\"message_start\"")?;
+        number_after(&self.head[at..], b"\"input_tokens\"")
     }
 }
 
@@ -124,6 +143,15 @@ mod tests {
             Some(Usage { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })
         );
         assert_eq!(usage_of(&[&filler]), None);
+    }
+
+    #[test]
+    fn an_anthropic_streams_input_tokens_come_from_its_message_start() {
+        let stream = fixture("anthropic_messages_stream.sse");
+        let pieces: Vec<&[u8]> = stream.chunks(61).collect();
+        let usage = usage_of(&pieces).expect("usage");
+        assert!(usage.prompt_tokens > 0 && usage.completion_tokens > 0, "{usage:?}");
+        assert_eq!(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
     }
 
     fn fixture(name: &str) -> Vec<u8> {
