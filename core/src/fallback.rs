@@ -109,9 +109,15 @@ const CONTEXT_WINDOW_MARKERS: [&str; 6] = [
     "input is too long",
     "too many tokens",
 ];
-/// How providers say a request was refused by a safety system.
-const CONTENT_POLICY_MARKERS: [&str; 4] =
-    ["content_policy_violation", "content_filter", "content management policy", "safety system"];
+/// How providers say a request was refused by a safety system (OpenAI's code, Azure's and
+/// Anthropic's messages…).
+const CONTENT_POLICY_MARKERS: [&str; 5] = [
+    "content_policy_violation",
+    "content_filter",
+    "content management policy",
+    "safety system",
+    "content filtering policy",
+];
 
 /// One fallback list: `group → [fallback groups…]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -216,6 +222,8 @@ mod tests {
         assert_eq!(ErrorClass::of(Failure::Status(400), anthropic), ErrorClass::ContextWindow);
         let policy = r#"{"error":{"code":"content_policy_violation","message":"rejected by our safety system"}}"#;
         assert_eq!(ErrorClass::of(Failure::Status(400), policy), ErrorClass::ContentPolicy);
+        let blocked = r#"{"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by content filtering policy"}}"#;
+        assert_eq!(ErrorClass::of(Failure::Status(400), blocked), ErrorClass::ContentPolicy);
         assert_eq!(ErrorClass::of(Failure::Status(400), "{}"), ErrorClass::BadRequest);
         assert_eq!(ErrorClass::of(Failure::Status(429), cw), ErrorClass::RateLimit);
         assert_eq!(ErrorClass::of(Failure::Status(401), ""), ErrorClass::Authentication);
