@@ -84,7 +84,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
         "model_list:
   - {model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}
   - {model_name: gpt, litellm_params: {model: azure/gpt-4o-eu, api_base: https://example.openai.azure.com, api_version: '2024-06-01'}}
-  - {model_name: claude, litellm_params: {model: claude-3-5-sonnet-20240620}}
+  - {model_name: gemini, litellm_params: {model: gemini-2.5-pro}}
 ",
     );
     let out = check(&path);
@@ -98,7 +98,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
     );
     assert!(
         stdout.contains(
-            "model_list[2] (claude → claude-3-5-sonnet-20240620): Pointwork does not serve provider anthropic yet"
+            "model_list[2] (gemini → gemini-2.5-pro): Pointwork does not serve provider vertex_ai yet"
         ),
         "{stdout}"
     );
