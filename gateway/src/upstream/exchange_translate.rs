@@ -74,17 +74,9 @@ pub(super) async fn respond_translated(
     let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
     relayed.tail.push(&collected);
     (client.on_body_end)(relayed.tail.usage());
-    let mut out = out;
-    write::header_decimal(&mut out, "content-length", body.len() as u64);
-    out.extend_from_slice(client.extra_headers);
-    if !client.keep_alive {
-        write::header(&mut out, "connection", b"close");
-    }
-    write::end_head(&mut out);
-    out.extend_from_slice(&body);
-    relayed.bytes_out = out.len() as u64;
-    let (res, _) = client.stream.write_all(out).await;
-    relayed.delivered(status, started, None, res.is_ok(), true)
+    let sent = super::whole::send_whole(client, out, &body).await;
+    relayed.bytes_out = sent.bytes_out;
+    relayed.delivered(status, started, None, sent.ok, true)
 }
 
 /// A stream translated as it arrives, always chunked to the client (its length changes).

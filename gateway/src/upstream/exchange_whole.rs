@@ -49,7 +49,7 @@ pub(super) async fn respond_with_block(
     head_len: usize,
     body: BodyProgress,
     status: u16,
-    mut out: Vec<u8>,
+    out: Vec<u8>,
     wait: &impl Fn(Instant) -> Duration,
     client: ClientSide<'_>,
     block: BodyBlock<'_>,
@@ -71,14 +71,28 @@ pub(super) async fn respond_with_block(
     relayed.tail.push(&collected);
     (client.on_body_end)(relayed.tail.usage());
     let body = block.into_object(&collected).unwrap_or(collected);
+    let sent = send_whole(client, out, &body).await;
+    relayed.bytes_out = sent.bytes_out;
+    relayed.delivered(status, started, None, sent.ok, true)
+}
+
+/// What [`send_whole`] wrote.
+pub(super) struct Sent {
+    pub(super) bytes_out: u64,
+    pub(super) ok: bool,
+}
+
+/// Finishes the head `out` (the body's length, the gateway's headers) and writes it with the
+/// whole `body`.
+pub(super) async fn send_whole(client: ClientSide<'_>, mut out: Vec<u8>, body: &[u8]) -> Sent {
     write::header_decimal(&mut out, "content-length", body.len() as u64);
     out.extend_from_slice(client.extra_headers);
     if !client.keep_alive {
         write::header(&mut out, "connection", b"close");
     }
     write::end_head(&mut out);
-    out.extend_from_slice(&body);
-    relayed.bytes_out = out.len() as u64;
+    out.extend_from_slice(body);
+    let bytes_out = out.len() as u64;
     let (res, _) = client.stream.write_all(out).await;
-    relayed.delivered(status, started, None, res.is_ok(), true)
+    Sent { bytes_out, ok: res.is_ok() }
 }
