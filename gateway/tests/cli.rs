@@ -97,9 +97,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
         "{stdout}"
     );
     assert!(
-        stdout.contains(
-            "model_list[2] (gemini → gemini-2.5-pro): Pointwork does not serve provider vertex_ai yet"
-        ),
+        stdout.contains("model_list[2] (gemini → gemini-2.5-pro): Pointwork does not serve provider vertex_ai yet"),
         "{stdout}"
     );
     assert!(stderr.contains("pointwork: warning: model_list[1].litellm_params.model: left out"), "{stderr}");
