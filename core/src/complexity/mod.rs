@@ -1,0 +1,43 @@
+//! The complexity auto-router's rule-based classifier (issue 15): LiteLLM's heuristic scorer
+//! (`litellm/router_strategy/complexity_router/complexity_router.py`, `classifier_type:
+//! heuristic`, v1.110.2), rewritten to scan the prompt once without allocating.
+//!
+//! ```text
+//! let classifier = Classifier::new(ClassifierSettings::default()); // once per configuration
+//! let c: Classification<'_> = classify(last_user_turn, &classifier);
+//! c.tier /* Tier::Simple.. */; c.score; c.signals.iter(); c.keyword /* the rule keyword */
+//! ```
+//!
+//! What it reads: only the caller's ask (the caller extracts the last user turn; the system
+//! prompt is deliberately not scored, as in LiteLLM — see [`Classifier::classify`]).
+//!
+//! How it decides:
+//! 1. `keyword_tier_rules`: if any rule keyword matches, the most severe matched tier wins (its
+//!    first matching keyword is reported) and nothing is scored.
+//! 2. Otherwise seven dimensions, each a score times its weight ([`Weights`]): length (estimated
+//!    tokens = characters / 4: below `token_thresholds.simple` -1, above `.complex` +1); code
+//!    keywords (1 match 0.5, 2+ 1.0); reasoning markers (1: 0.7, 2+: 1.0); technical terms
+//!    (2: 0.5, 4+: 1.0); simple/greeting markers (1+: -1); a multi-step pattern (0.5); more than
+//!    three `?` (0.5).
+//! 3. Two or more reasoning markers with a score at least `reasoning_override_min_score`
+//!    (default: the SIMPLE/MEDIUM cut-off) give REASONING; otherwise the score against the
+//!    [`TierBoundaries`] gives the tier.
+//!
+//! Not here (the router's job, not the scorer's): LiteLLM's `escalation_keywords`
+//! ("LITELLM ESCALATE"), custom dimensions, `heuristic_v2`, the LLM classifiers.
+
+mod classify;
+mod lexicon;
+mod settings;
+mod signals;
+#[cfg(test)]
+mod tests;
+mod tier;
+
+pub use classify::{classify, Classification, Classifier};
+pub use settings::{
+    ClassifierSettings, TierBoundaries, TokenThresholds, Weights, DEFAULT_CODE_KEYWORDS, DEFAULT_REASONING_KEYWORDS,
+    DEFAULT_SIMPLE_KEYWORDS, DEFAULT_TECHNICAL_KEYWORDS,
+};
+pub use signals::{Signal, Signals};
+pub use tier::Tier;
