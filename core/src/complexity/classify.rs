@@ -1,7 +1,7 @@
 //! The scan and the score: LiteLLM's `ComplexityRouter._score_and_classify` and
 //! `_lexical_tier_override` (v1.110.2) over one prompt, in one pass and without allocating.
 
-use super::lexicon::{matches_at, Lexicon, RULE};
+use super::lexicon::{is_word, matches_at, Entry, Lexicon, RULE};
 use super::signals::{Signal, Signals};
 use super::{ClassifierSettings, Tier};
 
@@ -108,11 +108,10 @@ impl Classifier {
 
     fn scan(&self, text: &[u8]) -> Facts {
         let mut f = Facts::default();
-        let mut seen = [[u16::MAX; 4]; 4];
-        let mut best_rule: Option<(Tier, usize)> = None;
-        let rules = &self.settings.keyword_tier_rules;
+        let mut found = Found { rules: &self.settings.keyword_tier_rules, ..Found::default() };
         // `first.*?then`: where the earliest "first" of the current line ends.
         let mut first_end: Option<usize> = None;
+        let mut prev_word = false;
         for (i, &b) in text.iter().enumerate() {
             f.chars += usize::from(b & 0xC0 != 0x80);
             match b {
@@ -123,27 +122,65 @@ impl Classifier {
             if !f.multi_step {
                 f.multi_step = multi_step_at(text, i, &mut first_end);
             }
-            for &id in self.lexicon.candidates(b) {
-                let e = self.lexicon.entry(id);
-                let list = usize::from(e.list);
-                if list == usize::from(RULE) {
-                    let tier = rules[usize::from(e.index)].1;
-                    let better = best_rule.is_none_or(|(t, at)| tier > t || (tier == t && usize::from(e.index) < at));
-                    if better && matches_at(e, text, i) {
-                        best_rule = Some((tier, usize::from(e.index)));
+            let word = is_word(b);
+            if word && !prev_word {
+                let ids = self.lexicon.at_word_start(b);
+                if !ids.is_empty() {
+                    let len = text[i..].iter().position(|&c| !is_word(c)).unwrap_or(text.len() - i);
+                    for &id in ids {
+                        let e = self.lexicon.entry(id);
+                        found.offer(e, || {
+                            if e.whole_word {
+                                len == e.bytes.len() && text[i..i + len].eq_ignore_ascii_case(&e.bytes)
+                            } else {
+                                matches_at(e, text, i)
+                            }
+                        });
                     }
-                    continue;
                 }
-                let n = f.counts[list];
-                if n >= SATURATION[list] || seen[list][..n].contains(&e.index) || !matches_at(e, text, i) {
-                    continue;
-                }
-                seen[list][n] = e.index;
-                f.counts[list] = n + 1;
+            }
+            prev_word = word;
+            for &id in self.lexicon.anywhere(text, i) {
+                let e = self.lexicon.entry(id);
+                found.offer(e, || matches_at(e, text, i));
             }
         }
-        f.rule = best_rule.map(|(_, at)| at);
+        f.counts = found.counts;
+        f.rule = found.best_rule.map(|(_, at)| at);
         f
+    }
+}
+
+/// The keywords found so far: distinct matches per scored list (up to its saturation) and the
+/// best keyword rule.
+#[derive(Default)]
+struct Found<'r> {
+    rules: &'r [(String, Tier)],
+    counts: [usize; 4],
+    seen: [[u16; 4]; 4],
+    /// (tier, index in `rules`) of the most severe matched rule keyword, the first among equals.
+    best_rule: Option<(Tier, usize)>,
+}
+
+impl Found<'_> {
+    /// Counts `e` if it can still change the outcome and `is_match` says it occurs.
+    fn offer(&mut self, e: &Entry, is_match: impl FnOnce() -> bool) {
+        let list = usize::from(e.list);
+        let index = usize::from(e.index);
+        if list == usize::from(RULE) {
+            let tier = self.rules[index].1;
+            let better = self.best_rule.is_none_or(|(t, at)| tier > t || (tier == t && index < at));
+            if better && is_match() {
+                self.best_rule = Some((tier, index));
+            }
+            return;
+        }
+        let n = self.counts[list];
+        if n >= SATURATION[list] || self.seen[list][..n].contains(&e.index) || !is_match() {
+            return;
+        }
+        self.seen[list][n] = e.index;
+        self.counts[list] = n + 1;
     }
 }
 

@@ -11,24 +11,66 @@
 #[derive(Clone, Debug)]
 pub(super) struct Entry {
     pub bytes: Box<[u8]>,
-    /// Which list: a [`Category`] index, or `RULE` for a keyword rule.
+    /// Which list: a scored list's index, or `RULE` for a keyword rule.
     pub list: u8,
     /// Its position in that list (the keyword rules' index into `keyword_tier_rules`).
     pub index: u16,
     /// Matched between word boundaries (`false`: as a substring).
     pub bounded: bool,
+    /// Bounded and made of word characters only: it matches exactly a whole word of the text.
+    pub whole_word: bool,
 }
 
 pub(super) const RULE: u8 = 4;
 
-/// The keywords of the four scored lists and the keyword rules, indexed by (lowercased) first
-/// byte so the scan tries at each position only the keywords that can start there.
+/// Entry ids grouped by (lowercased) first byte: `ids[starts[b]..starts[b + 1]]`.
+#[derive(Clone, Debug, Default)]
+struct ByFirstByte {
+    starts: Vec<u32>,
+    ids: Vec<u16>,
+}
+
+impl ByFirstByte {
+    fn new(entries: &[Entry], keep: impl Fn(&Entry) -> bool) -> ByFirstByte {
+        let mut starts = vec![0u32; 257];
+        for e in entries.iter().filter(|e| keep(e)) {
+            starts[usize::from(e.bytes[0]) + 1] += 1;
+        }
+        for b in 0..256 {
+            starts[b + 1] += starts[b];
+        }
+        let mut fill = starts.clone();
+        let mut ids = vec![0u16; starts[256] as usize];
+        for (id, e) in entries.iter().enumerate().filter(|(_, e)| keep(e)) {
+            let slot = &mut fill[usize::from(e.bytes[0])];
+            ids[*slot as usize] = u16::try_from(id).unwrap_or(u16::MAX);
+            *slot += 1;
+        }
+        ByFirstByte { starts, ids }
+    }
+
+    fn get(&self, b: u8) -> &[u16] {
+        let b = usize::from(b.to_ascii_lowercase());
+        &self.ids[self.starts[b] as usize..self.starts[b + 1] as usize]
+    }
+}
+
+/// The keywords of the four scored lists and the keyword rules, indexed so the scan tries at
+/// each position only the keywords that can start there: a bounded keyword starting with a word
+/// character can only start a word, so it is tried at word starts only; the rest (phrases, CJK,
+/// keywords starting with punctuation) at every byte.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Lexicon {
     entries: Vec<Entry>,
-    /// `ids[starts[b]..starts[b + 1]]`: the entries whose first byte is `b`.
-    starts: Vec<u32>,
-    ids: Vec<u16>,
+    at_word_start: ByFirstByte,
+    anywhere: ByFirstByte,
+    /// A bit per (lowercased) byte pair that starts an `anywhere` keyword (a one-byte keyword
+    /// sets its byte's whole row), so most positions are passed over after one test.
+    anywhere_pairs: Vec<u64>,
+}
+
+fn pair_bit(a: u8, b: u8) -> usize {
+    usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase())
 }
 
 pub(super) fn is_word(b: u8) -> bool {
@@ -43,8 +85,12 @@ fn is_cjk(c: char) -> bool {
         | '\u{20000}'..='\u{3FFFF}')
 }
 
+fn starts_words(e: &Entry) -> bool {
+    e.bounded && is_word(e.bytes[0])
+}
+
 impl Lexicon {
-    /// Builds the index over `lists` (each a list id and its keywords). Empty keywords (after
+    /// Builds the indexes over `lists` (each a list id and its keywords). Empty keywords (after
     /// trimming) are dropped: LiteLLM rejects them in rules, and one would match everything.
     pub fn new<'a>(lists: impl IntoIterator<Item = (u8, &'a [String])>) -> Lexicon {
         let mut entries = Vec::new();
@@ -55,35 +101,46 @@ impl Lexicon {
                     continue;
                 }
                 let bounded = !lower.contains(' ') && !lower.chars().any(is_cjk);
+                let whole_word = bounded && lower.bytes().all(is_word);
                 let index = u16::try_from(index).unwrap_or(u16::MAX);
-                entries.push(Entry { bytes: lower.into_bytes().into_boxed_slice(), list, index, bounded });
+                entries.push(Entry { bytes: lower.into_bytes().into_boxed_slice(), list, index, bounded, whole_word });
             }
         }
-        let mut starts = vec![0u32; 257];
-        for e in &entries {
-            starts[usize::from(e.bytes[0]) + 1] += 1;
+        let at_word_start = ByFirstByte::new(&entries, starts_words);
+        let anywhere = ByFirstByte::new(&entries, |e| !starts_words(e));
+        let mut anywhere_pairs = vec![0u64; 1024];
+        for e in entries.iter().filter(|e| !starts_words(e)) {
+            let seconds = match e.bytes.get(1) {
+                Some(&b) => b..=b,
+                None => 0..=255,
+            };
+            for second in seconds {
+                let bit = pair_bit(e.bytes[0], second);
+                anywhere_pairs[bit / 64] |= 1 << (bit % 64);
+                let upper = pair_bit(e.bytes[0], second.to_ascii_uppercase());
+                anywhere_pairs[upper / 64] |= 1 << (upper % 64);
+            }
         }
-        for b in 0..256 {
-            starts[b + 1] += starts[b];
-        }
-        let mut fill = starts.clone();
-        let mut ids = vec![0u16; entries.len()];
-        for (id, e) in entries.iter().enumerate() {
-            let slot = &mut fill[usize::from(e.bytes[0])];
-            ids[*slot as usize] = u16::try_from(id).unwrap_or(u16::MAX);
-            *slot += 1;
-        }
-        Lexicon { entries, starts, ids }
+        Lexicon { entries, at_word_start, anywhere, anywhere_pairs }
     }
 
     pub fn entry(&self, id: u16) -> &Entry {
         &self.entries[usize::from(id)]
     }
 
-    /// The entries that may start with byte `b` (any case).
-    pub fn candidates(&self, b: u8) -> &[u16] {
-        let b = usize::from(b.to_ascii_lowercase());
-        &self.ids[self.starts[b] as usize..self.starts[b + 1] as usize]
+    /// The bounded keywords that may start the word starting with byte `b`.
+    pub fn at_word_start(&self, b: u8) -> &[u16] {
+        self.at_word_start.get(b)
+    }
+
+    /// The other keywords that may start at `text[at]`.
+    pub fn anywhere(&self, text: &[u8], at: usize) -> &[u16] {
+        let second = text.get(at + 1).copied().unwrap_or(0);
+        let bit = pair_bit(text[at], second);
+        if self.anywhere_pairs[bit / 64] & (1 << (bit % 64)) == 0 {
+            return &[];
+        }
+        self.anywhere.get(text[at])
     }
 }
 
@@ -109,8 +166,12 @@ mod tests {
     fn found(keyword: &str, text: &str) -> bool {
         let words = [keyword.to_owned()];
         let lex = Lexicon::new([(0, &words[..])]);
-        (0..text.len())
-            .any(|i| lex.candidates(text.as_bytes()[i]).iter().any(|&id| matches_at(lex.entry(id), text.as_bytes(), i)))
+        let t = text.as_bytes();
+        (0..t.len()).any(|i| {
+            let word_start = is_word(t[i]) && (i == 0 || !is_word(t[i - 1]));
+            let ids = if word_start { lex.at_word_start(t[i]) } else { &[] };
+            ids.iter().chain(lex.anywhere(t, i)).any(|&id| matches_at(lex.entry(id), t, i))
+        })
     }
 
     #[test]
