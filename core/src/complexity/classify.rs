@@ -1,7 +1,7 @@
 //! The scan and the score: LiteLLM's `ComplexityRouter._score_and_classify` and
 //! `_lexical_tier_override` (v1.110.2) over one prompt, in one pass and without allocating.
 
-use super::lexicon::{is_word, matches_at, Entry, Lexicon, RULE};
+use super::lexicon::{hash_step, is_word, matches_at, Entry, Lexicon, RULE};
 use super::signals::{Signal, Signals};
 use super::{ClassifierSettings, Tier};
 
@@ -111,39 +111,56 @@ impl Classifier {
         let mut found = Found { rules: &self.settings.keyword_tier_rules, ..Found::default() };
         // `first.*?then`: where the earliest "first" of the current line ends.
         let mut first_end: Option<usize> = None;
+        // Counted apart from the scan so the compiler can vectorise them.
+        f.chars = text.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        f.questions = text.iter().filter(|&&b| b == b'?').count();
         let mut prev_word = false;
-        for (i, &b) in text.iter().enumerate() {
-            f.chars += usize::from(b & 0xC0 != 0x80);
-            match b {
-                b'?' => f.questions += 1,
-                b'\n' => first_end = None,
-                _ => {}
+        let mut i = 0;
+        while i < text.len() {
+            let b = text[i];
+            if b == b'\n' {
+                first_end = None;
             }
             if !f.multi_step {
                 f.multi_step = multi_step_at(text, i, &mut first_end);
             }
             let word = is_word(b);
             if word && !prev_word {
-                let ids = self.lexicon.at_word_start(b);
-                if !ids.is_empty() {
-                    let len = text[i..].iter().position(|&c| !is_word(c)).unwrap_or(text.len() - i);
-                    for &id in ids {
-                        let e = self.lexicon.entry(id);
-                        found.offer(e, || {
-                            if e.whole_word {
-                                len == e.bytes.len() && text[i..i + len].eq_ignore_ascii_case(&e.bytes)
-                            } else {
-                                matches_at(e, text, i)
-                            }
-                        });
-                    }
+                let mut end = i;
+                let mut h = 0;
+                while end < text.len() && is_word(text[end]) {
+                    h = hash_step(h, text[end]);
+                    end += 1;
+                }
+                let len = end - i;
+                for &id in self.lexicon.whole_words(h) {
+                    let e = self.lexicon.entry(id);
+                    found.offer(e, || len == e.bytes.len() && text[i..end].eq_ignore_ascii_case(&e.bytes));
+                }
+                for &id in self.lexicon.at_word_start(b) {
+                    let e = self.lexicon.entry(id);
+                    found.offer(e, || matches_at(e, text, i));
+                }
+                // Nothing else can start inside the word once the multi-step patterns (which
+                // match inside words) are settled: jump to its last byte.
+                if f.multi_step && !self.lexicon.has_anywhere() {
+                    i = end - 1;
                 }
             }
             prev_word = word;
+            if b == b' ' {
+                for &id in self.lexicon.at_space(text, i) {
+                    let e = self.lexicon.entry(id);
+                    if let Some(k) = e.space_at.filter(|&k| k <= i) {
+                        found.offer(e, || matches_at(e, text, i - k));
+                    }
+                }
+            }
             for &id in self.lexicon.anywhere(text, i) {
                 let e = self.lexicon.entry(id);
                 found.offer(e, || matches_at(e, text, i));
             }
+            i += 1;
         }
         f.counts = found.counts;
         f.rule = found.best_rule.map(|(_, at)| at);

@@ -19,6 +19,8 @@ pub(super) struct Entry {
     pub bounded: bool,
     /// Bounded and made of word characters only: it matches exactly a whole word of the text.
     pub whole_word: bool,
+    /// Where its first space is (a phrase), if it has one past its first byte.
+    pub space_at: Option<usize>,
 }
 
 pub(super) const RULE: u8 = 4;
@@ -32,17 +34,22 @@ struct ByFirstByte {
 
 impl ByFirstByte {
     fn new(entries: &[Entry], keep: impl Fn(&Entry) -> bool) -> ByFirstByte {
+        ByFirstByte::new_keyed(entries, |e| keep(e).then_some(e.bytes[0]))
+    }
+
+    /// Groups the entries `key` gives a byte for, by that byte.
+    fn new_keyed(entries: &[Entry], key: impl Fn(&Entry) -> Option<u8>) -> ByFirstByte {
         let mut starts = vec![0u32; 257];
-        for e in entries.iter().filter(|e| keep(e)) {
-            starts[usize::from(e.bytes[0]) + 1] += 1;
+        for k in entries.iter().filter_map(&key) {
+            starts[usize::from(k) + 1] += 1;
         }
         for b in 0..256 {
             starts[b + 1] += starts[b];
         }
         let mut fill = starts.clone();
         let mut ids = vec![0u16; starts[256] as usize];
-        for (id, e) in entries.iter().enumerate().filter(|(_, e)| keep(e)) {
-            let slot = &mut fill[usize::from(e.bytes[0])];
+        for (id, k) in entries.iter().enumerate().filter_map(|(id, e)| Some((id, key(e)?))) {
+            let slot = &mut fill[usize::from(k)];
             ids[*slot as usize] = u16::try_from(id).unwrap_or(u16::MAX);
             *slot += 1;
         }
@@ -50,8 +57,12 @@ impl ByFirstByte {
     }
 
     fn get(&self, b: u8) -> &[u16] {
-        let b = usize::from(b.to_ascii_lowercase());
-        &self.ids[self.starts[b] as usize..self.starts[b + 1] as usize]
+        self.get_exact(b.to_ascii_lowercase())
+    }
+
+    fn get_exact(&self, key: u8) -> &[u16] {
+        let k = usize::from(key);
+        &self.ids[self.starts[k] as usize..self.starts[k + 1] as usize]
     }
 }
 
@@ -62,8 +73,11 @@ impl ByFirstByte {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Lexicon {
     entries: Vec<Entry>,
+    whole_words: ByFirstByte,
     at_word_start: ByFirstByte,
+    at_space: ByFirstByte,
     anywhere: ByFirstByte,
+    anywhere_is_empty: bool,
     /// A bit per (lowercased) byte pair that starts an `anywhere` keyword (a one-byte keyword
     /// sets its byte's whole row), so most positions are passed over after one test.
     anywhere_pairs: Vec<u64>,
@@ -86,7 +100,17 @@ fn is_cjk(c: char) -> bool {
 }
 
 fn starts_words(e: &Entry) -> bool {
-    e.bounded && is_word(e.bytes[0])
+    e.bounded && is_word(e.bytes[0]) && !e.whole_word
+}
+
+/// A word's hash over its lowercased bytes, fed one byte at a time during the scan.
+pub(super) fn hash_step(h: u32, b: u8) -> u32 {
+    (h.rotate_left(5) ^ u32::from(b.to_ascii_lowercase())).wrapping_mul(0x9E37_79B9)
+}
+
+/// The bucket of a word's hash.
+pub(super) fn bucket(h: u32) -> u8 {
+    (h >> 24) as u8
 }
 
 impl Lexicon {
@@ -102,14 +126,30 @@ impl Lexicon {
                 }
                 let bounded = !lower.contains(' ') && !lower.chars().any(is_cjk);
                 let whole_word = bounded && lower.bytes().all(is_word);
+                let space_at = lower.bytes().position(|b| b == b' ').filter(|&k| k > 0);
                 let index = u16::try_from(index).unwrap_or(u16::MAX);
-                entries.push(Entry { bytes: lower.into_bytes().into_boxed_slice(), list, index, bounded, whole_word });
+                entries.push(Entry {
+                    bytes: lower.into_bytes().into_boxed_slice(),
+                    list,
+                    index,
+                    bounded,
+                    whole_word,
+                    space_at,
+                });
             }
         }
+        // A whole-word keyword matches a whole word exactly, so one hash probe per word finds it.
+        let whole_words = ByFirstByte::new_keyed(&entries, |e| {
+            e.whole_word.then(|| bucket(e.bytes.iter().fold(0, |h, &b| hash_step(h, b))))
+        });
         let at_word_start = ByFirstByte::new(&entries, starts_words);
-        let anywhere = ByFirstByte::new(&entries, |e| !starts_words(e));
+        // A phrase is tried where its first space falls, keyed by the byte before that space:
+        // spaces are rarer than letters, and the pair narrows the candidates to one or two.
+        let at_space = ByFirstByte::new_keyed(&entries, |e| e.space_at.map(|k| e.bytes[k - 1]));
+        let elsewhere = |e: &Entry| !starts_words(e) && !e.whole_word && e.space_at.is_none();
+        let anywhere = ByFirstByte::new(&entries, elsewhere);
         let mut anywhere_pairs = vec![0u64; 1024];
-        for e in entries.iter().filter(|e| !starts_words(e)) {
+        for e in entries.iter().filter(|e| elsewhere(e)) {
             let seconds = match e.bytes.get(1) {
                 Some(&b) => b..=b,
                 None => 0..=255,
@@ -121,20 +161,42 @@ impl Lexicon {
                 anywhere_pairs[upper / 64] |= 1 << (upper % 64);
             }
         }
-        Lexicon { entries, at_word_start, anywhere, anywhere_pairs }
+        let anywhere_is_empty = anywhere.ids.is_empty();
+        Lexicon { entries, whole_words, at_word_start, at_space, anywhere, anywhere_pairs, anywhere_is_empty }
     }
 
     pub fn entry(&self, id: u16) -> &Entry {
         &self.entries[usize::from(id)]
     }
 
-    /// The bounded keywords that may start the word starting with byte `b`.
+    /// The whole-word keywords whose hash falls in the bucket of word hash `h`.
+    pub fn whole_words(&self, h: u32) -> &[u16] {
+        self.whole_words.get_exact(bucket(h))
+    }
+
+    /// Whether a keyword can start inside a word or at punctuation (none by default).
+    pub fn has_anywhere(&self) -> bool {
+        !self.anywhere_is_empty
+    }
+
+    /// The other bounded keywords that may start the word starting with byte `b`.
     pub fn at_word_start(&self, b: u8) -> &[u16] {
         self.at_word_start.get(b)
     }
 
+    /// The phrases whose first space may be the space at `text[at]` (after its first byte).
+    pub fn at_space(&self, text: &[u8], at: usize) -> &[u16] {
+        if at == 0 {
+            return &[];
+        }
+        self.at_space.get(text[at - 1])
+    }
+
     /// The other keywords that may start at `text[at]`.
     pub fn anywhere(&self, text: &[u8], at: usize) -> &[u16] {
+        if self.anywhere_is_empty {
+            return &[];
+        }
         let second = text.get(at + 1).copied().unwrap_or(0);
         let bit = pair_bit(text[at], second);
         if self.anywhere_pairs[bit / 64] & (1 << (bit % 64)) == 0 {
@@ -169,8 +231,19 @@ mod tests {
         let t = text.as_bytes();
         (0..t.len()).any(|i| {
             let word_start = is_word(t[i]) && (i == 0 || !is_word(t[i - 1]));
+            let len = t[i..].iter().position(|&c| !is_word(c)).unwrap_or(t.len() - i);
+            let h = t[i..i + len].iter().fold(0, |h, &b| hash_step(h, b));
+            let whole = |&id: &u16| matches_at(lex.entry(id), t, i);
+            if word_start && lex.whole_words(h).iter().any(whole) {
+                return true;
+            }
             let ids = if word_start { lex.at_word_start(t[i]) } else { &[] };
+            let phrase = |&id: &u16| {
+                let e = lex.entry(id);
+                e.space_at.is_some_and(|k| t[i] == b' ' && i >= k && matches_at(e, t, i - k))
+            };
             ids.iter().chain(lex.anywhere(t, i)).any(|&id| matches_at(lex.entry(id), t, i))
+                || lex.at_space(t, i).iter().any(phrase)
         })
     }
 
