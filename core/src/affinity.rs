@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::complexity::Tier;
 use crate::filter::{Candidates, Filter};
 use crate::{DeploymentIdx, RejectReason, State};
 
@@ -73,6 +74,16 @@ pub fn pin_key(key: u64, deployment_kind: bool, group_hash: u64) -> u64 {
 pub struct Pin {
     pub deployment: DeploymentIdx,
     pub until: Instant,
+    /// The complexity tier a complexity router's session pin was decided in (its group is the
+    /// deployment's); `None` for the pick's own pins.
+    pub tier: Option<Tier>,
+}
+
+impl Pin {
+    /// A pin of the pick's own (no tier).
+    pub fn new(deployment: DeploymentIdx, until: Instant) -> Pin {
+        Pin { deployment, until, tier: None }
+    }
 }
 
 /// The pins a shard knows, by pin key. Expired pins are dropped in batches, when the table has
@@ -160,14 +171,14 @@ mod tests {
         let t0 = Instant::now();
         let s = Duration::from_secs;
         let mut pins = Pins::default();
-        pins.set(1, Pin { deployment: DeploymentIdx(0), until: t0 + s(60) }, t0);
-        pins.set(1, Pin { deployment: DeploymentIdx(1), until: t0 + s(30) }, t0);
+        pins.set(1, Pin::new(DeploymentIdx(0), t0 + s(60)), t0);
+        pins.set(1, Pin::new(DeploymentIdx(1), t0 + s(30)), t0);
         assert_eq!(pins.get(1).unwrap().deployment, DeploymentIdx(0));
         for k in 2..FIRST_SWEEP as u64 {
-            pins.set(k, Pin { deployment: DeploymentIdx(2), until: t0 + s(1) }, t0);
+            pins.set(k, Pin::new(DeploymentIdx(2), t0 + s(1)), t0);
         }
         // The table reached the sweep size with every short pin expired at t0 + 2 s.
-        pins.set(5000, Pin { deployment: DeploymentIdx(3), until: t0 + s(90) }, t0 + s(2));
+        pins.set(5000, Pin::new(DeploymentIdx(3), t0 + s(90)), t0 + s(2));
         assert_eq!(pins.len(), 2);
         assert_eq!(pins.get(5000).unwrap().deployment, DeploymentIdx(3));
     }
@@ -202,7 +213,7 @@ mod tests {
             let f = facts("s1");
             let b = s.deployment_by_id("b").unwrap();
             let [key, _] = s.pin_keys(crate::GroupIdx(0), f.affinity);
-            state.pin(key.unwrap(), b, t0, t0 + Duration::from_secs(60));
+            state.pin(key.unwrap(), Pin::new(b, t0 + Duration::from_secs(60)), t0);
             for seed in 0..20 {
                 let d = pick(&s, &state, &PickRequest::new("gpt", &f), t0, &mut Rng::new(seed)).unwrap();
                 assert_eq!(d.deployment, b);
@@ -239,7 +250,7 @@ mod tests {
             let key = s.pin_keys(crate::GroupIdx(0), facts("s1").affinity)[0].unwrap();
             let c = s.deployment_by_id("c").unwrap();
             let mut state = State::new(&s);
-            state.apply(&Event::Pin { key, idx: c, at: t0, until: t0 + Duration::from_secs(60) });
+            state.apply(&Event::Pin { key, pin: Pin::new(c, t0 + Duration::from_secs(60)), at: t0 });
             assert_eq!(state.pinned(key, t0), Some(c));
             // Reordered: c moves to index 0; b disappears.
             let dep = |id: &str| Deployment::new(id, "gpt", Provider::OpenAi, "m", "http://127.0.0.1:1/v1");

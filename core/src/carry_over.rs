@@ -7,7 +7,7 @@
 
 use crate::cooldown_ends::CooldownEnds;
 use crate::state::configured_status;
-use crate::{Snapshot, State};
+use crate::{Pin, Snapshot, State};
 
 impl State {
     /// A state for `new` that keeps everything this state (built for `old`) knows about each
@@ -41,7 +41,7 @@ impl State {
         for (key, pin) in self.pins.iter() {
             let moved = old.deployments.get(pin.deployment.get()).and_then(|d| new.deployment_by_id(&d.id));
             if let Some(idx) = moved {
-                next.pin(key, idx, pin.until, pin.until);
+                next.pin(key, Pin { deployment: idx, ..pin }, pin.until);
             }
         }
         next.ends = cooldown_ends_for(new, &next);

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::{CooldownStarted, DeploymentIdx, Provider, State};
+use crate::{CooldownStarted, DeploymentIdx, Pin, Provider, State};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
@@ -15,7 +15,7 @@ pub enum Event {
     /// A health check's result.
     Health { idx: DeploymentIdx, healthy: bool, checked_at: Instant },
     /// An affinity pin [`State::pin`] set.
-    Pin { key: u64, idx: DeploymentIdx, at: Instant, until: Instant },
+    Pin { key: u64, pin: Pin, at: Instant },
     /// Spend [`State::record_spend`] counted for the deployment's provider.
     Spend { idx: DeploymentIdx, provider: Provider, dollars: f64, at: Instant, period: Duration },
     /// An endpoint status an operator set [`State::set_endpoint_status`].
@@ -31,9 +31,9 @@ impl Event {
     pub fn deployment(&self) -> DeploymentIdx {
         match self {
             Event::Cooldown(c) => c.idx,
+            Event::Pin { pin, .. } => pin.deployment,
             Event::Usage { idx, .. }
             | Event::Health { idx, .. }
-            | Event::Pin { idx, .. }
             | Event::Spend { idx, .. }
             | Event::EndpointStatus { idx, .. }
             | Event::ProviderRateLimited { idx, .. }
@@ -46,9 +46,9 @@ impl Event {
         let mut event = self.clone();
         match &mut event {
             Event::Cooldown(c) => c.idx = idx,
+            Event::Pin { pin, .. } => pin.deployment = idx,
             Event::Usage { idx: i, .. }
             | Event::Health { idx: i, .. }
-            | Event::Pin { idx: i, .. }
             | Event::Spend { idx: i, .. }
             | Event::EndpointStatus { idx: i, .. }
             | Event::ProviderRateLimited { idx: i, .. }
@@ -66,7 +66,7 @@ impl State {
             Event::Cooldown(started) => self.apply_cooldown(started),
             Event::Usage { idx, at, requests, tokens } => self.record_usage(idx, at, requests, tokens),
             Event::Health { idx, healthy, checked_at } => self.record_health(idx, healthy, checked_at),
-            Event::Pin { key, idx, at, until } => self.pin(key, idx, at, until),
+            Event::Pin { key, pin, at } => self.pin(key, pin, at),
             Event::Spend { provider, dollars, at, period, .. } => self.spend.add(provider, dollars, at, period),
             Event::EndpointStatus { idx, ref status } => self.set_endpoint_status(idx, status.clone()),
             Event::ProviderRateLimited { ref model, ref slug, at, .. } => self.providers.record_429(model, slug, at),

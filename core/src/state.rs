@@ -119,12 +119,17 @@ impl State {
         &mut self.providers
     }
 
-    /// Keeps the conversation under `key` on `deployment` until `until` (set at `now`; the
-    /// longer pin wins).
-    pub fn pin(&mut self, key: u64, deployment: DeploymentIdx, now: Instant, until: Instant) {
-        if deployment.get() < self.deployments.len() {
-            self.pins.set(key, Pin { deployment, until }, now);
+    /// Keeps the conversation under `key` on `pin.deployment` until `pin.until` (set at `now`;
+    /// the longer pin wins).
+    pub fn pin(&mut self, key: u64, pin: Pin, now: Instant) {
+        if pin.deployment.get() < self.deployments.len() {
+            self.pins.set(key, pin, now);
         }
+    }
+
+    /// The live pin under `key` at `now`.
+    pub fn pin_of(&self, key: u64, now: Instant) -> Option<Pin> {
+        self.pins.get(key).filter(|p| now < p.until)
     }
 
     /// The deployment pinned under `key` at `now`, if the pin is live.

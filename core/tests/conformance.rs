@@ -485,7 +485,7 @@ fn setup(c: &Case) -> (Snapshot, State, Instant) {
     if let Some(id) = c.state.pinned {
         let group = pointwork_core::GroupIdx(0);
         for key in snap.pin_keys(group, c.facts.0.affinity).into_iter().flatten() {
-            state.pin(key, idx(&snap, id), now, now + Duration::from_secs(60));
+            state.pin(key, pointwork_core::Pin::new(idx(&snap, id), now + Duration::from_secs(60)), now);
         }
     }
     (snap, state, now)

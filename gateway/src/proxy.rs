@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime};
 use monoio::net::TcpStream;
 use pointwork_core::{
     affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, ErrorClass,
-    Event, Failure, GroupIdx, LatencySample, PickRequest, RequestFacts, Resolution, RouteError, RouteKind,
+    Event, Failure, GroupIdx, LatencySample, PickRequest, Pin, RequestFacts, Resolution, RouteError, RouteKind,
     RoutingStrategy, Step, Walk,
 };
 
@@ -501,8 +501,9 @@ fn pin_conversation(shard: &Shard, routes: &Arc<Routes>, decision: &Decision, fa
     let until = now + routes.snapshot.settings.affinity.ttl;
     for key in keys.into_iter().flatten() {
         shard.record(routes, decision.deployment, |state, _, i| {
-            state.pin(key, i, now, until);
-            ((), Some(Event::Pin { key, idx: i, at: now, until }))
+            let pin = Pin::new(i, until);
+            state.pin(key, pin, now);
+            ((), Some(Event::Pin { key, pin, at: now }))
         });
     }
 }

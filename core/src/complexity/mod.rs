@@ -27,6 +27,7 @@
 //! ("LITELLM ESCALATE"), custom dimensions, `heuristic_v2`, the LLM classifiers.
 
 mod classify;
+mod router;
 mod lexicon;
 mod settings;
 mod signals;
@@ -35,6 +36,10 @@ mod tests;
 mod tier;
 
 pub use classify::{classify, Classification, Classifier};
+pub use router::{
+    tier_pick, AutoRouter, Cause, ClassifierFallback, Gate, LlmClassifier, RouterConfig, Routed, TierSelection, Verdict,
+    MAX_POOL,
+};
 pub use settings::{
     ClassifierSettings, TierBoundaries, TokenThresholds, Weights, DEFAULT_CODE_KEYWORDS, DEFAULT_REASONING_KEYWORDS,
     DEFAULT_SIMPLE_KEYWORDS, DEFAULT_TECHNICAL_KEYWORDS,
