@@ -40,6 +40,9 @@ pub struct Config {
     pub default_policy: Option<String>,
     /// The auto models (`model_list` entries of `pointwork/policy_router`), pools resolved.
     pub policy_routers: Vec<PolicyRouterEntry>,
+    /// The complexity auto-routers (`model_list` entries of `auto_router/complexity_router`),
+    /// their groups checked against the model list.
+    pub complexity_routers: Vec<pointwork_core::complexity::RouterConfig>,
     /// The OpenRouter best-value walk: `Some` when `litellm_settings.callbacks` names the
     /// plugin's callback (`litellm_plugin_openrouter_pareto.plugin.openrouter_pareto_callback`).
     pub pareto: Option<ParetoSettings>,
@@ -189,6 +192,7 @@ impl fmt::Debug for Config {
             .field("policies", &self.policies)
             .field("default_policy", &self.default_policy)
             .field("policy_routers", &self.policy_routers)
+            .field("complexity_routers", &self.complexity_routers)
             .field("pareto", &self.pareto)
             .field("files", &self.files)
             .field("warning_count", &self.warning_count)

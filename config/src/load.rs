@@ -140,6 +140,7 @@ fn compile(
             policies,
             default_policy,
             policy_routers,
+            complexity_routers: Vec::new(),
             pareto,
             files: doc.files,
             warning_count: warnings.len(),
