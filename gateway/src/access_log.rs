@@ -77,6 +77,8 @@ pub struct Entry<'a> {
     /// The decision's cause (`fresh`, `retry`, …) and its one-line reason.
     pub cause: Option<&'a str>,
     pub route: Option<&'a str>,
+    /// The complexity router's record, a JSON object.
+    pub routing_decision: Option<&'a str>,
 }
 
 impl AccessLog {
@@ -134,6 +136,10 @@ impl AccessLog {
         }
         field_opt_str(b, "cause", e.cause);
         field_opt_str(b, "route", e.route);
+        if let Some(record) = e.routing_decision {
+            b.extend_from_slice(b",\"routing_decision\":");
+            b.extend_from_slice(record.as_bytes());
+        }
         b.extend_from_slice(b"}\n");
         if self.buf.len() >= FLUSH_AT {
             self.flush();
@@ -251,6 +257,7 @@ mod tests {
             failed_over: &[],
             cause: Some("retry"),
             route: None,
+            routing_decision: None,
         });
         log.flush();
         let text = std::fs::read_to_string(&dir).unwrap();

@@ -2,6 +2,7 @@
 
 pub mod access_log;
 pub mod app;
+pub mod complexity;
 pub mod cli;
 pub mod control;
 pub mod demo;

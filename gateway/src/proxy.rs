@@ -12,6 +12,7 @@ use pointwork_core::{
 };
 
 use crate::access_log::Entry;
+use crate::complexity;
 use crate::errors::openai_error;
 use crate::facts;
 use crate::keys::{unix_now, Caller, VirtualKey};
@@ -50,8 +51,12 @@ pub(crate) struct Ending {
     pub(crate) route: Option<(String, &'static str)>,
     /// Deployments whose attempts failed before this one (the policy router's failover).
     pub(crate) failed_over: Vec<DeploymentIdx>,
-    /// The pareto walk's decision (`openrouter-pareto winner novita/fp8`).
-    pub(crate) pareto: Option<String>,
+    /// What decided before the pick, for the route line: the complexity router's decision
+    /// (`auto-router SIMPLE heuristic_scorer … routed=g`), the pareto walk's
+    /// (`openrouter-pareto winner novita/fp8`).
+    pub(crate) before_pick: Option<String>,
+    /// The complexity router's record (the access log's `routing_decision`), as JSON.
+    pub(crate) routing_decision: Option<String>,
 }
 
 impl Ending {
@@ -67,7 +72,8 @@ impl Ending {
             decision: None,
             route: None,
             failed_over: Vec::new(),
-            pareto: None,
+            before_pick: None,
+            routing_decision: None,
         }
     }
 }
@@ -154,7 +160,19 @@ pub async fn serve(
     }
     let snap = &routes.snapshot;
     let settings = &snap.settings;
-    let mut walk = Walk::new(&facts.model, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
+    // A complexity router decides the group first; the walk then runs inside it.
+    let auto = match routes.complexity.as_ref().and_then(|c| c.router(&facts.model)) {
+        Some(router) => {
+            let caller_scope = caller.name().map_or(0, |name| affinity_hash(name.as_bytes()));
+            let decided = complexity::decide(shard, routes, router, route, body, facts, caller_scope).await;
+            let record = shard.access_log.borrow().is_on().then(|| decided.record(router.name(), snap).to_string());
+            Some((decided.routed.group, decided.describe(snap), record))
+        }
+        None => None,
+    };
+    let target = auto.as_ref().map_or(&*facts.model, |(group, _, _)| &*snap.group(*group).name);
+    let routing_decision = auto.as_ref().and_then(|(_, _, record)| record.clone());
+    let mut walk = Walk::new(target, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
     let mut last_error: Option<(DeploymentIdx, AttemptError)> = None;
     let mut route_error: Option<RouteError> = None;
     // The first pick happens now (facts extraction took a microsecond or less): one clock read.
@@ -174,7 +192,12 @@ pub async fn serve(
                 }
                 let reply = pareto::refusal_reply(&refusal);
                 let walked = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
-                let ending = Ending { route: Some(walked), ..Ending::refused(reply.status, reply.body.len()) };
+                let ending = Ending {
+                    route: Some(walked),
+                    before_pick: auto.as_ref().map(|(_, line, _)| line.clone()),
+                    routing_decision,
+                    ..Ending::refused(reply.status, reply.body.len())
+                };
                 finish(shard, routes, &info, ending);
                 return respond::send(client, respond::for_route(route, reply), keep_alive).await;
             }
@@ -192,7 +215,7 @@ pub async fn serve(
                 // Nothing to pick in this target (all cooling down or filtered out, or a
                 // fallback group that does not exist): the walk may go on, by the error's class.
                 // A requested name that does not exist is the caller's mistake: it stops here.
-                let unknown_request = matches!(e, RouteError::UnknownModel { .. }) && walk.target() == facts.model;
+                let unknown_request = matches!(e, RouteError::UnknownModel { .. }) && walk.target() == target;
                 let step = if unknown_request {
                     Step::Stop
                 } else {
@@ -212,6 +235,8 @@ pub async fn serve(
                             group: Some(snap.group_of(idx)),
                             deployment: Some(idx),
                             attempts,
+                            before_pick: auto.as_ref().map(|(_, line, _)| line.clone()),
+                            routing_decision,
                             ..Ending::refused(err.status, 0)
                         };
                         (error_reply(snap, idx, attempts, err), ending)
@@ -219,11 +244,17 @@ pub async fn serve(
                     (None, e) => {
                         // Invariant: set just above.
                         let e = e.unwrap_or(RouteError::UnknownModel { model: facts.model.clone() });
-                        let group = match snap.resolve(&facts.model) {
+                        let group = match snap.resolve(target) {
                             Resolution::Group { group, .. } => Some(group),
                             _ => None,
                         };
-                        (route_error_reply(&e), Ending { group, ..Ending::refused(e.status(), 0) })
+                        let before_pick = auto.as_ref().map(|(_, line, _)| line.clone());
+                        let ending = Ending { group, before_pick, routing_decision, ..Ending::refused(e.status(), 0) };
+                        let mut reply = route_error_reply(&e);
+                        if let Some(line) = &ending.before_pick {
+                            reply.header(HEADER_ROUTE, line.as_bytes());
+                        }
+                        (reply, ending)
                     }
                 };
                 finish(shard, routes, &info, Ending { bytes_out: reply.body.len() as u64, ..ending });
@@ -253,7 +284,8 @@ pub async fn serve(
             None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
             _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
         };
-        let labels = decision_headers(snap, &decision, attempt, steered.as_ref());
+        let before_pick = before_pick(auto.as_ref().map(|(_, line, _)| line.as_str()), steered.as_ref());
+        let labels = decision_headers(snap, &decision, attempt, before_pick.as_deref());
         let exchange = Exchange {
             target: &upstream.target,
             provider: snap.deployment(idx).provider.prefix(),
@@ -293,7 +325,8 @@ pub async fn serve(
                     decision: Some(decision),
                     route: None,
                     failed_over: Vec::new(),
-                    pareto: steered.as_ref().map(Steered::describe),
+                    before_pick,
+                    routing_decision,
                 };
                 finish(shard, routes, &info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
@@ -321,7 +354,8 @@ pub async fn serve(
                         decision: Some(decision),
                         route: None,
                         failed_over: Vec::new(),
-                        pareto: steered.as_ref().map(Steered::describe),
+                        before_pick,
+                        routing_decision,
                     };
                     finish(shard, routes, &info, ending);
                     return respond::send(client, respond::for_route(route, reply), keep_alive).await;
@@ -494,6 +528,16 @@ fn keeps_api_key_affinity(a: &AffinitySettings) -> bool {
     a.all_groups.deployment || a.per_group.iter().any(|(_, k)| k.deployment)
 }
 
+/// What decided before the pick, joined for the route line: the complexity router's decision,
+/// then the pareto walk's.
+fn before_pick(auto: Option<&str>, steered: Option<&Steered<'_>>) -> Option<String> {
+    match (auto, steered.map(Steered::describe)) {
+        (Some(auto), Some(walk)) => Some(format!("{auto}; {walk}")),
+        (Some(auto), None) => Some(auto.to_string()),
+        (None, walk) => walk,
+    }
+}
+
 /// Pins the conversation (session id, caller's key) to the deployment this attempt goes to, on
 /// every shard, for `deployment_affinity_ttl_seconds` from now (each request refreshes it).
 fn pin_conversation(shard: &Shard, routes: &Arc<Routes>, decision: &Decision, facts: &RequestFacts, now: Instant) {
@@ -517,7 +561,7 @@ pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
     }
     let snap = &routes.snapshot;
     let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
-    let reason = match (e.pareto, reason) {
+    let reason = match (e.before_pick, reason) {
         (Some(walk), Some(pick)) => Some(format!("{walk}; {pick}")),
         (walk, pick) => pick.or(walk),
     };
@@ -541,5 +585,6 @@ pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         failed_over: &failed_over,
         cause: e.decision.as_ref().map(|d| d.cause.as_str()).or(e.route.as_ref().map(|r| r.1)),
         route: reason.as_deref(),
+        routing_decision: e.routing_decision.as_deref(),
     });
 }

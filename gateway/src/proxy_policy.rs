@@ -163,7 +163,8 @@ pub(crate) async fn serve(
                     decision: None,
                     route: Some((reason, cause)),
                     failed_over,
-                    pareto: None,
+                    before_pick: None,
+                    routing_decision: None,
                 };
                 finish(shard, routes, info, ending);
                 shard.metrics.borrow_mut().policy_request(&policy.id, OUTCOME_ROUTED);

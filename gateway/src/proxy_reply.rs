@@ -6,7 +6,6 @@ use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, Dialect, Provider, R
 use crate::errors::openai_error;
 use crate::facts::Extracted;
 use crate::http::write;
-use crate::pareto::Steered;
 use crate::proxy::{HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE};
 use crate::respond::Reply;
 use crate::routes::ANTHROPIC_VERSION;
@@ -69,17 +68,18 @@ pub(crate) fn decision_headers(
     snap: &pointwork_core::Snapshot,
     decision: &Decision,
     attempt: u32,
-    steered: Option<&Steered<'_>>,
+    before_pick: Option<&str>,
 ) -> Vec<u8> {
     let d = snap.deployment(decision.deployment);
     let mut out = Vec::with_capacity(256);
     write::header(&mut out, HEADER_DEPLOYMENT, d.id.as_bytes());
     write::header(&mut out, HEADER_MODEL_GROUP, snap.group(decision.group).name.as_bytes());
     write::header_decimal(&mut out, HEADER_ATTEMPTS, u64::from(attempt));
-    match steered {
-        // The walk's reason word first, then the pick's sentence.
-        Some(s) => {
-            let route = format!("{}; {}", s.describe(), decision.route_reason(snap));
+    match before_pick {
+        // What decided before the pick first (the complexity router, the pareto walk), then the
+        // pick's sentence.
+        Some(before) => {
+            let route = format!("{before}; {}", decision.route_reason(snap));
             write::header(&mut out, HEADER_ROUTE, route.as_bytes());
         }
         None => route_header(&mut out, snap, decision),

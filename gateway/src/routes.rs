@@ -57,6 +57,8 @@ pub struct Routes {
     pub policy: Option<PolicyRoutes>,
     /// The OpenRouter best-value walk's settings and deployment pins; `None` when it is off.
     pub pareto: Option<crate::pareto::ParetoRoutes>,
+    /// The complexity auto-routers; `None` without any.
+    pub complexity: Option<crate::complexity::ComplexityRoutes>,
 }
 
 const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
@@ -71,11 +73,16 @@ impl Routes {
         routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
         routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
         routes.pareto = crate::pareto::ParetoRoutes::new(config, &routes.snapshot);
-        if let Some(policy) = &routes.policy {
+        routes.complexity = crate::complexity::ComplexityRoutes::new(config, &routes.snapshot)?;
+        if routes.policy.is_some() {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
             routes.facts_needed.image = true;
-            routes.models_body = models_list(routes.snapshot.public_model_names().chain(policy.router_names()));
+        }
+        if routes.policy.is_some() || routes.complexity.is_some() {
+            let policy = routes.policy.iter().flat_map(|p| p.router_names());
+            let complexity = routes.complexity.iter().flat_map(|c| c.names());
+            routes.models_body = models_list(routes.snapshot.public_model_names().chain(policy).chain(complexity));
         }
         let embedding: HashSet<&str> = config
             .deployments
@@ -122,7 +129,16 @@ impl Routes {
         }
         let models_body = models_list(snapshot.public_model_names());
         let facts_needed = facts_needed(&snapshot);
-        Ok(Routes { snapshot, upstreams, models_body, keys: Keys::default(), facts_needed, policy: None, pareto: None })
+        Ok(Routes {
+            snapshot,
+            upstreams,
+            models_body,
+            keys: Keys::default(),
+            facts_needed,
+            policy: None,
+            pareto: None,
+            complexity: None,
+        })
     }
 }
 

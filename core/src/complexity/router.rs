@@ -245,10 +245,14 @@ impl AutoRouter {
         // Invariant of `new`: every tier's pool, and the default model when used, has a group.
         let group = tier_pick(gate.snap, pool, self.config.selection, rng, |_| true).unwrap_or(pool[0]);
         let marker = gate.snap.group(group).members[0];
+        let cause = match verdict.tier {
+            Some(t) if self.pools[t as usize].is_empty() => Cause::DefaultFallback,
+            _ => verdict.cause,
+        };
         let decided = Routed {
             group,
             tier: verdict.tier,
-            cause: verdict.cause,
+            cause,
             decided_by: None,
             score: verdict.score,
             signals: verdict.signals,

@@ -35,6 +35,9 @@ pub struct Report {
     pub policy_requests: HashMap<(String, String), u64>,
     /// The pareto walk's decisions, by rule key and reason (`winner`, `safe_set`, …).
     pub pareto_decisions: HashMap<(String, &'static str), u64>,
+    /// The complexity routers' decisions, by router, tier (`none` for the default model) and
+    /// cause (`heuristic_scorer`, `health_failover`, …).
+    pub auto_router_decisions: HashMap<(String, &'static str, &'static str), u64>,
 }
 
 impl Report {
@@ -48,6 +51,7 @@ impl Report {
             && self.cooldowns_started.is_empty()
             && self.policy_requests.is_empty()
             && self.pareto_decisions.is_empty()
+            && self.auto_router_decisions.is_empty()
     }
 
     /// Adds `other`'s counts to these.
@@ -73,6 +77,9 @@ impl Report {
         }
         for (k, v) in other.pareto_decisions {
             *self.pareto_decisions.entry(k).or_default() += v;
+        }
+        for (k, v) in other.auto_router_decisions {
+            *self.auto_router_decisions.entry(k).or_default() += v;
         }
     }
 }

@@ -84,6 +84,21 @@ pub fn render(totals: &Totals, gauges: Gauges) -> String {
         let _ =
             writeln!(out, "pointwork_pareto_decisions_total{{model=\"{}\",reason=\"{reason}\"}} {n}", escape(model));
     }
+    family(
+        &mut out,
+        "pointwork_auto_router_decisions_total",
+        "counter",
+        "The complexity routers' decisions, by router, tier (none: the default model) and cause.",
+    );
+    let mut decisions: Vec<_> = c.auto_router_decisions.iter().collect();
+    decisions.sort();
+    for ((router, tier, cause), n) in decisions {
+        let _ = writeln!(
+            out,
+            "pointwork_auto_router_decisions_total{{router=\"{}\",tier=\"{tier}\",cause=\"{cause}\"}} {n}",
+            escape(router)
+        );
+    }
     counter(&mut out, "pointwork_retries_total", "Attempts retried on another deployment after a failure.", c.retries);
     counter(&mut out, "pointwork_fallbacks_total", "Attempts that fell back to another model group.", c.fallbacks);
     family(&mut out, "pointwork_cooldowns_started_total", "counter", "Cooldowns started, by deployment.");

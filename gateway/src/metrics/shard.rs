@@ -73,6 +73,11 @@ impl ShardMetrics {
         *self.named.pareto_decisions.entry((key.to_string(), reason.as_str())).or_default() += 1;
     }
 
+    /// A complexity router decided (`tier`: its name, or `none`).
+    pub fn auto_router_decision(&mut self, router: &str, tier: &'static str, cause: &'static str) {
+        *self.named.auto_router_decisions.entry((router.to_string(), tier, cause)).or_default() += 1;
+    }
+
     pub fn upstream_latency(&mut self, routes: &Arc<Routes>, group: GroupIdx, took: Duration) {
         self.under(routes);
         slot(&mut self.upstream_latency, group.get()).get_or_insert_with(Hist::new).record(micros(took));

@@ -16,17 +16,16 @@
 
 mod backoff;
 mod cache;
-mod fetch;
 mod parse;
 mod round;
 mod shared;
 mod state;
-mod tls;
+pub(crate) mod tls;
 
 #[cfg(test)]
 mod poller_tests;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 pub use cache::FILE_NAME as CACHE_FILE_NAME;
 pub use shared::ParetoShared;
@@ -39,8 +38,8 @@ use arc_swap::ArcSwap;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use pointwork_core::pareto::{ParetoSettings, ParetoTelemetry, TelemetrySettings};
 
+use crate::upstream::fetch::{self, Client};
 use cache::{CacheFile, Contents};
-use fetch::Client;
 use round::Canonicals;
 use state::PollerState;
 

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::fetch::{get, Client};
 use super::parse;
 use super::state::Rows;
+use crate::upstream::fetch::{get, Client};
 use crate::upstream::target::Target;
 
 /// How long the model list's permaslugs are believed.

@@ -3,5 +3,6 @@
 pub mod body_block;
 pub mod conn;
 pub mod exchange;
+pub mod fetch;
 pub mod pool;
 pub mod target;

@@ -1,4 +1,5 @@
-//! One telemetry fetch: an HTTP/1.1 GET on the poller thread's runtime, the whole body read
+//! One whole exchange off the proxy path (the telemetry poller's GETs, the complexity router's
+//! classifier call): an HTTP/1.1 request on a fresh connection, the whole body read
 //! (content-length, chunked, or until close) up to a size limit, the configured timeout over
 //! all of it (connect, request, answer). Anything but a 2xx answer is an error.
 
@@ -51,6 +52,12 @@ impl fmt::Display for FetchError {
 
 /// `GET {target}{path_and_query}`: the body of a 2xx answer.
 pub async fn get(client: &Client, target: &Target, path_and_query: &str) -> Result<Vec<u8>, FetchError> {
+    send(client, target, request(target, path_and_query)).await
+}
+
+/// Sends `request` (a whole HTTP/1.1 request, `connection: close`) to `target`: the body of a
+/// 2xx answer.
+pub async fn send(client: &Client, target: &Target, request: Vec<u8>) -> Result<Vec<u8>, FetchError> {
     let attempt = async {
         let tls = match &client.tls {
             Ok(tls) => tls,
@@ -60,7 +67,7 @@ pub async fn get(client: &Client, target: &Target, path_and_query: &str) -> Resu
             ConnectError::Timeout => FetchError::Timeout(client.timeout),
             ConnectError::Failed(why) => FetchError::Failed(why),
         })?;
-        let (res, _) = conn.write_all(request(target, path_and_query)).await;
+        let (res, _) = conn.write_all(request).await;
         res.map_err(|e| FetchError::Failed(format!("sending the request failed: {e}")))?;
         read_body(&mut conn, client.max_body).await
     };
