@@ -106,6 +106,11 @@ impl<'e> Checker<'e> {
         self.warnings.push(ConfigWarning { path: path.to_string(), message: message.into() });
     }
 
+    /// How many errors so far (to tell whether a part added any).
+    pub(crate) fn error_count(&self) -> usize {
+        self.errors.len()
+    }
+
     pub(crate) fn finish(self) -> (Vec<ConfigError>, Vec<ConfigWarning>) {
         (self.errors, self.warnings)
     }

@@ -112,6 +112,10 @@ pub(crate) const NON_NEGATIVE_NUMBER: Kind<f64> = Kind {
     secret: false,
 };
 
+/// A score or cut-off: any finite number.
+pub(crate) const FINITE_NUMBER: Kind<f64> =
+    Kind { expected: "a number", parse: |n| number(n).filter(|x| x.is_finite()), secret: false };
+
 /// The walk's windows and TTLs (seconds, fractions allowed), a price ceiling: a finite number
 /// greater than 0.
 pub(crate) const POSITIVE_NUMBER: Kind<f64> = Kind {

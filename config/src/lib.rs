@@ -9,6 +9,8 @@
 mod api_base;
 mod auth;
 mod check;
+mod complexity_router;
+mod complexity_settings;
 mod config;
 mod cost_map;
 mod deployment_id;

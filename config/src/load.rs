@@ -7,6 +7,7 @@ use std::rc::Rc;
 use pointwork_core::{Deployment, RouterSettings};
 
 use crate::check::{Checker, KeyPath};
+use crate::complexity_router::resolve_complexity_routers;
 use crate::config::duplicate_ids;
 use crate::cost_map::{self, CostMap, MODEL_COST_MAP};
 use crate::deployment_id::number_pooled_ids;
@@ -104,6 +105,8 @@ fn compile(
     };
     let gone = check_references(&mut c, &references, &names);
     let policy_routers = resolve_policy_routers(&mut c, &lists.policy_routers, &names);
+    let complexity_routers =
+        resolve_complexity_routers(&mut c, &lists.complexity_routers, &lists.policy_routers, &names);
     for list in
         [&mut router.fallbacks.generic, &mut router.fallbacks.context_window, &mut router.fallbacks.content_policy]
     {
@@ -140,7 +143,7 @@ fn compile(
             policies,
             default_policy,
             policy_routers,
-            complexity_routers: Vec::new(),
+            complexity_routers,
             pareto,
             files: doc.files,
             warning_count: warnings.len(),

@@ -1,13 +1,17 @@
 //! LiteLLM's `model_list`: each entry becomes one [`Deployment`], or is left out with a warning
 //! when Pointwork does not serve its provider yet or its `supported_environments` exclude this
 //! one. An entry of `pointwork/policy_router` declares an auto model instead (see
-//! `policy_router.rs`).
+//! `policy_router.rs`), and one of `auto_router/complexity_router` a complexity router (see
+//! `complexity_router.rs`).
 
 use pointwork_core::policy::PolicyAttrs;
 use pointwork_core::{Deployment, Param, Provider};
 
 use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};
+use crate::complexity_router::{
+    read_complexity_params, DeclaredComplexityRouter, DeclaredConfig, COMPLEXITY_ROUTER_MODEL,
+};
 use crate::cost_map;
 use crate::deployment_id::derive_id;
 use crate::extra_body::read_extra_body;
@@ -39,6 +43,9 @@ pub(crate) struct ModelLists {
     /// The auto models (`pointwork/policy_router` entries): not deployments, not counted in
     /// `total`.
     pub(crate) policy_routers: Vec<DeclaredRouter>,
+    /// The complexity routers (`auto_router/complexity_router` entries): not counted in `total`
+    /// either.
+    pub(crate) complexity_routers: Vec<DeclaredComplexityRouter>,
     /// The `model_name`s of entries that failed to compile (their errors explain references to
     /// them).
     pub(crate) failed_names: Vec<String>,
@@ -52,6 +59,7 @@ enum Entry {
     Compiled(Box<CompiledEntry>),
     LeftOut(LeftOut),
     PolicyRouter(DeclaredRouter),
+    ComplexityRouter(DeclaredComplexityRouter),
 }
 
 /// Compiles every file's `model_list`.
@@ -67,11 +75,12 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
         for (index, item) in items.iter().enumerate() {
             let source = EntrySource { file: list.path.file().map(|f| f.to_string()), index };
             let entry = read_entry(c, item, list.path.index(index), source);
-            out.total += usize::from(!matches!(entry, Some(Entry::PolicyRouter(_))));
+            out.total += usize::from(!matches!(entry, Some(Entry::PolicyRouter(_) | Entry::ComplexityRouter(_))));
             match entry {
                 Some(Entry::Compiled(entry)) => out.compiled.push(*entry),
                 Some(Entry::LeftOut(entry)) => out.left_out.push(entry),
                 Some(Entry::PolicyRouter(router)) => out.policy_routers.push(router),
+                Some(Entry::ComplexityRouter(router)) => out.complexity_routers.push(router),
                 None => out.failed_names.extend(entry_string(item, "model_name")),
             }
         }
@@ -93,9 +102,14 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
             c.map(params_node, params_path).and_then(|fields| read_litellm_params(c, fields)).map(|p| (p, params_node))
         }
     };
-    let info = if matches!(params, Some((Params::PolicyRouter { .. }, _))) {
+    let router_kind = match &params {
+        Some((Params::PolicyRouter { .. }, _)) => Some("a policy router"),
+        Some((Params::ComplexityRouter(_), _)) => Some("a complexity router"),
+        _ => None,
+    };
+    let info = if let Some(kind) = router_kind {
         for (_, _, path) in entry.untaken() {
-            c.warn(path, "ignored: a policy router is not a deployment");
+            c.warn(path, format!("ignored: {kind} is not a deployment"));
         }
         ModelInfo::default()
     } else {
@@ -109,6 +123,13 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         Params::Served(deployment, model) => (*deployment, model),
         Params::PolicyRouter { pool } => {
             return Some(Entry::PolicyRouter(DeclaredRouter { model_name, entry: entry.path, pool }));
+        }
+        Params::ComplexityRouter(config) => {
+            return Some(Entry::ComplexityRouter(DeclaredComplexityRouter {
+                model_name,
+                entry: entry.path,
+                config: *config,
+            }));
         }
         Params::NotServed { provider, model } => {
             let left_out = LeftOut { source, model_name, model, because: LeftOutBecause::ProviderNotServed(provider) };
@@ -192,6 +213,8 @@ enum Params {
     NotServed { provider: String, model: String },
     /// `pointwork/policy_router`: an auto model and its `policy_router_config.pool`.
     PolicyRouter { pool: Option<Vec<(String, KeyPath)>> },
+    /// `auto_router/complexity_router`: a complexity router and its config, groups unchecked.
+    ComplexityRouter(Box<DeclaredConfig>),
 }
 
 fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
@@ -200,6 +223,10 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     // Pointwork's own models come before the providers: `pointwork/` is none of them.
     match model.as_deref().map(str::trim) {
         Some(POLICY_ROUTER_MODEL) => return Some(Params::PolicyRouter { pool: read_router_params(c, p) }),
+        // LiteLLM's own router model; its other `auto_router/` models stay left out.
+        Some(COMPLEXITY_ROUTER_MODEL) => {
+            return read_complexity_params(c, p).map(|config| Params::ComplexityRouter(Box::new(config)));
+        }
         Some(m) if m.starts_with(POINTWORK_PREFIX) => {
             c.error(&model_path, format!("unknown Pointwork model {m:?}; the one there is: {POLICY_ROUTER_MODEL}"));
             c.warn_ignored(&p);

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use pointwork_core::complexity::{ClassifierFallback, RouterConfig, Tier};
 use pointwork_core::pareto::{ParetoRule, DEFAULT_RULE_MODEL};
 use pointwork_core::policy::{EndpointKind, Policy, PolicyAttrs};
 use pointwork_core::{Deployment, RoutingStrategy};
@@ -78,6 +79,9 @@ impl Config {
         }
         for r in &self.policy_routers {
             line(out, format_args!("policy router {}: pool [{}]", r.model_name, r.pool.join(", ")));
+        }
+        for r in &self.complexity_routers {
+            line(out, format_args!("complexity router {}: {}", r.name, complexity_line(r)));
         }
     }
 
@@ -248,6 +252,41 @@ fn row(d: &Deployment) -> [String; 5] {
     let key = d.api_key.as_deref().map_or("none".to_string(), redact);
     details.push(format!("key {key}"));
     [d.id.clone(), d.provider.prefix().to_string(), d.upstream_model.clone(), d.api_base.clone(), details.join(", ")]
+}
+
+/// `SIMPLE [a, b], MEDIUM [c], COMPLEX (→ default), …; default c; classifier heuristic; shuffle`.
+fn complexity_line(r: &RouterConfig) -> String {
+    let tiers: Vec<String> = Tier::ALL
+        .into_iter()
+        .zip(&r.tiers)
+        .map(|(tier, pool)| match (pool.is_empty(), &r.default_model) {
+            (false, _) => format!("{tier} [{}]", pool.join(", ")),
+            (true, Some(_)) => format!("{tier} (default_model)"),
+            (true, None) => format!("{tier} (MEDIUM's)"),
+        })
+        .collect();
+    let mut parts = vec![tiers.join(", ")];
+    if let Some(default) = &r.default_model {
+        parts.push(format!("default_model {default}"));
+    }
+    let classifier = match &r.llm {
+        Some(llm) => format!("classifier llm {} (timeout {})", llm.model, secs(llm.timeout)),
+        None => "classifier heuristic".to_string(),
+    };
+    let fallback = match (r.fallback, &r.llm) {
+        (_, None) => "",
+        (ClassifierFallback::Heuristic, Some(_)) => ", falls back to heuristic",
+        (ClassifierFallback::DefaultModel, Some(_)) => ", falls back to default_model",
+    };
+    parts.push(format!("{classifier}{fallback}"));
+    if !r.classifier.keyword_tier_rules.is_empty() {
+        parts.push(format!("{} keyword rules", r.classifier.keyword_tier_rules.len()));
+    }
+    parts.push(format!("tier_selection {}", r.selection.as_str()));
+    if r.session_affinity {
+        parts.push(format!("session affinity {}", secs(r.session_ttl)));
+    }
+    parts.join("; ")
 }
 
 /// `eu_owned_eu_operated in de, fr; providers deny [x]; max $5 per 1M tokens`.
