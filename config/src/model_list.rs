@@ -59,7 +59,7 @@ enum Entry {
     Compiled(Box<CompiledEntry>),
     LeftOut(LeftOut),
     PolicyRouter(DeclaredRouter),
-    ComplexityRouter(DeclaredComplexityRouter),
+    ComplexityRouter(Box<DeclaredComplexityRouter>),
 }
 
 /// Compiles every file's `model_list`.
@@ -80,7 +80,7 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
                 Some(Entry::Compiled(entry)) => out.compiled.push(*entry),
                 Some(Entry::LeftOut(entry)) => out.left_out.push(entry),
                 Some(Entry::PolicyRouter(router)) => out.policy_routers.push(router),
-                Some(Entry::ComplexityRouter(router)) => out.complexity_routers.push(router),
+                Some(Entry::ComplexityRouter(router)) => out.complexity_routers.push(*router),
                 None => out.failed_names.extend(entry_string(item, "model_name")),
             }
         }
@@ -125,11 +125,11 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
             return Some(Entry::PolicyRouter(DeclaredRouter { model_name, entry: entry.path, pool }));
         }
         Params::ComplexityRouter(config) => {
-            return Some(Entry::ComplexityRouter(DeclaredComplexityRouter {
+            return Some(Entry::ComplexityRouter(Box::new(DeclaredComplexityRouter {
                 model_name,
                 entry: entry.path,
                 config: *config,
-            }));
+            })));
         }
         Params::NotServed { provider, model } => {
             let left_out = LeftOut { source, model_name, model, because: LeftOutBecause::ProviderNotServed(provider) };

@@ -112,7 +112,7 @@ fn without_a_config_the_router_has_litellms_defaults() {
     let yaml = format!("{GROUPS}  - model_name: auto\n    litellm_params: {{model: auto_router/complexity_router}}\n");
     let expected =
         defaults("auto", [&["gpt-4o-mini"], &["gpt-4o"], &["claude-sonnet-4-20250514"], &["claude-sonnet-4-20250514"]]);
-    assert_eq!(routers(&yaml), [expected.clone()]);
+    assert_eq!(routers(&yaml), std::slice::from_ref(&expected));
     assert_eq!(routers(&with_config("{}")), [expected]);
 }
 
