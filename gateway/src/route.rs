@@ -5,6 +5,7 @@
 //! serving shard's state. A request that runs under a policy is explained the policy router's
 //! way (`route/policy.rs`).
 
+mod complexity;
 mod pareto;
 mod policy;
 
@@ -52,11 +53,14 @@ pub fn explain(
     }
     let facts = &extracted.facts;
     let snap = &routes.snapshot;
-    let walked = pareto::explain(routes, state, telemetry, body, &facts.model, now);
+    // A complexity router decides the group; the rest explains the pick inside it.
+    let auto = complexity::explain(routes, state, route, body, facts, now, seed);
+    let target = auto.as_ref().map_or(&*facts.model, |(_, group)| group.as_str());
+    let walked = pareto::explain(routes, state, telemetry, body, target, now);
     let excluded = walked.as_ref().map_or(&[][..], |(_, excluded)| &excluded[..]);
-    let req = PickRequest { excluded, ..pick_request(facts, body, &facts.model, None, &[]) };
+    let req = PickRequest { excluded, ..pick_request(facts, body, target, None, &[]) };
     let picked = pick(snap, state, &req, now, &mut Rng::new(seed));
-    let members: Vec<DeploymentIdx> = match snap.resolve(&facts.model) {
+    let members: Vec<DeploymentIdx> = match snap.resolve(target) {
         Resolution::Group { group, .. } => snap.group(group).members.clone(),
         Resolution::Deployment(idx) => vec![idx],
         Resolution::Unknown => Vec::new(),
@@ -76,6 +80,9 @@ pub fn explain(
     out.insert("seed".into(), json!(seed));
     out.insert("candidates".into(), Value::Array(candidates));
     out.insert("survivors".into(), json!(survivors));
+    if let Some((explained, _)) = auto {
+        out.insert("auto_router".into(), explained);
+    }
     if let Some((walk, _)) = walked {
         out.insert("pareto".into(), walk);
     }

@@ -167,7 +167,7 @@ pub(crate) async fn decide(
 }
 
 /// The heuristic's verdict on `text`; `failure`: the LLM classifier's, when it fell back.
-fn heuristic(
+pub(crate) fn heuristic(
     router: &AutoRouter,
     text: &str,
     failure: Option<&'static str>,
