@@ -25,6 +25,7 @@ options:
                          400 context_length_exceeded (Messages: Anthropic's 400 prompt is too long)
   --refuse WORD          answer chats containing WORD with OpenAI's 400 content_policy_violation
                          (Messages: a 200 with stop_reason refusal)
+  --reply TEXT           the text of chat and Messages answers (default: Hello from mock NAME)
   --openrouter-telemetry DIR
                          serve OpenRouter's telemetry from DIR/{author}/{slug}/ (endpoints.json,
                          stats.json, canonical_slug.txt), re-read on every request
@@ -35,7 +36,8 @@ options:
   --tls-key FILE         the PEM private key of --tls-cert
   -h, --help             print this help
 
-per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chunk-delay-ms.
+per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chunk-delay-ms,
+             x-mock-reply.
 endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /health,
            GET|POST /mock/control, GET|DELETE /mock/requests, GET /mock/stats.
 anthropic: POST /v1/messages (and /messages), POST /v1/messages/count_tokens; errors and
@@ -80,6 +82,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--fault-ratio",
             "--context-window",
             "--refuse",
+            "--reply",
             "--openrouter-telemetry",
             "--tls-cert",
             "--tls-key",
@@ -114,6 +117,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                 )
             }
             "--refuse" => options.refuse = Some(value),
+            "--reply" => options.reply = Some(value),
             "--openrouter-telemetry" => options.openrouter_telemetry = Some(PathBuf::from(value)),
             "--fault" => options.fault = Some(value.parse::<Fault>().map_err(|error| error.to_string())?),
             "--fault-ratio" => {

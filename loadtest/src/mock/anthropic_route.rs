@@ -52,8 +52,9 @@ impl Exchange<'_> {
     }
 
     /// `POST /v1/messages`: a 400 for a request Anthropic refuses or a prompt beyond
-    /// `--context-window`, a refusal for one containing the `--refuse` word, else the answer.
-    pub(crate) fn messages(&self, out: &mut Vec<u8>, pacing: Pacing) -> Answered {
+    /// `--context-window`, a refusal for one containing the `--refuse` word, else the answer, its
+    /// text `reply` when given (else "Hello from mock NAME").
+    pub(crate) fn messages(&self, out: &mut Vec<u8>, pacing: Pacing, reply: Option<&str>) -> Answered {
         let call = match read_messages_request(self.body) {
             Ok(call) => call,
             Err(message) => return Answered::Written { head_len: self.error(out, 400, &message) },
@@ -72,7 +73,7 @@ impl Exchange<'_> {
         let message = if refused {
             Message::refusal(self.number, call.model, self.body.len())
         } else {
-            Message::answer(self.number, call, &self.shared.text.content, self.body.len())
+            Message::answer(self.number, call, self.shared.text.content_or(reply), self.body.len())
         };
         if stream {
             return Answered::Stream(plan_stream(
@@ -136,7 +137,7 @@ mod tests {
         let body = body.to_string();
         let exchange = Exchange { shared: &shared, body: body.as_bytes(), number: 4, close: false };
         let mut out = Vec::new();
-        let head_len = written(exchange.messages(&mut out, PACING));
+        let head_len = written(exchange.messages(&mut out, PACING, None));
         let (head, answer) = split(&out, head_len);
         assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.contains("request-id: req_mock_4\r\n"), "{head}");
         let fixture: Value =
@@ -154,6 +155,47 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_replaces_the_text_whole_and_streamed() {
+        let shared = shared(MockOptions::default());
+        let reply = "{\"tier\": \"simple\"}\nüñï \\ done";
+        let body = json!({"model": "claude-x", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
+        let body = body.to_string();
+        let exchange = Exchange { shared: &shared, body: body.as_bytes(), number: 5, close: false };
+        let mut out = Vec::new();
+        let head_len = written(exchange.messages(&mut out, PACING, Some(reply)));
+        let (_, answer) = split(&out, head_len);
+        assert_eq!(answer["content"], json!([{"type": "text", "text": reply}]));
+        assert_eq!(answer["stop_reason"], "end_turn");
+        assert_eq!(answer["usage"]["output_tokens"], reply.len().div_ceil(4));
+
+        let streamed =
+            json!({"model": "c", "max_tokens": 10, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+        let streamed = streamed.to_string();
+        let exchange = Exchange { shared: &shared, body: streamed.as_bytes(), number: 6, close: false };
+        let pacing = Pacing { chunks: 5, ..PACING };
+        let Answered::Stream(plan) = exchange.messages(&mut Vec::new(), pacing, Some(reply)) else {
+            panic!("expected a stream");
+        };
+        assert_eq!(plan.deltas.len(), 5);
+        let framed: Vec<u8> = plan.deltas.concat();
+        let text: String = String::from_utf8(framed)
+            .expect("utf-8")
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .filter_map(|event| event["delta"]["text"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(text, reply);
+
+        // A refusal stays a refusal.
+        let shared = self::shared(MockOptions { refuse: Some("hi".into()), ..MockOptions::default() });
+        let exchange = Exchange { shared: &shared, body: body.as_bytes(), number: 7, close: false };
+        let mut out = Vec::new();
+        let head_len = written(exchange.messages(&mut out, PACING, Some(reply)));
+        assert_eq!(split(&out, head_len).1["content"], json!([]));
+    }
+
+    #[test]
     fn invalid_requests_get_anthropics_400() {
         let shared = shared(MockOptions::default());
         for (body, message) in [
@@ -163,7 +205,7 @@ mod tests {
         ] {
             let exchange = Exchange { shared: &shared, body: body.as_bytes(), number: 1, close: false };
             let mut out = Vec::new();
-            let head_len = written(exchange.messages(&mut out, PACING));
+            let head_len = written(exchange.messages(&mut out, PACING, None));
             let (head, error) = split(&out, head_len);
             assert!(head.starts_with("HTTP/1.1 400 "), "{head}");
             assert_eq!(error["type"], "error");
@@ -183,7 +225,7 @@ mod tests {
         let long = long.to_string();
         let exchange = Exchange { shared: &shared, body: long.as_bytes(), number: 2, close: false };
         let mut out = Vec::new();
-        let head_len = written(exchange.messages(&mut out, PACING));
+        let head_len = written(exchange.messages(&mut out, PACING, None));
         let (_, error) = split(&out, head_len);
         let expected = format!("prompt is too long: {} tokens > 10 maximum", long.len().div_ceil(4));
         assert_eq!(error["error"]["message"], expected);
@@ -192,7 +234,7 @@ mod tests {
         let body = r#"{"model":"c","max_tokens":5,"messages":[{"role":"user","content":"a forbidden thing"}]}"#;
         let exchange = Exchange { shared: &shared, body: body.as_bytes(), number: 3, close: false };
         let mut out = Vec::new();
-        let head_len = written(exchange.messages(&mut out, PACING));
+        let head_len = written(exchange.messages(&mut out, PACING, None));
         let (_, refusal) = split(&out, head_len);
         assert_eq!(refusal["stop_reason"], "refusal");
         assert_eq!(refusal["content"], json!([]));

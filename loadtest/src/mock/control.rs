@@ -9,7 +9,7 @@ use super::fault::Fault;
 use super::options::Behaviour;
 
 /// A control request applied to the current behaviour.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ControlChange {
     pub behaviour: Behaviour,
     /// The fault or its ratio was given: the fault sequence starts again from request 1.
@@ -17,7 +17,8 @@ pub(crate) struct ControlChange {
 }
 
 /// Reads `{"fault": "status:500" | null, "fault_ratio": 1.0, "latency_ms": 0, "chunks": 8,
-/// "chunk_delay_ms": 0}`; absent fields keep their value, unknown fields are refused.
+/// "chunk_delay_ms": 0, "reply": "text" | null}`; absent fields keep their value, unknown fields
+/// are refused.
 pub(crate) fn apply_control(current: Behaviour, body: &[u8]) -> Result<ControlChange, String> {
     let fields: Map<String, Value> = serde_json::from_slice(body).map_err(|error| format!("control body: {error}"))?;
     let mut behaviour = current;
@@ -49,10 +50,17 @@ pub(crate) fn apply_control(current: Behaviour, body: &[u8]) -> Result<ControlCh
                     .filter(|&count| count >= 1)
                     .ok_or("chunks must be a whole number of at least 1")?;
             }
+            "reply" => {
+                behaviour.reply = match value {
+                    Value::Null => None,
+                    Value::String(text) => Some(text.as_str().into()),
+                    _ => return Err("reply must be a string or null".to_owned()),
+                };
+            }
             other => {
                 return Err(format!(
                     "unknown control field {other:?} (known: fault, fault_ratio, latency_ms, \
-                     chunks, chunk_delay_ms)"
+                     chunks, chunk_delay_ms, reply)"
                 ))
             }
         }
@@ -72,6 +80,7 @@ pub(crate) fn behaviour_json(behaviour: &Behaviour) -> Vec<u8> {
         "latency_ms": behaviour.latency.as_millis() as u64,
         "chunks": behaviour.chunks,
         "chunk_delay_ms": behaviour.chunk_delay.as_millis() as u64,
+        "reply": behaviour.reply.as_deref(),
     })
     .to_string()
     .into_bytes()
@@ -131,8 +140,34 @@ mod tests {
             latency: Duration::from_millis(4),
             chunks: 3,
             chunk_delay: Duration::from_millis(9),
+            reply: Some("{\"label\": \"complex\"}\nüñï".into()),
         };
         let change = apply_control(initial(), &behaviour_json(&behaviour)).expect("valid");
         assert_eq!(change.behaviour, behaviour);
+    }
+
+    #[test]
+    fn reply_is_set_kept_and_cleared() {
+        let change = apply_control(initial(), br#"{"reply":"COMPLEX"}"#).expect("valid");
+        assert_eq!(change.behaviour.reply.as_deref(), Some("COMPLEX"));
+        assert!(!change.restarts_fault_sequence);
+        let kept = apply_control(change.behaviour.clone(), br#"{"latency_ms":2}"#).expect("valid");
+        assert_eq!(kept.behaviour.reply.as_deref(), Some("COMPLEX"));
+        let empty = apply_control(initial(), br#"{"reply":""}"#).expect("valid");
+        assert_eq!(empty.behaviour.reply.as_deref(), Some(""));
+        let cleared = apply_control(kept.behaviour, br#"{"reply":null}"#).expect("valid");
+        assert_eq!(cleared.behaviour.reply, None);
+        for body in [r#"{"reply":3}"#, r#"{"reply":["a"]}"#, r#"{"reply":{"text":"a"}}"#] {
+            assert_eq!(apply_control(initial(), body.as_bytes()), Err("reply must be a string or null".to_owned()));
+        }
+    }
+
+    #[test]
+    fn behaviour_json_reports_the_reply() {
+        let json: Value = serde_json::from_slice(&behaviour_json(&initial())).expect("JSON");
+        assert_eq!(json["reply"], Value::Null);
+        let options = MockOptions { reply: Some("SIMPLE".into()), ..MockOptions::default() };
+        let json: Value = serde_json::from_slice(&behaviour_json(&options.behaviour())).expect("JSON");
+        assert_eq!(json["reply"], "SIMPLE");
     }
 }

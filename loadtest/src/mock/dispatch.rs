@@ -58,6 +58,8 @@ pub(crate) struct StreamPlan {
     pub close: bool,
     /// The OpenRouter provider that served (`x-mock-provider` and each chunk's `provider`).
     pub provider: Option<String>,
+    /// The answer's text when not the default (`--reply`, `/mock/control`, `x-mock-reply`).
+    pub reply: Option<String>,
 }
 
 /// The request as the connection read it.
@@ -125,6 +127,7 @@ pub(crate) fn plan(
         created: unix_seconds(),
         chunks: overrides.chunks.unwrap_or(behaviour.chunks),
         chunk_delay: overrides.chunk_delay.unwrap_or(behaviour.chunk_delay),
+        reply: overrides.reply(request.head_bytes).or(behaviour.reply.as_deref()),
         close,
     };
     let action = match fault {
@@ -159,6 +162,8 @@ struct Answer<'a> {
     created: u64,
     chunks: u32,
     chunk_delay: Duration,
+    /// The answer's text when not the default: `x-mock-reply`, else the behaviour's.
+    reply: Option<&'a str>,
     close: bool,
 }
 
@@ -179,7 +184,7 @@ impl Answer<'_> {
                 ChatAnswer::Stream(stream) => return Action::Stream(stream),
             },
             (Route::AnthropicMessages, Method::Post) => {
-                match self.anthropic().messages(out, self.pacing(abort_after)) {
+                match self.anthropic().messages(out, self.pacing(abort_after), self.reply) {
                     Answered::Written { head_len } => head_len,
                     Answered::Stream(stream) => return Action::AnthropicStream(stream),
                 }
@@ -279,11 +284,13 @@ impl Answer<'_> {
                 abort_after,
                 close: self.close,
                 provider: provider.map(str::to_owned),
+                reply: self.reply.map(str::to_owned),
             });
         }
         let id = AnswerId { number: self.number, created: self.created, model: &model, provider };
         scratch.clear();
-        write_chat_completion(scratch, &id, &self.shared.text, &usage);
+        let text = &self.shared.text;
+        write_chat_completion(scratch, &id, text, text.content_or(self.reply), &usage);
         let head_len =
             Head { provider, ..Head::json(200, &self.shared.name, self.close) }.write_with_body(out, scratch);
         ChatAnswer::Written { head_len }

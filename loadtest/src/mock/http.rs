@@ -17,6 +17,7 @@ pub(crate) const FAULT_HEADER: &str = "x-mock-fault";
 pub(crate) const LATENCY_HEADER: &str = "x-mock-latency-ms";
 pub(crate) const CHUNKS_HEADER: &str = "x-mock-chunks";
 pub(crate) const CHUNK_DELAY_HEADER: &str = "x-mock-chunk-delay-ms";
+pub(crate) const REPLY_HEADER: &str = "x-mock-reply";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
@@ -40,6 +41,18 @@ pub(crate) struct Overrides {
     pub latency: Option<Duration>,
     pub chunks: Option<u32>,
     pub chunk_delay: Option<Duration>,
+    /// The `x-mock-reply` value (trimmed, UTF-8) as `(start, end)` offsets into the request
+    /// head, which the connection keeps until the answer is planned.
+    pub reply: Option<(usize, usize)>,
+}
+
+impl Overrides {
+    /// The `x-mock-reply` text out of the head the overrides were read from.
+    pub(crate) fn reply<'a>(&self, head_bytes: &'a [u8]) -> Option<&'a str> {
+        let (start, end) = self.reply?;
+        // Checked as UTF-8 when the head was read.
+        head_bytes.get(start..end).and_then(|value| std::str::from_utf8(value).ok())
+    }
 }
 
 /// What the server needs from a request head; the bytes stay in the connection's buffer.
@@ -120,7 +133,10 @@ pub(crate) fn parse_head(buf: &[u8]) -> HeadParse {
             expects_continue = trim(value).eq_ignore_ascii_case(b"100-continue");
         } else if name.len() > 7 && name.as_bytes()[..7].eq_ignore_ascii_case(b"x-mock-") {
             if let Ok(found) = overrides.as_mut() {
-                if let Err(bad_header) = read_override(found, name, value) {
+                // httparse hands out slices of `buf` (an empty value need not be one: see
+                // `read_override`), so this is the value's offset in the head.
+                let offset = (value.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+                if let Err(bad_header) = read_override(found, name, value, offset) {
                     overrides = Err(bad_header);
                 }
             }
@@ -143,7 +159,8 @@ pub(crate) fn parse_head(buf: &[u8]) -> HeadParse {
     })
 }
 
-fn read_override(overrides: &mut Overrides, name: &str, value: &[u8]) -> Result<(), &'static str> {
+/// Reads one `x-mock-*` header whose value starts `offset` bytes into the head.
+fn read_override(overrides: &mut Overrides, name: &str, value: &[u8], offset: usize) -> Result<(), &'static str> {
     let text = std::str::from_utf8(value).map(str::trim);
     if name.eq_ignore_ascii_case(FAULT_HEADER) {
         let fault = text.ok().and_then(|spec| spec.parse().ok());
@@ -160,6 +177,15 @@ fn read_override(overrides: &mut Overrides, name: &str, value: &[u8]) -> Result<
     } else if name.eq_ignore_ascii_case(CHUNK_DELAY_HEADER) {
         let millis = parse_decimal(value).ok_or(CHUNK_DELAY_HEADER)?;
         overrides.chunk_delay = Some(Duration::from_millis(millis as u64));
+    } else if name.eq_ignore_ascii_case(REPLY_HEADER) {
+        std::str::from_utf8(value).map_err(|_| REPLY_HEADER)?;
+        let trimmed = trim(value);
+        overrides.reply = Some(if trimmed.is_empty() {
+            (0, 0)
+        } else {
+            let start = offset + (trimmed.as_ptr() as usize - value.as_ptr() as usize);
+            (start, start + trimmed.len())
+        });
     }
     Ok(())
 }
@@ -301,6 +327,23 @@ mod tests {
         assert_eq!(overrides.latency, Some(Duration::from_millis(20)));
         assert_eq!(overrides.chunks, Some(3));
         assert_eq!(overrides.chunk_delay, Some(Duration::from_millis(5)));
+    }
+
+    #[test]
+    fn reads_the_reply_header_out_of_the_head() {
+        let raw = "POST / HTTP/1.1\r\nHost: x\r\nX-Mock-Reply:   {\"label\": \"complex\"} ünï  \r\n\r\n";
+        let head = complete(raw);
+        let overrides = head.overrides.expect("valid overrides");
+        assert_eq!(overrides.reply(&raw.as_bytes()[..head.head_len]), Some("{\"label\": \"complex\"} ünï"));
+        let head = complete("POST / HTTP/1.1\r\nx-mock-reply:\r\n\r\n");
+        assert_eq!(head.overrides.expect("valid").reply(b"POST / HTTP/1.1\r\nx-mock-reply:\r\n\r\n"), Some(""));
+        let head = complete("POST / HTTP/1.1\r\n\r\n");
+        assert_eq!(head.overrides.expect("valid").reply, None);
+        let head = match parse_head(b"POST / HTTP/1.1\r\nx-mock-reply: \xff\xfe\r\n\r\n") {
+            HeadParse::Complete(head) => head,
+            other => panic!("expected a complete head, got {other:?}"),
+        };
+        assert_eq!(head.overrides, Err(REPLY_HEADER));
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl Usage {
 /// Texts fixed for the life of a server, derived from its name.
 #[derive(Debug)]
 pub(crate) struct AnswerText {
-    /// "Hello from mock NAME": the whole answer, split across the events of a stream.
+    /// "Hello from mock NAME": the default answer (see [`Self::content_or`]).
     pub content: String,
     pub system_fingerprint: String,
 }
@@ -64,6 +64,12 @@ pub(crate) struct AnswerText {
 impl AnswerText {
     pub(crate) fn new(name: &str) -> Self {
         AnswerText { content: format!("Hello from mock {name}"), system_fingerprint: format!("mock-{name}") }
+    }
+
+    /// The answer's text: `reply` (`--reply`, `/mock/control` or `x-mock-reply`) if given, else
+    /// the default.
+    pub(crate) fn content_or<'a>(&'a self, reply: Option<&'a str>) -> &'a str {
+        reply.unwrap_or(&self.content)
     }
 }
 
@@ -96,19 +102,32 @@ impl AnswerId<'_> {
     }
 }
 
-/// Appends a `chat.completion` object.
-pub(crate) fn write_chat_completion(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &AnswerText, usage: &Usage) {
+/// Appends a `chat.completion` object answering `content`.
+pub(crate) fn write_chat_completion(
+    out: &mut Vec<u8>,
+    id: &AnswerId<'_>,
+    text: &AnswerText,
+    content: &str,
+    usage: &Usage,
+) {
     id.write_common(out, "chat.completion", text);
     out.extend_from_slice(b",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
-    write_json_string(out, &text.content);
+    write_json_string(out, content);
     out.extend_from_slice(b",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":");
     usage.write(out);
     out.push(b'}');
 }
 
 /// Appends `data: {chat.completion.chunk}\n\n` for content event `index` of `count`: the first
-/// carries the role, the last the finish reason, and the pieces together make the whole answer.
-pub(crate) fn write_chunk_event(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &AnswerText, index: u32, count: u32) {
+/// carries the role, the last the finish reason, and the pieces together make `content`.
+pub(crate) fn write_chunk_event(
+    out: &mut Vec<u8>,
+    id: &AnswerId<'_>,
+    text: &AnswerText,
+    content: &str,
+    index: u32,
+    count: u32,
+) {
     out.extend_from_slice(b"data: ");
     id.write_common(out, "chat.completion.chunk", text);
     out.extend_from_slice(b",\"choices\":[{\"index\":0,\"delta\":{");
@@ -116,7 +135,7 @@ pub(crate) fn write_chunk_event(out: &mut Vec<u8>, id: &AnswerId<'_>, text: &Ans
         out.extend_from_slice(b"\"role\":\"assistant\",");
     }
     out.extend_from_slice(b"\"content\":");
-    write_json_string(out, content_piece(&text.content, index, count));
+    write_json_string(out, content_piece(content, index, count));
     out.extend_from_slice(b"},\"logprobs\":null,\"finish_reason\":");
     if index + 1 == count {
         out.extend_from_slice(b"\"stop\"");
@@ -224,7 +243,7 @@ mod tests {
     fn chat_completion_is_valid_openai_json() {
         let text = AnswerText::new("m1");
         let mut out = Vec::new();
-        write_chat_completion(&mut out, &id(), &text, &Usage::new(400, 8));
+        write_chat_completion(&mut out, &id(), &text, &text.content, &Usage::new(400, 8));
         let body: serde_json::Value = serde_json::from_slice(&out).expect("json");
         assert_eq!(body["id"], "chatcmpl-mock-7");
         assert_eq!(body["object"], "chat.completion");
@@ -244,7 +263,7 @@ mod tests {
             let mut joined = String::new();
             for index in 0..count {
                 let mut out = Vec::new();
-                write_chunk_event(&mut out, &id(), &text, index, count);
+                write_chunk_event(&mut out, &id(), &text, &text.content, index, count);
                 let json =
                     out.strip_prefix(b"data: ").and_then(|rest| rest.strip_suffix(b"\n\n")).expect("event framing");
                 let event: serde_json::Value = serde_json::from_slice(json).expect("json");
@@ -255,6 +274,36 @@ mod tests {
             }
             assert_eq!(joined, text.content, "{count} pieces");
         }
+    }
+
+    /// The pieces of a streamed answer, joined.
+    fn streamed(text: &AnswerText, content: &str, count: u32) -> String {
+        let mut joined = String::new();
+        for index in 0..count {
+            let mut out = Vec::new();
+            write_chunk_event(&mut out, &id(), text, content, index, count);
+            let json = out.strip_prefix(b"data: ").and_then(|rest| rest.strip_suffix(b"\n\n")).expect("event framing");
+            let event: serde_json::Value = serde_json::from_slice(json).expect("json");
+            joined.push_str(event["choices"][0]["delta"]["content"].as_str().expect("content"));
+        }
+        joined
+    }
+
+    #[test]
+    fn a_reply_replaces_the_answer_whole_and_streamed() {
+        let text = AnswerText::new("m1");
+        assert_eq!(text.content_or(None), "Hello from mock m1");
+        let reply = "{\"tier\": \"complex\"}\n\tüñï — \\ done";
+        assert_eq!(text.content_or(Some(reply)), reply);
+        let mut out = Vec::new();
+        write_chat_completion(&mut out, &id(), &text, text.content_or(Some(reply)), &Usage::new(400, 8));
+        let body: serde_json::Value = serde_json::from_slice(&out).expect("json");
+        assert_eq!(body["choices"][0]["message"]["content"], reply);
+        assert_eq!(body["system_fingerprint"], "mock-m1");
+        for count in [1u32, 2, 8, 64] {
+            assert_eq!(streamed(&text, reply, count), reply, "{count} pieces");
+        }
+        assert_eq!(streamed(&text, "", 3), "");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::fault::Fault;
@@ -40,6 +41,10 @@ pub struct MockOptions {
     /// A word that the mock's "safety system" refuses: a chat containing it gets OpenAI's 400
     /// `content_policy_violation`, a Messages request a 200 with `stop_reason` `refusal`.
     pub refuse: Option<String>,
+    /// The answer's text instead of "Hello from mock NAME": the content of chat answers (split
+    /// across the events of a stream) and the text block of Messages answers. Any UTF-8 text;
+    /// `POST /mock/control` `"reply"` and the `x-mock-reply` header replace it.
+    pub reply: Option<String>,
     /// OpenRouter's telemetry: `DIR/{author}/{slug}/` with `endpoints.json`, `stats.json` and
     /// optionally `canonical_slug.txt`, re-read on every request. `None`: the telemetry
     /// endpoints answer 503 and chats have no telemetry to route by.
@@ -62,6 +67,7 @@ impl Default for MockOptions {
             tls: None,
             context_window: None,
             refuse: None,
+            reply: None,
             openrouter_telemetry: None,
         }
     }
@@ -93,6 +99,7 @@ impl MockOptions {
             latency: self.latency,
             chunks: self.chunks.max(1),
             chunk_delay: self.chunk_delay,
+            reply: self.reply.as_deref().map(Arc::from),
         }
     }
 }
@@ -104,13 +111,16 @@ fn is_valid_name(name: &str) -> bool {
 }
 
 /// The behaviour shared by all threads and replaced as a whole by `POST /mock/control`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Behaviour {
     pub fault: Option<Fault>,
     pub fault_ratio: f64,
     pub latency: Duration,
     pub chunks: u32,
     pub chunk_delay: Duration,
+    /// The answer text; `None`: "Hello from mock NAME". Shared, so copying the behaviour for a
+    /// request does not copy the text.
+    pub reply: Option<Arc<str>>,
 }
 
 #[cfg(test)]
@@ -126,6 +136,7 @@ mod tests {
         assert!(options.record);
         assert_eq!(options.record_limit, 1000);
         assert_eq!(options.tls, None);
+        assert_eq!(options.reply, None);
         assert!(options.validate().is_ok());
     }
 

@@ -47,7 +47,7 @@ impl Shared {
 
     /// The current behaviour, copied out so no guard is held across an await.
     pub(crate) fn behaviour(&self) -> Behaviour {
-        **self.behaviour.load()
+        Behaviour::clone(&self.behaviour.load())
     }
 
     /// Counts one more faultable request and says whether the configured fault hits it.
@@ -63,7 +63,7 @@ impl Shared {
         if restarts_fault_sequence {
             self.fault_sequence.store(0, Ordering::Relaxed);
         }
-        self.behaviour.store(std::sync::Arc::new(behaviour));
+        self.behaviour.store(std::sync::Arc::new(behaviour.clone()));
         Ok(behaviour)
     }
 }

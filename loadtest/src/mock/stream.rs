@@ -15,6 +15,7 @@ impl<S: Transport> Connection<S> {
         let shared = self.shared.clone();
         let provider = plan.provider.as_deref();
         let id = AnswerId { number: plan.number, created: plan.created, model: &plan.model, provider };
+        let content = shared.text.content_or(plan.reply.as_deref());
         let content_events = plan.abort_after.map_or(plan.chunks, |limit| limit.min(plan.chunks));
 
         self.output.clear();
@@ -25,7 +26,7 @@ impl<S: Transport> Connection<S> {
                 pause(plan.chunk_delay).await;
             }
             self.scratch.clear();
-            write_chunk_event(&mut self.scratch, &id, &shared.text, index, plan.chunks);
+            write_chunk_event(&mut self.scratch, &id, &shared.text, content, index, plan.chunks);
             write_chunk(&mut self.output, &self.scratch);
             if !self.send(self.output.len()).await {
                 return Some(Ending::Close);

@@ -29,7 +29,7 @@ pub fn first_line(child: &mut KillOnDrop) -> String {
 #[test]
 fn announces_its_address_on_one_line_and_serves() {
     let child = Command::new(BINARY)
-        .args(["--name", "bin", "--threads", "2", "--chunks", "2", "--no-record"])
+        .args(["--name", "bin", "--threads", "2", "--chunks", "2", "--no-record", "--reply", "a simple ask"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -49,7 +49,8 @@ fn announces_its_address_on_one_line_and_serves() {
     assert_eq!(health.header("x-mock-name"), Some("bin"));
     let stream = client.post_json("/v1/chat/completions", &crate::chat_body("m", true));
     assert_eq!(stream.events().len(), 2 + 1, "--chunks 2");
-    client.post_json("/v1/chat/completions", &crate::chat_body("m", false));
+    let whole = client.post_json("/v1/chat/completions", &crate::chat_body("m", false));
+    assert_eq!(whole.json()["choices"][0]["message"]["content"], "a simple ask", "--reply");
     assert_eq!(client.get("/mock/requests").json(), serde_json::json!([]), "--no-record");
 }
 

@@ -121,3 +121,61 @@ fn control_refuses_unknown_fields_and_bad_faults() {
     assert!(unknown.json()["error"]["message"].as_str().is_some_and(|message| message.contains("latencyms")));
     assert_eq!(client.get("/v1/models").status, 200, "nothing changed");
 }
+
+/// The answer text of a chat or Messages answer, whole or streamed.
+fn answer_text(client: &mut Client, path: &str, headers: &[(&str, &str)], stream: bool) -> String {
+    let body = if path == "/v1/messages" {
+        json!({"model": "c", "max_tokens": 5, "stream": stream, "messages": [{"role": "user", "content": "hi"}]})
+    } else {
+        chat_body("m", stream)
+    };
+    let response = client.request("POST", path, headers, body.to_string().as_bytes());
+    assert_eq!(response.status, 200, "{path}");
+    if !stream {
+        let answer = response.json();
+        let text = answer["choices"][0]["message"]["content"].as_str().or(answer["content"][0]["text"].as_str());
+        return text.expect("answer text").to_owned();
+    }
+    // Anthropic's events start with an `event:` line: every `data:` line counts.
+    let body = String::from_utf8(response.body.clone()).expect("UTF-8 stream");
+    let data = body.lines().filter_map(|line| line.strip_prefix("data: "));
+    data.filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .filter_map(|event| {
+            let openai = event["choices"][0]["delta"]["content"].as_str().map(str::to_owned);
+            openai.or_else(|| event["delta"]["text"].as_str().map(str::to_owned))
+        })
+        .collect()
+}
+
+#[test]
+fn the_reply_comes_from_the_option_control_or_header() {
+    let server =
+        start(MockOptions { name: "say".into(), reply: Some("SIMPLE".into()), chunks: 3, ..MockOptions::default() });
+    let mut client = Client::connect(server.addr());
+    let routes = [
+        ("/v1/chat/completions", false),
+        ("/v1/chat/completions", true),
+        ("/v1/messages", false),
+        ("/v1/messages", true),
+    ];
+    for (path, stream) in routes {
+        assert_eq!(answer_text(&mut client, path, &[], stream), "SIMPLE", "{path} stream {stream}");
+    }
+    assert_eq!(client.get("/mock/control").json()["reply"], "SIMPLE");
+
+    let reply = "{\"tier\": \"complex\", \"why\": \"ünï\\n\"}";
+    let set = client.post_json("/mock/control", &json!({"reply": reply}));
+    assert_eq!(set.json()["reply"], reply);
+    for (path, stream) in routes {
+        assert_eq!(answer_text(&mut client, path, &[], stream), reply, "{path} stream {stream}");
+        let header = [("x-mock-reply", "MEDIUM")];
+        assert_eq!(answer_text(&mut client, path, &header, stream), "MEDIUM", "{path} stream {stream}");
+    }
+
+    let cleared = client.post_json("/mock/control", &json!({"reply": null}));
+    assert_eq!(cleared.json()["reply"], serde_json::Value::Null);
+    for (path, stream) in routes {
+        assert_eq!(answer_text(&mut client, path, &[], stream), "Hello from mock say", "{path} stream {stream}");
+    }
+    assert_eq!(client.post_json("/mock/control", &json!({"reply": 7})).status, 400);
+}
