@@ -95,6 +95,9 @@ fn metadata(value: Value, out: &mut Map<String, Value>) -> Result<(), Untranslat
                     out.insert("user".into(), value);
                 }
             }
+            // LiteLLM's routing key (session affinity, the complexity router's pins): read by
+            // the gateway, meaningless to the provider.
+            "session_id" => {}
             _ => return Err(no_equivalent(format!("metadata.{key}"), OPENAI)),
         }
     }

@@ -63,6 +63,9 @@ fn what_openai_cannot_say_is_refused_by_name() {
     assert_eq!(refused(json!({"messages": [], "top_k": 5})), "top_k");
     assert_eq!(refused(json!({"messages": [], "container": "c"})), "container");
     assert_eq!(refused(json!({"messages": [], "metadata": {"user_id": "u", "x": 1}})), "metadata.x");
+    // LiteLLM's session id is the gateway's to read, not the provider's.
+    let out = chat(json!({"messages": [], "metadata": {"user_id": "u", "session_id": "p1"}}));
+    assert_eq!((out["user"].as_str(), out.get("metadata")), (Some("u"), None));
     assert_eq!(
         refused(json!({"messages": [], "tools": [{"type": "web_search_20250305", "name": "w"}]})),
         "tools[0].type"

@@ -38,7 +38,7 @@
 //!
 //! - Anthropic → OpenAI: `top_k`; `thinking` of an unknown type or `enabled` without a budget;
 //!   `output_config` keys other than `effort` (low/medium/high) and a `json_schema` `format`;
-//!   `service_tier` other than `auto`; `metadata` keys other than `user_id`; server tools
+//!   `service_tier` other than `auto`; `metadata` keys other than `user_id` (and LiteLLM's `session_id`, which the gateway reads and drops); server tools
 //!   (`tools[i].type` other than `custom`) and unknown tool keys; `tool_choice` of an unknown
 //!   type; `system` blocks other than text; roles other than user/assistant; content blocks
 //!   other than text, image (base64 or URL), document (base64 PDF), tool_use, tool_result and,
