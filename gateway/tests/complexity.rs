@@ -306,3 +306,84 @@ fn the_llm_classifier_decides_and_falls_back() {
     assert!(started.elapsed() < Duration::from_millis(2500), "{:?}", started.elapsed());
     assert!(route(&r).contains("classifier_fallback classifier_failure=timeout"), "{}", route(&r));
 }
+
+/// `classifier_fallback: default_model`: a failed classification goes to the default model,
+/// without a tier.
+#[test]
+fn a_failed_llm_classifier_can_fall_back_to_the_default_model() {
+    let live = Mock::start("live", &[]);
+    let judge = Mock::start("judge", &["--reply", "no idea"]);
+    let classifier = format!(
+        "        classifier_type: llm
+        classifier_llm_config: {{model: judge}}
+        classifier_fallback: default_model
+        default_model: judge
+  - model_name: judge
+    litellm_params: {{model: openai/judge, api_base: \"{}\"}}
+",
+        judge.api_base()
+    );
+    let gateway = start(&config(&live, &classifier, ""));
+    let r = chat(&gateway, "hi", None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        route(&r)
+            .starts_with("auto-router none default_model_fallback classifier_failure=invalid_response routed=judge"),
+        "{}",
+        route(&r)
+    );
+}
+
+/// A session's pin holds on every shard and across a reload.
+#[test]
+fn session_pins_cross_shards_and_survive_a_reload() {
+    let alpha = Mock::start("alpha", &[]);
+    let beta = Mock::start("beta", &[]);
+    let yaml = |cooldown: u32| {
+        format!(
+            "model_list:
+  - model_name: auto
+    litellm_params:
+      model: auto_router/complexity_router
+      complexity_router_config:
+        session_affinity: true
+        tiers: {{SIMPLE: [alpha, beta], MEDIUM: [alpha, beta], COMPLEX: [alpha, beta], REASONING: [alpha, beta]}}
+  - model_name: alpha
+    litellm_params: {{model: openai/a, api_base: \"{}\"}}
+  - model_name: beta
+    litellm_params: {{model: openai/b, api_base: \"{}\"}}
+router_settings: {{cooldown_time: {cooldown}}}
+general_settings: {{master_key: sk-master}}
+",
+            alpha.api_base(),
+            beta.api_base()
+        )
+    };
+    let gateway = start(&yaml(60));
+    let ask = |turn: u32| {
+        let body = json!({"model": "auto", "messages": [{"role": "user", "content": format!("turn {turn}: hi")}],
+            "metadata": {"session_id": "s-1"}});
+        let r = send(&gateway, "/v1/chat/completions", body);
+        assert_eq!(r.status, 200, "{}", r.text());
+        (r.header("x-pointwork-model-group").unwrap().to_string(), route(&r).to_string())
+    };
+    let (first, line) = ask(1);
+    assert!(line.contains("heuristic_scorer"), "{line}");
+    for turn in 2..5 {
+        let (group, line) = ask(turn);
+        assert_eq!(group, first);
+        assert!(line.contains(" session_affinity_pin routed="), "{line}");
+    }
+    std::fs::write(&gateway.config_path, yaml(61)).unwrap();
+    let r = gateway.client().request("POST", "/admin/reload", &[("authorization", "Bearer sk-master")], b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    for turn in 5..12 {
+        let (group, line) = ask(turn);
+        assert_eq!(group, first, "turn {turn} after the reload");
+        assert!(line.contains(" session_affinity_pin routed="), "{line}");
+    }
+    // Another session is classified afresh.
+    let body =
+        json!({"model": "auto", "messages": [{"role": "user", "content": "hi"}], "metadata": {"session_id": "s-2"}});
+    assert!(route(&send(&gateway, "/v1/chat/completions", body)).contains("heuristic_scorer"));
+}
