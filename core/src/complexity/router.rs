@@ -192,6 +192,12 @@ impl AutoRouter {
                 config.name
             ));
         }
+        if config.fallback == ClassifierFallback::DefaultModel && default_group.is_none() {
+            return Err(format!(
+                "complexity router {:?}: classifier_fallback default_model needs a default_model",
+                config.name
+            ));
+        }
         let classifier = Classifier::new(config.classifier.clone());
         let name_hash = affinity_hash(config.name.as_bytes());
         Ok(AutoRouter { config, classifier, pools, default_group, name_hash })
