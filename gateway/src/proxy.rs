@@ -16,8 +16,8 @@ use crate::complexity;
 use crate::errors::openai_error;
 use crate::facts;
 use crate::keys::{unix_now, Caller, VirtualKey};
-use crate::pareto::{self, Steered};
-use crate::proxy_reply::{decision_headers, route_error_reply};
+use crate::pareto;
+use crate::proxy_reply::{before_pick, decision_headers, route_error_reply};
 pub(crate) use crate::proxy_reply::{error_reply, upstream_request, UpstreamHead};
 use crate::proxy_translate;
 use crate::respond::{self, Reply};
@@ -162,16 +162,11 @@ pub async fn serve(
     let settings = &snap.settings;
     // A complexity router decides the group first; the walk then runs inside it.
     let auto = match routes.complexity.as_ref().and_then(|c| c.router(&facts.model)) {
-        Some(router) => {
-            let caller_scope = caller.name().map_or(0, |name| affinity_hash(name.as_bytes()));
-            let decided = complexity::decide(shard, routes, router, route, body, facts, caller_scope).await;
-            let record = shard.access_log.borrow().is_on().then(|| decided.record(router.name(), snap).to_string());
-            Some((decided.routed.group, decided.describe(snap), record))
-        }
+        Some(router) => Some(complexity::route_request(shard, routes, router, route, body, facts, caller).await),
         None => None,
     };
-    let target = auto.as_ref().map_or(&*facts.model, |(group, _, _)| &*snap.group(*group).name);
-    let routing_decision = auto.as_ref().and_then(|(_, _, record)| record.clone());
+    let target = auto.as_ref().map_or(&*facts.model, |a| &*snap.group(a.group).name);
+    let routing_decision = auto.as_ref().and_then(|a| a.record.clone());
     let mut walk = Walk::new(target, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
     let mut last_error: Option<(DeploymentIdx, AttemptError)> = None;
     let mut route_error: Option<RouteError> = None;
@@ -194,7 +189,7 @@ pub async fn serve(
                 let walked = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
                 let ending = Ending {
                     route: Some(walked),
-                    before_pick: auto.as_ref().map(|(_, line, _)| line.clone()),
+                    before_pick: auto.as_ref().map(|a| a.line.clone()),
                     routing_decision,
                     ..Ending::refused(reply.status, reply.body.len())
                 };
@@ -235,7 +230,7 @@ pub async fn serve(
                             group: Some(snap.group_of(idx)),
                             deployment: Some(idx),
                             attempts,
-                            before_pick: auto.as_ref().map(|(_, line, _)| line.clone()),
+                            before_pick: auto.as_ref().map(|a| a.line.clone()),
                             routing_decision,
                             ..Ending::refused(err.status, 0)
                         };
@@ -248,7 +243,7 @@ pub async fn serve(
                             Resolution::Group { group, .. } => Some(group),
                             _ => None,
                         };
-                        let before_pick = auto.as_ref().map(|(_, line, _)| line.clone());
+                        let before_pick = auto.as_ref().map(|a| a.line.clone());
                         let ending = Ending { group, before_pick, routing_decision, ..Ending::refused(e.status(), 0) };
                         let mut reply = route_error_reply(&e);
                         if let Some(line) = &ending.before_pick {
@@ -284,7 +279,7 @@ pub async fn serve(
             None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
             _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
         };
-        let before_pick = before_pick(auto.as_ref().map(|(_, line, _)| line.as_str()), steered.as_ref());
+        let before_pick = before_pick(auto.as_ref().map(|a| a.line.as_str()), steered.as_ref());
         let labels = decision_headers(snap, &decision, attempt, before_pick.as_deref());
         let exchange = Exchange {
             target: &upstream.target,
@@ -526,16 +521,6 @@ fn header_tags(value: &[u8]) -> impl Iterator<Item = String> + '_ {
 
 fn keeps_api_key_affinity(a: &AffinitySettings) -> bool {
     a.all_groups.deployment || a.per_group.iter().any(|(_, k)| k.deployment)
-}
-
-/// What decided before the pick, joined for the route line: the complexity router's decision,
-/// then the pareto walk's.
-fn before_pick(auto: Option<&str>, steered: Option<&Steered<'_>>) -> Option<String> {
-    match (auto, steered.map(Steered::describe)) {
-        (Some(auto), Some(walk)) => Some(format!("{auto}; {walk}")),
-        (Some(auto), None) => Some(auto.to_string()),
-        (None, walk) => walk,
-    }
 }
 
 /// Pins the conversation (session id, caller's key) to the deployment this attempt goes to, on

@@ -6,6 +6,7 @@ use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, Dialect, Provider, R
 use crate::errors::openai_error;
 use crate::facts::Extracted;
 use crate::http::write;
+use crate::pareto::Steered;
 use crate::proxy::{HEADER_ATTEMPTS, HEADER_DEPLOYMENT, HEADER_MODEL_GROUP, HEADER_ROUTE};
 use crate::respond::Reply;
 use crate::routes::ANTHROPIC_VERSION;
@@ -85,6 +86,16 @@ pub(crate) fn decision_headers(
         None => route_header(&mut out, snap, decision),
     }
     out
+}
+
+/// What decided before the pick, joined for the route line: the complexity router's decision,
+/// then the pareto walk's.
+pub(crate) fn before_pick(auto: Option<&str>, steered: Option<&Steered<'_>>) -> Option<String> {
+    match (auto, steered.map(Steered::describe)) {
+        (Some(auto), Some(walk)) => Some(format!("{auto}; {walk}")),
+        (Some(auto), None) => Some(auto.to_string()),
+        (None, walk) => walk,
+    }
 }
 
 /// `x-pointwork-route`. The common decision — a fresh simple-shuffle pick that removed nothing —

@@ -14,9 +14,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pointwork_core::complexity::{AutoRouter, Cause, ClassifierFallback, Gate, Routed, Signal, Verdict};
-use pointwork_core::{Event, Pin, RequestFacts, RouteKind, Snapshot};
+use pointwork_core::{affinity_hash, Event, GroupIdx, Pin, RequestFacts, RouteKind, Snapshot};
 use serde_json::json;
 
+use crate::keys::Caller;
 use crate::routes::Routes;
 use crate::shard::Shard;
 
@@ -197,6 +198,31 @@ fn gated(
         let gate = Gate { snap: &routes.snapshot, state, facts, now };
         decide(&gate, &mut rng, &mut scratch)
     })
+}
+
+/// What the request's way keeps of a decision: the group, the route line's head, the access
+/// log's record (only when the log is on).
+pub(crate) struct RequestRoute {
+    pub group: GroupIdx,
+    pub line: String,
+    pub record: Option<String>,
+}
+
+/// [`decide`] for a request of `caller` (pins are scoped by the caller's key name).
+pub(crate) async fn route_request(
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    router: &AutoRouter,
+    route: RouteKind,
+    body: &[u8],
+    facts: &RequestFacts,
+    caller: &Caller,
+) -> RequestRoute {
+    let snap = &routes.snapshot;
+    let scope = caller.name().map_or(0, |name| affinity_hash(name.as_bytes()));
+    let decided = decide(shard, routes, router, route, body, facts, scope).await;
+    let record = shard.access_log.borrow().is_on().then(|| decided.record(router.name(), snap).to_string());
+    RequestRoute { group: decided.routed.group, line: decided.describe(snap), record }
 }
 
 /// Sets a session pin on this shard and tells the others.
