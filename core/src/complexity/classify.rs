@@ -1,7 +1,8 @@
 //! The scan and the score: LiteLLM's `ComplexityRouter._score_and_classify` and
 //! `_lexical_tier_override` (v1.110.2) over one prompt, in one pass and without allocating.
 
-use super::lexicon::{hash_step, is_word, matches_at, Entry, Lexicon, RULE};
+use super::lexicon::{matches_at, Entry, Lexicon, Maybe, RULE};
+use super::scan::{count, for_each_word, has_multi_step};
 use super::signals::{Signal, Signals};
 use super::{ClassifierSettings, Tier};
 
@@ -107,65 +108,53 @@ impl Classifier {
     }
 
     fn scan(&self, text: &[u8]) -> Facts {
-        let mut f = Facts::default();
+        let lexicon = &self.lexicon;
         let mut found = Found { rules: &self.settings.keyword_tier_rules, ..Found::default() };
-        // `first.*?then`: where the earliest "first" of the current line ends.
-        let mut first_end: Option<usize> = None;
-        // Counted apart from the scan so the compiler can vectorise them.
-        f.chars = text.iter().filter(|&&b| b & 0xC0 != 0x80).count();
-        f.questions = text.iter().filter(|&&b| b == b'?').count();
-        let mut prev_word = false;
-        let mut i = 0;
-        while i < text.len() {
-            let b = text[i];
-            if b == b'\n' {
-                first_end = None;
+        let mut live = found.live();
+        for_each_word(text, |start, end| {
+            let maybe = lexicon.may_match(text, start, end, live);
+            if maybe.any() {
+                live = offer_word(lexicon, &mut found, text, start, end, maybe);
             }
-            if !f.multi_step {
-                f.multi_step = multi_step_at(text, i, &mut first_end);
-            }
-            let word = is_word(b);
-            if word && !prev_word {
-                let mut end = i;
-                let mut h = 0;
-                while end < text.len() && is_word(text[end]) {
-                    h = hash_step(h, text[end]);
-                    end += 1;
-                }
-                let len = end - i;
-                for &id in self.lexicon.whole_words(h) {
-                    let e = self.lexicon.entry(id);
-                    found.offer(e, || len == e.bytes.len() && text[i..end].eq_ignore_ascii_case(&e.bytes));
-                }
-                for &id in self.lexicon.at_word_start(b) {
-                    let e = self.lexicon.entry(id);
+            live != 0
+        });
+        if lexicon.has_rare() {
+            for i in 0..text.len() {
+                for &id in lexicon.rare(text, i) {
+                    let e = lexicon.entry(id);
                     found.offer(e, || matches_at(e, text, i));
                 }
-                // Nothing else can start inside the word once the multi-step patterns (which
-                // match inside words) are settled: jump to its last byte.
-                if f.multi_step && !self.lexicon.has_anywhere() {
-                    i = end - 1;
-                }
             }
-            prev_word = word;
-            if b == b' ' {
-                for &id in self.lexicon.at_space(text, i) {
-                    let e = self.lexicon.entry(id);
-                    if let Some(k) = e.space_at.filter(|&k| k <= i) {
-                        found.offer(e, || matches_at(e, text, i - k));
-                    }
-                }
-            }
-            for &id in self.lexicon.anywhere(text, i) {
-                let e = self.lexicon.entry(id);
-                found.offer(e, || matches_at(e, text, i));
-            }
-            i += 1;
         }
-        f.counts = found.counts;
-        f.rule = found.best_rule.map(|(_, at)| at);
-        f
+        Facts {
+            // Counted apart from the scan so the compiler can vectorise them.
+            chars: count(text, |b| b & 0xC0 != 0x80),
+            questions: count(text, |b| b == b'?'),
+            counts: found.counts,
+            multi_step: has_multi_step(text),
+            rule: found.best_rule.map(|(_, at)| at),
+        }
     }
+}
+
+/// A word the lexicon's filter let through: offers its keywords and the phrases whose first
+/// space follows it, and returns the lists still live. Kept out of line so the loop over the
+/// words stays small.
+#[inline(never)]
+fn offer_word(lexicon: &Lexicon, found: &mut Found, text: &[u8], start: usize, end: usize, maybe: Maybe) -> u8 {
+    let words = if maybe.keyword() { lexicon.at_word(text, start, end) } else { &[] };
+    for &id in words {
+        let e = lexicon.entry(id);
+        found.offer(e, || e.whole_word || matches_at(e, text, start));
+    }
+    let phrases = if maybe.phrase() { lexicon.before_space(text, end) } else { &[] };
+    for &id in phrases {
+        let e = lexicon.entry(id);
+        if let Some(k) = e.space_at.filter(|&k| k <= end) {
+            found.offer(e, || matches_at(e, text, end - k));
+        }
+    }
+    found.live()
 }
 
 /// The keywords found so far: distinct matches per scored list (up to its saturation) and the
@@ -180,6 +169,13 @@ struct Found<'r> {
 }
 
 impl Found<'_> {
+    /// The lists (a bit per list id) whose matches can still change the outcome: the scored
+    /// lists not yet saturated, and the keyword rules if there are any.
+    fn live(&self) -> u8 {
+        let scored = (0..4).filter(|&l| self.counts[l] < SATURATION[l]).fold(0, |bits, l| bits | 1 << l);
+        scored | u8::from(!self.rules.is_empty()) << RULE
+    }
+
     /// Counts `e` if it can still change the outcome and `is_match` says it occurs.
     fn offer(&mut self, e: &Entry, is_match: impl FnOnce() -> bool) {
         let list = usize::from(e.list);
@@ -217,30 +213,96 @@ struct Facts {
     rule: Option<usize>,
 }
 
-/// Python's `\s`, ASCII part (the Unicode spaces beyond it are a documented deviation).
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t'..=b'\r' | 0x1C..=0x1F)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn starts_with_ci(text: &[u8], at: usize, word: &[u8]) -> bool {
-    text.len() >= at + word.len() && text[at..at + word.len()].eq_ignore_ascii_case(word)
-}
-
-/// LiteLLM's multi-step patterns, each tried where it can end or start: `first.*?then`,
-/// `step\s*\d`, `\d+\.\s`, `[a-z]\)\s` (case-insensitive).
-fn multi_step_at(text: &[u8], i: usize, first_end: &mut Option<usize>) -> bool {
-    let b = text[i];
-    let next_is_space = text.get(i + 1).is_some_and(|&n| is_space(n));
-    match b.to_ascii_lowercase() {
-        b'f' if first_end.is_none() && starts_with_ci(text, i, b"first") => *first_end = Some(i + 5),
-        b't' => return first_end.is_some_and(|end| end <= i) && starts_with_ci(text, i, b"then"),
-        b's' if starts_with_ci(text, i, b"step") => {
-            let rest = &text[i + 4..];
-            return rest.iter().find(|&&c| !is_space(c)).is_some_and(u8::is_ascii_digit);
+    /// Every keyword tried at every byte: what the indexed scan must agree with.
+    fn naive(c: &Classifier, text: &[u8]) -> ([usize; 4], Option<usize>) {
+        let mut found = Found { rules: &c.settings.keyword_tier_rules, ..Found::default() };
+        for e in c.lexicon.entries() {
+            found.offer(e, || (0..text.len()).any(|i| matches_at(e, text, i)));
         }
-        b'.' => return i > 0 && text[i - 1].is_ascii_digit() && next_is_space,
-        b')' => return i > 0 && text[i - 1].is_ascii_alphabetic() && next_is_space,
-        _ => {}
+        (found.counts, found.best_rule.map(|(_, at)| at))
     }
-    false
+
+    #[test]
+    fn the_indexed_scan_agrees_with_trying_every_keyword_everywhere() {
+        let odd =
+            ["c++", ".net", "a b", "x, y", "node.js", "发票", "what's", "Hello World", "foo_bar", "step 1.", "é", "z"];
+        let settings = ClassifierSettings {
+            simple_keywords: odd.iter().map(|w| (*w).to_owned()).collect(),
+            keyword_tier_rules: vec![("API".into(), Tier::Complex), ("x, y".into(), Tier::Reasoning)],
+            ..ClassifierSettings::default()
+        };
+        let classifiers = [Classifier::new(ClassifierSettings::default()), Classifier::new(settings)];
+        let pieces = [
+            "what is",
+            "What's",
+            "somewhat",
+            "is",
+            " ",
+            "  ",
+            ", ",
+            ".",
+            "\n",
+            "API",
+            "capital",
+            "step",
+            "by",
+            "Step",
+            "c++",
+            "C++x",
+            ".NET",
+            "a",
+            "b",
+            "x,",
+            "y",
+            "node.js",
+            "发票",
+            "é",
+            "z",
+            "foo_bar",
+            "Hello",
+            "World",
+            "1.",
+            "pull request",
+            "thank you",
+            "let's think",
+            "error",
+            "terrorism",
+            "latency",
+            "CPU",
+            "(",
+            ")",
+            "?",
+            "kubernetes",
+            "Kubernetes-like",
+            "_",
+            "0",
+            "analyze this",
+            "break down",
+            "hi",
+            "hey",
+            "okay",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..(round % 40) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+                if seed >> 40 & 1 == 0 {
+                    text.push(' ');
+                }
+            }
+            for c in &classifiers {
+                let facts = c.scan(text.as_bytes());
+                let (counts, rule) = naive(c, text.as_bytes());
+                assert_eq!((facts.counts, facts.rule), (counts, rule), "{text:?}");
+            }
+        }
+    }
 }

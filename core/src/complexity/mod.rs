@@ -29,6 +29,7 @@
 mod classify;
 mod router;
 mod lexicon;
+mod scan;
 mod settings;
 mod signals;
 #[cfg(test)]
