@@ -1,7 +1,7 @@
 //! The scan and the score: LiteLLM's `ComplexityRouter._score_and_classify` and
 //! `_lexical_tier_override` (v1.110.2) over one prompt, in one pass and without allocating.
 
-use super::lexicon::{matches_at, Entry, Lexicon, Maybe, RULE};
+use super::lexicon::{matches_at, Entry, Lexicon, Maybe, WordLists, RULE};
 use super::scan::{count, for_each_word, has_multi_step};
 use super::signals::{Signal, Signals};
 use super::{ClassifierSettings, Tier};
@@ -111,10 +111,12 @@ impl Classifier {
         let lexicon = &self.lexicon;
         let mut found = Found { rules: &self.settings.keyword_tier_rules, ..Found::default() };
         let mut live = found.live();
+        // Cleared where a word is settled, so its later occurrences cost one test.
+        let mut word_lists = *lexicon.word_lists();
         for_each_word(text, |start, end| {
-            let maybe = lexicon.may_match(text, start, end, live);
+            let maybe = lexicon.may_match(&word_lists, text, start, end, live);
             if maybe.any() {
-                live = offer_word(lexicon, &mut found, text, start, end, maybe);
+                live = offer_word(lexicon, &mut found, &mut word_lists, text, start, end, maybe);
             }
             live != 0
         });
@@ -141,11 +143,24 @@ impl Classifier {
 /// space follows it, and returns the lists still live. Kept out of line so the loop over the
 /// words stays small.
 #[inline(never)]
-fn offer_word(lexicon: &Lexicon, found: &mut Found, text: &[u8], start: usize, end: usize, maybe: Maybe) -> u8 {
-    let words = if maybe.keyword() { lexicon.at_word(text, start, end) } else { &[] };
-    for &id in words {
-        let e = lexicon.entry(id);
-        found.offer(e, || e.whole_word || matches_at(e, text, start));
+fn offer_word(
+    lexicon: &Lexicon,
+    found: &mut Found,
+    word_lists: &mut WordLists,
+    text: &[u8],
+    start: usize,
+    end: usize,
+    maybe: Maybe,
+) -> u8 {
+    if maybe.keyword() {
+        let (ids, settled) = lexicon.at_word(text, start, end);
+        for &id in ids {
+            let e = lexicon.entry(id);
+            found.offer(e, || e.whole_word || matches_at(e, text, start));
+        }
+        if let Some(class) = settled {
+            word_lists[class] = 0;
+        }
     }
     let phrases = if maybe.phrase() { lexicon.before_space(text, end) } else { &[] };
     for &id in phrases {

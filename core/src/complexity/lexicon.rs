@@ -76,6 +76,8 @@ struct WordTable {
     slots: Vec<(u32, u32)>,
     /// Per group: the word and the range of its entry ids in `ids`.
     groups: Vec<(Box<[u8]>, u32, u32)>,
+    /// Per group: whether finding its word once settles it (see [`Lexicon::at_word`]).
+    settles: Vec<bool>,
     ids: Vec<u16>,
 }
 
@@ -96,7 +98,8 @@ impl WordTable {
         }
         // At most a quarter full: most probes for a prompt's words end at an empty slot.
         let size = (groups.len() * 4).next_power_of_two().max(16);
-        let mut table = WordTable { slots: vec![(0, 0); size], groups: Vec::new(), ids: Vec::new() };
+        let mut table =
+            WordTable { slots: vec![(0, 0); size], groups: Vec::new(), settles: Vec::new(), ids: Vec::new() };
         for (g, (word, ids)) in groups.into_iter().enumerate() {
             let h = word_hash(&word, 0, word.len());
             let mut at = h as usize & (size - 1);
@@ -112,9 +115,9 @@ impl WordTable {
         table
     }
 
-    /// The entries keyed by the word `text[start..end]`.
+    /// The entries keyed by the word `text[start..end]`, and the index of their group.
     #[inline]
-    fn get(&self, text: &[u8], start: usize, end: usize) -> &[u16] {
+    fn get(&self, text: &[u8], start: usize, end: usize) -> (&[u16], usize) {
         let h = word_hash(text, start, end);
         let mask = self.slots.len() - 1;
         let fp = fingerprint(h);
@@ -122,12 +125,12 @@ impl WordTable {
         loop {
             let (slot_fp, g) = self.slots[at];
             if slot_fp == 0 {
-                return &[];
+                return (&[], usize::MAX);
             }
             if slot_fp == fp {
                 let (word, from, to) = &self.groups[g as usize];
                 if word.len() == end - start && text[start..end].eq_ignore_ascii_case(word) {
-                    return &self.ids[*from as usize..*to as usize];
+                    return (&self.ids[*from as usize..*to as usize], g as usize);
                 }
             }
             at = (at + 1) & mask;
@@ -143,7 +146,7 @@ pub(super) struct Lexicon {
     /// Per [`word_class`], a bit per list (`1 << list`) with a word of `words` in that class:
     /// most of a prompt's words are passed over after one test, without hashing them, and so
     /// are the words of lists that can no longer change the outcome.
-    word_lists: Box<[u8; 1 << 13]>,
+    word_lists: Box<WordLists>,
     before_space: Grouped,
     /// A bit per [`space_class`] of a phrase's first space.
     phrase_filter: Box<[u64; (1 << 15) / 64]>,
@@ -155,6 +158,9 @@ pub(super) struct Lexicon {
 
 /// A coarse, cheap class of a word: its first and last bytes (their low five bits, so case does
 /// not matter) and its length up to 7; 13 bits.
+/// Per [`word_class`], a bit per list with a keyword starting with a word of that class.
+pub(super) type WordLists = [u8; 1 << 13];
+
 fn word_class(first: u8, last: u8, len: usize) -> usize {
     usize::from(first & 31) | usize::from(last & 31) << 5 | len.min(7) << 10
 }
@@ -259,14 +265,24 @@ impl Lexicon {
                 });
             }
         }
-        let words = WordTable::new(&entries, first_word);
-        let mut word_lists = Box::new([0u8; 1 << 13]);
+        let mut words = WordTable::new(&entries, first_word);
+        let mut word_lists: Box<WordLists> = Box::new([0u8; 1 << 13]);
+        let mut groups_in_class = vec![0u8; 1 << 13];
         for (word, from, to) in &words.groups {
             let class = word_class(word[0], word[word.len() - 1], word.len());
+            groups_in_class[class] = groups_in_class[class].saturating_add(1);
             for &id in &words.ids[*from as usize..*to as usize] {
                 word_lists[class] |= 1 << entries[usize::from(id)].list;
             }
         }
+        // A group of whole words alone in its class is settled once its word is found: every
+        // entry has matched, and offering it again changes nothing.
+        words.settles = (words.groups.iter())
+            .map(|(word, from, to)| {
+                let alone = groups_in_class[word_class(word[0], word[word.len() - 1], word.len())] == 1;
+                alone && words.ids[*from as usize..*to as usize].iter().all(|&id| entries[usize::from(id)].whole_word)
+            })
+            .collect();
         let mut phrase_filter = Box::new([0u64; (1 << 15) / 64]);
         for e in &entries {
             if let Some(k) = space_after_word(e) {
@@ -305,18 +321,26 @@ impl Lexicon {
     /// list), or be followed by a phrase's first space: a few table tests and one branch, so a
     /// prompt's other words cost little.
     #[inline]
-    pub fn may_match(&self, text: &[u8], start: usize, end: usize, lists: u8) -> Maybe {
+    pub fn may_match(&self, word_lists: &WordLists, text: &[u8], start: usize, end: usize, lists: u8) -> Maybe {
         // The word's last two bytes, the byte after it and the one after that.
         let [before0, last, next, after] = load4(text, end.wrapping_sub(2));
-        let word = self.word_lists[word_class(text[start], last, end - start) & ((1 << 13) - 1)] & lists != 0;
+        let word = word_lists[word_class(text[start], last, end - start) & ((1 << 13) - 1)] & lists != 0;
         let space = space_class([before0, last], after) & ((1 << 15) - 1);
         let phrase = self.phrase_filter[space / 64] >> (space % 64) & 1 != 0;
         Maybe(u8::from(word) | u8::from(phrase & (next == b' ')) << 1)
     }
 
-    /// The bounded keywords that may start at the word `text[start..end]`.
-    pub fn at_word(&self, text: &[u8], start: usize, end: usize) -> &[u16] {
-        self.words.get(text, start, end)
+    /// The table [`Lexicon::may_match`] reads, for a scan to copy and clear as words settle.
+    pub fn word_lists(&self) -> &WordLists {
+        &self.word_lists
+    }
+
+    /// The bounded keywords that may start at the word `text[start..end]`, and the class to
+    /// clear in the scan's [`WordLists`] if this word is settled once found.
+    pub fn at_word(&self, text: &[u8], start: usize, end: usize) -> (&[u16], Option<usize>) {
+        let (ids, group) = self.words.get(text, start, end);
+        let settles = self.words.settles.get(group).copied().unwrap_or(false);
+        (ids, settles.then(|| word_class(text[start], text[end - 1], end - start)))
     }
 
     /// The phrases whose first space may be at `text[end]`, right after the word ending there.
