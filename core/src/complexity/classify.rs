@@ -113,8 +113,8 @@ impl Classifier {
         let mut live = found.live();
         // Cleared where a word is settled, so its later occurrences cost one test.
         let mut word_lists = *lexicon.word_lists();
-        for_each_word(text, |start, end| {
-            let maybe = lexicon.may_match(&word_lists, text, start, end, live);
+        for_each_word(text, |start, end, first| {
+            let maybe = lexicon.may_match(&word_lists, text, first, start, end, live);
             if maybe.any() {
                 live = offer_word(lexicon, &mut found, &mut word_lists, text, start, end, maybe);
             }

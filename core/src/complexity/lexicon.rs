@@ -317,14 +317,22 @@ impl Lexicon {
         &self.entries[usize::from(id)]
     }
 
-    /// Whether the word `text[start..end]` may start a keyword of the lists in `lists` (a bit per
-    /// list), or be followed by a phrase's first space: a few table tests and one branch, so a
-    /// prompt's other words cost little.
+    /// Whether the word `text[start..end]` (whose first byte is `first`) may start a keyword of
+    /// the lists in `lists` (a bit per list) under `word_lists`, or be followed by a phrase's
+    /// first space: a few table tests and one branch, so a prompt's other words cost little.
     #[inline]
-    pub fn may_match(&self, word_lists: &WordLists, text: &[u8], start: usize, end: usize, lists: u8) -> Maybe {
+    pub fn may_match(
+        &self,
+        word_lists: &WordLists,
+        text: &[u8],
+        first: u8,
+        start: usize,
+        end: usize,
+        lists: u8,
+    ) -> Maybe {
         // The word's last two bytes, the byte after it and the one after that.
         let [before0, last, next, after] = load4(text, end.wrapping_sub(2));
-        let word = word_lists[word_class(text[start], last, end - start) & ((1 << 13) - 1)] & lists != 0;
+        let word = word_lists[word_class(first, last, end - start) & ((1 << 13) - 1)] & lists != 0;
         let space = space_class([before0, last], after) & ((1 << 15) - 1);
         let phrase = self.phrase_filter[space / 64] >> (space % 64) & 1 != 0;
         Maybe(u8::from(word) | u8::from(phrase & (next == b' ')) << 1)

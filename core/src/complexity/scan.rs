@@ -58,19 +58,19 @@ fn as_u64s(block: &[u8; BLOCK]) -> [u64; 8] {
     words
 }
 
-/// One bit per byte of `text[base..base + 64]` (bit `j` for byte `base + j`) where `test`
-/// holds; bytes past the end are 0, which no caller's test accepts. The test runs on whole
-/// bytes, sixteen at a time once vectorised.
-fn block_bits(text: &[u8], base: usize, test: impl Fn(u8) -> bool) -> u64 {
-    let block = block(text, base);
+/// One bit per byte of `block` (bit `j` for byte `j`) where `test` holds (bytes past the text's
+/// end are 0, which no caller's test accepts). The test runs on whole bytes, sixteen at a time
+/// once vectorised.
+fn bits_of(block: &[u8; BLOCK], test: impl Fn(u8) -> bool) -> u64 {
     let mut flags = [0u8; BLOCK];
-    for (flag, &b) in flags.iter_mut().zip(&block) {
+    for (flag, &b) in flags.iter_mut().zip(block) {
         *flag = u8::from(test(b)) << 7;
     }
     gather(as_u64s(&flags))
 }
 
-/// The same from `high8`, which sets the high bit of each of eight bytes that passes.
+/// The bits of `text[base..base + 64]` from `high8`, which sets the high bit of each of eight
+/// bytes that passes.
 fn block_bits8(text: &[u8], base: usize, high8: impl Fn(u64) -> u64) -> u64 {
     gather(as_u64s(&block(text, base)).map(high8))
 }
@@ -88,14 +88,15 @@ pub(super) fn count(text: &[u8], test: impl Fn(u8) -> bool) -> usize {
 /// Calls `visit(start, end)` for each word of `text` (a maximal run of word bytes), in order,
 /// until it returns `false`; the words are found 64 bytes at a time.
 #[inline(always)]
-pub(super) fn for_each_word(text: &[u8], mut visit: impl FnMut(usize, usize) -> bool) {
+pub(super) fn for_each_word(text: &[u8], mut visit: impl FnMut(usize, usize, u8) -> bool) {
     // Whether a word already visited ends in a later block, whose first `lasts` bit is its.
     let mut skip_last = false;
     // Bit 0: whether the previous block ended inside a word.
     let mut carry = 0u64;
     let mut base = 0;
     while base < text.len() {
-        let words = block_bits(text, base, is_word);
+        let bytes = block(text, base);
+        let words = bits_of(&bytes, is_word);
         let next_is_word = text.get(base + BLOCK).is_some_and(|&b| is_word(b));
         let mut starts = words & !(words << 1 | carry);
         // Bit j: byte `base + j` is a word's last.
@@ -106,7 +107,8 @@ pub(super) fn for_each_word(text: &[u8], mut visit: impl FnMut(usize, usize) -> 
         }
         carry = words >> 63;
         while starts != 0 {
-            let start = base + starts.trailing_zeros() as usize;
+            let at = starts.trailing_zeros() as usize;
+            let start = base + at;
             starts &= starts - 1;
             let end = if lasts != 0 {
                 let end = base + lasts.trailing_zeros() as usize + 1;
@@ -118,7 +120,7 @@ pub(super) fn for_each_word(text: &[u8], mut visit: impl FnMut(usize, usize) -> 
                 let rest = &text[base + BLOCK..];
                 base + BLOCK + rest.iter().position(|&b| !is_word(b)).unwrap_or(rest.len())
             };
-            if !visit(start, end) {
+            if !visit(start, end, bytes[at % BLOCK]) {
                 return;
             }
         }
@@ -215,7 +217,8 @@ mod tests {
 
     fn words(text: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        for_each_word(text.as_bytes(), |s, e| {
+        for_each_word(text.as_bytes(), |s, e, first| {
+            assert_eq!(first, text.as_bytes()[s]);
             out.push(&text[s..e]);
             true
         });
