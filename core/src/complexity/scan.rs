@@ -25,17 +25,17 @@ fn eq8(x: u64, b: u8) -> u64 {
     !(((diff & !HIGH) + !HIGH) | diff) & HIGH
 }
 
-/// `text[base..base + 64]`, zeros past its end.
-fn block(text: &[u8], base: usize) -> [u8; BLOCK] {
-    let mut block = [0u8; BLOCK];
-    match text.get(base..base + BLOCK) {
-        Some(full) => block.copy_from_slice(full),
+/// `text[base..base + 64]` in place, or copied into `tail` (zeros past the text's end) for the
+/// last, short block.
+fn block<'a>(text: &'a [u8], base: usize, tail: &'a mut [u8; BLOCK]) -> &'a [u8; BLOCK] {
+    match text.get(base..base + BLOCK).and_then(|full| <&[u8; BLOCK]>::try_from(full).ok()) {
+        Some(full) => full,
         None => {
             let rest = &text[base..];
-            block[..rest.len()].copy_from_slice(rest);
+            tail[..rest.len()].copy_from_slice(rest);
+            tail
         }
     }
-    block
 }
 
 /// Gathers the high bit of each byte of eight little-endian `u64`s into one bit per byte.
@@ -71,8 +71,8 @@ fn bits_of(block: &[u8; BLOCK], test: impl Fn(u8) -> bool) -> u64 {
 
 /// The bits of `text[base..base + 64]` from `high8`, which sets the high bit of each of eight
 /// bytes that passes.
-fn block_bits8(text: &[u8], base: usize, high8: impl Fn(u64) -> u64) -> u64 {
-    gather(as_u64s(&block(text, base)).map(high8))
+fn block_bits8(text: &[u8], base: usize, tail: &mut [u8; BLOCK], high8: impl Fn(u64) -> u64) -> u64 {
+    gather(as_u64s(block(text, base, tail)).map(high8))
 }
 
 /// How many bytes of `text` pass `test`, counted in short runs so the counter fits a byte and the
@@ -93,10 +93,11 @@ pub(super) fn for_each_word(text: &[u8], mut visit: impl FnMut(usize, usize, u8)
     let mut skip_last = false;
     // Bit 0: whether the previous block ended inside a word.
     let mut carry = 0u64;
+    let mut tail = [0; BLOCK];
     let mut base = 0;
     while base < text.len() {
-        let bytes = block(text, base);
-        let words = bits_of(&bytes, is_word);
+        let bytes = block(text, base, &mut tail);
+        let words = bits_of(bytes, is_word);
         let next_is_word = text.get(base + BLOCK).is_some_and(|&b| is_word(b));
         let mut starts = words & !(words << 1 | carry);
         // Bit j: byte `base + j` is a word's last.
@@ -176,9 +177,10 @@ fn starts_with_ci(text: &[u8], at: usize, word: &[u8]) -> bool {
 pub(super) fn has_multi_step(text: &[u8]) -> bool {
     // Any "first" before this has no "then" after it on its line.
     let mut no_then_until = 0;
+    let mut tail = [0; BLOCK];
     let mut base = 0;
     while base < text.len() {
-        let mut candidates = block_bits8(text, base, |x| {
+        let mut candidates = block_bits8(text, base, &mut tail, |x| {
             let folded = x | (0x20 * ONES);
             eq8(folded, b'f') | eq8(folded, b'p') | eq8(x, b'.') | eq8(x, b')')
         });
