@@ -6,11 +6,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use pointwork_core::RouteKind;
-use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// The ask and the session of one request.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -19,135 +20,198 @@ pub struct Ask<'b> {
     pub session: Option<Cow<'b, str>>,
 }
 
+// One pass over the body, every member read where it is: a value of an unexpected type is read
+// as absent (never an error that would hide the rest).
+
 #[derive(Deserialize)]
 struct Body<'b> {
     #[serde(borrow, default)]
-    messages: LastAsk<'b>,
+    messages: Lenient<LastAsk<'b>>,
     #[serde(borrow, default)]
-    metadata: Option<Metadata<'b>>,
+    metadata: Lenient<Metadata<'b>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct Metadata<'b> {
     #[serde(borrow, default)]
-    session_id: Option<&'b RawValue>,
+    session_id: Lenient<Id<'b>>,
     #[serde(borrow, default)]
-    user_id: Option<&'b RawValue>,
+    user_id: Lenient<Id<'b>>,
 }
 
 #[derive(Deserialize)]
 struct Message<'b> {
     #[serde(borrow, default)]
-    role: Option<Cow<'b, str>>,
+    role: Lenient<Text<'b>>,
     #[serde(borrow, default)]
-    content: Option<&'b RawValue>,
+    content: Lenient<Content<'b>>,
 }
 
 #[derive(Deserialize)]
 struct Part<'b> {
-    #[serde(borrow, rename = "type")]
-    kind: Option<Cow<'b, str>>,
-    #[serde(borrow)]
-    text: Option<Cow<'b, str>>,
+    #[serde(borrow, rename = "type", default)]
+    kind: Lenient<Text<'b>>,
+    #[serde(borrow, default)]
+    text: Lenient<Text<'b>>,
+}
+
+/// A value of the kind `T` reads; any other value (skipped) is `None`.
+struct Lenient<T>(Option<T>);
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Lenient(None)
+    }
+}
+
+/// What a lenient value does with each JSON kind; the defaults skip it.
+trait Kind<'de>: Sized {
+    fn text(_: Cow<'de, str>) -> Option<Self> {
+        None
+    }
+    fn number(_: String) -> Option<Self> {
+        None
+    }
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+impl<'de, T: Kind<'de>> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor(PhantomData)).map(Lenient)
+    }
+}
+
+struct LenientVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Kind<'de>> Visitor<'de> for LenientVisitor<T> {
+    type Value = Option<T>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(T::text(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(T::text(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(T::text(Cow::Owned(s)))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(T::number(n.to_string()))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(T::number(n.to_string()))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+        Ok(T::number(n.to_string()))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        T::seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::map(map)
+    }
+}
+
+/// A string.
+struct Text<'b>(Cow<'b, str>);
+
+impl<'de: 'b, 'b> Kind<'de> for Text<'b> {
+    fn text(s: Cow<'de, str>) -> Option<Self> {
+        Some(Text(s))
+    }
+}
+
+/// A session id: a string as written, a number as its text (LiteLLM `str()`s it).
+struct Id<'b>(Cow<'b, str>);
+
+impl<'de: 'b, 'b> Kind<'de> for Id<'b> {
+    fn text(s: Cow<'de, str>) -> Option<Self> {
+        Some(Id(s))
+    }
+    fn number(n: String) -> Option<Self> {
+        Some(Id(Cow::Owned(n)))
+    }
+}
+
+/// An object read with its derived reader (its members are lenient themselves).
+macro_rules! object_kind {
+    ($t:ident) => {
+        impl<'de: 'b, 'b> Kind<'de> for $t<'b> {
+            fn map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+                $t::deserialize(MapAccessDeserializer::new(map)).map(Some)
+            }
+        }
+    };
+}
+object_kind!(Metadata);
+object_kind!(Message);
+object_kind!(Part);
+
+/// A message's text: a string, or its `text` parts joined by newlines (none when it has no text
+/// at all, e.g. only tool results).
+struct Content<'b>(Cow<'b, str>);
+
+impl<'de: 'b, 'b> Kind<'de> for Content<'b> {
+    fn text(s: Cow<'de, str>) -> Option<Self> {
+        Some(Content(s))
+    }
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        let mut joined: Option<Cow<'b, str>> = None;
+        while let Some(Lenient(part)) = seq.next_element::<Lenient<Part<'b>>>()? {
+            let Some(Part { kind: Lenient(Some(kind)), text: Lenient(Some(text)) }) = part else { continue };
+            if kind.0 != "text" {
+                continue;
+            }
+            joined = Some(match joined {
+                None => text.0,
+                Some(before) => Cow::Owned(format!("{before}\n{}", text.0)),
+            });
+        }
+        Ok(joined.map(Content))
+    }
 }
 
 /// The newest user message's text, found while the list is read (no list is built).
-#[derive(Default)]
-struct LastAsk<'b>(Option<Cow<'b, str>>);
+struct LastAsk<'b>(Cow<'b, str>);
 
-impl<'de: 'b, 'b> Deserialize<'de> for LastAsk<'b> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(Scan(std::marker::PhantomData))
-    }
-}
-
-/// Scans a list of messages; any other value (a malformed `messages`) is no ask.
-struct Scan<'b>(std::marker::PhantomData<&'b ()>);
-
-impl<'de: 'b, 'b> Visitor<'de> for Scan<'b> {
-    type Value = LastAsk<'b>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of messages")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+impl<'de: 'b, 'b> Kind<'de> for LastAsk<'b> {
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
         let mut last = None;
-        // Each element on its own: one odd message does not hide the others.
-        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-            let Ok(m) = serde_json::from_str::<Message<'b>>(raw.get()) else { continue };
-            if m.role.as_deref() == Some("user") {
-                if let Some(text) = m.content.and_then(text_of) {
-                    last = Some(text);
-                }
+        while let Some(Lenient(message)) = seq.next_element::<Lenient<Message<'b>>>()? {
+            let Some(Message { role: Lenient(Some(role)), content: Lenient(Some(content)) }) = message else {
+                continue;
+            };
+            if role.0 == "user" {
+                last = Some(LastAsk(content.0));
             }
         }
-        Ok(LastAsk(last))
+        Ok(last)
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(LastAsk(None))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(LastAsk(None))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(LastAsk(None))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(LastAsk(None))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(LastAsk(None))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(LastAsk(None))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(LastAsk(None))
-    }
-}
-
-/// A message's text: a string, or its `text` parts joined by newlines (`None` when it has no
-/// text at all, e.g. only tool results).
-fn text_of(content: &RawValue) -> Option<Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<Cow<'_, str>>(content.get()) {
-        return Some(s);
-    }
-    let parts: Vec<Part<'_>> = serde_json::from_str(content.get()).ok()?;
-    let mut texts = parts.into_iter().filter(|p| p.kind.as_deref() == Some("text")).filter_map(|p| p.text);
-    let first = texts.next()?;
-    match texts.next() {
-        None => Some(first),
-        Some(second) => {
-            let mut joined = first.into_owned();
-            for t in std::iter::once(second).chain(texts) {
-                joined.push('\n');
-                joined.push_str(&t);
-            }
-            Some(Cow::Owned(joined))
-        }
-    }
-}
-
-/// A session id: a string as written, any other scalar as its JSON text (LiteLLM `str()`s it);
-/// empty is none.
-fn session_of(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let id = match serde_json::from_str::<Cow<'_, str>>(raw.get()) {
-        Ok(s) => s,
-        Err(_) if raw.get() != "null" && !raw.get().starts_with(['{', '[']) => Cow::Borrowed(raw.get()),
-        Err(_) => return None,
-    };
-    (!id.is_empty()).then_some(id)
 }
 
 /// Reads the ask of `body` (already known to be a JSON object with a `model`); a body it
 /// cannot read has an empty ask and no session.
 pub fn read(route: RouteKind, body: &[u8]) -> Ask<'_> {
     let Ok(body) = serde_json::from_slice::<Body<'_>>(body) else { return Ask::default() };
-    let session = body.metadata.and_then(|m| {
-        let user_id = m.user_id.filter(|_| route == RouteKind::Messages);
-        m.session_id.and_then(session_of).or_else(|| user_id.and_then(session_of))
-    });
-    Ask { text: body.messages.0.unwrap_or_default(), session }
+    let metadata = body.metadata.0.unwrap_or_default();
+    let user_id = metadata.user_id.0.filter(|_| route == RouteKind::Messages);
+    let session = metadata.session_id.0.or(user_id).map(|id| id.0).filter(|id| !id.is_empty());
+    Ask { text: body.messages.0.map(|a| a.0).unwrap_or_default(), session }
 }
 
 #[cfg(test)]
@@ -183,6 +247,13 @@ mod tests {
         assert_eq!(ask(RouteKind::ChatCompletions, body).1, None);
         let both = r#"{"model":"a","metadata":{"user_id":"u","session_id":12}}"#;
         assert_eq!(ask(RouteKind::Messages, both).1, Some("12".into()));
+    }
+
+    #[test]
+    fn odd_members_are_absent_and_hide_nothing_else() {
+        let body = r#"{"model":"a","metadata":"x","messages":[{"role":"user","content":"hello"},
+            {"role":5,"content":"x"},{"role":"user","content":7},{"role":"user","content":[3,{"type":"text","text":null}]}]}"#;
+        assert_eq!(ask(RouteKind::ChatCompletions, body), ("hello".into(), None));
     }
 
     #[test]
