@@ -17,7 +17,7 @@
 //!   is "rare": tried at every byte, behind a byte-pair filter ([`Lexicon::rare`]; none by
 //!   default).
 
-use super::scan::{is_word, word_hash};
+use super::scan::{is_word, load8, word_hash};
 
 /// One keyword, lowercased (ASCII), with what it belongs to.
 #[derive(Clone, Debug)]
@@ -143,12 +143,12 @@ impl WordTable {
 pub(super) struct Lexicon {
     entries: Vec<Entry>,
     words: WordTable,
-    /// Per [`word_class`], a bit per list (`1 << list`) with a word of `words` in that class:
-    /// most of a prompt's words are passed over after one test, without hashing them, and so
-    /// are the words of lists that can no longer change the outcome.
+    /// Per [`word_class`], a bit per list (`1 << list`) with a whole word of `words` in that
+    /// class, or [`NOT_SPACE`]: most of a prompt's words are passed over after one test, without
+    /// hashing them, and so are the words of lists that can no longer change the outcome.
     word_lists: Box<WordLists>,
     before_space: Grouped,
-    /// A bit per [`space_class`] of a phrase's first space.
+    /// A bit per [`space_key`] of a phrase's first space.
     phrase_filter: Box<[u64; (1 << 15) / 64]>,
     rare: Grouped,
     /// A bit per (lowercased) byte pair that starts a rare keyword (a one-byte keyword sets its
@@ -157,17 +157,26 @@ pub(super) struct Lexicon {
 }
 
 /// A coarse, cheap class of a word: its first and last bytes (their low five bits, so case does
-/// not matter) and its length up to 7; 13 bits.
-/// Per [`word_class`], a bit per list with a keyword starting with a word of that class.
+/// not matter) and its length modulo 8; 13 bits.
+/// Per [`word_class`], a bit per list with a whole-word keyword of that class, and [`NOT_SPACE`]
+/// if a keyword of another shape starts with a word of that class.
 pub(super) type WordLists = [u8; 1 << 13];
 
+/// The [`WordLists`] bit of the bounded keywords with more than their first word (`what's`,
+/// `node.js`): the byte after that word is a non-word byte other than a space, so a word followed
+/// by a space (most words) passes over them, whatever their list.
+const NOT_SPACE: u8 = 0x80;
+
 fn word_class(first: u8, last: u8, len: usize) -> usize {
-    usize::from(first & 31) | usize::from(last & 31) << 5 | len.min(7) << 10
+    usize::from(first & 31) | usize::from(last & 31) << 5 | (len & 7) << 10
 }
 
-/// The same for a space: the two bytes before it and the one after; 15 bits.
-fn space_class(before: [u8; 2], after: u8) -> usize {
-    usize::from(before[0] & 31) | usize::from(before[1] & 31) << 5 | usize::from(after & 31) << 10
+/// A hash (15 bits) of five bytes around a phrase's first space, the low five of `x`'s eight
+/// (little-endian): the two bytes before it, the space, and the two after it, ASCII letters in
+/// either case alike.
+fn space_key(x: u64) -> usize {
+    let five = (x | 0x20_2020_2020) & 0xFF_FFFF_FFFF;
+    (five.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 49) as usize
 }
 
 fn set_bit(bits: &mut [u64], bit: usize) {
@@ -194,18 +203,12 @@ impl Maybe {
     }
 }
 
-/// Four bytes of `text` from `at`, zeros outside it.
-fn load4(text: &[u8], at: usize) -> [u8; 4] {
-    let mut bytes = [0u8; 4];
-    match text.get(at..at.wrapping_add(4)) {
-        Some(four) => bytes.copy_from_slice(four),
-        None => {
-            for (k, byte) in bytes.iter_mut().enumerate() {
-                *byte = text.get(at.wrapping_add(k)).copied().unwrap_or(0);
-            }
-        }
+/// Eight bytes of `text` from `end - 2` (little-endian), zeros outside it; `end` is at least 1.
+fn load8_before(text: &[u8], end: usize) -> u64 {
+    match end.checked_sub(2) {
+        Some(at) => load8(text, at),
+        None => load8(text, 0) << 8,
     }
-    bytes
 }
 
 /// The buckets of [`Lexicon::before_space`]'s byte pairs.
@@ -272,7 +275,8 @@ impl Lexicon {
             let class = word_class(word[0], word[word.len() - 1], word.len());
             groups_in_class[class] = groups_in_class[class].saturating_add(1);
             for &id in &words.ids[*from as usize..*to as usize] {
-                word_lists[class] |= 1 << entries[usize::from(id)].list;
+                let e = &entries[usize::from(id)];
+                word_lists[class] |= if e.whole_word { 1 << e.list } else { NOT_SPACE };
             }
         }
         // A group of whole words alone in its class is settled once its word is found: every
@@ -286,7 +290,15 @@ impl Lexicon {
         let mut phrase_filter = Box::new([0u64; (1 << 15) / 64]);
         for e in &entries {
             if let Some(k) = space_after_word(e) {
-                set_bit(&mut phrase_filter[..], space_class([e.bytes[k - 2], e.bytes[k - 1]], e.bytes[k + 1]));
+                // A phrase may end one byte past its first space: then any byte may follow.
+                let seconds = match e.bytes.get(k + 2) {
+                    Some(&b) => b..=b,
+                    None => 0..=255,
+                };
+                for second in seconds {
+                    let five = [e.bytes[k - 2], e.bytes[k - 1], b' ', e.bytes[k + 1], second, 0, 0, 0];
+                    set_bit(&mut phrase_filter[..], space_key(u64::from_le_bytes(five)));
+                }
             }
         }
         let before_space = Grouped::new(&entries, PAIR_BUCKETS, |e| {
@@ -330,12 +342,14 @@ impl Lexicon {
         end: usize,
         lists: u8,
     ) -> Maybe {
-        // The word's last two bytes, the byte after it and the one after that.
-        let [before0, last, next, after] = load4(text, end.wrapping_sub(2));
+        // The word's last two bytes, the byte after it and the two after that.
+        let around = load8_before(text, end);
+        let [_, last, next, ..] = around.to_le_bytes();
+        let lists = lists | (u8::from(next != b' ') * NOT_SPACE);
         let word = word_lists[word_class(first, last, end - start) & ((1 << 13) - 1)] & lists != 0;
-        let space = space_class([before0, last], after) & ((1 << 15) - 1);
+        let space = space_key(around) & ((1 << 15) - 1);
         let phrase = self.phrase_filter[space / 64] >> (space % 64) & 1 != 0;
-        Maybe(u8::from(word) | u8::from(phrase & (next == b' ')) << 1)
+        Maybe(u8::from(word) | u8::from(phrase) << 1)
     }
 
     /// The table [`Lexicon::may_match`] reads, for a scan to copy and clear as words settle.

@@ -165,7 +165,8 @@ pub(super) fn for_each_word(text: &[u8], mut visit: impl FnMut(usize, usize, u8)
 }
 
 /// Eight bytes of `text` from `at` (little-endian), zeros past its end.
-fn load8(text: &[u8], at: usize) -> u64 {
+#[inline]
+pub(super) fn load8(text: &[u8], at: usize) -> u64 {
     let mut bytes = [0u8; 8];
     match text.get(at..at + 8) {
         Some(eight) => bytes.copy_from_slice(eight),
