@@ -2,7 +2,7 @@
 //! `_lexical_tier_override` (v1.110.2) over one prompt, in one pass and without allocating.
 
 use super::lexicon::{matches_at, Entry, Lexicon, Maybe, WordLists, RULE};
-use super::scan::{count, for_each_word, has_multi_step};
+use super::scan::{count_chars_and_questions, for_each_word, has_multi_step};
 use super::signals::{Signal, Signals};
 use super::{ClassifierSettings, Tier};
 
@@ -128,10 +128,11 @@ impl Classifier {
                 }
             }
         }
+        // Counted apart from the scan so the compiler can vectorise them.
+        let (chars, questions) = count_chars_and_questions(text);
         Facts {
-            // Counted apart from the scan so the compiler can vectorise them.
-            chars: count(text, |b| b & 0xC0 != 0x80),
-            questions: count(text, |b| b == b'?'),
+            chars,
+            questions,
             counts: found.counts,
             multi_step: has_multi_step(text),
             rule: found.best_rule.map(|(_, at)| at),

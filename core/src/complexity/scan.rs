@@ -110,14 +110,17 @@ fn block_bits8(text: &[u8], base: usize, tail: &mut [u8; BLOCK], high8: impl Fn(
     gather(as_u64s(block(text, base, tail)).map(high8))
 }
 
-/// How many bytes of `text` pass `test`, counted in short runs so the counter fits a byte and the
-/// compiler can keep sixteen counters in one vector register.
-pub(super) fn count(text: &[u8], test: impl Fn(u8) -> bool) -> usize {
-    let mut n = 0;
+/// How many bytes of `text` start a character (UTF-8), and how many are `?`: one pass, counted
+/// in short runs so each counter fits a byte and the compiler keeps them in vector registers.
+pub(super) fn count_chars_and_questions(text: &[u8]) -> (usize, usize) {
+    let (mut chars, mut questions) = (0, 0);
     for run in text.chunks(240) {
-        n += usize::from(run.iter().fold(0u8, |c, &b| c + u8::from(test(b))));
+        let (c, q) =
+            run.iter().fold((0u8, 0u8), |(c, q), &b| (c + u8::from(b & 0xC0 != 0x80), q + u8::from(b == b'?')));
+        chars += usize::from(c);
+        questions += usize::from(q);
     }
-    n
+    (chars, questions)
 }
 
 /// Calls `visit(start, end)` for each word of `text` (a maximal run of word bytes), in order,
