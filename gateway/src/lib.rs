@@ -2,8 +2,8 @@
 
 pub mod access_log;
 pub mod app;
-pub mod complexity;
 pub mod cli;
+pub mod complexity;
 pub mod control;
 pub mod demo;
 pub mod dialect;

@@ -1,6 +1,8 @@
-//! The complexity auto-router's rule-based classifier (issue 15): LiteLLM's heuristic scorer
+//! The complexity auto-router (issue 15): its rule-based classifier — LiteLLM's heuristic scorer
 //! (`litellm/router_strategy/complexity_router/complexity_router.py`, `classifier_type:
-//! heuristic`, v1.110.2), rewritten to scan the prompt once without allocating.
+//! heuristic`, v1.110.2), rewritten to scan the prompt once without allocating — and, in
+//! `router.rs`, the router around it: the tiers as model groups, the tier pick, session pins and
+//! the health gate (see that module; the request's way is `gateway/src/complexity/`).
 //!
 //! ```text
 //! let classifier = Classifier::new(ClassifierSettings::default()); // once per configuration
@@ -23,12 +25,13 @@
 //!    (default: the SIMPLE/MEDIUM cut-off) give REASONING; otherwise the score against the
 //!    [`TierBoundaries`] gives the tier.
 //!
-//! Not here (the router's job, not the scorer's): LiteLLM's `escalation_keywords`
-//! ("LITELLM ESCALATE"), custom dimensions, `heuristic_v2`, the LLM classifiers.
+//! Not in the scorer: the LLM classifier (the gateway calls it, `gateway/src/complexity/llm.rs`).
+//! Not at all (warned about at load): LiteLLM's `escalation_keywords` ("LITELLM ESCALATE"),
+//! custom dimensions, `heuristic_v2`.
 
 mod classify;
-mod router;
 mod lexicon;
+mod router;
 mod scan;
 mod settings;
 mod signals;
@@ -38,8 +41,8 @@ mod tier;
 
 pub use classify::{classify, Classification, Classifier};
 pub use router::{
-    tier_pick, AutoRouter, Cause, ClassifierFallback, Gate, LlmClassifier, RouterConfig, Routed, TierSelection, Verdict,
-    MAX_POOL,
+    tier_pick, AutoRouter, Cause, ClassifierFallback, Gate, LlmClassifier, Routed, RouterConfig, TierSelection,
+    Verdict, MAX_POOL,
 };
 pub use settings::{
     ClassifierSettings, TierBoundaries, TokenThresholds, Weights, DEFAULT_CODE_KEYWORDS, DEFAULT_REASONING_KEYWORDS,
