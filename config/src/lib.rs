@@ -8,6 +8,7 @@
 
 mod api_base;
 mod auth;
+mod azure;
 mod check;
 mod complexity_router;
 mod complexity_settings;
@@ -42,6 +43,7 @@ mod summary;
 mod yaml;
 
 pub use auth::{AdminKey, Auth, VirtualKey};
+pub use azure::DEFAULT_API_VERSION as AZURE_DEFAULT_API_VERSION;
 pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{

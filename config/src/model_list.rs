@@ -8,6 +8,7 @@ use pointwork_core::policy::PolicyAttrs;
 use pointwork_core::{Deployment, Param, Provider};
 
 use crate::api_base::parse_api_base;
+use crate::azure::{apply_azure_params, azure_api_base, read_azure_params};
 use crate::check::{Checker, Fields, KeyPath};
 use crate::complexity_router::{
     read_complexity_params, DeclaredComplexityRouter, DeclaredConfig, COMPLEXITY_ROUTER_MODEL,
@@ -263,10 +264,12 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let input_cost = c.optional(&mut p, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let extra_body = read_extra_body(c, &mut p);
+    let azure = read_azure_params(c, &mut p);
     c.warn_ignored(&p);
 
     let (provider, upstream_model) = model?;
     let api_base = match (api_base, provider.default_api_base()) {
+        (base, _) if provider == Provider::Azure => azure_api_base(c, base, &api_base_path)?,
         (Some(base), _) => base,
         (None, Some(default)) => default.to_string(),
         (None, None) => {
@@ -298,6 +301,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
+    apply_azure_params(c, azure, &mut d, &p.path);
     Some(Params::Served(Box::new(d), written))
 }
 

@@ -131,13 +131,14 @@ mod tests {
     #[test]
     fn known_providers_not_served_yet_are_named() {
         assert_eq!(served("anthropic/claude-3-opus"), (Provider::Anthropic, "claude-3-opus".into()));
-        assert_eq!(not_served("azure/my-gpt4o-deployment"), "azure");
+        assert_eq!(not_served("sagemaker/my-endpoint"), "sagemaker");
         assert_eq!(not_served("bedrock/converse/us.amazon.nova-pro-v1:0"), "bedrock");
     }
 
     #[test]
     fn unknown_names_and_providers_are_errors() {
-        let served = "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai, anthropic";
+        let served =
+            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai, anthropic, azure";
         assert_eq!(
             parse_model_ref("my-finetune", bundled()).unwrap_err(),
             format!("\"my-finetune\" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {served})")

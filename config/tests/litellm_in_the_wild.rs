@@ -21,7 +21,7 @@ fn ids(loaded: &Loaded) -> Vec<&str> {
 fn a_deployment_of_a_provider_not_served_yet_is_left_out_and_the_rest_serves() {
     let yaml = "model_list:
   - model_name: gpt-4o
-    litellm_params: {model: azure/gpt-4o-eu, api_base: https://my-endpoint.openai.azure.com/, api_version: '2024-06-01', api_key: os.environ/AZURE_API_KEY}
+    litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}
   - model_name: gpt-4o
     litellm_params: {model: openai/gpt-4o, api_key: os.environ/OPENAI_API_KEY}
   - model_name: claude
@@ -39,14 +39,14 @@ router_settings:
     assert_eq!(
         left,
         [
-            (0, "gpt-4o", &LeftOutBecause::ProviderNotServed("azure".into())),
+            (0, "gpt-4o", &LeftOutBecause::ProviderNotServed("sagemaker".into())),
             (2, "claude", &LeftOutBecause::ProviderNotServed("vertex_ai".into())),
         ]
     );
     assert_eq!(
         warnings(&loaded),
         [
-            "model_list[0].litellm_params.model: left out: Pointwork does not serve provider azure yet; the rest of the config serves without this deployment",
+            "model_list[0].litellm_params.model: left out: Pointwork does not serve provider sagemaker yet; the rest of the config serves without this deployment",
             "model_list[2].litellm_params.model: left out: Pointwork does not serve provider vertex_ai yet; the rest of the config serves without this deployment",
             "router_settings.provider_budget_config.vertex_ai: Pointwork does not serve provider vertex_ai yet: this budget limits nothing",
             r#"router_settings.fallbacks[0].gpt-4o[0]: "claude" is served only by deployments left out (Pointwork does not serve provider vertex_ai yet): this rule is skipped"#,
@@ -141,14 +141,14 @@ router_settings:
   provider_budget_config:
     openai: {budget_limit: 100, time_period: 1d}
     groq: {budget_limit: 10, time_period: 1d}
-    azure: {budget_limit: 100, time_period: 1d}
+    sagemaker: {budget_limit: 100, time_period: 1d}
 ",
     )
     .unwrap();
     assert_eq!(
         warnings(&loaded),
         [
-            "router_settings.provider_budget_config.azure: Pointwork does not serve provider azure yet: this budget limits nothing",
+            "router_settings.provider_budget_config.sagemaker: Pointwork does not serve provider sagemaker yet: this budget limits nothing",
             "router_settings.provider_budget_config.groq: no deployment of provider groq: this budget limits nothing",
         ]
     );
@@ -223,7 +223,7 @@ fn an_environment_variable_without_a_value_is_left_to_the_process() {
 
 #[test]
 fn an_entry_that_fails_is_not_blamed_again_by_what_names_it() {
-    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai, anthropic)"#;
+    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai, anthropic, azure)"#;
     // The only entry fails: no "model groups: " with an empty list.
     let errs = errors(
         "model_list:\n  - {model_name: gpt, litellm_params: {model: opneai/x}}\nrouter_settings: {fallbacks: [{gpt: [other]}], model_group_alias: {g: gpt}}\n",

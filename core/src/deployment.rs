@@ -29,6 +29,11 @@ pub struct Deployment {
     /// The base URL without a trailing slash, e.g. `https://api.openai.com/v1`.
     pub api_base: String,
     pub api_key: Option<String>,
+    /// Azure's `api-version` query (`api_version`, else `AZURE_API_VERSION`).
+    pub api_version: Option<String>,
+    /// Azure's Microsoft Entra ID bearer token (`azure_ad_token`), sent when there is no
+    /// `api_key`.
+    pub azure_ad_token: Option<String>,
     /// The weight the simple shuffle uses, resolved per group at build time
     /// (`weight`, else `rpm`, else `tpm`, else 1 for every member).
     pub shuffle_weight: u64,
@@ -82,6 +87,8 @@ impl Deployment {
             upstream_model: upstream_model.to_string(),
             api_base: api_base.trim_end_matches('/').to_string(),
             api_key: None,
+            api_version: None,
+            azure_ad_token: None,
             shuffle_weight: 1,
             weight: None,
             rpm: None,
@@ -142,6 +149,7 @@ impl ContextWindow {
 impl std::fmt::Debug for Deployment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let key = self.api_key.as_deref().map(crate::redact);
+        let token = self.azure_ad_token.as_deref().map(crate::redact);
         f.debug_struct("Deployment")
             .field("id", &self.id)
             .field("model_name", &self.model_name)
@@ -149,6 +157,8 @@ impl std::fmt::Debug for Deployment {
             .field("upstream_model", &self.upstream_model)
             .field("api_base", &self.api_base)
             .field("api_key", &key)
+            .field("api_version", &self.api_version)
+            .field("azure_ad_token", &token)
             .field("shuffle_weight", &self.shuffle_weight)
             .field("weight", &self.weight)
             .field("rpm", &self.rpm)

@@ -23,10 +23,13 @@ pub enum Provider {
     Mistral,
     FireworksAi,
     Anthropic,
+    /// Azure OpenAI: OpenAI's wire format under a resource endpoint, the deployment in the path
+    /// and an `api-version` query ([`Provider::upstream_path`] is the part after the deployment).
+    Azure,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 9] = [
+    pub const ALL: [Provider; 10] = [
         Provider::OpenAi,
         Provider::HostedVllm,
         Provider::OpenRouter,
@@ -36,6 +39,7 @@ impl Provider {
         Provider::Mistral,
         Provider::FireworksAi,
         Provider::Anthropic,
+        Provider::Azure,
     ];
 
     /// The prefix in `litellm_params.model` (`openai/gpt-4o-mini` → `openai`).
@@ -50,6 +54,7 @@ impl Provider {
             Provider::Mistral => "mistral",
             Provider::FireworksAi => "fireworks_ai",
             Provider::Anthropic => "anthropic",
+            Provider::Azure => "azure",
         }
     }
 
@@ -71,6 +76,8 @@ impl Provider {
             Provider::FireworksAi => Some("https://api.fireworks.ai/inference/v1"),
             // The server root: the Messages API is `/v1/messages` under it.
             Provider::Anthropic => Some("https://api.anthropic.com"),
+            // Each resource has its own endpoint (`https://NAME.openai.azure.com`).
+            Provider::Azure => None,
         }
     }
 

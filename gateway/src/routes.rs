@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::{Dialect, Provider, RouteKind, Snapshot};
+use pointwork_core::{Deployment, Dialect, Provider, RouteKind, Snapshot};
 
 use crate::facts::Needs;
 use crate::http::write;
@@ -114,8 +114,7 @@ impl Routes {
             };
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
             let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
-            let key = d.api_key.as_deref();
-            let head = |route| request_head(&target, d.provider, route, key);
+            let head = |route| request_head(&target, d, route);
             upstreams.push(Upstream {
                 chat_head: head(RouteKind::ChatCompletions),
                 embeddings_head: head(RouteKind::Embeddings),
@@ -172,23 +171,47 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The fixed part of an upstream request head. The caller's own credentials are never copied:
 /// the deployment's key is the only `authorization` (Anthropic: `x-api-key`) sent.
-fn request_head(target: &Target, provider: Provider, route: RouteKind, api_key: Option<&str>) -> Vec<u8> {
+fn request_head(target: &Target, d: &Deployment, route: RouteKind) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"POST ");
     out.extend_from_slice(target.path_prefix.as_bytes());
-    out.extend_from_slice(provider.upstream_path(route).as_bytes());
+    if d.provider == Provider::Azure {
+        azure_path(&mut out, d, route);
+    } else {
+        out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+    }
     out.extend_from_slice(b" HTTP/1.1\r\n");
     write::header(&mut out, "host", target.authority.as_bytes());
-    match (api_key, provider.dialect()) {
+    match (d.api_key.as_deref(), d.provider.dialect()) {
+        (Some(key), _) if d.provider == Provider::Azure => write::header(&mut out, "api-key", key.as_bytes()),
         (Some(key), Dialect::AnthropicMessages) => write::header(&mut out, "x-api-key", key.as_bytes()),
         (Some(key), Dialect::OpenAiChat) => {
             write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes())
         }
         (None, _) => {}
     }
+    if let (None, Some(token)) = (&d.api_key, &d.azure_ad_token) {
+        write::header(&mut out, "authorization", format!("Bearer {token}").as_bytes());
+    }
     write::header(&mut out, "content-type", b"application/json");
     write::header(&mut out, "user-agent", USER_AGENT.as_bytes());
     out
+}
+
+/// Azure OpenAI's path: `/openai/deployments/{deployment}/chat/completions?api-version=V` (the
+/// deployment name percent-encoded; the version was checked at load).
+fn azure_path(out: &mut Vec<u8>, d: &Deployment, route: RouteKind) {
+    out.extend_from_slice(b"/openai/deployments/");
+    for &b in d.upstream_model.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b);
+        } else {
+            out.extend_from_slice(format!("%{b:02X}").as_bytes());
+        }
+    }
+    out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+    out.extend_from_slice(b"?api-version=");
+    out.extend_from_slice(d.api_version.as_deref().unwrap_or(pointwork_config::AZURE_DEFAULT_API_VERSION).as_bytes());
 }
 
 /// The `GET /v1/models` body listing `names`.
@@ -202,7 +225,7 @@ pub fn models_list<'a>(names: impl Iterator<Item = &'a str>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pointwork_core::{Deployment, Provider, RouterSettings};
+    use pointwork_core::RouterSettings;
 
     #[test]
     fn precomputes_heads_with_the_deployment_key() {
@@ -215,5 +238,34 @@ mod tests {
         assert_eq!(routes.upstreams[0].model_json, br#""gpt-4o-mini""#);
         let models: serde_json::Value = serde_json::from_slice(&routes.models_body).unwrap();
         assert_eq!(models["data"][0]["id"], "gpt");
+    }
+
+    #[test]
+    fn an_azure_head_names_the_deployment_and_version_and_sends_its_key_as_api_key() {
+        let mut d = Deployment::new("a", "gpt", Provider::Azure, "gpt 4o/eu", "https://r.openai.azure.com");
+        d.api_key = Some("az-key".into());
+        d.api_version = Some("2024-10-21".into());
+        let mut token = Deployment::new("b", "gpt", Provider::Azure, "gpt-4o", "https://r.openai.azure.com");
+        token.azure_ad_token = Some("eyJ.t.s".into());
+        let routes = Routes::build(Snapshot::build(vec![d, token], RouterSettings::default()).unwrap()).unwrap();
+        let head = |i: usize, route| String::from_utf8(routes.upstreams[i].head_for(route).to_vec()).unwrap();
+        let chat = head(0, RouteKind::ChatCompletions);
+        assert!(
+            chat.starts_with(
+                "POST /openai/deployments/gpt%204o%2Feu/chat/completions?api-version=2024-10-21 HTTP/1.1\r\n"
+            ),
+            "{chat}"
+        );
+        assert!(chat.contains("api-key: az-key\r\n") && !chat.contains("authorization"), "{chat}");
+        let embeddings = head(0, RouteKind::Embeddings);
+        assert!(embeddings.starts_with("POST /openai/deployments/gpt%204o%2Feu/embeddings?api-version=2024-10-21 "));
+        // A Messages request is translated to chat completions, on the same path.
+        assert!(head(0, RouteKind::Messages).starts_with("POST /openai/deployments/gpt%204o%2Feu/chat/completions?"));
+        let with_token = head(1, RouteKind::ChatCompletions);
+        assert!(with_token.contains(&format!("?api-version={} ", pointwork_config::AZURE_DEFAULT_API_VERSION)));
+        assert!(
+            with_token.contains("authorization: Bearer eyJ.t.s\r\n") && !with_token.contains("api-key"),
+            "{with_token}"
+        );
     }
 }

@@ -83,7 +83,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
         "config.yaml",
         "model_list:
   - {model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}
-  - {model_name: gpt, litellm_params: {model: azure/gpt-4o-eu, api_base: https://example.openai.azure.com, api_version: '2024-06-01'}}
+  - {model_name: gpt, litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}}
   - {model_name: gemini, litellm_params: {model: gemini-2.5-pro}}
 ",
     );
@@ -93,7 +93,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
     assert!(stdout.contains("model groups: 1, deployments: 1"), "{stdout}");
     assert!(stdout.contains("left out: 2"), "{stdout}");
     assert!(
-        stdout.contains("model_list[1] (gpt → azure/gpt-4o-eu): Pointwork does not serve provider azure yet"),
+        stdout.contains("model_list[1] (gpt → sagemaker/gpt-4o-eu): Pointwork does not serve provider sagemaker yet"),
         "{stdout}"
     );
     assert!(

@@ -15,7 +15,7 @@ fn entries_of_providers_not_served_yet_are_left_out_and_the_rest_serves() {
     let mock = Mock::start("openai", &[]);
     let yaml = config(
         &[
-            "  - model_name: gpt\n    litellm_params: {model: azure/gpt-4o-eu, api_base: https://example.openai.azure.com, api_version: '2024-06-01', api_key: az-key}\n".to_string(),
+            "  - model_name: gpt\n    litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}\n".to_string(),
             deployment("gpt", "dep-openai", MODEL, &mock, ""),
             "  - model_name: claude\n    litellm_params: {model: anthropic.claude-3-sonnet-20240229-v1:0, aws_region_name: us-east-1}\n".to_string(),
         ],
@@ -24,7 +24,8 @@ fn entries_of_providers_not_served_yet_are_left_out_and_the_rest_serves() {
     let gateway = Gateway::start(&yaml);
     let stderr = gateway.process.stderr();
     assert!(
-        stderr.contains("model_list[0].litellm_params.model: left out: Pointwork does not serve provider azure yet"),
+        stderr
+            .contains("model_list[0].litellm_params.model: left out: Pointwork does not serve provider sagemaker yet"),
         "{stderr}"
     );
     assert!(
@@ -34,7 +35,7 @@ fn entries_of_providers_not_served_yet_are_left_out_and_the_rest_serves() {
     for _ in 0..4 {
         let r = gateway.chat("gpt");
         assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(r.deployment(), "dep-openai", "the azure entry is not in the group");
+        assert_eq!(r.deployment(), "dep-openai", "the sagemaker entry is not in the group");
     }
     assert_eq!(mock.request_count(), 4);
     // The left-out group is no model here.
