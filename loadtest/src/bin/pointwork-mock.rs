@@ -29,7 +29,15 @@ options:
   --openrouter-telemetry DIR
                          serve OpenRouter's telemetry from DIR/{author}/{slug}/ (endpoints.json,
                          stats.json, canonical_slug.txt), re-read on every request
-  --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K
+  --azure-api-key KEY    Azure routes accept only this api-key (default: any non-empty key)
+  --azure-deployments A,B
+                         the Azure deployments that exist; others get DeploymentNotFound
+                         (default: every name)
+  --azure-token-ttl SECS expires_in of the Entra tokens issued (default 3599; 0: expired at once)
+  --azure-client-secret SECRET
+                         the only client_secret the Entra token endpoint accepts (default: any)
+  --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K |
+                         content_filter | content_filter:completion
   --fault-ratio R        fraction of requests faulted, 0..=1 (default 1)
   --no-record            do not keep requests for GET /mock/requests
   --tls-cert FILE        serve HTTPS with this PEM certificate (chain); needs --tls-key
@@ -48,6 +56,9 @@ openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
             GET|POST /mock/openrouter/providers, GET|POST /mock/openrouter/account,
             GET|DELETE /mock/openrouter/requests, GET /mock/openrouter/stats,
             POST /mock/openrouter/reset.
+azure: POST /openai/deployments/{deployment}/chat/completions?api-version=V,
+       POST /openai/deployments/{deployment}/embeddings?api-version=V (api-key or Bearer token),
+       POST /{tenant}/oauth2/v2.0/token (Entra ID client credentials).
 ";
 
 enum Command {
@@ -86,6 +97,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--openrouter-telemetry",
             "--tls-cert",
             "--tls-key",
+            "--azure-api-key",
+            "--azure-deployments",
+            "--azure-token-ttl",
+            "--azure-client-secret",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown option {flag:?}"));
@@ -129,6 +144,21 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             }
             "--tls-cert" => tls_cert = Some(PathBuf::from(value)),
             "--tls-key" => tls_key = Some(PathBuf::from(value)),
+            "--azure-api-key" if !value.is_empty() => options.azure_api_key = Some(value),
+            "--azure-api-key" => return Err(bad("a non-empty key")),
+            "--azure-client-secret" if !value.is_empty() => options.azure_client_secret = Some(value),
+            "--azure-client-secret" => return Err(bad("a non-empty secret")),
+            "--azure-deployments" => {
+                let names: Vec<String> =
+                    value.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect();
+                if names.is_empty() {
+                    return Err(bad("comma-separated deployment names"));
+                }
+                options.azure_deployments = Some(names);
+            }
+            "--azure-token-ttl" => {
+                options.azure_token_ttl_secs = value.parse().map_err(|_| bad("whole seconds"))?;
+            }
             _ => unreachable!("every known flag is matched above"),
         }
     }

@@ -6,6 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::anthropic_route::{Answered, Exchange, Pacing};
 use super::anthropic_stream::AnthropicStreamPlan;
+use super::azure::{content_filter_body, AzureCall};
+use super::azure_stream::AzureStreamPlan;
 use super::control::behaviour_json;
 use super::fault::Fault;
 use super::http::{Method, RequestHead};
@@ -40,6 +42,8 @@ pub(crate) enum Action {
     Stream(StreamPlan),
     /// A streamed Anthropic Messages answer.
     AnthropicStream(AnthropicStreamPlan),
+    /// A streamed Azure OpenAI chat.
+    AzureStream(AzureStreamPlan),
     Reset,
     Hang,
 }
@@ -116,8 +120,32 @@ pub(crate) fn plan(
             return Plan { latency: Duration::ZERO, action: Action::Send { close } };
         }
     };
+    if head.route == Route::EntraToken {
+        let tenant = request_target(request.head_bytes).split('/').nth(1).unwrap_or_default();
+        let (status, body) = shared.entra.token_request(head.method, tenant, request.body);
+        Head::json(status, &shared.name, close).write_with_body(out, &body);
+        return Plan { latency: overrides.latency.unwrap_or(Duration::ZERO), action: Action::Send { close } };
+    }
     let behaviour = shared.behaviour();
     let latency = overrides.latency.unwrap_or(behaviour.latency);
+    let azure = head.route.is_azure().then(|| AzureCall {
+        shared,
+        route: head.route,
+        method: head.method,
+        head_bytes: request.head_bytes,
+        body: request.body,
+        number,
+        created: unix_seconds(),
+        chunks: overrides.chunks.unwrap_or(behaviour.chunks),
+        chunk_delay: overrides.chunk_delay.unwrap_or(behaviour.chunk_delay),
+        reply: overrides.reply(request.head_bytes).or(behaviour.reply.as_deref()),
+        close,
+    });
+    let azure_target = match azure.as_ref().map(|call| call.admit(out)) {
+        Some(Err(())) => return Plan { latency, action: Action::Send { close } },
+        Some(Ok(target)) => Some(target),
+        None => None,
+    };
     let fault =
         overrides.fault.or_else(|| behaviour.fault.filter(|_| shared.next_request_faulted(behaviour.fault_ratio)));
     let answer = Answer {
@@ -130,6 +158,9 @@ pub(crate) fn plan(
         reply: overrides.reply(request.head_bytes).or(behaviour.reply.as_deref()),
         close,
     };
+    if let (Some(call), Some(target)) = (&azure, &azure_target) {
+        return Plan { latency, action: call.answer(target, fault, out) };
+    }
     let action = match fault {
         None => answer.write(out, scratch, None),
         Some(Fault::Status { status, retry_after }) if head.route.is_anthropic() => {
@@ -145,6 +176,15 @@ pub(crate) fn plan(
         Some(Fault::Reset) => Action::Reset,
         Some(Fault::Hang) => Action::Hang,
         Some(Fault::AbortAfter { chunks }) => answer.write(out, scratch, Some(chunks)),
+        Some(Fault::ContentFilter { .. }) if head.route.is_anthropic() => {
+            let message = format!("mock {}: the request was blocked by a content filter", shared.name);
+            Exchange { shared, body: request.body, number, close }.error(out, 400, &message);
+            Action::Send { close }
+        }
+        Some(Fault::ContentFilter { .. }) => {
+            Head::json(400, &shared.name, close).write_with_body(out, &content_filter_body());
+            Action::Send { close }
+        }
     };
     Plan { latency, action }
 }

@@ -16,6 +16,11 @@ pub enum Fault {
     /// Streams: send the head and this many events, then close without the terminating chunk.
     /// Non-streaming answers: send the head and half the body, then close.
     AbortAfter { chunks: u32 },
+    /// Azure OpenAI's content filter. On Azure's routes: the prompt's 400 with `"code":
+    /// "content_filter"`, or with `completion` the answer's: a 200 whose `finish_reason` is
+    /// `content_filter` (a stream ends with it). Other OpenAI-shaped routes answer the prompt's
+    /// 400 either way, Anthropic's routes a 400 `invalid_request_error`.
+    ContentFilter { completion: bool },
 }
 
 /// The lowest and highest status a `status:S` fault accepts: it injects errors.
@@ -32,7 +37,8 @@ impl fmt::Display for ParseFaultError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bad fault {:?}: {} (expected status:S, status:S:retry-after=N, reset, hang or abort-after:K)",
+            "bad fault {:?}: {} (expected status:S, status:S:retry-after=N, reset, hang, abort-after:K, content_filter or \
+             content_filter:completion)",
             self.spec, self.reason
         )
     }
@@ -49,6 +55,8 @@ impl FromStr for Fault {
         match trimmed {
             "reset" => return Ok(Fault::Reset),
             "hang" => return Ok(Fault::Hang),
+            "content_filter" => return Ok(Fault::ContentFilter { completion: false }),
+            "content_filter:completion" => return Ok(Fault::ContentFilter { completion: true }),
             _ => {}
         }
         if let Some(count) = trimmed.strip_prefix("abort-after:") {
@@ -87,6 +95,8 @@ impl fmt::Display for Fault {
             Fault::Reset => f.write_str("reset"),
             Fault::Hang => f.write_str("hang"),
             Fault::AbortAfter { chunks } => write!(f, "abort-after:{chunks}"),
+            Fault::ContentFilter { completion: false } => f.write_str("content_filter"),
+            Fault::ContentFilter { completion: true } => f.write_str("content_filter:completion"),
         }
     }
 }
@@ -114,11 +124,21 @@ mod tests {
         assert_eq!("reset".parse(), Ok(Fault::Reset));
         assert_eq!("hang".parse(), Ok(Fault::Hang));
         assert_eq!("abort-after:3".parse(), Ok(Fault::AbortAfter { chunks: 3 }));
+        assert_eq!("content_filter".parse(), Ok(Fault::ContentFilter { completion: false }));
+        assert_eq!("content_filter:completion".parse(), Ok(Fault::ContentFilter { completion: true }));
     }
 
     #[test]
     fn display_round_trips() {
-        for spec in ["status:503", "status:429:retry-after=7", "reset", "hang", "abort-after:0"] {
+        for spec in [
+            "status:503",
+            "status:429:retry-after=7",
+            "reset",
+            "hang",
+            "abort-after:0",
+            "content_filter",
+            "content_filter:completion",
+        ] {
             let fault: Fault = spec.parse().expect("valid spec");
             assert_eq!(fault.to_string(), spec);
         }
@@ -135,6 +155,7 @@ mod tests {
             "status:429:retry-after=x",
             "abort-after:-1",
             "explode",
+            "content_filter:prompt",
         ] {
             let error = spec.parse::<Fault>().expect_err(spec);
             assert!(error.to_string().contains("bad fault"), "{error}");

@@ -8,7 +8,10 @@
 //! files of [`MockOptions::openrouter_telemetry`], chats routed by their `provider` block,
 //! per-provider 429s and input caps, the account's allowed providers, steered through
 //! `/mock/openrouter/*`. On `/v1/messages` it speaks Anthropic's Messages API: answers, streams,
-//! tool calls, `count_tokens`, and errors and faults in Anthropic's shape. See `loadtest/README.md`.
+//! tool calls, `count_tokens`, and errors and faults in Anthropic's shape. On
+//! `/openai/deployments/…` it is an Azure OpenAI resource (`api-version`, `api-key` or Entra
+//! bearer tokens from its own `/{tenant}/oauth2/v2.0/token`, content filter results and
+//! errors). See `loadtest/README.md`.
 //!
 //! ```no_run
 //! use pointwork_loadtest::mock::{spawn, MockOptions};
@@ -21,6 +24,9 @@ mod anthropic;
 mod anthropic_errors;
 mod anthropic_route;
 mod anthropic_stream;
+mod azure;
+mod azure_stream;
+mod azure_token;
 mod conn;
 mod control;
 mod dispatch;

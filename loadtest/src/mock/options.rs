@@ -49,6 +49,14 @@ pub struct MockOptions {
     /// optionally `canonical_slug.txt`, re-read on every request. `None`: the telemetry
     /// endpoints answer 503 and chats have no telemetry to route by.
     pub openrouter_telemetry: Option<PathBuf>,
+    /// Azure OpenAI: the only `api-key` accepted; `None`: any non-empty key.
+    pub azure_api_key: Option<String>,
+    /// Azure OpenAI: the deployments that exist (others get `DeploymentNotFound`); `None`: all.
+    pub azure_deployments: Option<Vec<String>>,
+    /// Entra ID: `expires_in` of the tokens issued, in seconds (0: expired at once).
+    pub azure_token_ttl_secs: u64,
+    /// Entra ID: the only client secret accepted; `None`: any non-empty secret.
+    pub azure_client_secret: Option<String>,
 }
 
 impl Default for MockOptions {
@@ -69,6 +77,10 @@ impl Default for MockOptions {
             refuse: None,
             reply: None,
             openrouter_telemetry: None,
+            azure_api_key: None,
+            azure_deployments: None,
+            azure_token_ttl_secs: 3599,
+            azure_client_secret: None,
         }
     }
 }

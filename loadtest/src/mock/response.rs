@@ -20,11 +20,13 @@ pub(crate) struct Head<'a> {
     pub provider: Option<&'a str>,
     /// Anthropic's answers carry `request-id: req_mock_N`.
     pub request_id: Option<u64>,
+    /// Further header lines, each ending in CRLF (Azure's `apim-request-id`, `retry-after-ms`).
+    pub extra: &'a str,
 }
 
 impl<'a> Head<'a> {
     pub(crate) fn json(status: u16, name: &'a str, close: bool) -> Self {
-        Head { status, content_type: JSON, name, retry_after: None, close, provider: None, request_id: None }
+        Head { status, content_type: JSON, name, retry_after: None, close, provider: None, request_id: None, extra: "" }
     }
 
     fn write_common(&self, out: &mut Vec<u8>) {
@@ -55,6 +57,7 @@ impl<'a> Head<'a> {
             write_decimal(out, u64::from(seconds));
             out.extend_from_slice(b"\r\n");
         }
+        out.extend_from_slice(self.extra.as_bytes());
         if self.close {
             out.extend_from_slice(b"connection: close\r\n");
         }

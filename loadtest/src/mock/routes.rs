@@ -21,6 +21,14 @@ pub(crate) enum Route {
     /// `/api/v1/models`, `/api/v1/models/{author}/{slug}/endpoints`,
     /// `/api/frontend/v1/stats/endpoint`: OpenRouter's telemetry, from files.
     OpenRouterTelemetry,
+    /// `POST /openai/deployments/{deployment}/chat/completions?api-version=V`: Azure OpenAI.
+    AzureChat,
+    /// `POST /openai/deployments/{deployment}/embeddings?api-version=V`: Azure OpenAI.
+    AzureEmbeddings,
+    /// Any other `/openai/…` path: Azure's 404 `Resource not found`.
+    AzureOther,
+    /// `POST /{tenant}/oauth2/v2.0/token`: Microsoft Entra ID's token endpoint.
+    EntraToken,
     Unknown,
 }
 
@@ -45,8 +53,26 @@ impl Route {
             "/api/v1/models" | "/api/frontend/v1/stats/endpoint" => Route::OpenRouterTelemetry,
             _ if path.starts_with("/api/v1/models/") && path.ends_with("/endpoints") => Route::OpenRouterTelemetry,
             _ if path.starts_with("/mock/openrouter/") => Route::MockOpenRouter,
+            _ if path.starts_with("/openai/") => Route::azure(path),
+            _ if is_entra_token_path(path) => Route::EntraToken,
             _ => Route::Unknown,
         }
+    }
+
+    fn azure(path: &str) -> Route {
+        let Some(rest) = path.strip_prefix("/openai/deployments/") else {
+            return Route::AzureOther;
+        };
+        match rest.split_once('/') {
+            Some((deployment, "chat/completions")) if !deployment.is_empty() => Route::AzureChat,
+            Some((deployment, "embeddings")) if !deployment.is_empty() => Route::AzureEmbeddings,
+            _ => Route::AzureOther,
+        }
+    }
+
+    /// Azure OpenAI's routes: checked (api-version, key or token) and answered in Azure's shape.
+    pub(crate) fn is_azure(self) -> bool {
+        matches!(self, Route::AzureChat | Route::AzureEmbeddings | Route::AzureOther)
     }
 
     /// `/mock/*` endpoints steer the mock itself: they are never faulted, delayed or recorded.
@@ -64,6 +90,13 @@ impl Route {
     pub(crate) fn is_recorded(self) -> bool {
         !self.is_mock_control() && self != Route::Health && self != Route::OpenRouterTelemetry
     }
+}
+
+/// `/{tenant}/oauth2/v2.0/token`.
+fn is_entra_token_path(path: &str) -> bool {
+    path.strip_suffix("/oauth2/v2.0/token")
+        .and_then(|tenant| tenant.strip_prefix('/'))
+        .is_some_and(|tenant| !tenant.is_empty() && !tenant.contains('/'))
 }
 
 #[cfg(test)]
@@ -118,5 +151,24 @@ mod tests {
         assert_eq!(Route::from_path("/api/v1/models/z-ai/glm-5.2"), Route::Unknown);
         assert_eq!(Route::from_path("/mock/openrouter/providers"), Route::MockOpenRouter);
         assert_eq!(Route::from_path("/mock/openrouterx"), Route::Unknown);
+    }
+
+    #[test]
+    fn azure_paths() {
+        let chat = "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21";
+        assert_eq!(Route::from_path(chat), Route::AzureChat);
+        assert_eq!(Route::from_path("/openai/deployments/gpt-4o-prod/chat/completions"), Route::AzureChat);
+        assert_eq!(
+            Route::from_path("/openai/deployments/emb/embeddings?api-version=2024-02-01"),
+            Route::AzureEmbeddings
+        );
+        assert_eq!(Route::from_path("/openai/deployments//chat/completions"), Route::AzureOther);
+        assert_eq!(Route::from_path("/openai/deployments/x/completions"), Route::AzureOther);
+        assert_eq!(Route::from_path("/openai/models"), Route::AzureOther);
+        assert!(Route::AzureChat.is_azure() && Route::AzureOther.is_azure() && !Route::EntraToken.is_azure());
+        assert_eq!(Route::from_path("/my-tenant/oauth2/v2.0/token"), Route::EntraToken);
+        assert_eq!(Route::from_path("/a/b/oauth2/v2.0/token"), Route::Unknown);
+        assert_eq!(Route::from_path("/oauth2/v2.0/token"), Route::Unknown);
+        assert!(Route::AzureChat.is_recorded() && Route::EntraToken.is_recorded());
     }
 }

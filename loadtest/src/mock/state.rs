@@ -5,6 +5,7 @@ use std::sync::{Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 
+use super::azure_token::Entra;
 use super::control::{apply_control, ControlChange};
 use super::fault::nth_request_is_faulted;
 use super::openai::AnswerText;
@@ -27,6 +28,12 @@ pub(crate) struct Shared {
     pub context_window: Option<u64>,
     pub refuse: Option<String>,
     pub openrouter: OpenRouter,
+    /// `--azure-api-key`: the only `api-key` the Azure routes accept (else any non-empty one).
+    pub azure_api_key: Option<String>,
+    /// `--azure-deployments`: the deployments that exist (else every name does).
+    pub azure_deployments: Option<Vec<String>>,
+    /// The Entra token endpoint and the tokens it issued.
+    pub entra: Entra,
 }
 
 impl Shared {
@@ -42,6 +49,9 @@ impl Shared {
             context_window: options.context_window,
             refuse: options.refuse.clone(),
             openrouter: OpenRouter::new(options),
+            azure_api_key: options.azure_api_key.clone(),
+            azure_deployments: options.azure_deployments.clone(),
+            entra: Entra::new(options.azure_token_ttl_secs, options.azure_client_secret.clone()),
         }
     }
 
