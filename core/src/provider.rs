@@ -100,8 +100,8 @@ impl Provider {
         }
     }
 
-    /// Whether the provider serves `/embeddings`: OpenAI, hosted vLLM, Together AI, Mistral and
-    /// Fireworks AI do; Groq, DeepSeek, OpenRouter and Anthropic have no embeddings endpoint.
+    /// Whether the provider serves `/embeddings`: OpenAI, hosted vLLM, Together AI, Mistral,
+    /// Fireworks AI and Azure do; Groq, DeepSeek, OpenRouter and Anthropic have no embeddings endpoint.
     pub fn serves_embeddings(self) -> bool {
         !matches!(self, Provider::Groq | Provider::DeepSeek | Provider::OpenRouter | Provider::Anthropic)
     }
@@ -152,7 +152,7 @@ mod tests {
         use crate::RouteKind;
         let embeddings: Vec<&str> =
             Provider::ALL.into_iter().filter(|p| p.serves(RouteKind::Embeddings)).map(Provider::prefix).collect();
-        assert_eq!(embeddings, ["openai", "hosted_vllm", "together_ai", "mistral", "fireworks_ai"]);
+        assert_eq!(embeddings, ["openai", "hosted_vllm", "together_ai", "mistral", "fireworks_ai", "azure"]);
         assert!(Provider::ALL.into_iter().all(|p| p.serves(RouteKind::ChatCompletions)));
     }
 }
