@@ -96,10 +96,12 @@
 //! its dialect (Anthropic `event: error`; OpenAI `data: {"error":…}` without `[DONE]`). Unknown
 //! Anthropic event types and `ping` are skipped, as Anthropic's versioning policy asks of clients.
 
+pub mod bedrock;
 mod chat_to_messages_request;
 mod chat_to_messages_response;
 mod chat_to_messages_stream;
 mod errors;
+pub mod gemini;
 mod mapping;
 mod messages_to_chat_request;
 mod messages_to_chat_response;
