@@ -119,6 +119,17 @@ impl Deployment {
         (price.is_finite() && price >= 0.0).then_some(price)
     }
 
+    /// The wire format this deployment speaks (its provider's, for its model).
+    pub fn dialect(&self) -> crate::Dialect {
+        self.provider.dialect(&self.upstream_model)
+    }
+
+    /// Whether serving `route` here takes a translation (the deployment speaks another dialect
+    /// than the route's).
+    pub fn translates(&self, route: crate::RouteKind) -> bool {
+        route.dialect() != self.dialect()
+    }
+
     /// The context window the pre-call check compares: `max_input_tokens` (the prompt alone),
     /// else `max_tokens` read as a total (prompt + `max_tokens` of the request); `None` = unknown.
     pub fn context_window(&self) -> Option<ContextWindow> {

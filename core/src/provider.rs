@@ -1,17 +1,20 @@
 //! The provider families Pointwork forwards to, named by LiteLLM's model prefix.
 
 /// A wire format: the API surface a client calls, and the one a provider speaks. Where the two
-/// differ the gateway translates (request, response, stream events).
+/// differ the gateway translates (request, response, stream events). Clients call the first two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dialect {
     /// OpenAI's chat completions (and embeddings).
     OpenAiChat,
     /// Anthropic's Messages API.
     AnthropicMessages,
+    /// Google's `generateContent` (the Gemini API and Vertex AI's Gemini models).
+    Gemini,
+    /// AWS Bedrock's Converse API (and InvokeModel for embeddings).
+    BedrockConverse,
 }
 
-/// A provider family. Anthropic speaks its Messages API; every other one the OpenAI
-/// chat-completions wire format.
+/// A provider family, named by LiteLLM's model prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
     OpenAi,
@@ -21,15 +24,36 @@ pub enum Provider {
     TogetherAi,
     DeepSeek,
     Mistral,
+    /// Mistral's Codestral endpoint (`codestral/…`, LiteLLM's second spelling of Mistral).
+    Codestral,
     FireworksAi,
     Anthropic,
     /// Azure OpenAI: OpenAI's wire format under a resource endpoint, the deployment in the path
-    /// and an `api-version` query ([`Provider::upstream_path`] is the part after the deployment).
+    /// and an `api-version` query.
     Azure,
+    /// Azure AI Foundry's OpenAI-compatible model inference API.
+    AzureAi,
+    /// Ollama's OpenAI-compatible API (`ollama/…`).
+    Ollama,
+    /// Ollama again, as LiteLLM's `ollama_chat/…` names it: the same API here.
+    OllamaChat,
+    /// Hugging Face's inference router (OpenAI-compatible).
+    HuggingFace,
+    /// Cohere's OpenAI compatibility API (`cohere/…`).
+    Cohere,
+    /// Cohere as LiteLLM's `cohere_chat/…` names it: the same API here.
+    CohereChat,
+    /// Google AI Studio's Gemini API.
+    Gemini,
+    /// Google Cloud Vertex AI: Gemini models (`generateContent`) and Anthropic's models
+    /// (the Messages API through `rawPredict`).
+    VertexAi,
+    /// AWS Bedrock: the Converse API, signed with SigV4.
+    Bedrock,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 10] = [
+    pub const ALL: [Provider; 20] = [
         Provider::OpenAi,
         Provider::HostedVllm,
         Provider::OpenRouter,
@@ -37,9 +61,19 @@ impl Provider {
         Provider::TogetherAi,
         Provider::DeepSeek,
         Provider::Mistral,
+        Provider::Codestral,
         Provider::FireworksAi,
         Provider::Anthropic,
         Provider::Azure,
+        Provider::AzureAi,
+        Provider::Ollama,
+        Provider::OllamaChat,
+        Provider::HuggingFace,
+        Provider::Cohere,
+        Provider::CohereChat,
+        Provider::Gemini,
+        Provider::VertexAi,
+        Provider::Bedrock,
     ];
 
     /// The prefix in `litellm_params.model` (`openai/gpt-4o-mini` → `openai`).
@@ -52,9 +86,19 @@ impl Provider {
             Provider::TogetherAi => "together_ai",
             Provider::DeepSeek => "deepseek",
             Provider::Mistral => "mistral",
+            Provider::Codestral => "codestral",
             Provider::FireworksAi => "fireworks_ai",
             Provider::Anthropic => "anthropic",
             Provider::Azure => "azure",
+            Provider::AzureAi => "azure_ai",
+            Provider::Ollama => "ollama",
+            Provider::OllamaChat => "ollama_chat",
+            Provider::HuggingFace => "huggingface",
+            Provider::Cohere => "cohere",
+            Provider::CohereChat => "cohere_chat",
+            Provider::Gemini => "gemini",
+            Provider::VertexAi => "vertex_ai",
+            Provider::Bedrock => "bedrock",
         }
     }
 
@@ -62,63 +106,78 @@ impl Provider {
         Provider::ALL.into_iter().find(|p| p.prefix() == prefix)
     }
 
-    /// The base URL used when a deployment gives no `api_base`. `hosted_vllm` has none:
-    /// a self-hosted server must say where it is.
+    /// The base URL used when a deployment gives no `api_base`. `hosted_vllm`, Azure and Azure
+    /// AI have none (each server or resource has its own); Vertex AI's and Bedrock's are made
+    /// from the deployment's project, location or region (`pointwork-config` does).
     pub fn default_api_base(self) -> Option<&'static str> {
         match self {
             Provider::OpenAi => Some("https://api.openai.com/v1"),
-            Provider::HostedVllm => None,
             Provider::OpenRouter => Some("https://openrouter.ai/api/v1"),
             Provider::Groq => Some("https://api.groq.com/openai/v1"),
             Provider::TogetherAi => Some("https://api.together.xyz/v1"),
             Provider::DeepSeek => Some("https://api.deepseek.com/v1"),
             Provider::Mistral => Some("https://api.mistral.ai/v1"),
+            Provider::Codestral => Some("https://codestral.mistral.ai/v1"),
             Provider::FireworksAi => Some("https://api.fireworks.ai/inference/v1"),
             // The server root: the Messages API is `/v1/messages` under it.
             Provider::Anthropic => Some("https://api.anthropic.com"),
-            // Each resource has its own endpoint (`https://NAME.openai.azure.com`).
-            Provider::Azure => None,
+            // The server root (LiteLLM's default); the OpenAI-compatible API is under `/v1`.
+            Provider::Ollama | Provider::OllamaChat => Some("http://localhost:11434"),
+            Provider::HuggingFace => Some("https://router.huggingface.co/v1"),
+            Provider::Cohere | Provider::CohereChat => Some("https://api.cohere.ai/compatibility/v1"),
+            Provider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+            Provider::HostedVllm | Provider::Azure | Provider::AzureAi | Provider::VertexAi | Provider::Bedrock => None,
         }
     }
 
-    /// The wire format the provider speaks.
-    pub fn dialect(self) -> Dialect {
+    /// The wire format the provider speaks for `upstream_model`: Vertex AI serves Anthropic's
+    /// models (`claude-…`) with the Messages API and the rest with `generateContent`.
+    pub fn dialect(self, upstream_model: &str) -> Dialect {
         match self {
             Provider::Anthropic => Dialect::AnthropicMessages,
+            Provider::VertexAi if upstream_model.starts_with("claude") => Dialect::AnthropicMessages,
+            Provider::Gemini | Provider::VertexAi => Dialect::Gemini,
+            Provider::Bedrock => Dialect::BedrockConverse,
             _ => Dialect::OpenAiChat,
         }
     }
 
-    /// The path, under the deployment's `api_base`, that serves `route`: a chat request to
-    /// Anthropic goes to its Messages API, a Messages request to an OpenAI-compatible provider
-    /// to its chat completions (both translated).
+    /// The path, under the `api_base`, that serves `route` for an OpenAI-compatible or
+    /// Anthropic deployment: a chat request to Anthropic goes to its Messages API, a Messages
+    /// request to an OpenAI-compatible provider to its chat completions (both translated).
+    /// Azure, Gemini, Vertex AI and Bedrock put the model in the path (the gateway's routes
+    /// build theirs).
     pub fn upstream_path(self, route: crate::RouteKind) -> &'static str {
-        match (self.dialect(), route) {
+        match (self.dialect(""), route) {
             (Dialect::AnthropicMessages, _) => "/v1/messages",
-            (Dialect::OpenAiChat, crate::RouteKind::Embeddings) => "/embeddings",
-            (Dialect::OpenAiChat, _) => "/chat/completions",
+            (_, crate::RouteKind::Embeddings) => "/embeddings",
+            (_, _) => "/chat/completions",
         }
     }
 
-    /// Whether the provider serves `/embeddings`: OpenAI, hosted vLLM, Together AI, Mistral,
-    /// Fireworks AI and Azure do; Groq, DeepSeek, OpenRouter and Anthropic have no embeddings endpoint.
+    /// Whether the provider serves embeddings (`docs/routing.md`'s capability table): Groq,
+    /// DeepSeek, OpenRouter, Codestral, Anthropic, Hugging Face's router and Vertex AI here do
+    /// not.
     pub fn serves_embeddings(self) -> bool {
-        !matches!(self, Provider::Groq | Provider::DeepSeek | Provider::OpenRouter | Provider::Anthropic)
+        !matches!(
+            self,
+            Provider::Groq
+                | Provider::DeepSeek
+                | Provider::OpenRouter
+                | Provider::Codestral
+                | Provider::Anthropic
+                | Provider::HuggingFace
+                | Provider::VertexAi
+        )
     }
 
-    /// Whether the provider serves `route` (the route-capability filter reads this; the table
-    /// is in `docs/routing.md`). Every provider here serves chat completions and Messages, in
-    /// its own dialect or translated ([`Provider::translates`]).
+    /// Whether the provider serves `route` (the route-capability filter reads this). Every
+    /// provider here serves chat completions and Messages, in its own dialect or translated.
     pub fn serves(self, route: crate::RouteKind) -> bool {
         match route {
             crate::RouteKind::ChatCompletions | crate::RouteKind::Messages => true,
             crate::RouteKind::Embeddings => self.serves_embeddings(),
         }
-    }
-
-    /// Whether serving `route` takes a translation (the provider speaks another dialect).
-    pub fn translates(self, route: crate::RouteKind) -> bool {
-        route.dialect() != self.dialect()
     }
 }
 
@@ -131,7 +190,7 @@ mod tests {
         for p in Provider::ALL {
             assert_eq!(Provider::from_prefix(p.prefix()), Some(p));
         }
-        assert_eq!(Provider::from_prefix("bedrock"), None);
+        assert_eq!(Provider::from_prefix("sagemaker"), None);
     }
 
     #[test]
@@ -141,10 +200,10 @@ mod tests {
         assert_eq!(Provider::Anthropic.upstream_path(RouteKind::ChatCompletions), "/v1/messages");
         assert_eq!(Provider::OpenAi.upstream_path(RouteKind::Messages), "/chat/completions");
         assert_eq!(Provider::OpenAi.upstream_path(RouteKind::Embeddings), "/embeddings");
-        assert!(!Provider::Anthropic.translates(RouteKind::Messages));
-        assert!(Provider::Anthropic.translates(RouteKind::ChatCompletions));
-        assert!(Provider::Groq.translates(RouteKind::Messages));
-        assert!(!Provider::Groq.translates(RouteKind::ChatCompletions));
+        assert_eq!(Provider::VertexAi.dialect("claude-sonnet-4@20250514"), Dialect::AnthropicMessages);
+        assert_eq!(Provider::VertexAi.dialect("gemini-2.5-pro"), Dialect::Gemini);
+        assert_eq!(Provider::Bedrock.dialect("anthropic.claude-3-5-sonnet-20240620-v1:0"), Dialect::BedrockConverse);
+        assert_eq!(Provider::Ollama.dialect("llama3"), Dialect::OpenAiChat);
     }
 
     #[test]
@@ -152,7 +211,24 @@ mod tests {
         use crate::RouteKind;
         let embeddings: Vec<&str> =
             Provider::ALL.into_iter().filter(|p| p.serves(RouteKind::Embeddings)).map(Provider::prefix).collect();
-        assert_eq!(embeddings, ["openai", "hosted_vllm", "together_ai", "mistral", "fireworks_ai", "azure"]);
+        assert_eq!(
+            embeddings,
+            [
+                "openai",
+                "hosted_vllm",
+                "together_ai",
+                "mistral",
+                "fireworks_ai",
+                "azure",
+                "azure_ai",
+                "ollama",
+                "ollama_chat",
+                "cohere",
+                "cohere_chat",
+                "gemini",
+                "bedrock"
+            ]
+        );
         assert!(Provider::ALL.into_iter().all(|p| p.serves(RouteKind::ChatCompletions)));
     }
 }

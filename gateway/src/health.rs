@@ -134,7 +134,7 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
     }
     .to_string();
     let mut out = upstream.head_for(upstream.probe_route).to_vec();
-    if routes.snapshot.deployment(idx).provider.dialect() == Dialect::AnthropicMessages {
+    if routes.snapshot.deployment(idx).dialect() == Dialect::AnthropicMessages {
         write::header(&mut out, "anthropic-version", ANTHROPIC_VERSION.as_bytes());
     }
     write::header(&mut out, "connection", b"close");

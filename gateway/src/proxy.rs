@@ -266,8 +266,8 @@ pub async fn serve(
             serde_json::to_vec(&model).unwrap_or_default()
         });
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
-        let head = UpstreamHead::new(snap.deployment(idx).provider, upstream.head_for(route), request);
-        let translating = snap.deployment(idx).provider.translates(route);
+        let head = UpstreamHead::new(snap.deployment(idx).dialect(), upstream.head_for(route), request);
+        let translating = snap.deployment(idx).translates(route);
         let request = match &steered {
             _ if translating => match proxy_translate::request(route, head, body, &extracted, model_json) {
                 Ok(request) => request,

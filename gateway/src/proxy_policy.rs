@@ -111,10 +111,10 @@ pub(crate) async fn serve(
         attempts += 1;
         let upstream = &routes.upstreams[idx.get()];
         let provider = snap.deployment(idx).provider;
-        let head = UpstreamHead::new(provider, upstream.head_for(route), request);
+        let head = UpstreamHead::new(snap.deployment(idx).dialect(), upstream.head_for(route), request);
         // The other dialect: translated both ways (the answer's `llmeu` block is left to the
         // `x-llmeu-*` headers then).
-        let translating = provider.translates(route);
+        let translating = snap.deployment(idx).translates(route);
         let sent = match translating {
             true => match proxy_translate::request(route, head, request.body, extracted, &upstream.model_json) {
                 Ok(r) => r,

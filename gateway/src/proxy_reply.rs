@@ -1,7 +1,7 @@
 //! What the proxy writes besides the answer it relays: the upstream request, the decision's
 //! response headers, and the error replies of a failed attempt or a failed pick.
 
-use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, Dialect, Provider, RouteError, RoutingStrategy};
+use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, Dialect, RouteError, RoutingStrategy};
 
 use crate::errors::openai_error;
 use crate::facts::Extracted;
@@ -42,13 +42,13 @@ pub(crate) struct UpstreamHead<'a> {
 impl<'a> UpstreamHead<'a> {
     /// The head for `provider`: Anthropic gets the caller's `anthropic-version` (else
     /// [`ANTHROPIC_VERSION`]) and `anthropic-beta`; every other provider the fixed part alone.
-    pub(crate) fn new(provider: Provider, fixed: &'a [u8], request: &Request<'a>) -> UpstreamHead<'a> {
-        let extra = match provider.dialect() {
+    pub(crate) fn new(dialect: Dialect, fixed: &'a [u8], request: &Request<'a>) -> UpstreamHead<'a> {
+        let extra = match dialect {
             Dialect::AnthropicMessages => [
                 Some(("anthropic-version", request.anthropic.version.unwrap_or(ANTHROPIC_VERSION.as_bytes()))),
                 request.anthropic.beta.map(|beta| ("anthropic-beta", beta)),
             ],
-            Dialect::OpenAiChat => [None, None],
+            _ => [None, None],
         };
         UpstreamHead { fixed, extra }
     }

@@ -27,7 +27,7 @@ pub(crate) fn request(
     let upstream_model: String = serde_json::from_slice(model_json).unwrap_or_default();
     let translated = match route.dialect() {
         Dialect::AnthropicMessages => messages_request_to_chat(&forwarded, &upstream_model),
-        Dialect::OpenAiChat => chat_request_to_messages(&forwarded, &upstream_model),
+        _ => chat_request_to_messages(&forwarded, &upstream_model),
     };
     let translated = translated.map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
     let mut out = Vec::with_capacity(head.len() + 32 + translated.len());

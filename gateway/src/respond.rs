@@ -60,7 +60,7 @@ pub fn for_route(route: pointwork_core::RouteKind, mut reply: Reply) -> Reply {
     }
     reply.body = match route.dialect() {
         pointwork_core::Dialect::AnthropicMessages => crate::dialect::error_to_anthropic(reply.status, &reply.body),
-        pointwork_core::Dialect::OpenAiChat => crate::dialect::error_to_openai(reply.status, &reply.body),
+        _ => crate::dialect::error_to_openai(reply.status, &reply.body),
     };
     reply
 }

@@ -90,7 +90,7 @@ pub fn explain(
         Ok(d) => {
             let winner = &snap.deployment(d.deployment).id;
             // Whether the winner speaks the client's dialect or is reached through a translation.
-            let wire = if snap.deployment(d.deployment).provider.translates(route) { "translated" } else { "native" };
+            let wire = if snap.deployment(d.deployment).translates(route) { "translated" } else { "native" };
             let basis = basis(&d.basis);
             out.insert("winner".into(), json!({"id": winner, "cause": d.cause.as_str(), "basis": basis, "wire": wire}));
             out.insert("route".into(), json!(d.route_reason(snap)));

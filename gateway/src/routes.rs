@@ -182,12 +182,10 @@ fn request_head(target: &Target, d: &Deployment, route: RouteKind) -> Vec<u8> {
     }
     out.extend_from_slice(b" HTTP/1.1\r\n");
     write::header(&mut out, "host", target.authority.as_bytes());
-    match (d.api_key.as_deref(), d.provider.dialect()) {
+    match (d.api_key.as_deref(), d.dialect()) {
         (Some(key), _) if d.provider == Provider::Azure => write::header(&mut out, "api-key", key.as_bytes()),
         (Some(key), Dialect::AnthropicMessages) => write::header(&mut out, "x-api-key", key.as_bytes()),
-        (Some(key), Dialect::OpenAiChat) => {
-            write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes())
-        }
+        (Some(key), _) => write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes()),
         (None, _) => {}
     }
     if let (None, Some(token)) = (&d.api_key, &d.azure_ad_token) {

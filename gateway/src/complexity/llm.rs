@@ -58,7 +58,7 @@ pub async fn classify(shard: &Shard, routes: &Arc<Routes>, llm: &LlmClassifier, 
     let d = routes.snapshot.deployment(idx);
     let upstream = &routes.upstreams[idx.get()];
     let ask = cut(ask, MAX_ASK_CHARS);
-    let dialect = d.provider.dialect();
+    let dialect = d.dialect();
     let (route, body) = match dialect {
         Dialect::OpenAiChat => (
             RouteKind::ChatCompletions,
@@ -70,6 +70,10 @@ pub async fn classify(shard: &Shard, routes: &Arc<Routes>, llm: &LlmClassifier, 
             json!({"model": d.upstream_model, "max_tokens": MAX_TOKENS, "system": INSTRUCTIONS,
                 "messages": [{"role": "user", "content": ask}]}),
         ),
+        Dialect::Gemini | Dialect::BedrockConverse => {
+            let why = format!("the classifier model's deployment {} is not OpenAI-compatible or Anthropic", d.id);
+            return Err(Failure::Error(why));
+        }
     };
     let body = body.to_string();
     let mut request = upstream.head_for(route).to_vec();
@@ -128,6 +132,7 @@ fn tier_of_answer(dialect: Dialect, answer: &[u8]) -> Option<Tier> {
         Dialect::AnthropicMessages => {
             serde_json::from_slice::<MessagesAnswer>(answer).ok()?.content.into_iter().find_map(|b| b.text)?
         }
+        Dialect::Gemini | Dialect::BedrockConverse => return None,
     };
     tier_of_text(&text)
 }

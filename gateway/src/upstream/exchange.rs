@@ -505,7 +505,7 @@ async fn relay_body(
 fn stream_error_chunk(dialect: Dialect) -> Vec<u8> {
     const WHY: &str = "the upstream connection failed in the middle of the response";
     let event = match dialect {
-        Dialect::OpenAiChat => {
+        Dialect::OpenAiChat | Dialect::Gemini | Dialect::BedrockConverse => {
             let mut event = b"data: ".to_vec();
             event.extend_from_slice(&openai_error(502, WHY, None));
             event.extend_from_slice(b"\n\n");

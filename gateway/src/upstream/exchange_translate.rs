@@ -21,14 +21,14 @@ impl Translate<'_> {
     fn whole(&self, body: &[u8]) -> Result<Vec<u8>, String> {
         match self.to {
             Dialect::AnthropicMessages => chat_response_to_messages(body, self.model),
-            Dialect::OpenAiChat => messages_response_to_chat(body, self.model),
+            _ => messages_response_to_chat(body, self.model),
         }
     }
 
     fn stream(&self) -> Box<dyn StreamTranslator> {
         match self.to {
             Dialect::AnthropicMessages => Box::new(ChatToMessagesStream::new(self.model)),
-            Dialect::OpenAiChat => Box::new(MessagesToChatStream::new(self.model, self.include_usage)),
+            _ => Box::new(MessagesToChatStream::new(self.model, self.include_usage)),
         }
     }
 }
