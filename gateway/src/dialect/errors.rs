@@ -87,13 +87,19 @@ impl ErrorFacts {
             Value::Number(n) => Some(n.to_string()),
             _ => None,
         });
-        let message =
-            [error.and_then(|e| e.get("message")), error.filter(|e| e.is_string()), v.get("message"), v.get("detail")]
-                .into_iter()
-                .flatten()
-                .find_map(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| raw_text(status, raw));
+        // `Message`: AWS's IAM and gateway errors (Bedrock's own use `message`).
+        let message = [
+            error.and_then(|e| e.get("message")),
+            error.filter(|e| e.is_string()),
+            v.get("message"),
+            v.get("Message"),
+            v.get("detail"),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| raw_text(status, raw));
         ErrorFacts { anthropic_type, code, message }
     }
 
