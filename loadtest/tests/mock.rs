@@ -1,12 +1,14 @@
 //! The mock provider over real TCP: its OpenAI endpoints, HTTP/1.1 handling and lifecycle.
 //! Faults live in `mock/faults.rs`, recording, stats and control in `mock/steering.rs`, the
 //! OpenRouter emulation in `mock/openrouter.rs`, Anthropic's Messages API in `mock/anthropic.rs`,
-//! Azure OpenAI and its Entra ID tokens in `mock/azure.rs`.
+//! Azure OpenAI and its Entra ID tokens in `mock/azure.rs`, Amazon Bedrock in `mock/bedrock.rs`.
 
 #[path = "mock/anthropic.rs"]
 mod anthropic;
 #[path = "mock/azure.rs"]
 mod azure;
+#[path = "mock/bedrock.rs"]
+mod bedrock;
 #[path = "mock/binary.rs"]
 mod binary;
 #[path = "mock/client.rs"]

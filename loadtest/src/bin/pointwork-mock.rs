@@ -36,6 +36,13 @@ options:
   --azure-token-ttl SECS expires_in of the Entra tokens issued (default 3599; 0: expired at once)
   --azure-client-secret SECRET
                          the only client_secret the Entra token endpoint accepts (default: any)
+  --aws-access-key-id ID, --aws-secret-access-key SECRET
+                         Bedrock: the SigV4 credential must name ID, and its signature is verified
+                         with SECRET (default: any well-formed signature)
+  --aws-session-token T  Bedrock: x-amz-security-token must be T (needs the two above)
+  --aws-region R         Bedrock: the only region a credential scope may name (default: any)
+  --bedrock-models A,B   Bedrock: the model ids that exist; others get ValidationException
+                         (default: every id)
   --fault SPEC           status:S | status:S:retry-after=N | reset | hang | abort-after:K |
                          content_filter | content_filter:completion
   --fault-ratio R        fraction of requests faulted, 0..=1 (default 1)
@@ -59,6 +66,8 @@ openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
 azure: POST /openai/deployments/{deployment}/chat/completions?api-version=V,
        POST /openai/deployments/{deployment}/embeddings?api-version=V (api-key or Bearer token),
        POST /{tenant}/oauth2/v2.0/token (Entra ID client credentials).
+bedrock: POST /model/{modelId}/converse, POST /model/{modelId}/converse-stream (event stream),
+         POST /model/{modelId}/invoke (Titan, Cohere embeddings); SigV4-signed (BEDROCK.md).
 ";
 
 enum Command {
@@ -101,6 +110,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--azure-deployments",
             "--azure-token-ttl",
             "--azure-client-secret",
+            "--aws-access-key-id",
+            "--aws-secret-access-key",
+            "--aws-session-token",
+            "--aws-region",
+            "--bedrock-models",
         ];
         if !known.contains(&flag.as_str()) {
             return Err(format!("unknown option {flag:?}"));
@@ -156,6 +170,18 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                 }
                 options.azure_deployments = Some(names);
             }
+            "--aws-access-key-id" | "--aws-secret-access-key" | "--aws-session-token" | "--aws-region"
+                if value.is_empty() =>
+            {
+                return Err(bad("a non-empty value"))
+            }
+            "--aws-access-key-id" => options.aws_access_key_id = Some(value),
+            "--aws-secret-access-key" => options.aws_secret_access_key = Some(value),
+            "--aws-session-token" => options.aws_session_token = Some(value),
+            "--aws-region" => options.aws_region = Some(value),
+            "--bedrock-models" => {
+                options.bedrock_models = Some(names(&value).ok_or_else(|| bad("comma-separated model ids"))?)
+            }
             "--azure-token-ttl" => {
                 options.azure_token_ttl_secs = value.parse().map_err(|_| bad("whole seconds"))?;
             }
@@ -169,6 +195,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
         (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
     };
     Ok(Command::Serve(Box::new(options)))
+}
+
+/// Comma-separated names, `None` when there is none.
+fn names(value: &str) -> Option<Vec<String>> {
+    let names: Vec<String> =
+        value.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect();
+    (!names.is_empty()).then_some(names)
 }
 
 fn millis(value: &str) -> Option<Duration> {

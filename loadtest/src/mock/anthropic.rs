@@ -157,7 +157,7 @@ fn ends_with_tool_result(request: &MessagesRequest<'_>) -> bool {
 /// A value the JSON schema accepts, for the schemas tools are declared with: `const`, the first
 /// of `enum`, `default`, objects with their required properties, arrays of `minItems` items,
 /// `"mock"`, the `minimum` or 1, `true`, `null`.
-fn example_value(schema: &Value, depth: u32) -> Value {
+pub(crate) fn example_value(schema: &Value, depth: u32) -> Value {
     for key in ["const", "default"] {
         if let Some(value) = schema.get(key) {
             return value.clone();

@@ -206,6 +206,7 @@ impl<S: Transport> Connection<S> {
             Action::Stream(stream) => self.send_stream(stream).await,
             Action::AnthropicStream(stream) => self.send_anthropic_stream(stream).await,
             Action::AzureStream(stream) => self.send_azure_stream(stream).await,
+            Action::Chunked(stream) => self.send_chunked(stream).await,
             Action::Reset => Some(Ending::Reset),
             Action::Hang => Some(self.hang().await),
         }

@@ -8,6 +8,8 @@ use super::anthropic_route::{Answered, Exchange, Pacing};
 use super::anthropic_stream::AnthropicStreamPlan;
 use super::azure::{content_filter_body, AzureCall};
 use super::azure_stream::AzureStreamPlan;
+use super::call::Call;
+use super::chunked::ChunkedPlan;
 use super::control::behaviour_json;
 use super::fault::Fault;
 use super::http::{Method, RequestHead};
@@ -44,6 +46,8 @@ pub(crate) enum Action {
     AnthropicStream(AnthropicStreamPlan),
     /// A streamed Azure OpenAI chat.
     AzureStream(AzureStreamPlan),
+    /// A stream framed in advance: Gemini's events, Bedrock's event stream.
+    Chunked(ChunkedPlan),
     Reset,
     Hang,
 }
@@ -147,7 +151,11 @@ pub(crate) fn plan(
         None => None,
     };
     let fault =
-        overrides.fault.or_else(|| behaviour.fault.filter(|_| shared.next_request_faulted(behaviour.fault_ratio)));
+        || overrides.fault.or_else(|| behaviour.fault.filter(|_| shared.next_request_faulted(behaviour.fault_ratio)));
+    if let Some(action) = answer_by_provider_module(shared, request, number, &overrides, &behaviour, out, fault) {
+        return Plan { latency, action };
+    }
+    let fault = fault();
     let answer = Answer {
         shared,
         request,
@@ -187,6 +195,37 @@ pub(crate) fn plan(
         }
     };
     Plan { latency, action }
+}
+
+/// The routes whose provider module checks and answers them whole (Bedrock; Gemini, Vertex AI),
+/// `fault` asked once the request is admitted; `None` for the others.
+fn answer_by_provider_module(
+    shared: &Shared,
+    request: &Request<'_>,
+    number: u64,
+    overrides: &super::http::Overrides,
+    behaviour: &super::options::Behaviour,
+    out: &mut Vec<u8>,
+    fault: impl FnOnce() -> Option<Fault>,
+) -> Option<Action> {
+    let route = request.head.route;
+    if !route.is_bedrock() {
+        return None;
+    }
+    let call = Call {
+        shared,
+        route,
+        method: request.head.method,
+        head_bytes: request.head_bytes,
+        body: request.body,
+        number,
+        latency: overrides.latency.unwrap_or(behaviour.latency),
+        chunks: overrides.chunks.unwrap_or(behaviour.chunks),
+        chunk_delay: overrides.chunk_delay.unwrap_or(behaviour.chunk_delay),
+        reply: overrides.reply(request.head_bytes).or(behaviour.reply.as_deref()),
+        close: !request.head.keep_alive,
+    };
+    Some(super::bedrock::answer(&call, fault, out))
 }
 
 enum ChatAnswer {

@@ -11,7 +11,9 @@
 //! tool calls, `count_tokens`, and errors and faults in Anthropic's shape. On
 //! `/openai/deployments/…` it is an Azure OpenAI resource (`api-version`, `api-key` or Entra
 //! bearer tokens from its own `/{tenant}/oauth2/v2.0/token`, content filter results and
-//! errors). See `loadtest/README.md`.
+//! errors). On `/model/{modelId}/…` it is Amazon Bedrock's runtime (Converse, ConverseStream as an
+//! event stream, InvokeModel embeddings; SigV4 checked, verified with `--aws-secret-access-key`;
+//! `BEDROCK.md`). See `loadtest/README.md`.
 //!
 //! ```no_run
 //! use pointwork_loadtest::mock::{spawn, MockOptions};
@@ -27,6 +29,13 @@ mod anthropic_stream;
 mod azure;
 mod azure_stream;
 mod azure_token;
+mod bedrock;
+mod bedrock_auth;
+mod bedrock_embed;
+mod bedrock_request;
+mod bedrock_stream;
+mod call;
+mod chunked;
 mod conn;
 mod control;
 mod dispatch;

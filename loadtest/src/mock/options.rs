@@ -57,6 +57,27 @@ pub struct MockOptions {
     pub azure_token_ttl_secs: u64,
     /// Entra ID: the only client secret accepted; `None`: any non-empty secret.
     pub azure_client_secret: Option<String>,
+    /// Gemini API: the only API key accepted (`x-goog-api-key` or `?key=`); `None`: any non-empty key.
+    pub gemini_api_key: Option<String>,
+    /// Vertex AI: a Google service-account JSON (`private_key` PEM PKCS#8, `client_email`,
+    /// `token_uri`); the JWTs sent to `/token` must be its account's, RS256-signed by its key.
+    /// `None`: any well-formed JWT (the signature is not checked).
+    pub vertex_service_account: Option<PathBuf>,
+    /// Vertex AI: the only project in the paths; `None`: any.
+    pub vertex_project: Option<String>,
+    /// Google's token endpoint: `expires_in` of the tokens issued, in seconds (0: expired at once).
+    pub vertex_token_ttl_secs: u64,
+    /// Bedrock: the access key id the SigV4 signature must name; with the secret the signature is
+    /// verified. `None` (both): any well-formed signature.
+    pub aws_access_key_id: Option<String>,
+    /// Bedrock: the secret access key signatures are verified with (needs `aws_access_key_id`).
+    pub aws_secret_access_key: Option<String>,
+    /// Bedrock: the session token `x-amz-security-token` must carry; `None`: none is required.
+    pub aws_session_token: Option<String>,
+    /// Bedrock: the only region a credential scope may name; `None`: any.
+    pub aws_region: Option<String>,
+    /// Bedrock: the model ids that exist (others get `ValidationException`); `None`: all.
+    pub bedrock_models: Option<Vec<String>>,
 }
 
 impl Default for MockOptions {
@@ -81,6 +102,15 @@ impl Default for MockOptions {
             azure_deployments: None,
             azure_token_ttl_secs: 3599,
             azure_client_secret: None,
+            gemini_api_key: None,
+            vertex_service_account: None,
+            vertex_project: None,
+            vertex_token_ttl_secs: 3599,
+            aws_access_key_id: None,
+            aws_secret_access_key: None,
+            aws_session_token: None,
+            aws_region: None,
+            bedrock_models: None,
         }
     }
 }
@@ -100,6 +130,26 @@ impl MockOptions {
         }
         if !(0.0..=1.0).contains(&self.fault_ratio) {
             return invalid(format!("mock fault_ratio {} must be between 0 and 1", self.fault_ratio));
+        }
+        let strings = [
+            ("gemini_api_key", &self.gemini_api_key),
+            ("vertex_project", &self.vertex_project),
+            ("aws_access_key_id", &self.aws_access_key_id),
+            ("aws_secret_access_key", &self.aws_secret_access_key),
+            ("aws_session_token", &self.aws_session_token),
+            ("aws_region", &self.aws_region),
+        ];
+        if let Some((field, _)) = strings.iter().find(|(_, value)| value.as_deref() == Some("")) {
+            return invalid(format!("mock {field} must not be empty"));
+        }
+        if self.aws_access_key_id.is_some() != self.aws_secret_access_key.is_some() {
+            return invalid("mock aws_access_key_id and aws_secret_access_key go together".to_owned());
+        }
+        if self.aws_session_token.is_some() && self.aws_access_key_id.is_none() {
+            return invalid("mock aws_session_token needs aws_access_key_id and aws_secret_access_key".to_owned());
+        }
+        if self.bedrock_models.as_ref().is_some_and(|models| models.is_empty() || models.iter().any(String::is_empty)) {
+            return invalid("mock bedrock_models must be non-empty model ids".to_owned());
         }
         Ok(())
     }
@@ -149,6 +199,11 @@ mod tests {
         assert_eq!(options.record_limit, 1000);
         assert_eq!(options.tls, None);
         assert_eq!(options.reply, None);
+        assert_eq!(options.gemini_api_key, None);
+        assert_eq!(options.vertex_service_account, None);
+        assert_eq!(options.vertex_token_ttl_secs, 3599);
+        assert_eq!((options.aws_access_key_id.as_deref(), options.aws_region.as_deref()), (None, None));
+        assert_eq!(options.bedrock_models, None);
         assert!(options.validate().is_ok());
     }
 
@@ -162,5 +217,26 @@ mod tests {
         assert!(options.validate().is_err());
         let options = MockOptions { threads: 0, ..MockOptions::default() };
         assert!(options.validate().is_err());
+    }
+
+    #[test]
+    fn rejects_half_aws_credentials_and_empty_provider_values() {
+        let key = || Some("AKIDEXAMPLE".to_owned());
+        let secret = || Some("secret".to_owned());
+        let both = MockOptions { aws_access_key_id: key(), aws_secret_access_key: secret(), ..MockOptions::default() };
+        assert!(both.validate().is_ok());
+        let session = MockOptions { aws_session_token: Some("token".into()), ..both.clone() };
+        assert!(session.validate().is_ok());
+        for options in [
+            MockOptions { aws_access_key_id: key(), ..MockOptions::default() },
+            MockOptions { aws_secret_access_key: secret(), ..MockOptions::default() },
+            MockOptions { aws_session_token: Some("token".into()), ..MockOptions::default() },
+            MockOptions { aws_region: Some(String::new()), ..MockOptions::default() },
+            MockOptions { gemini_api_key: Some(String::new()), ..MockOptions::default() },
+            MockOptions { vertex_project: Some(String::new()), ..MockOptions::default() },
+            MockOptions { bedrock_models: Some(vec![]), ..MockOptions::default() },
+        ] {
+            assert!(options.validate().is_err(), "{options:?}");
+        }
     }
 }

@@ -29,6 +29,39 @@ pub(crate) enum Route {
     AzureOther,
     /// `POST /{tenant}/oauth2/v2.0/token`: Microsoft Entra ID's token endpoint.
     EntraToken,
+    /// `POST /v1beta/models/{model}:generateContent` (and `/v1/`): the Gemini API.
+    GeminiGenerateContent,
+    /// `POST /v1beta/models/{model}:streamGenerateContent[?alt=sse]`.
+    GeminiStreamGenerateContent,
+    /// `POST /v1beta/models/{model}:embedContent`.
+    GeminiEmbedContent,
+    /// `POST /v1beta/models/{model}:batchEmbedContents`.
+    GeminiBatchEmbedContents,
+    /// `POST /v1beta/models/{model}:countTokens`.
+    GeminiCountTokens,
+    /// Any other `/v1beta/models/{model}:{method}`: Google's 404.
+    GeminiOther,
+    /// `POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent`
+    /// (and `/v1beta1/`): Vertex AI.
+    VertexGenerateContent,
+    /// `…/publishers/google/models/{model}:streamGenerateContent[?alt=sse]`.
+    VertexStreamGenerateContent,
+    /// `…/publishers/anthropic/models/{model}:rawPredict`: Claude on Vertex AI.
+    VertexRawPredict,
+    /// `…/publishers/anthropic/models/{model}:streamRawPredict`.
+    VertexStreamRawPredict,
+    /// Any other `/v1/projects/…` path: Google's 404.
+    VertexOther,
+    /// `POST /token`: Google's OAuth 2.0 token endpoint (service-account JWT grant).
+    GoogleToken,
+    /// `POST /model/{modelId}/converse`: Amazon Bedrock's Converse.
+    BedrockConverse,
+    /// `POST /model/{modelId}/converse-stream`: ConverseStream (an `application/vnd.amazon.eventstream`).
+    BedrockConverseStream,
+    /// `POST /model/{modelId}/invoke`: InvokeModel (Titan and Cohere embeddings).
+    BedrockInvoke,
+    /// Any other `/model/…` path: Bedrock's 404 `UnknownOperationException`.
+    BedrockOther,
     Unknown,
 }
 
@@ -55,8 +88,89 @@ impl Route {
             _ if path.starts_with("/mock/openrouter/") => Route::MockOpenRouter,
             _ if path.starts_with("/openai/") => Route::azure(path),
             _ if is_entra_token_path(path) => Route::EntraToken,
+            "/token" => Route::GoogleToken,
+            _ if path.starts_with("/model/") => Route::bedrock(path),
+            _ if path.starts_with("/v1/projects/") || path.starts_with("/v1beta1/projects/") => Route::vertex(path),
+            _ if path.starts_with("/v1beta/models/") || path.starts_with("/v1/models/") => Route::gemini(path),
             _ => Route::Unknown,
         }
+    }
+
+    /// `/model/{modelId}/{operation}`, the model id one segment (percent-encoded as sent).
+    fn bedrock(path: &str) -> Route {
+        let rest = path.strip_prefix("/model/").unwrap_or_default();
+        match rest.split_once('/') {
+            Some((model, "converse")) if !model.is_empty() => Route::BedrockConverse,
+            Some((model, "converse-stream")) if !model.is_empty() => Route::BedrockConverseStream,
+            Some((model, "invoke")) if !model.is_empty() => Route::BedrockInvoke,
+            _ => Route::BedrockOther,
+        }
+    }
+
+    /// `/v1beta/models/{model}:{method}`; a path without a method is no Gemini path.
+    fn gemini(path: &str) -> Route {
+        let rest = path.strip_prefix("/v1beta/models/").or_else(|| path.strip_prefix("/v1/models/"));
+        let Some((model, method)) = rest.and_then(|rest| rest.split_once(':')) else {
+            return Route::Unknown;
+        };
+        if model.is_empty() || model.contains('/') {
+            return Route::GeminiOther;
+        }
+        match method {
+            "generateContent" => Route::GeminiGenerateContent,
+            "streamGenerateContent" => Route::GeminiStreamGenerateContent,
+            "embedContent" => Route::GeminiEmbedContent,
+            "batchEmbedContents" => Route::GeminiBatchEmbedContents,
+            "countTokens" => Route::GeminiCountTokens,
+            _ => Route::GeminiOther,
+        }
+    }
+
+    /// `/v1/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{method}`.
+    fn vertex(path: &str) -> Route {
+        let Some(parts) = vertex_path(path) else {
+            return Route::VertexOther;
+        };
+        match (parts.publisher, parts.method) {
+            ("google", "generateContent") => Route::VertexGenerateContent,
+            ("google", "streamGenerateContent") => Route::VertexStreamGenerateContent,
+            ("anthropic", "rawPredict") => Route::VertexRawPredict,
+            ("anthropic", "streamRawPredict") => Route::VertexStreamRawPredict,
+            _ => Route::VertexOther,
+        }
+    }
+
+    /// The Gemini API's routes: checked (API key) and answered in Google's shape.
+    pub(crate) fn is_gemini(self) -> bool {
+        matches!(
+            self,
+            Route::GeminiGenerateContent
+                | Route::GeminiStreamGenerateContent
+                | Route::GeminiEmbedContent
+                | Route::GeminiBatchEmbedContents
+                | Route::GeminiCountTokens
+                | Route::GeminiOther
+        )
+    }
+
+    /// Vertex AI's routes: checked (bearer token, project) and answered in Google's shape.
+    pub(crate) fn is_vertex(self) -> bool {
+        matches!(
+            self,
+            Route::VertexGenerateContent
+                | Route::VertexStreamGenerateContent
+                | Route::VertexRawPredict
+                | Route::VertexStreamRawPredict
+                | Route::VertexOther
+        )
+    }
+
+    /// Bedrock runtime's routes: checked (SigV4) and answered in Bedrock's shape.
+    pub(crate) fn is_bedrock(self) -> bool {
+        matches!(
+            self,
+            Route::BedrockConverse | Route::BedrockConverseStream | Route::BedrockInvoke | Route::BedrockOther
+        )
     }
 
     fn azure(path: &str) -> Route {
@@ -90,6 +204,29 @@ impl Route {
     pub(crate) fn is_recorded(self) -> bool {
         !self.is_mock_control() && self != Route::Health && self != Route::OpenRouterTelemetry
     }
+}
+
+/// The parts of a Vertex AI model path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct VertexPath<'a> {
+    pub project: &'a str,
+    pub location: &'a str,
+    pub publisher: &'a str,
+    pub model: &'a str,
+    pub method: &'a str,
+}
+
+/// Splits `/v1[beta1]/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{method}`.
+pub(crate) fn vertex_path(path: &str) -> Option<VertexPath<'_>> {
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    let rest = path.strip_prefix("/v1/projects/").or_else(|| path.strip_prefix("/v1beta1/projects/"))?;
+    let segments: Vec<&str> = rest.split('/').collect();
+    let [project, "locations", location, "publishers", publisher, "models", model_method] = segments[..] else {
+        return None;
+    };
+    let (model, method) = model_method.split_once(':')?;
+    let parts = [project, location, publisher, model, method];
+    parts.iter().all(|part| !part.is_empty()).then_some(VertexPath { project, location, publisher, model, method })
 }
 
 /// `/{tenant}/oauth2/v2.0/token`.
@@ -170,5 +307,47 @@ mod tests {
         assert_eq!(Route::from_path("/a/b/oauth2/v2.0/token"), Route::Unknown);
         assert_eq!(Route::from_path("/oauth2/v2.0/token"), Route::Unknown);
         assert!(Route::AzureChat.is_recorded() && Route::EntraToken.is_recorded());
+    }
+
+    #[test]
+    fn gemini_vertex_and_token_paths() {
+        assert_eq!(Route::from_path("/v1beta/models/gemini-2.0-flash:generateContent"), Route::GeminiGenerateContent);
+        assert_eq!(
+            Route::from_path("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse&key=k"),
+            Route::GeminiStreamGenerateContent
+        );
+        assert_eq!(Route::from_path("/v1/models/text-embedding-004:embedContent"), Route::GeminiEmbedContent);
+        assert_eq!(Route::from_path("/v1beta/models/e:batchEmbedContents"), Route::GeminiBatchEmbedContents);
+        assert_eq!(Route::from_path("/v1beta/models/g:countTokens"), Route::GeminiCountTokens);
+        assert_eq!(Route::from_path("/v1beta/models/g:predict"), Route::GeminiOther);
+        assert_eq!(Route::from_path("/v1/models"), Route::Models);
+        assert_eq!(Route::from_path("/v1/models/gpt-4o"), Route::Unknown);
+        let vertex = "/v1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.0-flash";
+        assert_eq!(Route::from_path(&format!("{vertex}:generateContent")), Route::VertexGenerateContent);
+        assert_eq!(
+            Route::from_path(&format!("{vertex}:streamGenerateContent?alt=sse")),
+            Route::VertexStreamGenerateContent
+        );
+        let claude = "/v1beta1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4@20250514";
+        assert_eq!(Route::from_path(&format!("{claude}:rawPredict")), Route::VertexRawPredict);
+        assert_eq!(Route::from_path(&format!("{claude}:streamRawPredict")), Route::VertexStreamRawPredict);
+        assert_eq!(Route::from_path(&format!("{claude}:generateContent")), Route::VertexOther);
+        assert_eq!(Route::from_path("/v1/projects/p1/locations"), Route::VertexOther);
+        let raw = format!("{claude}:rawPredict");
+        let parts = vertex_path(&raw).expect("parts");
+        assert_eq!((parts.project, parts.location, parts.model), ("p1", "us-east5", "claude-sonnet-4@20250514"));
+        assert_eq!(Route::from_path("/token"), Route::GoogleToken);
+        assert!(Route::GeminiOther.is_gemini() && Route::VertexOther.is_vertex() && !Route::GoogleToken.is_vertex());
+    }
+
+    #[test]
+    fn bedrock_paths() {
+        let model = "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0";
+        assert_eq!(Route::from_path(&format!("{model}/converse")), Route::BedrockConverse);
+        assert_eq!(Route::from_path(&format!("{model}/converse-stream")), Route::BedrockConverseStream);
+        assert_eq!(Route::from_path("/model/amazon.titan-embed-text-v2%3A0/invoke"), Route::BedrockInvoke);
+        assert_eq!(Route::from_path(&format!("{model}/invoke-with-response-stream")), Route::BedrockOther);
+        assert_eq!(Route::from_path("/model//converse"), Route::BedrockOther);
+        assert!(Route::BedrockOther.is_bedrock() && Route::BedrockConverse.is_recorded());
     }
 }

@@ -6,6 +6,7 @@ use std::sync::{Mutex, PoisonError};
 use arc_swap::ArcSwap;
 
 use super::azure_token::Entra;
+use super::bedrock_auth::AwsCredentials;
 use super::control::{apply_control, ControlChange};
 use super::fault::nth_request_is_faulted;
 use super::openai::AnswerText;
@@ -34,6 +35,10 @@ pub(crate) struct Shared {
     pub azure_deployments: Option<Vec<String>>,
     /// The Entra token endpoint and the tokens it issued.
     pub entra: Entra,
+    /// `--aws-*`: what Bedrock's SigV4 check knows of the caller.
+    pub aws: AwsCredentials,
+    /// `--bedrock-models`: the model ids that exist (else every id does).
+    pub bedrock_models: Option<Vec<String>>,
 }
 
 impl Shared {
@@ -52,6 +57,13 @@ impl Shared {
             azure_api_key: options.azure_api_key.clone(),
             azure_deployments: options.azure_deployments.clone(),
             entra: Entra::new(options.azure_token_ttl_secs, options.azure_client_secret.clone()),
+            aws: AwsCredentials {
+                access_key_id: options.aws_access_key_id.clone(),
+                secret_access_key: options.aws_secret_access_key.clone(),
+                session_token: options.aws_session_token.clone(),
+                region: options.aws_region.clone(),
+            },
+            bedrock_models: options.bedrock_models.clone(),
         }
     }
 
