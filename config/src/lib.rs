@@ -8,6 +8,7 @@
 
 mod api_base;
 mod auth;
+mod aws;
 mod azure;
 mod check;
 mod complexity_router;
@@ -21,6 +22,7 @@ mod error;
 mod extra_body;
 mod fallbacks;
 mod gateway_settings;
+mod google;
 mod include;
 mod kinds;
 mod litellm_providers;
@@ -36,6 +38,7 @@ mod pointwork_section;
 mod policies;
 mod policy_attrs;
 mod policy_router;
+mod provider_params;
 mod references;
 mod router;
 mod sections;
@@ -43,11 +46,13 @@ mod summary;
 mod yaml;
 
 pub use auth::{AdminKey, Auth, VirtualKey};
+pub use aws::DEFAULT_REGION as BEDROCK_DEFAULT_REGION;
 pub use azure::DEFAULT_API_VERSION as AZURE_DEFAULT_API_VERSION;
 pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{
     AccessLogTarget, CostMapSource, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT,
 };
+pub use google::DEFAULT_VERTEX_LOCATION;
 pub use load::{load_file, load_str};
 pub use pointwork_core::redact;

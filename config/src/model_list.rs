@@ -5,10 +5,9 @@
 //! `complexity_router.rs`).
 
 use pointwork_core::policy::PolicyAttrs;
-use pointwork_core::{Deployment, Param, Provider};
+use pointwork_core::{Deployment, Param};
 
 use crate::api_base::parse_api_base;
-use crate::azure::{apply_azure_params, azure_api_base, read_azure_params};
 use crate::check::{Checker, Fields, KeyPath};
 use crate::complexity_router::{
     read_complexity_params, DeclaredComplexityRouter, DeclaredConfig, COMPLEXITY_ROUTER_MODEL,
@@ -22,6 +21,7 @@ use crate::model_ref::{parse_model_ref, ModelRef};
 use crate::node::Node;
 use crate::policy_attrs::read_policy_attrs;
 use crate::policy_router::{read_router_params, DeclaredRouter, POINTWORK_PREFIX, POLICY_ROUTER_MODEL};
+use crate::provider_params::{apply_provider_params, endpoint, read_provider_params};
 use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
 
 /// LiteLLM's environments (`LITELLM_ENVIRONMENT`, `model_info.supported_environments`).
@@ -264,29 +264,13 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let input_cost = c.optional(&mut p, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let extra_body = read_extra_body(c, &mut p);
-    let azure = read_azure_params(c, &mut p);
+    let provider_params = read_provider_params(c, &mut p);
     c.warn_ignored(&p);
 
     let (provider, upstream_model) = model?;
-    let api_base = match (api_base, provider.default_api_base()) {
-        (base, _) if provider == Provider::Azure => azure_api_base(c, base, &api_base_path)?,
-        (Some(base), _) => base,
-        (None, Some(default)) => default.to_string(),
-        (None, None) => {
-            c.error(
-                api_base_path,
-                format!("required for {} (a self-hosted server has no default address)", provider.prefix()),
-            );
-            return None;
-        }
-    };
-    // Anthropic's Messages API is `/v1/messages` under the server root; LiteLLM configs also
-    // write the root with `/v1` or the whole endpoint.
-    let api_base = match provider {
-        Provider::Anthropic => anthropic_root(&api_base).to_string(),
-        _ => api_base,
-    };
-    let mut d = Deployment::new("", "", provider, &upstream_model, &api_base);
+    let endpoint = endpoint(c, provider, upstream_model, api_base, &provider_params, &p.path)?;
+    let mut d = Deployment::new("", "", provider, &endpoint.upstream_model, &endpoint.api_base);
+    d.auth = endpoint.auth;
     d.api_key = api_key;
     d.rpm = rpm;
     d.tpm = tpm;
@@ -301,15 +285,8 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
-    apply_azure_params(c, azure, &mut d, &p.path);
+    apply_provider_params(c, provider_params, &mut d, &p.path);
     Some(Params::Served(Box::new(d), written))
-}
-
-/// An Anthropic `api_base` as the server root (`…/v1/messages` and `…/v1` cut).
-fn anthropic_root(base: &str) -> &str {
-    let base = base.trim_end_matches('/');
-    let base = base.strip_suffix("/messages").unwrap_or(base);
-    base.strip_suffix("/v1").unwrap_or(base)
 }
 
 /// What `model_info` may set for the router when `litellm_params` does not, and what the

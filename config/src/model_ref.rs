@@ -114,16 +114,16 @@ mod tests {
         assert_eq!(served("gpt-4o"), (Provider::OpenAi, "gpt-4o".into()));
         assert_eq!(served("text-embedding-3-small"), (Provider::OpenAi, "text-embedding-3-small".into()));
         assert_eq!(served("claude-sonnet-4-5"), (Provider::Anthropic, "claude-sonnet-4-5".into()));
-        assert_eq!(not_served("anthropic.claude-3-5-sonnet-20240620-v1:0"), "bedrock");
-        assert_eq!(not_served("anthropic.claude-3-7-sonnet-20250219-v1:0"), "bedrock", "bedrock_converse");
-        assert_eq!(not_served("gemini-2.5-pro"), "vertex_ai");
+        assert_eq!(served("anthropic.claude-3-5-sonnet-20240620-v1:0").0, Provider::Bedrock);
+        assert_eq!(served("anthropic.claude-3-7-sonnet-20250219-v1:0").0, Provider::Bedrock, "bedrock_converse");
+        assert_eq!(served("gemini-2.5-pro"), (Provider::VertexAi, "gemini-2.5-pro".into()));
     }
 
     #[test]
     fn bare_names_the_map_does_not_know_go_by_their_shape() {
         // Older names LiteLLM's current map dropped.
-        assert_eq!(not_served("anthropic.claude-3-sonnet-20240229-v1:0"), "bedrock");
-        assert_eq!(not_served("us.anthropic.claude-3-haiku-20240307-v1:0"), "bedrock");
+        assert_eq!(served("anthropic.claude-3-sonnet-20240229-v1:0").0, Provider::Bedrock);
+        assert_eq!(served("us.anthropic.claude-3-haiku-20240307-v1:0").0, Provider::Bedrock);
         assert_eq!(served("claude-3-opus-20240229"), (Provider::Anthropic, "claude-3-opus-20240229".into()));
         assert_eq!(served("o3-mini-2099"), (Provider::OpenAi, "o3-mini-2099".into()));
     }
@@ -132,13 +132,16 @@ mod tests {
     fn known_providers_not_served_yet_are_named() {
         assert_eq!(served("anthropic/claude-3-opus"), (Provider::Anthropic, "claude-3-opus".into()));
         assert_eq!(not_served("sagemaker/my-endpoint"), "sagemaker");
-        assert_eq!(not_served("bedrock/converse/us.amazon.nova-pro-v1:0"), "bedrock");
+        assert_eq!(
+            served("bedrock/converse/us.amazon.nova-pro-v1:0"),
+            (Provider::Bedrock, "converse/us.amazon.nova-pro-v1:0".into())
+        );
     }
 
     #[test]
     fn unknown_names_and_providers_are_errors() {
         let served =
-            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai, anthropic, azure";
+            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
         assert_eq!(
             parse_model_ref("my-finetune", bundled()).unwrap_err(),
             format!("\"my-finetune\" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {served})")

@@ -349,13 +349,13 @@ fn a_router_needs_a_name_of_its_own() {
 
 #[test]
 fn a_tier_names_model_groups_not_routers_aliases_or_left_out_groups() {
-    let extra = "  - model_name: vertex\n    litellm_params: {model: vertex_ai/gemini-pro}\n  - model_name: other\n    litellm_params: {model: auto_router/complexity_router}\n  - model_name: auto\n    litellm_params:\n      model: auto_router/complexity_router\n      complexity_router_config: {tiers: {MEDIUM: [vertex, other, fast]}}\nrouter_settings:\n  model_group_alias: {fast: gpt-4o}\n";
+    let extra = "  - model_name: vertex\n    litellm_params: {model: sagemaker/gemini-pro}\n  - model_name: other\n    litellm_params: {model: auto_router/complexity_router}\n  - model_name: auto\n    litellm_params:\n      model: auto_router/complexity_router\n      complexity_router_config: {tiers: {MEDIUM: [vertex, other, fast]}}\nrouter_settings:\n  model_group_alias: {fast: gpt-4o}\n";
     let at = "model_list[5].litellm_params.complexity_router_config.tiers.MEDIUM";
     assert_eq!(
         errors(&format!("{GROUPS}{extra}")),
         [
             format!(
-                r#"{at}[0]: "vertex" is served only by deployments left out (Pointwork does not serve provider vertex_ai yet): nothing here can serve it"#
+                r#"{at}[0]: "vertex" is served only by deployments left out (Pointwork does not serve provider sagemaker yet): nothing here can serve it"#
             ),
             format!(r#"{at}[1]: "other" is a router, not a model group: a complexity router routes to model groups"#),
             format!(

@@ -25,11 +25,11 @@ fn a_deployment_of_a_provider_not_served_yet_is_left_out_and_the_rest_serves() {
   - model_name: gpt-4o
     litellm_params: {model: openai/gpt-4o, api_key: os.environ/OPENAI_API_KEY}
   - model_name: claude
-    litellm_params: {model: vertex_ai/claude-3-5-sonnet@20240620}
+    litellm_params: {model: watsonx/claude-3-5-sonnet@20240620}
 router_settings:
   fallbacks: [{gpt-4o: [claude]}, {claude: [gpt-4o]}]
   model_group_alias: {sonnet: claude}
-  provider_budget_config: {vertex_ai: {budget_limit: 10, time_period: 1d}}
+  provider_budget_config: {watsonx: {budget_limit: 10, time_period: 1d}}
 ";
     let loaded = load(yaml).unwrap();
     let config = &loaded.config;
@@ -40,18 +40,18 @@ router_settings:
         left,
         [
             (0, "gpt-4o", &LeftOutBecause::ProviderNotServed("sagemaker".into())),
-            (2, "claude", &LeftOutBecause::ProviderNotServed("vertex_ai".into())),
+            (2, "claude", &LeftOutBecause::ProviderNotServed("watsonx".into())),
         ]
     );
     assert_eq!(
         warnings(&loaded),
         [
             "model_list[0].litellm_params.model: left out: Pointwork does not serve provider sagemaker yet; the rest of the config serves without this deployment",
-            "model_list[2].litellm_params.model: left out: Pointwork does not serve provider vertex_ai yet; the rest of the config serves without this deployment",
-            "router_settings.provider_budget_config.vertex_ai: Pointwork does not serve provider vertex_ai yet: this budget limits nothing",
-            r#"router_settings.fallbacks[0].gpt-4o[0]: "claude" is served only by deployments left out (Pointwork does not serve provider vertex_ai yet): this rule is skipped"#,
-            r#"router_settings.fallbacks[1]: "claude" is served only by deployments left out (Pointwork does not serve provider vertex_ai yet): this rule is skipped"#,
-            r#"router_settings.model_group_alias.sonnet: "claude" is served only by deployments left out (Pointwork does not serve provider vertex_ai yet): this rule is skipped"#,
+            "model_list[2].litellm_params.model: left out: Pointwork does not serve provider watsonx yet; the rest of the config serves without this deployment",
+            "router_settings.provider_budget_config.watsonx: Pointwork does not serve provider watsonx yet: this budget limits nothing",
+            r#"router_settings.fallbacks[0].gpt-4o[0]: "claude" is served only by deployments left out (Pointwork does not serve provider watsonx yet): this rule is skipped"#,
+            r#"router_settings.fallbacks[1]: "claude" is served only by deployments left out (Pointwork does not serve provider watsonx yet): this rule is skipped"#,
+            r#"router_settings.model_group_alias.sonnet: "claude" is served only by deployments left out (Pointwork does not serve provider watsonx yet): this rule is skipped"#,
         ]
     );
     // The rules naming what was left out are gone; the snapshot builds.
@@ -93,6 +93,7 @@ fn a_bare_model_name_gets_its_provider_as_in_litellm() {
   - {model_name: gpt, litellm_params: {model: gpt-4o}}
   - {model_name: claude, litellm_params: {model: claude-3-5-sonnet-20240620}}
   - {model_name: bedrock-claude, litellm_params: {model: anthropic.claude-3-sonnet-20240229-v1:0, aws_region_name: us-east-1}}
+environment_variables: {AWS_ACCESS_KEY_ID: AKIDEXAMPLE, AWS_SECRET_ACCESS_KEY: secret}
 ",
     )
     .unwrap();
@@ -101,8 +102,16 @@ fn a_bare_model_name_gets_its_provider_as_in_litellm() {
         (d.provider, d.upstream_model.as_str(), d.api_base.as_str()),
         (Provider::OpenAi, "gpt-4o", "https://api.openai.com/v1")
     );
-    let left: Vec<_> = loaded.config.left_out.iter().map(|l| &l.because).collect();
-    assert_eq!(left, [&LeftOutBecause::ProviderNotServed("bedrock".into())]);
+    assert!(loaded.config.left_out.is_empty(), "{:?}", loaded.config.left_out);
+    let bedrock = &loaded.config.deployments[2];
+    assert_eq!(
+        (bedrock.provider, bedrock.upstream_model.as_str(), bedrock.api_base.as_str()),
+        (
+            Provider::Bedrock,
+            "anthropic.claude-3-sonnet-20240229-v1:0",
+            "https://bedrock-runtime.us-east-1.amazonaws.com"
+        )
+    );
     let claude = &loaded.config.deployments[1];
     assert_eq!(
         (claude.provider, claude.upstream_model.as_str(), claude.api_base.as_str()),
@@ -223,7 +232,7 @@ fn an_environment_variable_without_a_value_is_left_to_the_process() {
 
 #[test]
 fn an_entry_that_fails_is_not_blamed_again_by_what_names_it() {
-    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, fireworks_ai, anthropic, azure)"#;
+    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock)"#;
     // The only entry fails: no "model groups: " with an empty list.
     let errs = errors(
         "model_list:\n  - {model_name: gpt, litellm_params: {model: opneai/x}}\nrouter_settings: {fallbacks: [{gpt: [other]}], model_group_alias: {g: gpt}}\n",

@@ -530,13 +530,13 @@ fn an_auto_model_warns_about_what_means_nothing_to_it() {
 #[test]
 fn a_pool_group_served_only_by_left_out_entries_is_a_warning() {
     let loaded = load(&with_routers(&format!(
-        "  - model_name: claude\n    litellm_params: {{model: vertex_ai/claude-3-5-sonnet}}\n  - model_name: auto\n    {ROUTER}, policy_router_config: {{pool: [g, claude]}}}}\n"
+        "  - model_name: claude\n    litellm_params: {{model: sagemaker/claude-3-5-sonnet}}\n  - model_name: auto\n    {ROUTER}, policy_router_config: {{pool: [g, claude]}}}}\n"
     )))
     .unwrap();
     assert_eq!(loaded.config.policy_routers[0].pool, ["g"]);
     let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
     assert_eq!(
         warnings[1],
-        r#"model_list[3].litellm_params.policy_router_config.pool[1]: "claude" is served only by deployments left out (Pointwork does not serve provider vertex_ai yet): not in the pool"#
+        r#"model_list[3].litellm_params.policy_router_config.pool[1]: "claude" is served only by deployments left out (Pointwork does not serve provider sagemaker yet): not in the pool"#
     );
 }

@@ -34,6 +34,9 @@ pub struct Deployment {
     /// Azure's Microsoft Entra ID bearer token (`azure_ad_token`), sent when there is no
     /// `api_key`.
     pub azure_ad_token: Option<String>,
+    /// A credential signed per request or exchanged for a refreshed token (Bedrock's SigV4,
+    /// Entra ID client credentials, a Google service account); `None`: the key header alone.
+    pub auth: Option<Box<crate::UpstreamAuth>>,
     /// The weight the simple shuffle uses, resolved per group at build time
     /// (`weight`, else `rpm`, else `tpm`, else 1 for every member).
     pub shuffle_weight: u64,
@@ -89,6 +92,7 @@ impl Deployment {
             api_key: None,
             api_version: None,
             azure_ad_token: None,
+            auth: None,
             shuffle_weight: 1,
             weight: None,
             rpm: None,
@@ -170,6 +174,7 @@ impl std::fmt::Debug for Deployment {
             .field("api_key", &key)
             .field("api_version", &self.api_version)
             .field("azure_ad_token", &token)
+            .field("auth", &self.auth)
             .field("shuffle_weight", &self.shuffle_weight)
             .field("weight", &self.weight)
             .field("rpm", &self.rpm)

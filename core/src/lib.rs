@@ -28,6 +28,7 @@ pub mod rng;
 pub mod secret;
 pub mod snapshot;
 pub mod state;
+pub mod upstream_auth;
 pub mod usage;
 pub mod walk;
 
@@ -72,5 +73,6 @@ pub use snapshot::{
 };
 pub use state::{DeploymentState, State};
 pub use tags::DEFAULT_TAG;
+pub use upstream_auth::UpstreamAuth;
 pub use usage::Usage;
 pub use walk::{Step, Walk};

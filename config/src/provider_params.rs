@@ -1,0 +1,131 @@
+//! What each provider reads beyond `model`, `api_base` and `api_key`: its endpoint's shape, its
+//! credentials, LiteLLM's environment variables for both. Every provider's keys are taken from
+//! every entry, so a key of another provider is a warning naming whose it is, never "unknown".
+
+use pointwork_core::{Deployment, Provider, UpstreamAuth};
+
+use crate::aws::{apply_aws_params, bedrock_api_base, bedrock_model_id, read_aws_params, AwsParams};
+use crate::azure::{apply_azure_params, azure_api_base, lookup, read_azure_params, AzureParams};
+use crate::check::{Checker, Fields, KeyPath};
+use crate::google::{gemini_key, read_vertex_params, vertex_api_base, warn_vertex_params_ignored, VertexParams};
+
+pub(crate) struct ProviderParams {
+    azure: AzureParams,
+    aws: AwsParams,
+    vertex: VertexParams,
+}
+
+pub(crate) fn read_provider_params(c: &mut Checker, p: &mut Fields) -> ProviderParams {
+    ProviderParams { azure: read_azure_params(c, p), aws: read_aws_params(c, p), vertex: read_vertex_params(c, p) }
+}
+
+/// A deployment as far as its endpoint goes: the upstream model as the provider names it, the
+/// base URL the gateway's paths go under, and a credential made with it (Vertex AI's).
+pub(crate) struct Endpoint {
+    pub(crate) upstream_model: String,
+    pub(crate) api_base: String,
+    pub(crate) auth: Option<Box<UpstreamAuth>>,
+}
+
+/// The endpoint of `provider`'s deployment of `upstream_model`, `written` being `api_base` as
+/// written; `None` after an error.
+pub(crate) fn endpoint(
+    c: &mut Checker,
+    provider: Provider,
+    upstream_model: String,
+    written: Option<String>,
+    params: &ProviderParams,
+    entry: &KeyPath,
+) -> Option<Endpoint> {
+    let api_base_path = entry.key("api_base");
+    let plain = |api_base: String| Some(Endpoint { upstream_model: upstream_model.clone(), api_base, auth: None });
+    match provider {
+        Provider::Azure | Provider::AzureAi => plain(azure_api_base(c, provider, written, &api_base_path)?),
+        Provider::Bedrock => Some(Endpoint {
+            upstream_model: bedrock_model_id(&upstream_model).to_string(),
+            api_base: bedrock_api_base(c, written, &params.aws)?,
+            auth: None,
+        }),
+        Provider::VertexAi => {
+            let (api_base, auth) = vertex_api_base(c, written, &upstream_model, &params.vertex, entry)?;
+            Some(Endpoint { upstream_model, api_base, auth: Some(auth) })
+        }
+        Provider::Ollama | Provider::OllamaChat => {
+            let root = written
+                .or_else(|| lookup(c, "OLLAMA_API_BASE"))
+                .unwrap_or_else(|| provider.default_api_base().unwrap_or_default().to_string());
+            let root = root.trim_end_matches('/');
+            plain(format!("{}/v1", root.strip_suffix("/v1").unwrap_or(root)))
+        }
+        Provider::HuggingFace => Some(hugging_face(c, upstream_model, written)),
+        Provider::Anthropic => plain(anthropic_root(&written.unwrap_or_else(|| default_base(provider))).to_string()),
+        _ => match (written, provider.default_api_base()) {
+            (Some(base), _) => plain(base),
+            (None, Some(default)) => plain(default.to_string()),
+            (None, None) => {
+                let why = format!("required for {} (a self-hosted server has no default address)", provider.prefix());
+                c.error(api_base_path, why);
+                None
+            }
+        },
+    }
+}
+
+fn default_base(provider: Provider) -> String {
+    provider.default_api_base().unwrap_or_default().to_string()
+}
+
+/// An Anthropic `api_base` as the server root (`…/v1/messages` and `…/v1` cut): LiteLLM configs
+/// also write the root with `/v1` or the whole endpoint.
+fn anthropic_root(base: &str) -> &str {
+    let base = base.trim_end_matches('/');
+    let base = base.strip_suffix("/messages").unwrap_or(base);
+    base.strip_suffix("/v1").unwrap_or(base)
+}
+
+/// Hugging Face's router, as LiteLLM calls it: `huggingface/{provider}/{org}/{model}` goes to
+/// that inference provider's route of the router with the model `{org}/{model}`; `{org}/{model}`
+/// alone to the router's own chat completions. `api_base` (else `HF_API_BASE` /
+/// `HUGGINGFACE_API_BASE`) replaces the router.
+fn hugging_face(c: &Checker, upstream_model: String, written: Option<String>) -> Endpoint {
+    let written = written.or_else(|| lookup(c, "HF_API_BASE")).or_else(|| lookup(c, "HUGGINGFACE_API_BASE"));
+    if let Some(base) = written {
+        let base = base.trim_end_matches('/');
+        let base = base.strip_suffix("/chat/completions").unwrap_or(base).to_string();
+        return Endpoint { upstream_model, api_base: base, auth: None };
+    }
+    const ROUTER: &str = "https://router.huggingface.co";
+    let parts: Vec<&str> = upstream_model.splitn(2, '/').collect();
+    match parts.as_slice() {
+        [inference, model] if model.contains('/') => {
+            let route = match *inference {
+                "hf-inference" => format!("hf-inference/models/{model}/v1"),
+                "novita" => "novita/v3/openai".to_string(),
+                "fireworks-ai" => "fireworks-ai/inference/v1".to_string(),
+                other => format!("{other}/v1"),
+            };
+            Endpoint { upstream_model: model.to_string(), api_base: format!("{ROUTER}/{route}"), auth: None }
+        }
+        _ => Endpoint { upstream_model, api_base: format!("{ROUTER}/v1"), auth: None },
+    }
+}
+
+/// The credentials and the rest each provider reads, with LiteLLM's environment variables.
+pub(crate) fn apply_provider_params(c: &mut Checker, params: ProviderParams, d: &mut Deployment, entry: &KeyPath) {
+    if d.provider != Provider::VertexAi {
+        warn_vertex_params_ignored(c, &params.vertex, d.provider);
+    }
+    apply_azure_params(c, params.azure, d, entry);
+    apply_aws_params(c, params.aws, d, entry);
+    let env_keys: &[&str] = match d.provider {
+        Provider::Gemini => return gemini_key(c, d, entry),
+        Provider::Ollama | Provider::OllamaChat => &["OLLAMA_API_KEY"],
+        Provider::HuggingFace => &["HF_TOKEN", "HUGGINGFACE_API_KEY"],
+        Provider::Cohere | Provider::CohereChat => &["COHERE_API_KEY", "CO_API_KEY"],
+        Provider::Codestral => &["CODESTRAL_API_KEY"],
+        _ => &[],
+    };
+    if d.api_key.is_none() {
+        d.api_key = env_keys.iter().find_map(|name| lookup(c, name));
+    }
+}

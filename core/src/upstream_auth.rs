@@ -1,0 +1,130 @@
+//! Credentials that are not a fixed key header: a request signed per request (AWS SigV4) or a
+//! bearer token obtained from a token endpoint and refreshed before it expires (Microsoft Entra
+//! ID client credentials, a Google service account). The gateway signs and fetches; this is
+//! what the config says. `Debug` never prints a secret whole.
+
+use std::fmt;
+
+use crate::redact;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum UpstreamAuth {
+    /// AWS Signature Version 4 for `service` in `region` (Bedrock: `bedrock`).
+    AwsSigV4(AwsCredentials),
+    /// Microsoft Entra ID's client-credentials grant: `POST {authority}/{tenant}/oauth2/v2.0/token`.
+    EntraClientCredentials(EntraClient),
+    /// A Google service account: a signed JWT assertion exchanged at `token_uri`.
+    GoogleServiceAccount(GoogleServiceAccount),
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct AwsCredentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+    pub region: String,
+    pub service: String,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct EntraClient {
+    /// `https://login.microsoftonline.com` unless `AZURE_AUTHORITY_HOST` says otherwise.
+    pub authority_host: String,
+    pub tenant_id: String,
+    pub client_id: String,
+    pub client_secret: String,
+    /// `https://cognitiveservices.azure.com/.default` unless `azure_scope` says otherwise.
+    pub scope: String,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct GoogleServiceAccount {
+    pub client_email: String,
+    /// The PEM `-----BEGIN PRIVATE KEY-----` (PKCS#8) of the service-account file.
+    pub private_key_pem: String,
+    pub private_key_id: Option<String>,
+    /// Where the assertion is exchanged (`https://oauth2.googleapis.com/token`).
+    pub token_uri: String,
+    pub scope: String,
+}
+
+/// Microsoft Entra ID's default authority host.
+pub const ENTRA_AUTHORITY_HOST: &str = "https://login.microsoftonline.com";
+/// The scope of an Azure OpenAI token.
+pub const AZURE_COGNITIVE_SCOPE: &str = "https://cognitiveservices.azure.com/.default";
+/// The scope Vertex AI needs.
+pub const GOOGLE_CLOUD_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
+
+impl UpstreamAuth {
+    /// What kind of credential, for logs and `pointwork check`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            UpstreamAuth::AwsSigV4(_) => "aws-sigv4",
+            UpstreamAuth::EntraClientCredentials(_) => "entra-client-credentials",
+            UpstreamAuth::GoogleServiceAccount(_) => "google-service-account",
+        }
+    }
+
+    /// Whether the gateway fetches a bearer token for it (rather than signing each request).
+    pub fn is_token(&self) -> bool {
+        !matches!(self, UpstreamAuth::AwsSigV4(_))
+    }
+}
+
+impl fmt::Debug for UpstreamAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UpstreamAuth::AwsSigV4(a) => f
+                .debug_struct("AwsSigV4")
+                .field("access_key_id", &a.access_key_id)
+                .field("secret_access_key", &redact(&a.secret_access_key))
+                .field("session_token", &a.session_token.as_deref().map(redact))
+                .field("region", &a.region)
+                .field("service", &a.service)
+                .finish(),
+            UpstreamAuth::EntraClientCredentials(e) => f
+                .debug_struct("EntraClientCredentials")
+                .field("authority_host", &e.authority_host)
+                .field("tenant_id", &e.tenant_id)
+                .field("client_id", &e.client_id)
+                .field("client_secret", &redact(&e.client_secret))
+                .field("scope", &e.scope)
+                .finish(),
+            UpstreamAuth::GoogleServiceAccount(g) => f
+                .debug_struct("GoogleServiceAccount")
+                .field("client_email", &g.client_email)
+                .field("private_key_pem", &"…")
+                .field("token_uri", &g.token_uri)
+                .field("scope", &g.scope)
+                .finish(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_a_secret() {
+        let aws = UpstreamAuth::AwsSigV4(AwsCredentials {
+            access_key_id: "AKIDEXAMPLE".into(),
+            secret_access_key: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".into(),
+            session_token: Some("FQoGZXIvYXdzEXAMPLETOKEN".into()),
+            region: "us-east-1".into(),
+            service: "bedrock".into(),
+        });
+        let shown = format!("{aws:?}");
+        assert!(shown.contains("AKIDEXAMPLE") && shown.contains("…EKEY"), "{shown}");
+        assert!(!shown.contains("wJalrXUtnFEMI") && !shown.contains("FQoGZXIvYXdz"), "{shown}");
+        let google = UpstreamAuth::GoogleServiceAccount(GoogleServiceAccount {
+            client_email: "sa@p.iam.gserviceaccount.com".into(),
+            private_key_pem: "-----BEGIN PRIVATE KEY-----\nMIIEv\n-----END PRIVATE KEY-----\n".into(),
+            private_key_id: None,
+            token_uri: "https://oauth2.googleapis.com/token".into(),
+            scope: GOOGLE_CLOUD_SCOPE.into(),
+        });
+        assert!(!format!("{google:?}").contains("MIIEv"));
+        assert!(google.is_token() && !aws.is_token());
+    }
+}
