@@ -70,6 +70,10 @@ pub(crate) struct ErrorFacts {
 
 const CONTEXT_CODE: &str = "context_length_exceeded";
 const PROMPT_TOO_LONG: &str = "prompt is too long";
+/// Gemini's context-window error: "The input token count (…) exceeds the maximum number of tokens
+/// allowed (…)."
+const GEMINI_TOO_LONG: &str = "The input token count";
+const GEMINI_TOO_LONG_END: &str = "exceeds the maximum number of tokens allowed";
 
 impl ErrorFacts {
     pub(crate) fn read(status: u16, body: &[u8]) -> ErrorFacts {
@@ -104,7 +108,9 @@ impl ErrorFacts {
     }
 
     fn is_context_window(&self) -> bool {
-        self.code.as_deref() == Some(CONTEXT_CODE) || self.message.starts_with(PROMPT_TOO_LONG)
+        self.code.as_deref() == Some(CONTEXT_CODE)
+            || self.message.starts_with(PROMPT_TOO_LONG)
+            || (self.message.starts_with(GEMINI_TOO_LONG) && self.message.contains(GEMINI_TOO_LONG_END))
     }
 }
 
@@ -138,8 +144,11 @@ pub fn error_to_anthropic(status: u16, body: &[u8]) -> Vec<u8> {
 /// passes through unchanged.
 pub fn error_to_openai(status: u16, body: &[u8]) -> Vec<u8> {
     let v = serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
-    let is_openai =
-        v.get("error").is_some_and(Value::is_object) && v.get("type").and_then(Value::as_str) != Some("error");
+    // Google's `{"error":{"code","message","status"}}` is not OpenAI's though it looks alike.
+    let is_google = v.pointer("/error/status").is_some_and(Value::is_string);
+    let is_openai = v.get("error").is_some_and(Value::is_object)
+        && v.get("type").and_then(Value::as_str) != Some("error")
+        && !is_google;
     if is_openai {
         return body.to_vec();
     }
