@@ -5,6 +5,7 @@ pub mod app;
 pub mod cli;
 pub mod complexity;
 pub mod control;
+pub mod credentials;
 pub mod demo;
 pub mod dialect;
 pub mod errors;
