@@ -1,7 +1,8 @@
 //! The mock provider over real TCP: its OpenAI endpoints, HTTP/1.1 handling and lifecycle.
 //! Faults live in `mock/faults.rs`, recording, stats and control in `mock/steering.rs`, the
 //! OpenRouter emulation in `mock/openrouter.rs`, Anthropic's Messages API in `mock/anthropic.rs`,
-//! Azure OpenAI and its Entra ID tokens in `mock/azure.rs`, Amazon Bedrock in `mock/bedrock.rs`.
+//! Azure OpenAI and its Entra ID tokens in `mock/azure.rs`, Amazon Bedrock in `mock/bedrock.rs`, the Gemini API in
+//! `mock/gemini.rs`, Vertex AI and Google's token endpoint in `mock/vertex.rs`.
 
 #[path = "mock/anthropic.rs"]
 mod anthropic;
@@ -15,12 +16,16 @@ mod binary;
 mod client;
 #[path = "mock/faults.rs"]
 mod faults;
+#[path = "mock/gemini.rs"]
+mod gemini;
 #[path = "mock/openrouter.rs"]
 mod openrouter;
 #[path = "mock/steering.rs"]
 mod steering;
 #[path = "mock/tls.rs"]
 mod tls;
+#[path = "mock/vertex.rs"]
+mod vertex;
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

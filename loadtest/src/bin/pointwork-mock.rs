@@ -36,6 +36,13 @@ options:
   --azure-token-ttl SECS expires_in of the Entra tokens issued (default 3599; 0: expired at once)
   --azure-client-secret SECRET
                          the only client_secret the Entra token endpoint accepts (default: any)
+  --gemini-api-key KEY   Gemini API routes accept only this key (default: any non-empty key)
+  --vertex-service-account FILE
+                         a Google service-account JSON: JWTs sent to POST /token must be its
+                         account's, RS256-signed by its key (default: any well-formed JWT)
+  --vertex-project P     Vertex AI paths may name only project P (default: any)
+  --vertex-token-ttl SECS
+                         expires_in of the Google tokens issued (default 3599; 0: expired at once)
   --aws-access-key-id ID, --aws-secret-access-key SECRET
                          Bedrock: the SigV4 credential must name ID, and its signature is verified
                          with SECRET (default: any well-formed signature)
@@ -66,6 +73,11 @@ openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
 azure: POST /openai/deployments/{deployment}/chat/completions?api-version=V,
        POST /openai/deployments/{deployment}/embeddings?api-version=V (api-key or Bearer token),
        POST /{tenant}/oauth2/v2.0/token (Entra ID client credentials).
+gemini: POST /v1beta/models/{model}:generateContent, :streamGenerateContent[?alt=sse],
+        :embedContent, :batchEmbedContents, :countTokens (x-goog-api-key or ?key=).
+vertex: POST /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent,
+        :streamGenerateContent; .../publishers/anthropic/models/{m}:rawPredict, :streamRawPredict
+        (Bearer tokens from POST /token, Google's service-account JWT grant; GOOGLE.md).
 bedrock: POST /model/{modelId}/converse, POST /model/{modelId}/converse-stream (event stream),
          POST /model/{modelId}/invoke (Titan, Cohere embeddings); SigV4-signed (BEDROCK.md).
 ";
@@ -110,6 +122,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
             "--azure-deployments",
             "--azure-token-ttl",
             "--azure-client-secret",
+            "--gemini-api-key",
+            "--vertex-service-account",
+            "--vertex-project",
+            "--vertex-token-ttl",
             "--aws-access-key-id",
             "--aws-secret-access-key",
             "--aws-session-token",
@@ -170,11 +186,20 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String>
                 }
                 options.azure_deployments = Some(names);
             }
-            "--aws-access-key-id" | "--aws-secret-access-key" | "--aws-session-token" | "--aws-region"
+            "--gemini-api-key"
+            | "--vertex-project"
+            | "--aws-access-key-id"
+            | "--aws-secret-access-key"
+            | "--aws-session-token"
+            | "--aws-region"
                 if value.is_empty() =>
             {
                 return Err(bad("a non-empty value"))
             }
+            "--gemini-api-key" => options.gemini_api_key = Some(value),
+            "--vertex-service-account" => options.vertex_service_account = Some(PathBuf::from(value)),
+            "--vertex-project" => options.vertex_project = Some(value),
+            "--vertex-token-ttl" => options.vertex_token_ttl_secs = value.parse().map_err(|_| bad("whole seconds"))?,
             "--aws-access-key-id" => options.aws_access_key_id = Some(value),
             "--aws-secret-access-key" => options.aws_secret_access_key = Some(value),
             "--aws-session-token" => options.aws_session_token = Some(value),

@@ -250,7 +250,7 @@ fn status_fault(call: &Call<'_>, out: &mut Vec<u8>, status: u16, retry_after: Op
             "The system encountered an unexpected error during processing. Try your request again.",
         ),
         503 => ("ServiceUnavailableException", "Bedrock is unable to process your request."),
-        500..=599 => ("InternalServerException", injected.as_str()),
+        501..=599 => ("InternalServerException", injected.as_str()),
         _ => ("ValidationException", injected.as_str()),
     };
     let mut extra = format!("x-amzn-ErrorType: {kind}:http://internal.amazon.com/coral/{BEDROCK_NAMESPACE}/\r\n");

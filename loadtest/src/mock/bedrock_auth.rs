@@ -83,7 +83,7 @@ impl AwsCredentials {
         };
         let scope: Vec<&str> = credential.split('/').collect();
         let [key_id, date, region, service, terminator] = scope[..] else {
-            return refuse("IncompleteSignatureException", format!("Credential should be scoped to a valid region. "));
+            return refuse("IncompleteSignatureException", "Credential should be scoped to a valid region. ");
         };
         if terminator != "aws4_request" {
             let message =

@@ -49,14 +49,6 @@ impl ChunkedPlan {
         self.frames.push(framed);
     }
 
-    /// Appends `data` as one chunk to the last content frame (or the opening when none yet).
-    pub(crate) fn extend_last(&mut self, data: &[u8]) {
-        match self.frames.last_mut() {
-            Some(last) => write_chunk(last, data),
-            None => write_chunk(&mut self.opening, data),
-        }
-    }
-
     /// Appends `data` as one chunk of the closing.
     pub(crate) fn close_with(&mut self, data: &[u8]) {
         write_chunk(&mut self.closing, data);

@@ -130,6 +130,11 @@ pub(crate) fn plan(
         Head::json(status, &shared.name, close).write_with_body(out, &body);
         return Plan { latency: overrides.latency.unwrap_or(Duration::ZERO), action: Action::Send { close } };
     }
+    if head.route == Route::GoogleToken {
+        let (status, body) = shared.google.token_request(head.method, request.body, unix_seconds());
+        Head::json(status, &shared.name, close).write_with_body(out, &body);
+        return Plan { latency: overrides.latency.unwrap_or(Duration::ZERO), action: Action::Send { close } };
+    }
     let behaviour = shared.behaviour();
     let latency = overrides.latency.unwrap_or(behaviour.latency);
     let azure = head.route.is_azure().then(|| AzureCall {
@@ -197,7 +202,7 @@ pub(crate) fn plan(
     Plan { latency, action }
 }
 
-/// The routes whose provider module checks and answers them whole (Bedrock; Gemini, Vertex AI),
+/// The routes whose provider module checks and answers them whole (Bedrock, Gemini, Vertex AI),
 /// `fault` asked once the request is admitted; `None` for the others.
 fn answer_by_provider_module(
     shared: &Shared,
@@ -209,7 +214,7 @@ fn answer_by_provider_module(
     fault: impl FnOnce() -> Option<Fault>,
 ) -> Option<Action> {
     let route = request.head.route;
-    if !route.is_bedrock() {
+    if !route.is_bedrock() && !route.is_gemini() && !route.is_vertex() {
         return None;
     }
     let call = Call {
@@ -225,7 +230,13 @@ fn answer_by_provider_module(
         reply: overrides.reply(request.head_bytes).or(behaviour.reply.as_deref()),
         close: !request.head.keep_alive,
     };
-    Some(super::bedrock::answer(&call, fault, out))
+    Some(if route.is_bedrock() {
+        super::bedrock::answer(&call, fault, out)
+    } else if route.is_gemini() {
+        super::gemini::answer(&call, fault, out)
+    } else {
+        super::vertex::answer(&call, fault, out)
+    })
 }
 
 enum ChatAnswer {

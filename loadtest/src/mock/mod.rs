@@ -13,7 +13,10 @@
 //! bearer tokens from its own `/{tenant}/oauth2/v2.0/token`, content filter results and
 //! errors). On `/model/{modelId}/…` it is Amazon Bedrock's runtime (Converse, ConverseStream as an
 //! event stream, InvokeModel embeddings; SigV4 checked, verified with `--aws-secret-access-key`;
-//! `BEDROCK.md`). See `loadtest/README.md`.
+//! `BEDROCK.md`). On `/v1beta/models/{model}:…` it is the Gemini API (API key), on
+//! `/v1/projects/…` Vertex AI (Gemini and Claude, bearer tokens from its own Google `/token`
+//! endpoint, service-account JWTs verified with `--vertex-service-account`; `GOOGLE.md`).
+//! See `loadtest/README.md`.
 //!
 //! ```no_run
 //! use pointwork_loadtest::mock::{spawn, MockOptions};
@@ -40,6 +43,10 @@ mod conn;
 mod control;
 mod dispatch;
 mod fault;
+mod gemini;
+mod gemini_request;
+mod gemini_stream;
+mod google_token;
 mod http;
 mod openai;
 mod openrouter;
@@ -56,6 +63,7 @@ mod shutdown;
 mod state;
 mod stream;
 mod tls;
+mod vertex;
 
 pub use fault::{Fault, ParseFaultError};
 pub use options::MockOptions;

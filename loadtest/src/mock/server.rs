@@ -45,7 +45,11 @@ pub fn spawn(options: MockOptions) -> io::Result<MockServer> {
     options.validate()?;
     let acceptor = options.tls.as_ref().map(tls::acceptor).transpose()?;
     refuse_taken_port(options.listen)?;
-    let shared = Arc::new(Shared::new(&options));
+    let mut shared = Shared::new(&options);
+    if let Some(path) = &options.vertex_service_account {
+        shared.google.set_account(super::google_token::load_service_account(path)?);
+    }
+    let shared = Arc::new(shared);
     // Dropping a half-built server on an error stops the threads already running.
     let mut server = MockServer {
         addr: options.listen,

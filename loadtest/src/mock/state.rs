@@ -9,6 +9,7 @@ use super::azure_token::Entra;
 use super::bedrock_auth::AwsCredentials;
 use super::control::{apply_control, ControlChange};
 use super::fault::nth_request_is_faulted;
+use super::google_token::GoogleAuth;
 use super::openai::AnswerText;
 use super::openrouter::OpenRouter;
 use super::options::{Behaviour, MockOptions};
@@ -39,6 +40,12 @@ pub(crate) struct Shared {
     pub aws: AwsCredentials,
     /// `--bedrock-models`: the model ids that exist (else every id does).
     pub bedrock_models: Option<Vec<String>>,
+    /// `--gemini-api-key`: the only key the Gemini API routes accept (else any non-empty one).
+    pub gemini_api_key: Option<String>,
+    /// `--vertex-project`: the only project in Vertex AI's paths (else any).
+    pub vertex_project: Option<String>,
+    /// Google's token endpoint, its service account (loaded by `spawn`) and the tokens it issued.
+    pub google: GoogleAuth,
 }
 
 impl Shared {
@@ -64,6 +71,9 @@ impl Shared {
                 region: options.aws_region.clone(),
             },
             bedrock_models: options.bedrock_models.clone(),
+            gemini_api_key: options.gemini_api_key.clone(),
+            vertex_project: options.vertex_project.clone(),
+            google: GoogleAuth::new(options.vertex_token_ttl_secs),
         }
     }
 
