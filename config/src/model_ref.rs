@@ -35,7 +35,7 @@ pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, St
             if upstream.trim().is_empty() {
                 return Err(format!("missing the model name after \"{prefix}/\""));
             }
-            return Ok(ModelRef::Served { provider, upstream_model: upstream.to_string() });
+            return Ok(served(provider, upstream.to_string()));
         }
         if is_litellm_provider(prefix) {
             return Ok(ModelRef::NotServed { provider: prefix.to_string() });
@@ -43,7 +43,7 @@ pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, St
     }
     match provider_of_bare_name(model, map) {
         Some(provider) => Ok(match Provider::from_prefix(provider) {
-            Some(provider) => ModelRef::Served { provider, upstream_model: model.to_string() },
+            Some(provider) => served(provider, model.to_string()),
             None => ModelRef::NotServed { provider: provider.to_string() },
         }),
         None => Err(match model.split_once('/') {
@@ -54,6 +54,15 @@ pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, St
             ),
         }),
     }
+}
+
+/// A served provider's model; Vertex AI serves its Gemini models here, not yet the others
+/// (Anthropic's through `rawPredict`, Model Garden's).
+fn served(provider: Provider, upstream_model: String) -> ModelRef {
+    if provider == Provider::VertexAi && !upstream_model.starts_with("gemini") {
+        return ModelRef::NotServed { provider: "vertex_ai (models other than gemini-*)".to_string() };
+    }
+    ModelRef::Served { provider, upstream_model }
 }
 
 /// The provider of a model written without one: the cost map's, else the shape of the name.

@@ -100,14 +100,17 @@ impl ErrorClass {
     }
 }
 
-/// How providers say a prompt is too long (OpenAI's code, Anthropic's and Bedrock's messages…).
-const CONTEXT_WINDOW_MARKERS: [&str; 6] = [
+/// How providers say a prompt is too long (OpenAI's code, Anthropic's, Bedrock's and Gemini's
+/// messages…).
+const CONTEXT_WINDOW_MARKERS: [&str; 8] = [
     "context_length_exceeded",
     "maximum context length",
     "context window",
     "prompt is too long",
     "input is too long",
     "too many tokens",
+    "too many input tokens",
+    "exceeds the maximum number of tokens",
 ];
 /// How providers say a request was refused by a safety system (OpenAI's code, Azure's and
 /// Anthropic's messages…).

@@ -133,6 +133,20 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
         }),
     }
     .to_string();
+    // Gemini and Bedrock deployments are probed in their own dialect.
+    let d = routes.snapshot.deployment(idx);
+    let body = match (upstream.probe_route, d.dialect()) {
+        (RouteKind::Embeddings, Dialect::Gemini) => {
+            crate::dialect::gemini::embeddings_request_to_gemini(body.as_bytes(), model)
+        }
+        (RouteKind::Embeddings, Dialect::BedrockConverse) => {
+            crate::dialect::bedrock::embeddings_request_to_bedrock(body.as_bytes(), model)
+        }
+        (_, Dialect::Gemini) => crate::dialect::gemini::chat_request_to_gemini(body.as_bytes()),
+        (_, Dialect::BedrockConverse) => crate::dialect::bedrock::chat_request_to_converse_for(body.as_bytes(), model),
+        _ => Ok(body.into_bytes()),
+    }
+    .unwrap_or_default();
     let mut out = upstream.head_for(upstream.probe_route).to_vec();
     if routes.snapshot.deployment(idx).dialect() == Dialect::AnthropicMessages {
         write::header(&mut out, "anthropic-version", ANTHROPIC_VERSION.as_bytes());
@@ -140,8 +154,12 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
     write::header(&mut out, "connection", b"close");
     write::header_decimal(&mut out, "content-length", body.len() as u64);
     write::end_head(&mut out);
-    out.extend_from_slice(body.as_bytes());
-    out
+    out.extend_from_slice(&body);
+    match &upstream.auth {
+        // A probe without a credential fails like a refused connection.
+        Some(auth) => auth.authorize(out, &d.id).unwrap_or_default(),
+        None => out,
+    }
 }
 
 async fn read_status(conn: &mut UpstreamConn) -> Option<u16> {

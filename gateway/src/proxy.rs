@@ -266,16 +266,19 @@ pub async fn serve(
             serde_json::to_vec(&model).unwrap_or_default()
         });
         let model_json = wildcard_model.as_deref().unwrap_or(&upstream.model_json);
-        let head = UpstreamHead::new(snap.deployment(idx).dialect(), upstream.head_for(route), request);
-        let translating = snap.deployment(idx).translates(route);
+        let deployment = snap.deployment(idx);
+        let head = UpstreamHead::new(deployment.dialect(), upstream.head(route, facts.stream), request);
+        let translating = deployment.translates(route);
         let request = match &steered {
-            _ if translating => match proxy_translate::request(route, head, body, &extracted, model_json) {
-                Ok(request) => request,
-                Err(reply) => {
-                    finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));
-                    return respond::send(client, respond::for_route(route, reply), keep_alive).await;
+            _ if translating => {
+                match proxy_translate::request(route, deployment.dialect(), head, body, &extracted, model_json) {
+                    Ok(request) => request,
+                    Err(reply) => {
+                        finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));
+                        return respond::send(client, respond::for_route(route, reply), keep_alive).await;
+                    }
                 }
-            },
+            }
             None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
             _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
         };
@@ -290,6 +293,7 @@ pub async fn serve(
                 || snap.settings.budget_of(snap.deployment(idx).provider).is_some()
                 || key.is_some_and(|k| k.limits.counts_usage()),
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
+            auth: upstream.auth.as_ref().map(|a| (a, deployment.id.as_str())),
         };
         let on_body_end = |usage: Option<Usage>| record_spend(shard, routes, idx, now, usage, key);
         let side = ClientSide {
@@ -298,7 +302,9 @@ pub async fn serve(
             keep_alive,
             on_body_end: &on_body_end,
             body_block: None,
-            translate: translating.then(|| proxy_translate::answer(route, &facts.model, body)),
+            translate: translating.then(|| {
+                proxy_translate::answer(route, deployment.dialect(), &deployment.upstream_model, &facts.model, body)
+            }),
             dialect: route.dialect(),
         };
         attempt_started(shard, routes, idx, now);

@@ -111,12 +111,20 @@ pub(crate) async fn serve(
         attempts += 1;
         let upstream = &routes.upstreams[idx.get()];
         let provider = snap.deployment(idx).provider;
-        let head = UpstreamHead::new(snap.deployment(idx).dialect(), upstream.head_for(route), request);
+        let deployment = snap.deployment(idx);
+        let head = UpstreamHead::new(deployment.dialect(), upstream.head(route, facts.stream), request);
         // The other dialect: translated both ways (the answer's `llmeu` block is left to the
         // `x-llmeu-*` headers then).
         let translating = snap.deployment(idx).translates(route);
         let sent = match translating {
-            true => match proxy_translate::request(route, head, request.body, extracted, &upstream.model_json) {
+            true => match proxy_translate::request(
+                route,
+                deployment.dialect(),
+                head,
+                request.body,
+                extracted,
+                &upstream.model_json,
+            ) {
                 Ok(r) => r,
                 Err(reply) => return refuse(shard, routes, info, client, keep_alive, (reply, "untranslatable")).await,
             },
@@ -131,6 +139,7 @@ pub(crate) async fn serve(
             stream: facts.stream,
             read_usage: true,
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
+            auth: upstream.auth.as_ref().map(|a| (a, deployment.id.as_str())),
         };
         let now = Instant::now();
         let on_body_end = |usage: Option<Usage>| record_spend(routes, policies, p, idx, usage, key);
@@ -140,7 +149,15 @@ pub(crate) async fn serve(
             keep_alive,
             on_body_end: &on_body_end,
             body_block: (!translating).then_some(BodyBlock { name: LLMEU_BLOCK, json: &block }),
-            translate: translating.then(|| proxy_translate::answer(route, &facts.model, request.body)),
+            translate: translating.then(|| {
+                proxy_translate::answer(
+                    route,
+                    deployment.dialect(),
+                    &deployment.upstream_model,
+                    &facts.model,
+                    request.body,
+                )
+            }),
             dialect: route.dialect(),
         };
         attempt_started(shard, routes, idx, now);

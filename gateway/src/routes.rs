@@ -32,6 +32,11 @@ pub struct Upstream {
     pub stream_timeout: Duration,
     /// What a health check sends: an embedding for `model_info.mode: embedding`, else a chat.
     pub probe_route: RouteKind,
+    /// The chat and Messages heads of a streamed request, where the provider streams on another
+    /// path (Gemini's `:streamGenerateContent?alt=sse`, Bedrock's `/converse-stream`).
+    pub stream_heads: Option<Box<[Vec<u8>; 2]>>,
+    /// Signs each request or adds its refreshed token (Bedrock, Entra ID, Vertex AI).
+    pub auth: Option<crate::credentials::Authorizer>,
 }
 
 impl Upstream {
@@ -40,6 +45,15 @@ impl Upstream {
             RouteKind::ChatCompletions => &self.chat_head,
             RouteKind::Embeddings => &self.embeddings_head,
             RouteKind::Messages => &self.messages_head,
+        }
+    }
+
+    /// The head of a request on `route`, streamed or not.
+    pub fn head(&self, route: RouteKind, stream: bool) -> &[u8] {
+        match (&self.stream_heads, route, stream) {
+            (Some(heads), RouteKind::ChatCompletions, true) => &heads[0],
+            (Some(heads), RouteKind::Messages, true) => &heads[1],
+            _ => self.head_for(route),
         }
     }
 }
@@ -114,11 +128,21 @@ impl Routes {
             };
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
             let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
-            let head = |route| request_head(&target, d, route);
+            let head = |route, stream| request_head(&target, d, route, stream);
+            let streams_elsewhere = matches!(d.dialect(), Dialect::Gemini | Dialect::BedrockConverse);
+            let auth = match &d.auth {
+                Some(auth) => {
+                    Some(crate::credentials::Authorizer::new(auth).map_err(|e| format!("deployment {}: {e}", d.id))?)
+                }
+                None => None,
+            };
             upstreams.push(Upstream {
-                chat_head: head(RouteKind::ChatCompletions),
-                embeddings_head: head(RouteKind::Embeddings),
-                messages_head: head(RouteKind::Messages),
+                chat_head: head(RouteKind::ChatCompletions, false),
+                embeddings_head: head(RouteKind::Embeddings, false),
+                messages_head: head(RouteKind::Messages, false),
+                stream_heads: streams_elsewhere
+                    .then(|| Box::new([head(RouteKind::ChatCompletions, true), head(RouteKind::Messages, true)])),
+                auth,
                 model_json: serde_json::to_vec(&d.upstream_model).unwrap_or_default(),
                 target,
                 timeout,
@@ -170,46 +194,93 @@ fn mixes_vision(snapshot: &Snapshot) -> bool {
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The fixed part of an upstream request head. The caller's own credentials are never copied:
-/// the deployment's key is the only `authorization` (Anthropic: `x-api-key`) sent.
-fn request_head(target: &Target, d: &Deployment, route: RouteKind) -> Vec<u8> {
+/// the deployment's key is the only credential sent (`authorization`, Anthropic's `x-api-key`,
+/// Azure's `api-key`, Gemini's `x-goog-api-key`); signatures and refreshed tokens are added per
+/// request (`crate::credentials`).
+fn request_head(target: &Target, d: &Deployment, route: RouteKind, stream: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"POST ");
     out.extend_from_slice(target.path_prefix.as_bytes());
-    if d.provider == Provider::Azure {
-        azure_path(&mut out, d, route);
-    } else {
-        out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+    match (d.provider, d.dialect()) {
+        (Provider::Azure, _) => azure_path(&mut out, d, route),
+        (_, Dialect::Gemini) => {
+            let method = match (route, stream) {
+                (RouteKind::Embeddings, _) => ":batchEmbedContents",
+                (_, true) => ":streamGenerateContent?alt=sse",
+                (_, false) => ":generateContent",
+            };
+            out.extend_from_slice(b"/models/");
+            percent_encode_into(&mut out, &d.upstream_model);
+            out.extend_from_slice(method.as_bytes());
+        }
+        (_, Dialect::BedrockConverse) => {
+            let action = match (route, stream) {
+                (RouteKind::Embeddings, _) => "/invoke",
+                (_, true) => "/converse-stream",
+                (_, false) => "/converse",
+            };
+            out.extend_from_slice(b"/model/");
+            percent_encode_into(&mut out, &d.upstream_model);
+            out.extend_from_slice(action.as_bytes());
+        }
+        _ => {
+            out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+            if let (Provider::AzureAi, Some(version)) = (d.provider, &d.api_version) {
+                out.extend_from_slice(b"?api-version=");
+                out.extend_from_slice(version.as_bytes());
+            }
+        }
     }
     out.extend_from_slice(b" HTTP/1.1\r\n");
     write::header(&mut out, "host", target.authority.as_bytes());
-    match (d.api_key.as_deref(), d.dialect()) {
-        (Some(key), _) if d.provider == Provider::Azure => write::header(&mut out, "api-key", key.as_bytes()),
-        (Some(key), Dialect::AnthropicMessages) => write::header(&mut out, "x-api-key", key.as_bytes()),
-        (Some(key), _) => write::header(&mut out, "authorization", format!("Bearer {key}").as_bytes()),
-        (None, _) => {}
+    if let Some(key) = d.api_key.as_deref() {
+        let (name, value) = match (d.provider, d.dialect()) {
+            (Provider::Azure, _) => ("api-key", key.to_string()),
+            (Provider::AzureAi, _) if azure_key_header(&target.host) => ("api-key", key.to_string()),
+            (_, Dialect::AnthropicMessages) => ("x-api-key", key.to_string()),
+            (_, Dialect::Gemini) => ("x-goog-api-key", key.to_string()),
+            _ => ("authorization", format!("Bearer {key}")),
+        };
+        write::header(&mut out, name, value.as_bytes());
     }
     if let (None, Some(token)) = (&d.api_key, &d.azure_ad_token) {
         write::header(&mut out, "authorization", format!("Bearer {token}").as_bytes());
     }
     write::header(&mut out, "content-type", b"application/json");
+    if d.dialect() == Dialect::BedrockConverse {
+        let accept: &[u8] = if stream { b"application/vnd.amazon.eventstream" } else { b"application/json" };
+        write::header(&mut out, "accept", accept);
+    }
     write::header(&mut out, "user-agent", USER_AGENT.as_bytes());
     out
+}
+
+/// Whether an Azure AI endpoint takes its key as `api-key` (Azure's own hosts, as LiteLLM
+/// decides) rather than as a bearer token.
+fn azure_key_header(host: &str) -> bool {
+    host.ends_with(".services.ai.azure.com") || host.ends_with(".openai.azure.com")
 }
 
 /// Azure OpenAI's path: `/openai/deployments/{deployment}/chat/completions?api-version=V` (the
 /// deployment name percent-encoded; the version was checked at load).
 fn azure_path(out: &mut Vec<u8>, d: &Deployment, route: RouteKind) {
     out.extend_from_slice(b"/openai/deployments/");
-    for &b in d.upstream_model.as_bytes() {
+    percent_encode_into(out, &d.upstream_model);
+    out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+    out.extend_from_slice(b"?api-version=");
+    out.extend_from_slice(d.api_version.as_deref().unwrap_or(pointwork_config::AZURE_DEFAULT_API_VERSION).as_bytes());
+}
+
+/// A model name as one path segment: unreserved bytes kept, the rest percent-encoded (Bedrock's
+/// `…-v1:0` becomes `…-v1%3A0`, an ARN's `/` `%2F`).
+fn percent_encode_into(out: &mut Vec<u8>, segment: &str) {
+    for &b in segment.as_bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
             out.push(b);
         } else {
             out.extend_from_slice(format!("%{b:02X}").as_bytes());
         }
     }
-    out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
-    out.extend_from_slice(b"?api-version=");
-    out.extend_from_slice(d.api_version.as_deref().unwrap_or(pointwork_config::AZURE_DEFAULT_API_VERSION).as_bytes());
 }
 
 /// The `GET /v1/models` body listing `names`.

@@ -91,14 +91,16 @@ impl TokenCell {
 /// How a credential's token is fetched.
 enum Source {
     Entra(EntraClient),
-    Google(GoogleServiceAccount, ServiceAccountKey),
+    Google(GoogleServiceAccount, Box<ServiceAccountKey>),
 }
 
 impl Source {
     fn new(auth: &UpstreamAuth) -> Result<Source, String> {
         match auth {
             UpstreamAuth::EntraClientCredentials(e) => Ok(Source::Entra(e.clone())),
-            UpstreamAuth::GoogleServiceAccount(g) => Ok(Source::Google(g.clone(), ServiceAccountKey::parse(g)?)),
+            UpstreamAuth::GoogleServiceAccount(g) => {
+                Ok(Source::Google(g.clone(), Box::new(ServiceAccountKey::parse(g)?)))
+            }
             UpstreamAuth::AwsSigV4(_) => Err("SigV4 signs each request: it has no token".into()),
         }
     }

@@ -51,6 +51,8 @@ pub struct Exchange<'a> {
     /// Non-streaming: the whole response must arrive within it. Streaming: the head, and then
     /// every gap between body reads.
     pub timeout: Duration,
+    /// The deployment's signer or token, and its id for the error when there is none.
+    pub auth: Option<(&'a crate::credentials::Authorizer, &'a str)>,
 }
 
 /// The client connection the response goes to.
@@ -201,7 +203,13 @@ fn encode_chunk_with(data: &[u8], out: &mut Vec<u8>, before_done: &mut Option<Ve
 /// then closes without answering may have acted on it — and the failure is the attempt's.
 pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
     let started = Instant::now();
-    let mut request = ex.request;
+    let mut request = match ex.auth {
+        Some((auth, deployment)) => match auth.authorize(ex.request, deployment) {
+            Ok(request) => request,
+            Err(e) => return Outcome::Failed(e),
+        },
+        None => ex.request,
+    };
     let mut allow_stale_retry = true;
     loop {
         let (mut conn, reused) = match take_or_connect(shard, ex.target).await {

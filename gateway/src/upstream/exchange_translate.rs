@@ -3,34 +3,101 @@
 //! its end (or its failure) written in the client's dialect.
 
 use super::*;
+use crate::dialect::bedrock::{self, ConverseStreamToChat};
+use crate::dialect::gemini::{self, GeminiToChatStream};
 use crate::dialect::{
     chat_response_to_messages, messages_response_to_chat, ChatToMessagesStream, MessagesToChatStream, StreamTranslator,
 };
+use pointwork_core::RouteKind;
 
 /// Which way an answer is translated, and the model name the client asked for.
 #[derive(Clone, Copy)]
 pub struct Translate<'a> {
-    /// The client's dialect (the provider speaks the other).
-    pub to: Dialect,
+    /// The client's route (its dialect is the answer's).
+    pub route: RouteKind,
+    /// The deployment's dialect, and its model.
+    pub from: Dialect,
+    pub upstream_model: &'a str,
     pub model: &'a str,
     /// An OpenAI client's stream asked for `stream_options.include_usage`.
     pub include_usage: bool,
+    /// An embeddings client asked for `encoding_format: base64`.
+    pub base64: bool,
 }
 
 impl Translate<'_> {
-    fn whole(&self, body: &[u8]) -> Result<Vec<u8>, String> {
-        match self.to {
-            Dialect::AnthropicMessages => chat_response_to_messages(body, self.model),
-            _ => messages_response_to_chat(body, self.model),
+    fn whole(&self, body: &[u8], headers: &[u8]) -> Result<Vec<u8>, String> {
+        let chat = match (self.route, self.from) {
+            (RouteKind::Embeddings, Dialect::Gemini) => return gemini::gemini_embeddings_to_openai(body, self.model),
+            (RouteKind::Embeddings, Dialect::BedrockConverse) => {
+                let tokens = header_value(headers, "x-amzn-bedrock-input-token-count").and_then(|v| v.parse().ok());
+                let (model, id) = (self.model, self.upstream_model);
+                return bedrock::bedrock_embeddings_to_openai_with(body, model, id, self.base64, tokens);
+            }
+            (_, Dialect::Gemini) => gemini::gemini_response_to_chat(body, self.model)?,
+            (_, Dialect::BedrockConverse) => bedrock::converse_response_to_chat(body, self.model)?,
+            (RouteKind::Messages, _) => return chat_response_to_messages(body, self.model),
+            _ => return messages_response_to_chat(body, self.model),
+        };
+        match self.route {
+            RouteKind::Messages => chat_response_to_messages(&chat, self.model),
+            _ => Ok(chat),
         }
     }
 
     fn stream(&self) -> Box<dyn StreamTranslator> {
-        match self.to {
-            Dialect::AnthropicMessages => Box::new(ChatToMessagesStream::new(self.model)),
-            _ => Box::new(MessagesToChatStream::new(self.model, self.include_usage)),
+        // A Messages client of Gemini or Bedrock hears the chat translation translated again.
+        let usage = self.include_usage || self.route == RouteKind::Messages;
+        let to_chat: Box<dyn StreamTranslator> = match self.from {
+            Dialect::Gemini => Box::new(GeminiToChatStream::new(self.model, usage)),
+            Dialect::BedrockConverse => Box::new(ConverseStreamToChat::new(self.model, usage)),
+            _ if self.route == RouteKind::Messages => return Box::new(ChatToMessagesStream::new(self.model)),
+            _ => return Box::new(MessagesToChatStream::new(self.model, self.include_usage)),
+        };
+        match self.route {
+            RouteKind::Messages => Box::new(Chained {
+                first: to_chat,
+                then: Box::new(ChatToMessagesStream::new(self.model)),
+                between: Vec::new(),
+            }),
+            _ => to_chat,
         }
     }
+}
+
+/// Two stream translations in a row.
+struct Chained {
+    first: Box<dyn StreamTranslator>,
+    then: Box<dyn StreamTranslator>,
+    between: Vec<u8>,
+}
+
+impl StreamTranslator for Chained {
+    fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        self.between.clear();
+        self.first.feed(input, &mut self.between);
+        self.then.feed(&self.between, out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, complete: bool) {
+        self.between.clear();
+        self.first.finish(&mut self.between, complete);
+        self.then.feed(&self.between, out);
+        self.then.finish(out, complete);
+    }
+
+    fn usage(&self) -> Option<(u64, u64)> {
+        self.first.usage()
+    }
+}
+
+/// A response header's value (`name` lowercase), from the head as received.
+fn header_value<'h>(head: &'h [u8], name: &str) -> Option<&'h str> {
+    let head = std::str::from_utf8(head).ok()?;
+    head.split("\r\n").find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
 }
 
 /// The answer translated: whole, or (a stream) event by event. `out` holds the status line and
@@ -52,9 +119,10 @@ pub(super) async fn respond_translated(
         return relay_translated(shard, upstream, buf, head_len, body, status, out, wait, client, translate).await;
     }
     let UpstreamSide { conn, keep_alive, pool_key, started, read_usage, .. } = upstream;
+    let head = buf[..head_len].to_vec();
     let (collected, reusable, complete) = collect_body(conn, buf, head_len, body, wait, MAX_BLOCK_BODY).await;
     let translated = match complete {
-        true => translate.whole(&collected),
+        true => translate.whole(&collected, &head),
         false => Err("the upstream response ended before its body did".to_string()),
     };
     let body = match translated {
