@@ -165,6 +165,18 @@ pub trait StreamTranslator {
     fn usage(&self) -> Option<(u64, u64)>;
 }
 
+/// Floats as OpenAI's base64 embedding: their little-endian f32 bytes.
+pub(crate) fn embedding_base64(numbers: &[Value]) -> Result<Value, String> {
+    let mut bytes = Vec::with_capacity(numbers.len() * 4);
+    for number in numbers {
+        let Some(x) = number.as_f64() else {
+            return Err("the upstream answer's embedding holds a value that is not a number".to_string());
+        };
+        bytes.extend_from_slice(&(x as f32).to_le_bytes());
+    }
+    Ok(base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes).into())
+}
+
 /// Seconds since the Unix epoch, for a translated OpenAI response's `created`.
 pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())

@@ -28,7 +28,9 @@ pub struct Translate<'a> {
 impl Translate<'_> {
     fn whole(&self, body: &[u8], headers: &[u8]) -> Result<Vec<u8>, String> {
         let chat = match (self.route, self.from) {
-            (RouteKind::Embeddings, Dialect::Gemini) => return gemini::gemini_embeddings_to_openai(body, self.model),
+            (RouteKind::Embeddings, Dialect::Gemini) => {
+                return gemini::gemini_embeddings_to_openai_with(body, self.model, self.base64)
+            }
             (RouteKind::Embeddings, Dialect::BedrockConverse) => {
                 let tokens = header_value(headers, "x-amzn-bedrock-input-token-count").and_then(|v| v.parse().ok());
                 let (model, id) = (self.model, self.upstream_model);

@@ -1,6 +1,5 @@
 //! OpenAI embeddings ⇄ Bedrock InvokeModel bodies of Titan text and Cohere embedding models.
 
-use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use super::super::{no_equivalent, parse_request, Untranslatable};
@@ -143,7 +142,7 @@ pub fn bedrock_embeddings_to_openai_with(
         let Value::Array(numbers) = vector else {
             return Err("the upstream answer has no float embedding".to_string());
         };
-        let embedding = if base64 { encode_base64(&numbers)? } else { Value::Array(numbers) };
+        let embedding = if base64 { crate::dialect::embedding_base64(&numbers)? } else { Value::Array(numbers) };
         data.push(json!({"object": "embedding", "index": index, "embedding": embedding}));
     }
     let tokens = header_tokens.or(body_tokens).unwrap_or(0);
@@ -154,18 +153,6 @@ pub fn bedrock_embeddings_to_openai_with(
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
     });
     Ok(out.to_string().into_bytes())
-}
-
-/// Floats as OpenAI's base64 embedding: their little-endian f32 bytes.
-fn encode_base64(numbers: &[Value]) -> Result<Value, String> {
-    let mut bytes = Vec::with_capacity(numbers.len() * 4);
-    for number in numbers {
-        let Some(x) = number.as_f64() else {
-            return Err("the upstream answer's embedding holds a value that is not a number".to_string());
-        };
-        bytes.extend_from_slice(&(x as f32).to_le_bytes());
-    }
-    Ok(base64::engine::general_purpose::STANDARD.encode(bytes).into())
 }
 
 #[cfg(test)]

@@ -89,8 +89,11 @@ fn titan_answers() {
     assert_eq!(by_type["data"][0]["embedding"], json!([1.0]));
     // base64: little-endian f32, as OpenAI sends it.
     let out = answer(body, "amazon.titan-embed-text-v2:0", true, None);
-    let bytes =
-        base64::engine::general_purpose::STANDARD.decode(out["data"][0]["embedding"].as_str().unwrap()).unwrap();
+    let bytes = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        out["data"][0]["embedding"].as_str().unwrap(),
+    )
+    .unwrap();
     let floats: Vec<f32> = bytes.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     assert_eq!(floats, vec![0.5, -0.25, 0.125]);
 }

@@ -21,7 +21,7 @@ pub fn embeddings_request_to_gemini(body: &[u8], model: &str) -> Result<Vec<u8>,
             "input" => texts = input_texts(value)?,
             "dimensions" if value.is_u64() => dimensions = Some(value),
             "dimensions" => return Err(Untranslatable::new(key, "`dimensions` must be a positive integer")),
-            "encoding_format" if value == "float" => {}
+            "encoding_format" if value == "float" || value == "base64" => {}
             _ => return Err(no_equivalent(key, GEMINI)),
         }
     }
@@ -63,6 +63,12 @@ fn input_texts(input: Value) -> Result<Vec<Value>, Untranslatable> {
 /// counts no tokens for embeddings unless it sends `usageMetadata`: `usage` is its
 /// `promptTokenCount` / `totalTokenCount` when present, else zeros.
 pub fn gemini_embeddings_to_openai(body: &[u8], model: &str) -> Result<Vec<u8>, String> {
+    gemini_embeddings_to_openai_with(body, model, false)
+}
+
+/// The same with the embeddings as OpenAI's base64 (little-endian f32) when the client asked for
+/// `encoding_format: base64` (the `openai` SDK's default).
+pub fn gemini_embeddings_to_openai_with(body: &[u8], model: &str, base64: bool) -> Result<Vec<u8>, String> {
     let response: Value =
         serde_json::from_slice(body).map_err(|e| format!("the upstream answer is not valid JSON: {e}"))?;
     let Some(embeddings) = response.get("embeddings").and_then(Value::as_array) else {
@@ -72,6 +78,10 @@ pub fn gemini_embeddings_to_openai(body: &[u8], model: &str) -> Result<Vec<u8>, 
     for (i, embedding) in embeddings.iter().enumerate() {
         let Some(values) = embedding.get("values").filter(|v| v.is_array()) else {
             return Err(format!("the upstream embedding {i} has no values"));
+        };
+        let values = match (base64, values.as_array()) {
+            (true, Some(numbers)) => crate::dialect::embedding_base64(numbers)?,
+            _ => values.clone(),
         };
         data.push(json!({"object": "embedding", "index": i, "embedding": values}));
     }
@@ -127,7 +137,7 @@ mod tests {
         assert_eq!(refused(json!({"input": []})), "input");
         assert_eq!(refused(json!({"input": 7})), "input");
         assert_eq!(refused(json!({"dimensions": 10})), "input");
-        assert_eq!(refused(json!({"input": "a", "encoding_format": "base64"})), "encoding_format");
+        assert_eq!(refused(json!({"input": "a", "encoding_format": "int8"})), "encoding_format");
         assert_eq!(refused(json!({"input": "a", "dimensions": "big"})), "dimensions");
         assert_eq!(refused(json!({"input": "a", "task_type": "x"})), "task_type");
         assert_eq!(embeddings_request_to_gemini(b"[]", "m").unwrap_err().field, "body");

@@ -114,7 +114,7 @@ mod stream;
 #[cfg(test)]
 mod error_tests;
 
-pub use embeddings::{embeddings_request_to_gemini, gemini_embeddings_to_openai};
+pub use embeddings::{embeddings_request_to_gemini, gemini_embeddings_to_openai, gemini_embeddings_to_openai_with};
 pub use request::chat_request_to_gemini;
 pub use response::{gemini_response_to_chat, gemini_response_to_chat_at};
 pub use stream::GeminiToChatStream;
