@@ -249,8 +249,12 @@ fn row(d: &Deployment) -> [String; 5] {
     if let Some(p) = &d.policy {
         details.extend(endpoint_details(p, d.region_name.as_deref()));
     }
-    let key = d.api_key.as_deref().map_or("none".to_string(), redact);
-    details.push(format!("key {key}"));
+    details.push(format!("wire {}", d.dialect().name()));
+    match (&d.auth, d.api_key.as_deref(), d.azure_ad_token.as_deref()) {
+        (Some(auth), _, _) => details.push(format!("auth {}", auth.kind())),
+        (None, None, Some(token)) => details.push(format!("token {}", redact(token))),
+        (None, key, _) => details.push(format!("key {}", key.map_or("none".to_string(), redact))),
+    }
     [d.id.clone(), d.provider.prefix().to_string(), d.upstream_model.clone(), d.api_base.clone(), details.join(", ")]
 }
 

@@ -268,10 +268,10 @@ fn the_summary_shows_policies_routers_and_endpoints() {
         "policy router llmeu-auto: pool [qwen3-coder-30b, mistral-large, gpt-4o, llama-405b, mistral-small]\n",
         "policy router llmeu-eu-owned: pool [qwen3-coder-30b, mistral-large]\n",
         "  key team-eu, every model, policy eu-relaxed\n",
-        "eu_owned_eu_operated @ de-ber, key none\n",
-        "eu_owned_eu_operated @ de-fra, status down, key none\n",
-        "catalogue_unknown @ no region, catalogue_only, key none\n",
-        "eu_region_of_non_eu_parent @ nl-ams, partner, key none\n",
+        "eu_owned_eu_operated @ de-ber, wire openai-chat, key none\n",
+        "eu_owned_eu_operated @ de-fra, status down, wire openai-chat, key none\n",
+        "catalogue_unknown @ no region, catalogue_only, wire openai-chat, key none\n",
+        "eu_region_of_non_eu_parent @ nl-ams, partner, wire openai-chat, key none\n",
     ] {
         assert!(summary.contains(expected), "missing {expected:?} in:\n{summary}");
     }

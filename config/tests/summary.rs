@@ -28,10 +28,10 @@ fn the_summary_is_one_screen() {
     let expected = "\
 model groups: 2, deployments: 3
   gpt-4o
-    east               openai       gpt-4o         https://api.openai.com/v1     weight 2, key …1234
-    backup-openrouter  openrouter   openai/gpt-4o  https://openrouter.ai/api/v1  order 1, key none
+    east               openai       gpt-4o         https://api.openai.com/v1     weight 2, wire openai-chat, key …1234
+    backup-openrouter  openrouter   openai/gpt-4o  https://openrouter.ai/api/v1  order 1, wire openai-chat, key none
   llama
-    vllm               hosted_vllm  llama-3        http://10.0.0.7:8000/v1       key none
+    vllm               hosted_vllm  llama-3        http://10.0.0.7:8000/v1       wire openai-chat, key none
 router: simple-shuffle, num_retries 2, allowed_fails not set, cooldown_time 5s, timeout 6000s, stream_timeout = timeout, pre-call checks off
 gateway: listen 0.0.0.0:4000, shards one per core, io_driver auto
   limits: max_header_bytes 65536, max_headers 100, max_body_bytes 33554432

@@ -14,6 +14,18 @@ pub enum Dialect {
     BedrockConverse,
 }
 
+impl Dialect {
+    /// The wire format's name, as `pointwork check` lists it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::OpenAiChat => "openai-chat",
+            Dialect::AnthropicMessages => "anthropic-messages",
+            Dialect::Gemini => "gemini-generate-content",
+            Dialect::BedrockConverse => "bedrock-converse",
+        }
+    }
+}
+
 /// A provider family, named by LiteLLM's model prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
