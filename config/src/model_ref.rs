@@ -56,11 +56,11 @@ pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, St
     }
 }
 
-/// A served provider's model; Vertex AI serves its Gemini models here, not yet the others
-/// (Anthropic's through `rawPredict`, Model Garden's).
+/// A served provider's model; Vertex AI serves its Gemini and Anthropic models here, not yet
+/// the rest of its Model Garden.
 fn served(provider: Provider, upstream_model: String) -> ModelRef {
-    if provider == Provider::VertexAi && !upstream_model.starts_with("gemini") {
-        return ModelRef::NotServed { provider: "vertex_ai (models other than gemini-*)".to_string() };
+    if provider == Provider::VertexAi && !["gemini", "claude"].iter().any(|p| upstream_model.starts_with(p)) {
+        return ModelRef::NotServed { provider: "vertex_ai (models other than gemini-* and claude-*)".to_string() };
     }
     ModelRef::Served { provider, upstream_model }
 }

@@ -134,6 +134,12 @@ impl Deployment {
         route.dialect() != self.dialect()
     }
 
+    /// Whether the request body is rewritten even in the deployment's own dialect: Vertex AI's
+    /// Messages API takes the model in the path and `anthropic_version` in the body.
+    pub fn rewrites_body(&self) -> bool {
+        self.provider == crate::Provider::VertexAi
+    }
+
     /// The context window the pre-call check compares: `max_input_tokens` (the prompt alone),
     /// else `max_tokens` read as a total (prompt + `max_tokens` of the request); `None` = unknown.
     pub fn context_window(&self) -> Option<ContextWindow> {

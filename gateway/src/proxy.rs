@@ -270,8 +270,8 @@ pub async fn serve(
         let head = UpstreamHead::new(deployment.dialect(), upstream.head(route, facts.stream), request);
         let translating = deployment.translates(route);
         let request = match &steered {
-            _ if translating => {
-                match proxy_translate::request(route, deployment.dialect(), head, body, &extracted, model_json) {
+            _ if translating || deployment.rewrites_body() => {
+                match proxy_translate::request(route, deployment, head, body, &extracted, model_json) {
                     Ok(request) => request,
                     Err(reply) => {
                         finish(shard, routes, &info, Ending::refused(reply.status, reply.body.len()));

@@ -116,18 +116,15 @@ pub(crate) async fn serve(
         // The other dialect: translated both ways (the answer's `llmeu` block is left to the
         // `x-llmeu-*` headers then).
         let translating = snap.deployment(idx).translates(route);
-        let sent = match translating {
-            true => match proxy_translate::request(
-                route,
-                deployment.dialect(),
-                head,
-                request.body,
-                extracted,
-                &upstream.model_json,
-            ) {
-                Ok(r) => r,
-                Err(reply) => return refuse(shard, routes, info, client, keep_alive, (reply, "untranslatable")).await,
-            },
+        let sent = match translating || deployment.rewrites_body() {
+            true => {
+                match proxy_translate::request(route, deployment, head, request.body, extracted, &upstream.model_json) {
+                    Ok(r) => r,
+                    Err(reply) => {
+                        return refuse(shard, routes, info, client, keep_alive, (reply, "untranslatable")).await
+                    }
+                }
+            }
             false => upstream_request(head, request.body, extracted, &upstream.model_json),
         };
         let labels = headers(routes, e, &policy.id, &reason, attempts);

@@ -4,7 +4,7 @@
 //! translated back. Gemini and Bedrock are reached from chat completions: a Messages request
 //! goes to chat first.
 
-use pointwork_core::{Dialect, RouteKind};
+use pointwork_core::{Deployment, Dialect, Provider, RouteKind};
 
 use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat, Untranslatable};
 use crate::errors::openai_error;
@@ -19,7 +19,7 @@ use crate::upstream::exchange::Translate;
 /// field that cannot be translated.
 pub(crate) fn request(
     route: RouteKind,
-    to: Dialect,
+    to: &Deployment,
     head: UpstreamHead<'_>,
     body: &[u8],
     extracted: &Extracted,
@@ -28,14 +28,30 @@ pub(crate) fn request(
     let mut forwarded = Vec::with_capacity(extracted.forwarded_len(body, model_json));
     extracted.append_forwarded(&mut forwarded, body, model_json);
     let upstream_model: String = serde_json::from_slice(model_json).unwrap_or_default();
-    let translated = translate_request(route, to, &forwarded, &upstream_model)
-        .map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
+    let translated = translate_request(route, to.dialect(), &forwarded, &upstream_model);
+    let translated = match (translated, to.provider) {
+        (Ok(body), Provider::VertexAi) if to.dialect() == Dialect::AnthropicMessages => vertex_anthropic_body(&body),
+        (translated, _) => translated,
+    };
+    let translated = translated.map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
     let mut out = Vec::with_capacity(head.len() + 32 + translated.len());
     head.write_to(&mut out);
     write::header_decimal(&mut out, "content-length", translated.len() as u64);
     write::end_head(&mut out);
     out.extend_from_slice(&translated);
     Ok(out)
+}
+
+/// Vertex AI's version of Anthropic's Messages API.
+pub const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
+
+/// A Messages body as Vertex AI takes it: no `model` (it is in the path), `anthropic_version`
+/// set.
+fn vertex_anthropic_body(body: &[u8]) -> Result<Vec<u8>, Untranslatable> {
+    let mut map = crate::dialect::parse_request(body)?;
+    map.remove("model");
+    map.insert("anthropic_version".into(), VERTEX_ANTHROPIC_VERSION.into());
+    Ok(serde_json::to_vec(&map).unwrap_or_default())
 }
 
 /// `forwarded` (the client's body, model spliced) in dialect `to`.
@@ -53,6 +69,7 @@ fn translate_request(route: RouteKind, to: Dialect, forwarded: &[u8], model: &st
         (RouteKind::Embeddings, Dialect::BedrockConverse) => bedrock::embeddings_request_to_bedrock(forwarded, model),
         (_, Dialect::Gemini) => gemini::chat_request_to_gemini(chat),
         (_, Dialect::BedrockConverse) => bedrock::chat_request_to_converse_for(chat, model),
+        (RouteKind::Messages, Dialect::AnthropicMessages) => Ok(forwarded.to_vec()),
         (RouteKind::Messages, _) => messages_request_to_chat(forwarded, model),
         _ => chat_request_to_messages(forwarded, model),
     }

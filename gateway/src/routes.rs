@@ -129,7 +129,8 @@ impl Routes {
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
             let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
             let head = |route, stream| request_head(&target, d, route, stream);
-            let streams_elsewhere = matches!(d.dialect(), Dialect::Gemini | Dialect::BedrockConverse);
+            let streams_elsewhere =
+                matches!(d.dialect(), Dialect::Gemini | Dialect::BedrockConverse) || d.provider == Provider::VertexAi;
             let auth = match &d.auth {
                 Some(auth) => {
                     Some(crate::credentials::Authorizer::new(auth).map_err(|e| format!("deployment {}: {e}", d.id))?)
@@ -203,6 +204,11 @@ fn request_head(target: &Target, d: &Deployment, route: RouteKind, stream: bool)
     out.extend_from_slice(target.path_prefix.as_bytes());
     match (d.provider, d.dialect()) {
         (Provider::Azure, _) => azure_path(&mut out, d, route),
+        (Provider::VertexAi, Dialect::AnthropicMessages) => {
+            out.extend_from_slice(b"/models/");
+            percent_encode_into(&mut out, &d.upstream_model);
+            out.extend_from_slice(if stream { b":streamRawPredict" } else { b":rawPredict" });
+        }
         (_, Dialect::Gemini) => {
             let method = match (route, stream) {
                 (RouteKind::Embeddings, _) => ":batchEmbedContents",

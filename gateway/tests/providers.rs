@@ -174,10 +174,14 @@ fn vertex_ai_gets_a_token_for_its_service_account_and_sends_it() {
         "vertex",
         &["--listen", &listen, "--vertex-service-account", file, "--vertex-project", "pointwork-test"],
     );
-    let yaml = format!(
-        "model_list:\n  - model_name: pro\n    litellm_params: {{model: vertex_ai/gemini-2.5-pro, vertex_location: europe-west4, vertex_credentials: \"{file}\", api_base: \"http://{}\"}}\n",
-        mock.addr
-    );
+    let entry = |group: &str, model: &str| {
+        format!(
+            "  - model_name: {group}\n    litellm_params: {{model: vertex_ai/{model}, vertex_location: europe-west4, vertex_credentials: \"{file}\", api_base: \"http://{}\"}}\n",
+            mock.addr
+        )
+    };
+    let yaml =
+        format!("model_list:\n{}{}", entry("pro", "gemini-2.5-pro"), entry("sonnet", "claude-sonnet-4@20250514"));
     let gateway = Gateway::start(&yaml);
     let r = post(&gateway, "/v1/chat/completions", chat("pro", false));
     assert_eq!(r.status, 200, "{}", r.text());
@@ -190,6 +194,25 @@ fn vertex_ai_gets_a_token_for_its_service_account_and_sends_it() {
     );
     let bearer = recorded_headers(sent, "authorization");
     assert!(bearer[0].starts_with("Bearer ya29."), "{bearer:?}");
+
+    // Anthropic's models on Vertex: the Messages API through rawPredict, the model in the path
+    // and Vertex's `anthropic_version` in the body, from a chat client and a Messages client.
+    let claude =
+        "/v1/projects/pointwork-test/locations/europe-west4/publishers/anthropic/models/claude-sonnet-4%4020250514";
+    let r = post(&gateway, "/v1/chat/completions", chat("sonnet", false));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.json()["choices"][0]["message"]["content"].as_str().is_some_and(|c| !c.is_empty()), "{}", r.text());
+    let sent = mock.requests().pop().unwrap();
+    assert_eq!(sent["path"], format!("{claude}:rawPredict"));
+    let body: Value = serde_json::from_str(sent["body"].as_str().unwrap()).unwrap();
+    assert_eq!((body.get("model"), &body["anthropic_version"]), (None, &json!("vertex-2023-10-16")));
+    let messages = json!({"model": "sonnet", "max_tokens": 64, "stream": true, "messages": [{"role": "user", "content": "Say hello."}]});
+    let mut client = gateway.client();
+    client.send("POST", "/v1/messages", &[("content-type", "application/json")], messages.to_string().as_bytes());
+    assert_eq!(client.read_head().expect("head").status, 200);
+    let events = client.events().collect_all().expect("events");
+    assert!(events.iter().any(|e| e.text.contains("event: message_stop")), "{events:?}");
+    assert_eq!(mock.requests().pop().unwrap()["path"], format!("{claude}:streamRawPredict"));
 }
 
 #[test]
