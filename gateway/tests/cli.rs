@@ -84,7 +84,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
         "model_list:
   - {model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}
   - {model_name: gpt, litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}}
-  - {model_name: gemini, litellm_params: {model: gemini-2.5-pro}}
+  - {model_name: granite, litellm_params: {model: watsonx/ibm/granite-13b-chat-v2}}
 ",
     );
     let out = check(&path);
@@ -97,7 +97,7 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("model_list[2] (gemini → gemini-2.5-pro): Pointwork does not serve provider vertex_ai yet"),
+        stdout.contains("model_list[2] (granite → watsonx/ibm/granite-13b-chat-v2): Pointwork does not serve provider watsonx yet"),
         "{stdout}"
     );
     assert!(stderr.contains("pointwork: warning: model_list[1].litellm_params.model: left out"), "{stderr}");

@@ -17,7 +17,7 @@ fn entries_of_providers_not_served_yet_are_left_out_and_the_rest_serves() {
         &[
             "  - model_name: gpt\n    litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}\n".to_string(),
             deployment("gpt", "dep-openai", MODEL, &mock, ""),
-            "  - model_name: claude\n    litellm_params: {model: anthropic.claude-3-sonnet-20240229-v1:0, aws_region_name: us-east-1}\n".to_string(),
+            "  - model_name: claude\n    litellm_params: {model: watsonx/ibm/granite-13b-chat-v2}\n".to_string(),
         ],
         "router_settings: {num_retries: 0, fallbacks: [{gpt: [claude]}]}\n",
     );
@@ -29,7 +29,7 @@ fn entries_of_providers_not_served_yet_are_left_out_and_the_rest_serves() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("model_list[2].litellm_params.model: left out: Pointwork does not serve provider bedrock yet"),
+        stderr.contains("model_list[2].litellm_params.model: left out: Pointwork does not serve provider watsonx yet"),
         "{stderr}"
     );
     for _ in 0..4 {
