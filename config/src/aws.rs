@@ -33,6 +33,8 @@ pub(crate) struct AwsParams {
     session_token: Option<String>,
     region: Option<String>,
     endpoint: Option<(String, KeyPath)>,
+    /// `model_id`: the id or ARN invoked instead of the model (an application inference profile).
+    pub(crate) model_id: Option<String>,
     /// Every AWS key written, for the warning on another provider.
     written: Vec<KeyPath>,
     not_served: Vec<KeyPath>,
@@ -46,6 +48,7 @@ pub(crate) fn read_aws_params(c: &mut Checker, p: &mut Fields) -> AwsParams {
     let endpoint = c.optional(p, "aws_bedrock_runtime_endpoint", &kinds::NON_EMPTY_STRING).map(|e| (e, endpoint_path));
     let not_served = NOT_SERVED.iter().filter_map(|k| p.take(k).map(|(_, path)| path)).collect();
     AwsParams {
+        model_id: c.optional(p, "model_id", &kinds::NON_EMPTY_STRING),
         access_key_id: c.optional(p, "aws_access_key_id", &kinds::NON_EMPTY_STRING),
         secret_access_key: c.optional(p, "aws_secret_access_key", &kinds::SECRET),
         session_token: c.optional(p, "aws_session_token", &kinds::SECRET),
@@ -90,17 +93,25 @@ fn region(c: &Checker, params: &AwsParams) -> String {
         .unwrap_or_else(|| DEFAULT_REGION.to_string())
 }
 
-/// Bedrock's model id: `converse/` (LiteLLM's way to ask for the Converse API) is cut; every
-/// chat goes through Converse here.
-pub(crate) fn bedrock_model_id(upstream: &str) -> &str {
-    upstream.strip_prefix("converse/").unwrap_or(upstream)
+/// LiteLLM's Bedrock route prefixes (`bedrock/converse/…`, `bedrock/invoke/…`,
+/// `bedrock/deepseek_r1/{arn}`, …): they pick LiteLLM's request format, not the model.
+const ROUTE_PREFIXES: [&str; 7] = ["converse/", "invoke/", "deepseek_r1/", "llama/", "nova/", "qwen2/", "qwen3/"];
+
+/// Bedrock's model id: `model_id` when given (an application inference profile's ARN), else
+/// the model without LiteLLM's route prefix; every chat goes through Converse here.
+pub(crate) fn bedrock_model_id<'a>(upstream: &'a str, params: &'a AwsParams) -> &'a str {
+    if let Some(id) = &params.model_id {
+        return id;
+    }
+    ROUTE_PREFIXES.iter().find_map(|p| upstream.strip_prefix(p)).unwrap_or(upstream)
 }
 
 /// Sets a Bedrock deployment's SigV4 credentials, or says what is missing; on another provider
 /// the AWS keys are ignored with a warning.
 pub(crate) fn apply_aws_params(c: &mut Checker, params: AwsParams, d: &mut Deployment, entry: &KeyPath) {
     if d.provider != Provider::Bedrock {
-        for path in params.written.iter().chain(&params.not_served) {
+        let model_id = params.model_id.is_some().then(|| entry.key("model_id"));
+        for path in params.written.iter().chain(&params.not_served).chain(&model_id) {
             c.warn(path, format!("ignored: only bedrock deployments read it (this one is {})", d.provider.prefix()));
         }
         return;

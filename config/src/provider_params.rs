@@ -42,7 +42,7 @@ pub(crate) fn endpoint(
     match provider {
         Provider::Azure | Provider::AzureAi => plain(azure_api_base(c, provider, written, &api_base_path)?),
         Provider::Bedrock => Some(Endpoint {
-            upstream_model: bedrock_model_id(&upstream_model).to_string(),
+            upstream_model: bedrock_model_id(&upstream_model, &params.aws).to_string(),
             api_base: bedrock_api_base(c, written, &params.aws)?,
             auth: None,
         }),
@@ -58,6 +58,12 @@ pub(crate) fn endpoint(
             plain(format!("{}/v1", root.strip_suffix("/v1").unwrap_or(root)))
         }
         Provider::HuggingFace => Some(hugging_face(c, upstream_model, written)),
+        // `cohere_chat/v1/…`: LiteLLM's route to Cohere's v1 API, not part of the model.
+        Provider::Cohere | Provider::CohereChat => {
+            let model = ["v1/", "v2/"].iter().find_map(|p| upstream_model.strip_prefix(p)).unwrap_or(&upstream_model);
+            let api_base = written.unwrap_or_else(|| default_base(provider));
+            Some(Endpoint { upstream_model: model.to_string(), api_base, auth: None })
+        }
         Provider::Anthropic => plain(anthropic_root(&written.unwrap_or_else(|| default_base(provider))).to_string()),
         _ => match (written, provider.default_api_base()) {
             (Some(base), _) => plain(base),
