@@ -89,10 +89,11 @@ fn anthropic_root(base: &str) -> &str {
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
-/// Hugging Face's router, as LiteLLM calls it: `huggingface/{provider}/{org}/{model}` goes to
-/// that inference provider's route of the router with the model `{org}/{model}`; `{org}/{model}`
-/// alone to the router's own chat completions. `api_base` (else `HF_API_BASE` /
-/// `HUGGINGFACE_API_BASE`) replaces the router.
+/// Hugging Face's router: `huggingface/{provider}/{org}/{model}` asks for that inference
+/// provider, which the router's OpenAI-compatible API takes as the model `{org}/{model}:{provider}`
+/// (LiteLLM looks the provider's own model id up at Hugging Face per request instead);
+/// `{org}/{model}` alone lets the router choose. `api_base` (else `HF_API_BASE` /
+/// `HUGGINGFACE_API_BASE`) is a whole endpoint: the model goes there as written, as in LiteLLM.
 fn hugging_face(c: &Checker, upstream_model: String, written: Option<String>) -> Endpoint {
     let written = written.or_else(|| lookup(c, "HF_API_BASE")).or_else(|| lookup(c, "HUGGINGFACE_API_BASE"));
     if let Some(base) = written {
@@ -100,20 +101,12 @@ fn hugging_face(c: &Checker, upstream_model: String, written: Option<String>) ->
         let base = base.strip_suffix("/chat/completions").unwrap_or(base).to_string();
         return Endpoint { upstream_model, api_base: base, auth: None };
     }
-    const ROUTER: &str = "https://router.huggingface.co";
-    let parts: Vec<&str> = upstream_model.splitn(2, '/').collect();
-    match parts.as_slice() {
-        [inference, model] if model.contains('/') => {
-            let route = match *inference {
-                "hf-inference" => format!("hf-inference/models/{model}/v1"),
-                "novita" => "novita/v3/openai".to_string(),
-                "fireworks-ai" => "fireworks-ai/inference/v1".to_string(),
-                other => format!("{other}/v1"),
-            };
-            Endpoint { upstream_model: model.to_string(), api_base: format!("{ROUTER}/{route}"), auth: None }
-        }
-        _ => Endpoint { upstream_model, api_base: format!("{ROUTER}/v1"), auth: None },
-    }
+    const ROUTER: &str = "https://router.huggingface.co/v1";
+    let model = match upstream_model.split_once('/') {
+        Some((inference, model)) if model.contains('/') => format!("{model}:{inference}"),
+        _ => upstream_model,
+    };
+    Endpoint { upstream_model: model, api_base: ROUTER.to_string(), auth: None }
 }
 
 /// The credentials and the rest each provider reads, with LiteLLM's environment variables.

@@ -436,7 +436,7 @@ fn hugging_face_as_litellms_docs_write_it() {
     let d = only(&loaded);
     assert_eq!(
         target(d),
-        (Provider::HuggingFace, "deepseek-ai/DeepSeek-R1", "https://router.huggingface.co/together/v1")
+        (Provider::HuggingFace, "deepseek-ai/DeepSeek-R1:together", "https://router.huggingface.co/v1")
     );
     assert_eq!(d.api_key.as_deref(), Some("hf_xxxxxx"));
 }

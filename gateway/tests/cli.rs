@@ -97,7 +97,9 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("model_list[2] (granite → watsonx/ibm/granite-13b-chat-v2): Pointwork does not serve provider watsonx yet"),
+        stdout.contains(
+            "model_list[2] (granite → watsonx/ibm/granite-13b-chat-v2): Pointwork does not serve provider watsonx yet"
+        ),
         "{stdout}"
     );
     assert!(stderr.contains("pointwork: warning: model_list[1].litellm_params.model: left out"), "{stderr}");

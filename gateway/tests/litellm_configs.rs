@@ -15,7 +15,8 @@ fn entries_of_providers_not_served_yet_are_left_out_and_the_rest_serves() {
     let mock = Mock::start("openai", &[]);
     let yaml = config(
         &[
-            "  - model_name: gpt\n    litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}\n".to_string(),
+            "  - model_name: gpt\n    litellm_params: {model: sagemaker/gpt-4o-eu, aws_region_name: eu-west-1}\n"
+                .to_string(),
             deployment("gpt", "dep-openai", MODEL, &mock, ""),
             "  - model_name: claude\n    litellm_params: {model: watsonx/ibm/granite-13b-chat-v2}\n".to_string(),
         ],

@@ -231,3 +231,37 @@ fn azure_entra_id_client_credentials_fetch_the_token_the_deployment_sends() {
     assert!(bearer.len() == 1 && bearer[0].starts_with("Bearer "), "{bearer:?}");
     assert!(recorded_headers(requests.last().unwrap(), "api-key").is_empty());
 }
+
+#[test]
+fn openai_compatible_newcomers_go_to_their_paths_with_their_keys() {
+    let mock = Mock::start("compatible", &[]);
+    let base = format!("http://{}", mock.addr);
+    let entry = |group: &str, model: &str, rest: &str| {
+        format!("  - model_name: {group}\n    litellm_params: {{model: {model}, {rest}}}\n")
+    };
+    let yaml = format!(
+        "environment_variables: {{COHERE_API_KEY: co-key, HF_TOKEN: hf-key, OLLAMA_API_BASE: \"{base}\"}}\nmodel_list:\n{}{}{}{}{}",
+        entry("llama", "ollama_chat/llama3.1", "keep_alive: 5m"),
+        entry("hf", "huggingface/together/deepseek-ai/DeepSeek-R1", &format!("api_base: \"{base}/together/v1\"")),
+        entry("command", "cohere_chat/v1/command-a-03-2025", &format!("api_base: \"{base}/compatibility/v1\"")),
+        entry("codestral", "codestral/codestral-latest", &format!("api_base: \"{base}/v1\", api_key: cs-key")),
+        entry("ai", "azure_ai/mistral-large", &format!("api_base: \"{base}/v1\", api_key: ai-key, api_version: \"2024-05-01-preview\"")),
+    );
+    let gateway = Gateway::start(&yaml);
+    let cases = [
+        ("llama", "/v1/chat/completions", "llama3.1", None),
+        ("hf", "/together/v1/chat/completions", "together/deepseek-ai/DeepSeek-R1", Some("Bearer hf-key")),
+        ("command", "/compatibility/v1/chat/completions", "command-a-03-2025", Some("Bearer co-key")),
+        ("codestral", "/v1/chat/completions", "codestral-latest", Some("Bearer cs-key")),
+        ("ai", "/v1/chat/completions?api-version=2024-05-01-preview", "mistral-large", Some("Bearer ai-key")),
+    ];
+    for (group, path, model, authorization) in cases {
+        let r = post(&gateway, "/v1/chat/completions", chat(group, false));
+        assert_eq!(r.status, 200, "{group}: {}", r.text());
+        let sent = mock.requests().pop().unwrap();
+        assert_eq!(sent["path"], path, "{group}");
+        let body: Value = serde_json::from_str(sent["body"].as_str().unwrap()).unwrap();
+        assert_eq!(body["model"], model, "{group}");
+        assert_eq!(recorded_headers(&sent, "authorization"), authorization.into_iter().collect::<Vec<_>>(), "{group}");
+    }
+}

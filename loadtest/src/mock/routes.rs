@@ -92,6 +92,10 @@ impl Route {
             _ if path.starts_with("/model/") => Route::bedrock(path),
             _ if path.starts_with("/v1/projects/") || path.starts_with("/v1beta1/projects/") => Route::vertex(path),
             _ if path.starts_with("/v1beta/models/") || path.starts_with("/v1/models/") => Route::gemini(path),
+            // An OpenAI-compatible API under a prefix of its own (Hugging Face's router's
+            // `/together/v1`, Cohere's `/compatibility/v1`).
+            _ if path.ends_with("/chat/completions") => Route::ChatCompletions,
+            _ if path.ends_with("/embeddings") => Route::Embeddings,
             _ => Route::Unknown,
         }
     }
@@ -248,7 +252,9 @@ mod tests {
         assert_eq!(Route::from_path("/models"), Route::Models);
         assert_eq!(Route::from_path("/v1/health"), Route::Unknown);
         assert_eq!(Route::from_path("/mock/stats"), Route::MockStats);
-        assert_eq!(Route::from_path("/v2/chat/completions"), Route::Unknown);
+        // An OpenAI-compatible API under a prefix of its own.
+        assert_eq!(Route::from_path("/together/v1/chat/completions"), Route::ChatCompletions);
+        assert_eq!(Route::from_path("/v2/chat/other"), Route::Unknown);
     }
 
     #[test]
