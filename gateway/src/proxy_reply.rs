@@ -40,8 +40,9 @@ pub(crate) struct UpstreamHead<'a> {
 }
 
 impl<'a> UpstreamHead<'a> {
-    /// The head for `provider`: Anthropic gets the caller's `anthropic-version` (else
-    /// [`ANTHROPIC_VERSION`]) and `anthropic-beta`; every other provider the fixed part alone.
+    /// The head for a deployment speaking `dialect`: Anthropic's Messages API gets the caller's
+    /// `anthropic-version` (else [`ANTHROPIC_VERSION`]) and `anthropic-beta`; every other
+    /// dialect the fixed part alone.
     pub(crate) fn new(dialect: Dialect, fixed: &'a [u8], request: &Request<'a>) -> UpstreamHead<'a> {
         let extra = match dialect {
             Dialect::AnthropicMessages => [
