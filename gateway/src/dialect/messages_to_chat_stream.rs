@@ -14,6 +14,7 @@ use std::io::Write;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::chat_chunks::{ChatChunks, DONE, ROLE_DELTA};
 use super::errors::push_openai_stream_error;
 use super::mapping::{finish_reason_for, Tokens};
 use super::sse::{SseEvent, SseSplitter};
@@ -85,8 +86,7 @@ struct State {
     model: String,
     created: u64,
     include_usage: bool,
-    /// `data: {"id":…,"object":…,"created":…,"model":…,"choices":[{"index":0,"delta":` once started.
-    prefix: Vec<u8>,
+    chunks: ChatChunks,
     /// Anthropic block index → OpenAI tool call index, for tool_use blocks.
     tools: Vec<(u64, u64)>,
     /// The usage fields as last reported (`message_start`, then `message_delta` overriding).
@@ -108,7 +108,7 @@ impl MessagesToChatStream {
             model: model.to_string(),
             created,
             include_usage,
-            prefix: Vec::new(),
+            chunks: ChatChunks::default(),
             tools: Vec::new(),
             usage: None,
             finished: false,
@@ -184,39 +184,24 @@ impl State {
     }
 
     fn start(&mut self, id: Option<&str>, out: &mut Vec<u8>) {
-        if !self.prefix.is_empty() {
+        if self.chunks.is_started() {
             return;
         }
-        self.prefix.extend_from_slice(b"data: {\"id\":");
-        push_json_str(&mut self.prefix, id.filter(|id| !id.is_empty()).unwrap_or("chatcmpl-pointwork"));
-        let _ = write!(self.prefix, ",\"object\":\"chat.completion.chunk\",\"created\":{},\"model\":", self.created);
-        push_json_str(&mut self.prefix, &self.model);
-        self.prefix.extend_from_slice(b",\"choices\":[{\"index\":0,\"delta\":");
-        self.chunk(out, br#"{"role":"assistant","content":""}"#, None);
+        let id = id.filter(|id| !id.is_empty()).unwrap_or("chatcmpl-pointwork");
+        self.chunks.start(id, self.created, &self.model);
+        self.chunks.chunk(out, 0, ROLE_DELTA, None, None);
     }
 
-    /// One chunk: the prefix, `delta` (JSON), the finish reason.
+    /// One chunk: `delta` (JSON), the finish reason.
     fn chunk(&mut self, out: &mut Vec<u8>, delta: &[u8], finish_reason: Option<&str>) {
         self.start(None, out);
-        out.extend_from_slice(&self.prefix);
-        out.extend_from_slice(delta);
-        out.extend_from_slice(b",\"logprobs\":null,\"finish_reason\":");
-        match finish_reason {
-            Some(reason) => push_json_str(out, reason),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b"}]}\n\n");
+        self.chunks.chunk(out, 0, delta, None, finish_reason);
     }
 
-    /// A chunk whose delta is `{"<field>":"<text>"}`, built in place (the hot path).
+    /// A chunk whose delta is `{"<field>":"<text>"}`.
     fn text_chunk(&mut self, out: &mut Vec<u8>, field: &str, text: &str) {
         self.start(None, out);
-        out.extend_from_slice(&self.prefix);
-        out.push(b'{');
-        push_json_str(out, field);
-        out.push(b':');
-        push_json_str(out, text);
-        out.extend_from_slice(b"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+        self.chunks.text(out, field, text);
     }
 
     fn block_start(&mut self, index: u64, block: Option<&Block<'_>>, out: &mut Vec<u8>) {
@@ -300,14 +285,9 @@ impl State {
     fn stop(&mut self, out: &mut Vec<u8>) {
         self.finish_chunk("stop", out);
         if self.include_usage {
-            let usage = self.tokens().unwrap_or_default().to_openai();
-            let prefix_end = self.prefix.len().saturating_sub(br#"[{"index":0,"delta":"#.len());
-            out.extend_from_slice(&self.prefix[..prefix_end]);
-            out.extend_from_slice(b"[],\"usage\":");
-            push_json(out, &usage);
-            out.extend_from_slice(b"}\n\n");
+            self.chunks.usage(out, &self.tokens().unwrap_or_default().to_openai());
         }
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        out.extend_from_slice(DONE);
         self.done = true;
     }
 

@@ -97,6 +97,7 @@
 //! Anthropic event types and `ping` are skipped, as Anthropic's versioning policy asks of clients.
 
 pub mod bedrock;
+mod chat_chunks;
 mod chat_to_messages_request;
 mod chat_to_messages_response;
 mod chat_to_messages_stream;

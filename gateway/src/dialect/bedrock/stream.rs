@@ -24,6 +24,7 @@ use aws_smithy_types::str_bytes::StrBytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::super::chat_chunks::{ChatChunks, DONE, ROLE_DELTA};
 use super::super::errors::push_openai_stream_error;
 use super::super::mapping::Tokens;
 use super::super::{push_json, push_json_str, unix_now, StreamTranslator};
@@ -100,8 +101,7 @@ struct State {
     include_usage: bool,
     /// The chunks' id: Converse has none, so one is made (`chatcmpl-…`).
     pub(super) id: String,
-    /// `data: {"id":…,"object":…,"created":…,"model":…,"choices":[{"index":0,"delta":` once started.
-    prefix: Vec<u8>,
+    chunks: ChatChunks,
     /// (Converse block index, OpenAI tool call index, arguments seen) for toolUse blocks.
     tools: Vec<(u64, u64, bool)>,
     usage: Option<Tokens>,
@@ -124,7 +124,7 @@ impl ConverseStreamToChat {
             created,
             include_usage,
             id: fresh_id(),
-            prefix: Vec::new(),
+            chunks: ChatChunks::default(),
             tools: Vec::new(),
             usage: None,
             stopped: false,
@@ -283,39 +283,23 @@ impl State {
     }
 
     fn start(&mut self, out: &mut Vec<u8>) {
-        if !self.prefix.is_empty() {
+        if self.chunks.is_started() {
             return;
         }
-        self.prefix.extend_from_slice(b"data: {\"id\":");
-        push_json_str(&mut self.prefix, &self.id);
-        let _ = write!(self.prefix, ",\"object\":\"chat.completion.chunk\",\"created\":{},\"model\":", self.created);
-        push_json_str(&mut self.prefix, &self.model);
-        self.prefix.extend_from_slice(b",\"choices\":[{\"index\":0,\"delta\":");
-        self.chunk(out, br#"{"role":"assistant","content":""}"#, None);
+        self.chunks.start(&self.id, self.created, &self.model);
+        self.chunks.chunk(out, 0, ROLE_DELTA, None, None);
     }
 
-    /// One chunk: the prefix, `delta` (JSON), the finish reason.
+    /// One chunk: `delta` (JSON), the finish reason.
     fn chunk(&mut self, out: &mut Vec<u8>, delta: &[u8], finish_reason: Option<&str>) {
         self.start(out);
-        out.extend_from_slice(&self.prefix);
-        out.extend_from_slice(delta);
-        out.extend_from_slice(b",\"logprobs\":null,\"finish_reason\":");
-        match finish_reason {
-            Some(reason) => push_json_str(out, reason),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b"}]}\n\n");
+        self.chunks.chunk(out, 0, delta, None, finish_reason);
     }
 
-    /// A chunk whose delta is `{"<field>":"<text>"}`, built in place (the hot path).
+    /// A chunk whose delta is `{"<field>":"<text>"}`.
     fn text_chunk(&mut self, out: &mut Vec<u8>, field: &str, text: &str) {
         self.start(out);
-        out.extend_from_slice(&self.prefix);
-        out.push(b'{');
-        push_json_str(out, field);
-        out.push(b':');
-        push_json_str(out, text);
-        out.extend_from_slice(b"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+        self.chunks.text(out, field, text);
     }
 
     fn tool_start(&mut self, index: u64, tool: &ToolStart<'_>, out: &mut Vec<u8>) {
@@ -362,14 +346,9 @@ impl State {
     /// After `messageStop`: the usage chunk when asked for, `[DONE]`.
     fn end(&mut self, out: &mut Vec<u8>) {
         if self.include_usage {
-            let usage = self.usage.unwrap_or_default().to_openai();
-            let prefix_end = self.prefix.len().saturating_sub(br#"[{"index":0,"delta":"#.len());
-            out.extend_from_slice(&self.prefix[..prefix_end]);
-            out.extend_from_slice(b"[],\"usage\":");
-            push_json(out, &usage);
-            out.extend_from_slice(b"}\n\n");
+            self.chunks.usage(out, &self.usage.unwrap_or_default().to_openai());
         }
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        out.extend_from_slice(DONE);
         self.done = true;
     }
 

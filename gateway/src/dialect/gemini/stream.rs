@@ -10,10 +10,9 @@
 //! short, one without a finish reason, an `error` object or an event that is not a response ends
 //! with OpenAI's `data: {"error":…}` and no `[DONE]`.
 
-use std::io::Write;
-
 use serde_json::{json, Map, Value};
 
+use super::super::chat_chunks::{ChatChunks, DONE, ROLE_DELTA};
 use super::super::errors::push_openai_stream_error;
 use super::super::sse::{SseEvent, SseSplitter};
 use super::super::{push_json, push_json_str, unix_now, StreamTranslator};
@@ -33,8 +32,8 @@ struct State {
     model: String,
     created: u64,
     include_usage: bool,
-    /// `data: {"id":…,"object":…,"created":…,"model":…` once the first event named the id.
-    head: Vec<u8>,
+    /// Started by the first event (which names the id).
+    chunks: ChatChunks,
     /// The base of tool call ids: the response id, or a fresh suffix.
     id_base: String,
     choices: Vec<Choice>,
@@ -64,7 +63,7 @@ impl GeminiToChatStream {
             model: model.to_string(),
             created,
             include_usage,
-            head: Vec::new(),
+            chunks: ChatChunks::default(),
             id_base: String::new(),
             choices: Vec::new(),
             calls_made: 0,
@@ -138,16 +137,13 @@ impl State {
     }
 
     fn start(&mut self, response_id: Option<&str>) {
-        if !self.head.is_empty() {
+        if self.chunks.is_started() {
             return;
         }
         let response_id = response_id.filter(|id| !id.is_empty());
         self.id_base = response_id.map_or_else(fresh_suffix, str::to_string);
         let id = response_id.map_or_else(|| format!("chatcmpl-{}", self.id_base), str::to_string);
-        self.head.extend_from_slice(b"data: {\"id\":");
-        push_json_str(&mut self.head, &id);
-        let _ = write!(self.head, ",\"object\":\"chat.completion.chunk\",\"created\":{},\"model\":", self.created);
-        push_json_str(&mut self.head, &self.model);
+        self.chunks.start(&id, self.created, &self.model);
     }
 
     /// The choice for a candidate index, its role chunk written when it first appears.
@@ -156,7 +152,7 @@ impl State {
             return slot;
         }
         self.choices.push(Choice { index, tool_calls: 0, finished: false });
-        self.chunk(out, index, br#"{"role":"assistant","content":""}"#, None, None);
+        self.chunk(out, index, ROLE_DELTA, None, None);
         self.choices.len() - 1
     }
 
@@ -199,32 +195,16 @@ impl State {
     /// One chunk of one choice: `delta` (JSON), its logprobs, its finish reason.
     fn chunk(&mut self, out: &mut Vec<u8>, index: u64, delta: &[u8], logprobs: Option<&Value>, finish: Option<&str>) {
         self.start(None);
-        out.extend_from_slice(&self.head);
-        let _ = write!(out, ",\"choices\":[{{\"index\":{index},\"delta\":");
-        out.extend_from_slice(delta);
-        out.extend_from_slice(b",\"logprobs\":");
-        match logprobs {
-            Some(logprobs) => push_json(out, logprobs),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b",\"finish_reason\":");
-        match finish {
-            Some(reason) => push_json_str(out, reason),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b"}]}\n\n");
+        self.chunks.chunk(out, index, delta, logprobs, finish);
     }
 
     /// The usage chunk (when asked for) and `[DONE]`.
     fn close(&mut self, out: &mut Vec<u8>) {
         if self.include_usage {
             let usage = Usage::from_gemini(&Value::Object(self.usage.clone().unwrap_or_default()));
-            out.extend_from_slice(&self.head);
-            out.extend_from_slice(b",\"choices\":[],\"usage\":");
-            push_json(out, &usage.to_openai());
-            out.extend_from_slice(b"}\n\n");
+            self.chunks.usage(out, &usage.to_openai());
         }
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        out.extend_from_slice(DONE);
         self.done = true;
     }
 
