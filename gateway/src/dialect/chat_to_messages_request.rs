@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};
-use super::{no_equivalent, parse_request, take, Untranslatable, ANTHROPIC, DEFAULT_MAX_TOKENS};
+use super::{function_tools, no_equivalent, parse_request, take, Untranslatable, ANTHROPIC, DEFAULT_MAX_TOKENS};
 
 /// Translates a chat-completions body into an Anthropic Messages body for `upstream_model`, or
 /// names the first field that cannot be expressed there. A request without a token limit gets
@@ -92,17 +92,9 @@ pub fn chat_request_to_messages_with_default(
 }
 
 fn tools(value: Value) -> Result<Value, Untranslatable> {
-    let Value::Array(tools) = value else {
-        return Err(Untranslatable::new("tools", "`tools` must be an array"));
-    };
-    let mut out = Vec::with_capacity(tools.len());
-    for (i, mut tool) in tools.into_iter().enumerate() {
-        if tool.get("type").and_then(Value::as_str) != Some("function") {
-            return Err(no_equivalent(format!("tools[{i}].type"), ANTHROPIC));
-        }
-        let Value::Object(function) = take(&mut tool, "function") else {
-            return Err(Untranslatable::new(format!("tools[{i}].function"), "a function tool needs `function`"));
-        };
+    let functions = function_tools(value, ANTHROPIC)?;
+    let mut out = Vec::with_capacity(functions.len());
+    for (i, function) in functions.into_iter().enumerate() {
         let mut anthropic = Map::new();
         for (key, value) in function {
             match key.as_str() {

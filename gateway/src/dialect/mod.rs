@@ -211,6 +211,25 @@ pub(crate) fn push_json(out: &mut Vec<u8>, value: &Value) {
     let _ = serde_json::to_writer(&mut *out, value);
 }
 
+/// The `function` objects of an OpenAI `tools` array, in order: a tool of another type has no
+/// equivalent in `target`, one without a `function` object is refused.
+pub(crate) fn function_tools(value: Value, target: &str) -> Result<Vec<Map<String, Value>>, Untranslatable> {
+    let Value::Array(tools) = value else {
+        return Err(Untranslatable::new("tools", "`tools` must be an array"));
+    };
+    let mut out = Vec::with_capacity(tools.len());
+    for (i, mut tool) in tools.into_iter().enumerate() {
+        if tool.get("type").and_then(Value::as_str) != Some("function") {
+            return Err(no_equivalent(format!("tools[{i}].type"), target));
+        }
+        let Value::Object(function) = take(&mut tool, "function") else {
+            return Err(Untranslatable::new(format!("tools[{i}].function"), "a function tool needs `function`"));
+        };
+        out.push(function);
+    }
+    Ok(out)
+}
+
 /// A field the target dialect has no equivalent for.
 pub(crate) fn no_equivalent(field: impl Into<String>, target: &str) -> Untranslatable {
     let field = field.into();

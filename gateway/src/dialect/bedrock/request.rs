@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};
-use super::super::{no_equivalent, parse_request, take, Untranslatable, DEFAULT_MAX_TOKENS};
+use super::super::{function_tools, no_equivalent, parse_request, take, Untranslatable, DEFAULT_MAX_TOKENS};
 use super::{is_anthropic_model, CONVERSE};
 
 /// Translates a chat-completions body into a Converse body, not knowing the deployment's model:
@@ -124,17 +124,9 @@ fn thinking(effort: &Value, limit: &mut Option<Value>) -> Result<Option<Value>, 
 }
 
 fn tool_specs(value: Value) -> Result<Vec<Value>, Untranslatable> {
-    let Value::Array(tools) = value else {
-        return Err(Untranslatable::new("tools", "`tools` must be an array"));
-    };
-    let mut out = Vec::with_capacity(tools.len());
-    for (i, mut tool) in tools.into_iter().enumerate() {
-        if tool.get("type").and_then(Value::as_str) != Some("function") {
-            return Err(no_equivalent(format!("tools[{i}].type"), CONVERSE));
-        }
-        let Value::Object(function) = take(&mut tool, "function") else {
-            return Err(Untranslatable::new(format!("tools[{i}].function"), "a function tool needs `function`"));
-        };
+    let functions = function_tools(value, CONVERSE)?;
+    let mut out = Vec::with_capacity(functions.len());
+    for (i, function) in functions.into_iter().enumerate() {
         let mut spec = Map::new();
         let mut schema = json!({"type": "object", "properties": {}});
         for (key, value) in function {

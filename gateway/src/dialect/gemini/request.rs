@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::super::{no_equivalent, parse_request, Untranslatable};
+use super::super::{function_tools, no_equivalent, parse_request, Untranslatable};
 use super::mapping::thinking_budget_for;
 use super::messages::conversation_of;
 
@@ -146,17 +146,9 @@ fn response_format(value: Value, config: &mut Map<String, Value>) -> Result<(), 
 /// Function tools as Gemini `functionDeclarations`, the JSON Schema kept whole as
 /// `parametersJsonSchema`.
 fn function_declarations(value: Value) -> Result<Vec<Value>, Untranslatable> {
-    let Value::Array(tools) = value else {
-        return Err(Untranslatable::new("tools", "`tools` must be an array"));
-    };
-    let mut out = Vec::with_capacity(tools.len());
-    for (i, tool) in tools.into_iter().enumerate() {
-        if tool.get("type").and_then(Value::as_str) != Some("function") {
-            return Err(no_equivalent(format!("tools[{i}].type"), GEMINI));
-        }
-        let Some(Value::Object(function)) = tool.get("function").cloned() else {
-            return Err(Untranslatable::new(format!("tools[{i}].function"), "a function tool needs `function`"));
-        };
+    let functions = function_tools(value, GEMINI)?;
+    let mut out = Vec::with_capacity(functions.len());
+    for (i, function) in functions.into_iter().enumerate() {
         let mut declaration = Map::new();
         for (key, value) in function {
             match key.as_str() {
