@@ -265,3 +265,30 @@ fn openai_compatible_newcomers_go_to_their_paths_with_their_keys() {
         assert_eq!(recorded_headers(&sent, "authorization"), authorization.into_iter().collect::<Vec<_>>(), "{group}");
     }
 }
+
+#[test]
+fn an_entra_id_token_is_refreshed_before_it_expires_off_the_request_path() {
+    let mock = Mock::start("azure", &["--azure-client-secret", "app-secret", "--azure-token-ttl", "2"]);
+    let yaml = format!(
+        "environment_variables: {{AZURE_AUTHORITY_HOST: \"http://{addr}\"}}\nmodel_list:\n  - model_name: gpt\n    litellm_params: {{model: azure/gpt-4o, api_base: \"http://{addr}\", tenant_id: tenant-1, client_id: app, client_secret: app-secret}}\n",
+        addr = mock.addr
+    );
+    let gateway = Gateway::start(&yaml);
+    let token_fetches = || mock.requests().iter().filter(|r| r["path"] == "/tenant-1/oauth2/v2.0/token").count();
+    let sent_token = || {
+        let requests = mock.requests();
+        let chat = requests.iter().rev().find(|r| r["path"] != "/tenant-1/oauth2/v2.0/token").unwrap();
+        recorded_headers(chat, "authorization")[0].to_string()
+    };
+    assert_eq!(post(&gateway, "/v1/chat/completions", chat("gpt", false)).status, 200);
+    let first = sent_token();
+    // A two-second token is refreshed after about 1.4 s by the refresher thread, with no request
+    // asking for it: wait for the second fetch to reach the mock.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while token_fetches() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no refresh within 10 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(post(&gateway, "/v1/chat/completions", chat("gpt", false)).status, 200);
+    assert_ne!(sent_token(), first, "the refreshed token is sent");
+}

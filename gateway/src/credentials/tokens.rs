@@ -2,7 +2,7 @@
 //! path: one thread (`credential-refresher`) fetches for every distinct credential in use and
 //! publishes each token in its [`TokenCell`]; a request reads the cell with one atomic load.
 //!
-//! A token is refreshed when three quarters of its lifetime have passed; a failed fetch is
+//! A token is refreshed when three quarters of its usable life have passed; a failed fetch is
 //! retried after 1 s, 2 s, 4 s, … up to a minute, the last token serving until it expires. A
 //! new credential is fetched at once, and registering it waits (up to
 //! [`FIRST_TOKEN_WAIT`]) for that first answer, so that a starting gateway or a reload does not
@@ -25,7 +25,8 @@ use crate::upstream::target::Target;
 
 /// How long registering a new credential waits for its first token.
 pub const FIRST_TOKEN_WAIT: Duration = Duration::from_secs(10);
-/// A token is not sent in its last seconds (clock skew, the request's own time).
+/// A token is not sent in its last 30 seconds (clock skew, the request's own time), or its last
+/// tenth when it lives less than five minutes.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,7 +43,15 @@ pub struct TokenCell {
 struct Token {
     /// `Bearer …`
     value: String,
-    expires: Instant,
+    /// When it stops being sent: its expiry less the margin.
+    usable_until: Instant,
+}
+
+impl Token {
+    fn new(value: String, fetched: Instant, lifetime: Duration) -> Token {
+        let margin = EXPIRY_MARGIN.min(lifetime / 10);
+        Token { value, usable_until: fetched + lifetime - margin }
+    }
 }
 
 impl TokenCell {
@@ -58,7 +67,7 @@ impl TokenCell {
     /// The `authorization` value to send now, or why there is none.
     pub fn header(&self) -> Result<String, String> {
         match self.token.load().as_deref() {
-            Some(token) if Instant::now() + EXPIRY_MARGIN < token.expires => Ok(token.value.clone()),
+            Some(token) if Instant::now() < token.usable_until => Ok(token.value.clone()),
             current => {
                 let why = self.last_error.load().as_deref().cloned();
                 Err(match (current, why) {
@@ -226,7 +235,7 @@ fn refresh(woken: &Receiver<()>) {
 /// When a fetched token is refreshed: after three quarters of its life.
 fn schedule(result: &Result<Token, String>) -> Result<Duration, ()> {
     match result {
-        Ok(token) => Ok(token.expires.saturating_duration_since(Instant::now()) * 3 / 4),
+        Ok(token) => Ok(token.usable_until.saturating_duration_since(Instant::now()) * 3 / 4),
         Err(_) => Err(()),
     }
 }
@@ -261,7 +270,7 @@ async fn fetch_token(client: &Client, source: &Source) -> Result<Token, String> 
         _ => None,
     };
     let lifetime = Duration::from_secs(lifetime.unwrap_or(3600));
-    Ok(Token { value: format!("Bearer {}", answer.access_token), expires: started + lifetime })
+    Ok(Token::new(format!("Bearer {}", answer.access_token), started, lifetime))
 }
 
 #[cfg(test)]
@@ -274,19 +283,22 @@ mod tests {
         assert_eq!(cell.header().unwrap_err(), "no access token yet");
         cell.finished(Err("token endpoint https://t/token: HTTP 401".into()));
         assert_eq!(cell.header().unwrap_err(), "the token endpoint failed: token endpoint https://t/token: HTTP 401");
-        let expires = Instant::now() + Duration::from_secs(3600);
-        cell.finished(Ok(Token { value: "Bearer t1".into(), expires }));
+        cell.finished(Ok(Token::new("Bearer t1".into(), Instant::now(), Duration::from_secs(3600))));
         assert_eq!(cell.header().unwrap(), "Bearer t1");
         // Within the margin of its expiry a token is not sent.
-        cell.finished(Ok(Token { value: "Bearer t2".into(), expires: Instant::now() + Duration::from_secs(5) }));
+        let fetched_long_ago = Instant::now() - Duration::from_secs(3590);
+        cell.finished(Ok(Token::new("Bearer t2".into(), fetched_long_ago, Duration::from_secs(3600))));
         assert_eq!(cell.header().unwrap_err(), "the access token expired");
     }
 
     #[test]
     fn a_token_is_refreshed_after_three_quarters_of_its_life() {
-        let token = Token { value: String::new(), expires: Instant::now() + Duration::from_secs(400) };
+        let token = Token::new(String::new(), Instant::now(), Duration::from_secs(430));
         let after = schedule(&Ok(token)).unwrap();
         assert!(after <= Duration::from_secs(300) && after > Duration::from_secs(295), "{after:?}");
+        // A short-lived token keeps a tenth of its life as the margin, not 30 s.
+        let short = Token::new(String::new(), Instant::now(), Duration::from_secs(2));
+        assert!(short.usable_until > Instant::now() + Duration::from_millis(1700));
         assert!(schedule(&Err("x".into())).is_err());
     }
 
