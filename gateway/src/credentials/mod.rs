@@ -19,7 +19,7 @@ use tokens::TokenCell;
 
 /// What a deployment's requests get besides its fixed head.
 pub enum Authorizer {
-    SigV4(Signer),
+    SigV4(Box<Signer>),
     Bearer(Arc<TokenCell>),
 }
 
@@ -29,7 +29,7 @@ impl Authorizer {
     /// service-account key that does not parse).
     pub fn new(auth: &UpstreamAuth) -> Result<Authorizer, String> {
         match auth {
-            UpstreamAuth::AwsSigV4(aws) => Ok(Authorizer::SigV4(Signer::new(aws))),
+            UpstreamAuth::AwsSigV4(aws) => Ok(Authorizer::SigV4(Box::new(Signer::new(aws)))),
             _ => tokens::registry().cell(auth).map(Authorizer::Bearer),
         }
     }
@@ -117,7 +117,7 @@ mod tests {
             service: "bedrock".into(),
         });
         let request = b"POST /model/m%3A0/converse HTTP/1.1\r\nhost: bedrock-runtime.us-east-1.amazonaws.com\r\ncontent-type: application/json\r\nuser-agent: pointwork\r\ncontent-length: 2\r\n\r\n{}".to_vec();
-        let out = Authorizer::SigV4(signer).authorize(request, "d").unwrap();
+        let out = Authorizer::SigV4(Box::new(signer)).authorize(request, "d").unwrap();
         let text = String::from_utf8(out).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
         assert_eq!(body, "{}");

@@ -76,3 +76,44 @@ fn the_body_and_every_signed_header_change_the_signature() {
         assert_ne!(header(&other, "authorization"), header(&base, "authorization"));
     }
 }
+
+#[test]
+fn the_direct_signer_gives_the_crates_headers_exactly() {
+    let bodies: [&[u8]; 3] = [b"", br#"{"messages":[{"role":"user","content":[{"text":"h\u00e9"}]}]}"#, &[0xff; 3000]];
+    let paths = [
+        "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse",
+        "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A0%3Aapplication-inference-profile%2Fa0/converse-stream",
+        "/model/amazon.titan-embed-text-v2%3A0/invoke",
+        "/",
+    ];
+    let times =
+        [suite_time(), UNIX_EPOCH + Duration::from_secs(1_798_761_599), UNIX_EPOCH + Duration::from_secs(951_782_400)];
+    for token in [None, Some("FwoGZXIvYXdzEXAMPLE//token+with/slashes==")] {
+        let s = signer(token);
+        for path in paths {
+            for body in bodies {
+                for time in times {
+                    let headers =
+                        [("host", "bedrock-runtime.us-east-1.amazonaws.com"), ("content-type", "application/json")];
+                    let request = Signable { method: "POST", path, headers: &headers, body };
+                    assert_eq!(s.direct(&request, time), s.general(&request, time).unwrap(), "{path} {time:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dates_are_utc_civil_dates() {
+    assert_eq!(amz_date(suite_time()), "20150830T123600Z");
+    assert_eq!(amz_date(UNIX_EPOCH + Duration::from_secs(951_782_400)), "20000229T000000Z");
+    assert_eq!(amz_date(UNIX_EPOCH + Duration::from_secs(1_798_761_599)), "20261231T235959Z");
+    assert_eq!(amz_date(UNIX_EPOCH), "19700101T000000Z");
+}
+
+#[test]
+fn a_query_or_a_dot_segment_takes_the_general_signer() {
+    assert!(is_plain_path("/model/m%3A0/converse"));
+    assert!(!is_plain_path("/?Param1=value1"));
+    assert!(!is_plain_path("/a/../b"));
+}
