@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use arc_swap::ArcSwapOption;
 use aws_credential_types::Credentials;
@@ -170,21 +170,11 @@ fn hex(bytes: &[u8], out: &mut String) {
     }
 }
 
-/// `YYYYMMDDTHHMMSSZ` in UTC (the civil date from days since the epoch, Howard Hinnant's
-/// algorithm).
+/// `YYYYMMDDTHHMMSSZ` in UTC.
 fn amz_date(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    let time = aws_smithy_types::DateTime::from(time);
+    let seconds = aws_smithy_types::DateTime::from_secs(time.secs());
+    seconds.fmt(aws_smithy_types::date_time::Format::DateTime).unwrap_or_default().replace(['-', ':'], "")
 }
 
 #[cfg(test)]
