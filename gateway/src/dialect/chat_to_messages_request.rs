@@ -3,7 +3,9 @@
 use serde_json::{json, Map, Value};
 
 use super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};
-use super::{function_tools, no_equivalent, parse_request, take, Untranslatable, ANTHROPIC, DEFAULT_MAX_TOKENS};
+use super::{
+    function_tools, no_equivalent, parse_request, read_tool_call, take, Untranslatable, ANTHROPIC, DEFAULT_MAX_TOKENS,
+};
 
 /// Translates a chat-completions body into an Anthropic Messages body for `upstream_model`, or
 /// names the first field that cannot be expressed there. A request without a token limit gets
@@ -324,27 +326,9 @@ fn assistant_turn(i: usize, content: Value, calls: Option<Value>) -> Result<Valu
         }
         _ => return Err(Untranslatable::new(format!("messages[{i}].content"), "content must be text or parts")),
     }
-    for (j, mut call) in calls.into_iter().enumerate() {
-        let at = format!("messages[{i}].tool_calls[{j}]");
-        if call.get("type").and_then(Value::as_str).is_some_and(|t| t != "function") {
-            return Err(no_equivalent(format!("{at}.type"), ANTHROPIC));
-        }
-        let arguments = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("");
-        let input = match arguments.trim() {
-            "" => json!({}),
-            text => match serde_json::from_str::<Value>(text) {
-                Ok(object @ Value::Object(_)) => object,
-                _ => {
-                    return Err(Untranslatable::new(
-                        format!("{at}.function.arguments"),
-                        "tool call arguments must be a JSON object",
-                    ))
-                }
-            },
-        };
-        let name = call.pointer_mut("/function/name").map_or(Value::Null, Value::take);
-        let id = take(&mut call, "id");
-        blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+    for (j, call) in calls.into_iter().enumerate() {
+        let call = read_tool_call(call, &format!("messages[{i}].tool_calls[{j}]"), ANTHROPIC)?;
+        blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}));
     }
     Ok(json!({"role": "assistant", "content": blocks}))
 }

@@ -230,6 +230,33 @@ pub(crate) fn function_tools(value: Value, target: &str) -> Result<Vec<Map<Strin
     Ok(out)
 }
 
+/// An assistant's OpenAI tool call, read: its `id` and function `name` as written (`Null` when
+/// absent) and its arguments as a JSON object (empty arguments: `{}`). `at` is the call's path
+/// (`messages[1].tool_calls[0]`); a call of another type has no equivalent in `target`.
+pub(crate) struct ToolCall {
+    pub(crate) id: Value,
+    pub(crate) name: Value,
+    pub(crate) arguments: Value,
+}
+
+pub(crate) fn read_tool_call(mut call: Value, at: &str, target: &str) -> Result<ToolCall, Untranslatable> {
+    if call.get("type").and_then(Value::as_str).is_some_and(|t| t != "function") {
+        return Err(no_equivalent(format!("{at}.type"), target));
+    }
+    let arguments = match call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("").trim() {
+        "" => Value::Object(Map::new()),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(object @ Value::Object(_)) => object,
+            _ => {
+                let message = "tool call arguments must be a JSON object";
+                return Err(Untranslatable::new(format!("{at}.function.arguments"), message));
+            }
+        },
+    };
+    let name = call.pointer_mut("/function/name").map_or(Value::Null, Value::take);
+    Ok(ToolCall { id: take(&mut call, "id"), name, arguments })
+}
+
 /// A field the target dialect has no equivalent for.
 pub(crate) fn no_equivalent(field: impl Into<String>, target: &str) -> Untranslatable {
     let field = field.into();

@@ -3,7 +3,9 @@
 use serde_json::{json, Map, Value};
 
 use super::super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};
-use super::super::{function_tools, no_equivalent, parse_request, take, Untranslatable, DEFAULT_MAX_TOKENS};
+use super::super::{
+    function_tools, no_equivalent, parse_request, read_tool_call, take, Untranslatable, DEFAULT_MAX_TOKENS,
+};
 use super::{is_anthropic_model, CONVERSE};
 
 /// Translates a chat-completions body into a Converse body, not knowing the deployment's model:
@@ -389,25 +391,9 @@ fn assistant_blocks(i: usize, content: Value, calls: Option<Value>) -> Result<Ve
         other => text_blocks(i, other, "content must be text or parts")?,
     };
     blocks.retain(|b| b["text"].as_str().is_some_and(|t| !t.is_empty()));
-    for (j, mut call) in calls.into_iter().enumerate() {
-        let at = format!("messages[{i}].tool_calls[{j}]");
-        if call.get("type").and_then(Value::as_str).is_some_and(|t| t != "function") {
-            return Err(no_equivalent(format!("{at}.type"), CONVERSE));
-        }
-        let arguments = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("");
-        let input = match arguments.trim() {
-            "" => json!({}),
-            text => match serde_json::from_str::<Value>(text) {
-                Ok(object @ Value::Object(_)) => object,
-                _ => {
-                    let message = "tool call arguments must be a JSON object";
-                    return Err(Untranslatable::new(format!("{at}.function.arguments"), message));
-                }
-            },
-        };
-        let name = call.pointer_mut("/function/name").map_or(Value::Null, Value::take);
-        let id = take(&mut call, "id");
-        blocks.push(json!({"toolUse": {"toolUseId": id, "name": name, "input": input}}));
+    for (j, call) in calls.into_iter().enumerate() {
+        let call = read_tool_call(call, &format!("messages[{i}].tool_calls[{j}]"), CONVERSE)?;
+        blocks.push(json!({"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments}}));
     }
     Ok(blocks)
 }

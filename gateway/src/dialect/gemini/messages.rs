@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::super::mapping::parse_data_uri;
-use super::super::{no_equivalent, take, Untranslatable};
+use super::super::{no_equivalent, read_tool_call, take, Untranslatable};
 use super::mapping::{mime_type_for_url, FILES_API_PREFIX, THOUGHT_SEPARATOR};
 use super::request::GEMINI;
 
@@ -195,25 +195,12 @@ fn function_calls(i: usize, calls: Value, called: &mut HashMap<String, String>) 
     let mut parts = Vec::with_capacity(calls.len());
     for (j, call) in calls.into_iter().enumerate() {
         let at = format!("messages[{i}].tool_calls[{j}]");
-        if call.get("type").and_then(Value::as_str).is_some_and(|t| t != "function") {
-            return Err(no_equivalent(format!("{at}.type"), GEMINI));
-        }
-        let Some(name) = call.pointer("/function/name").and_then(Value::as_str) else {
+        let call = read_tool_call(call, &at, GEMINI)?;
+        let Some(name) = call.name.as_str() else {
             return Err(Untranslatable::new(format!("{at}.function.name"), "a tool call needs a function name"));
         };
-        let arguments = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("");
-        let args = match arguments.trim() {
-            "" => json!({}),
-            text => match serde_json::from_str::<Value>(text) {
-                Ok(object @ Value::Object(_)) => object,
-                _ => {
-                    let message = "tool call arguments must be a JSON object";
-                    return Err(Untranslatable::new(format!("{at}.function.arguments"), message));
-                }
-            },
-        };
-        let mut part = json!({"functionCall": {"name": name, "args": args}});
-        if let Some(id) = call.get("id").and_then(Value::as_str) {
+        let mut part = json!({"functionCall": {"name": name, "args": call.arguments}});
+        if let Some(id) = call.id.as_str() {
             if let Some((_, signature)) = id.split_once(THOUGHT_SEPARATOR) {
                 part["thoughtSignature"] = signature.into();
             }
