@@ -14,7 +14,7 @@ use crate::cli::{self, Command, Overrides};
 use crate::control::{self, Control};
 use crate::health;
 use crate::hub::Hub;
-use crate::routes::Routes;
+use crate::routes::{Routes, Tokens};
 use crate::server::{self, Driver, Launch};
 use crate::spend_file::SpendFile;
 
@@ -32,7 +32,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Check { config, strict } => match pointwork_config::load_file(&config) {
             Ok(loaded) => {
                 print_warnings(&loaded);
-                match Routes::from_config(&loaded.config, None) {
+                match Routes::from_config(&loaded.config, None, Tokens::CheckOnly) {
                     Ok(_) => {
                         let answered = answer(loaded.config.summary());
                         let left_out = loaded.config.left_out.len();
@@ -76,7 +76,7 @@ fn route(args: &cli::RouteArgs) -> ExitCode {
         Ok(l) => l,
         Err(errors) => return fail(&format!("{}: invalid config:\n{errors}", args.config.display())),
     };
-    let routes = match Routes::from_config(&loaded.config, None) {
+    let routes = match Routes::from_config(&loaded.config, None, Tokens::CheckOnly) {
         Ok(r) => r,
         Err(e) => return fail(&format!("{}: invalid config:\n{e}", args.config.display())),
     };
@@ -176,7 +176,7 @@ pub fn serve(
 ) -> ExitCode {
     print_warnings(&loaded);
     let config: Config = loaded.config;
-    let routes = match Routes::from_config(&config, None) {
+    let routes = match Routes::from_config(&config, None, Tokens::Obtain) {
         Ok(r) => r,
         Err(e) => return fail(&format!("invalid config:\n{e}")),
     };

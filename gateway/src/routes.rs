@@ -75,14 +75,28 @@ pub struct Routes {
     pub complexity: Option<crate::complexity::ComplexityRoutes>,
 }
 
+/// Whether building routes obtains the deployments' tokens from their token endpoints.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Tokens {
+    /// Serving: each credential's token is fetched (and then refreshed) now.
+    Obtain,
+    /// `pointwork check` and `route`: credentials are checked, no token endpoint is called.
+    CheckOnly,
+}
+
 const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
 
 impl Routes {
     /// The routes a loaded config describes; the error names what is wrong. Keys' meters carry
-    /// over from the `previous` routes (a reload).
-    pub fn from_config(config: &pointwork_config::Config, previous: Option<&Routes>) -> Result<Routes, String> {
+    /// over from the `previous` routes (a reload). `tokens`: whether to obtain the deployments'
+    /// tokens (serving) or only check their credentials (`check`, `route`: no network).
+    pub fn from_config(
+        config: &pointwork_config::Config,
+        previous: Option<&Routes>,
+        tokens: Tokens,
+    ) -> Result<Routes, String> {
         let snapshot = config.snapshot().map_err(|e| e.to_string())?;
-        let mut routes = Routes::build(snapshot)?;
+        let mut routes = Routes::build_with(snapshot, tokens)?;
         let previous_keys = previous.map(|p| &p.keys);
         routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
         routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
@@ -113,8 +127,13 @@ impl Routes {
         Ok(routes)
     }
 
-    /// Precomputes forwarding facts. Fails when an `api_base` cannot be parsed.
+    /// Precomputes forwarding facts, without obtaining tokens. Fails when an `api_base` cannot be
+    /// parsed or a credential cannot be used.
     pub fn build(snapshot: Snapshot) -> Result<Routes, String> {
+        Routes::build_with(snapshot, Tokens::CheckOnly)
+    }
+
+    fn build_with(snapshot: Snapshot, tokens: Tokens) -> Result<Routes, String> {
         let mut targets: HashMap<&str, Arc<Target>> = HashMap::new();
         let mut upstreams = Vec::with_capacity(snapshot.deployments.len());
         for d in &snapshot.deployments {
@@ -133,7 +152,8 @@ impl Routes {
                 matches!(d.dialect(), Dialect::Gemini | Dialect::BedrockConverse) || d.provider == Provider::VertexAi;
             let auth = match &d.auth {
                 Some(auth) => {
-                    Some(crate::credentials::Authorizer::new(auth).map_err(|e| format!("deployment {}: {e}", d.id))?)
+                    let authorizer = crate::credentials::Authorizer::new(auth, tokens == Tokens::Obtain);
+                    Some(authorizer.map_err(|e| format!("deployment {}: {e}", d.id))?)
                 }
                 None => None,
             };

@@ -292,3 +292,37 @@ fn an_entra_id_token_is_refreshed_before_it_expires_off_the_request_path() {
     assert_eq!(post(&gateway, "/v1/chat/completions", chat("gpt", false)).status, 200);
     assert_ne!(sent_token(), first, "the refreshed token is sent");
 }
+
+#[test]
+fn check_validates_a_service_account_without_calling_its_token_endpoint() {
+    let mock = Mock::start("token-endpoint", &[]);
+    let mut account: Value =
+        serde_json::from_str(include_str!("../src/credentials/testdata/test-only-service-account.json")).unwrap();
+    account["token_uri"] = format!("http://{}/token", mock.addr).into();
+    let dir = TempDir::new("vertex-check");
+    let file = dir.write("sa.json", &account.to_string());
+    let config = |file: &std::path::Path| {
+        format!(
+            "model_list:\n  - model_name: pro\n    litellm_params: {{model: vertex_ai/gemini-2.5-pro, vertex_project: p, vertex_credentials: \"{}\"}}\n",
+            file.display()
+        )
+    };
+    let path = dir.write("config.yaml", &config(&file));
+    let out =
+        std::process::Command::new(common::pointwork_bin()).args(["check", "--config"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("auth google-service-account"));
+    assert_eq!(mock.request_count(), 0, "check called the token endpoint");
+    // A key that cannot sign is an error `check` reports.
+    account["private_key"] = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".into();
+    let broken = dir.write("broken.json", &account.to_string());
+    let path = dir.write("broken.yaml", &config(&broken));
+    let out =
+        std::process::Command::new(common::pointwork_bin()).args(["check", "--config"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not an RSA key"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

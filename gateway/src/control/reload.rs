@@ -58,7 +58,7 @@ pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) ->
         eprintln!("pointwork: warning: {w}");
     }
     let old = hub.routes.load();
-    let routes = Routes::from_config(&loaded.config, Some(&old))
+    let routes = Routes::from_config(&loaded.config, Some(&old), crate::routes::Tokens::Obtain)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let report = ReloadReport {
         config: path.display().to_string(),

@@ -24,13 +24,15 @@ pub enum Authorizer {
 }
 
 impl Authorizer {
-    /// The authorizer for `auth`; a token source is registered with the refresher (one per
-    /// distinct credential, kept across reloads). Fails when the credential cannot be used (a
+    /// The authorizer for `auth`. With `obtain`, a token source is registered with the
+    /// refresher (one per distinct credential, kept across reloads); without, the credential is
+    /// only checked and its cell stays empty. Fails when the credential cannot be used (a
     /// service-account key that does not parse).
-    pub fn new(auth: &UpstreamAuth) -> Result<Authorizer, String> {
+    pub fn new(auth: &UpstreamAuth, obtain: bool) -> Result<Authorizer, String> {
         match auth {
             UpstreamAuth::AwsSigV4(aws) => Ok(Authorizer::SigV4(Box::new(Signer::new(aws)))),
-            _ => tokens::registry().cell(auth).map(Authorizer::Bearer),
+            _ if obtain => tokens::registry().cell(auth).map(Authorizer::Bearer),
+            _ => tokens::checked_cell(auth).map(Authorizer::Bearer),
         }
     }
 

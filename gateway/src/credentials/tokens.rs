@@ -187,6 +187,13 @@ impl Registry {
     }
 }
 
+/// A cell for `auth` that is never filled: the credential checked (a service account's key
+/// parsed), no token endpoint called.
+pub fn checked_cell(auth: &UpstreamAuth) -> Result<Arc<TokenCell>, String> {
+    Source::new(auth)?;
+    Ok(Arc::new(TokenCell::new()))
+}
+
 /// The refresher's thread: fetch what is due, sleep until the next is due or a credential is added.
 fn refresh(woken: &Receiver<()>) {
     let rt = match monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build() {
