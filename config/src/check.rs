@@ -71,6 +71,11 @@ impl<'n> Fields<'n> {
         Some((&self.entries[i].1, self.path.key(key)))
     }
 
+    /// The value under `key` without reading it (it stays to be read, warned about or refused).
+    pub(crate) fn peek(&self, key: &str) -> Option<&'n Node> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
     /// Whether `key` is present with a value other than `null` (read or not).
     pub(crate) fn is_set(&self, key: &str) -> bool {
         self.entries.iter().any(|(k, v)| k == key && !matches!(v, Node::Null))

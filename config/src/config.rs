@@ -46,6 +46,11 @@ pub struct Config {
     /// The OpenRouter best-value walk: `Some` when `litellm_settings.callbacks` names the
     /// plugin's callback (`litellm_plugin_openrouter_pareto.plugin.openrouter_pareto_callback`).
     pub pareto: Option<ParetoSettings>,
+    /// Why Redis is off although the config may name it: `pointwork.cluster.enabled: false`,
+    /// and the section that names Redis, e.g. `pointwork.cluster.enabled: false; router_settings
+    /// names Redis`. `None` when `enabled` is not false (Redis is then in
+    /// `gateway.cluster`, or named nowhere).
+    pub cluster_off: Option<String>,
     /// The config file (when read from disk) and every file it includes.
     pub files: Vec<PathBuf>,
     /// How many warnings loading produced (the summary reports it).
@@ -194,6 +199,7 @@ impl fmt::Debug for Config {
             .field("policy_routers", &self.policy_routers)
             .field("complexity_routers", &self.complexity_routers)
             .field("pareto", &self.pareto)
+            .field("cluster_off", &self.cluster_off)
             .field("files", &self.files)
             .field("warning_count", &self.warning_count)
             .finish()

@@ -5,6 +5,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::ClusterSettings;
+
 /// LiteLLM proxy's port, so clients switch without changing their base URL.
 pub const DEFAULT_PORT: u16 = 4000;
 
@@ -28,6 +30,10 @@ pub struct GatewaySettings {
     /// `health_check_interval`, `background_health_check_model_groups`, and the probe itself
     /// under `pointwork.health_checks`.
     pub health_checks: HealthChecks,
+    /// Several instances sharing routing state through Redis: `router_settings.redis_*`,
+    /// `litellm_settings.cache_params` of a Redis cache, `pointwork.cluster`, the `REDIS_*`
+    /// variables. `None` = no Redis: this instance keeps its state to itself.
+    pub cluster: Option<ClusterSettings>,
 }
 
 /// Where the access log goes: `off` (the default), `stdout`, or a file path (relative to the
@@ -83,6 +89,7 @@ impl Default for GatewaySettings {
             drain_timeout: Duration::from_secs(30),
             access_log: AccessLogTarget::Off,
             health_checks: HealthChecks::default(),
+            cluster: None,
         }
     }
 }

@@ -11,6 +11,8 @@ mod auth;
 mod aws;
 mod azure;
 mod check;
+mod cluster;
+mod cluster_read;
 mod complexity_router;
 mod complexity_settings;
 mod config;
@@ -48,6 +50,9 @@ mod yaml;
 pub use auth::{AdminKey, Auth, VirtualKey};
 pub use aws::DEFAULT_REGION as BEDROCK_DEFAULT_REGION;
 pub use azure::DEFAULT_API_VERSION as AZURE_DEFAULT_API_VERSION;
+pub use cluster::{
+    ClusterSettings, RedisServer, DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL, SYNC_INTERVAL_RANGE,
+};
 pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use pointwork_core::{Deployment, RouterSettings};
 
 use crate::check::{Checker, KeyPath};
+use crate::cluster_read::resolve_cluster;
 use crate::complexity_router::resolve_complexity_routers;
 use crate::config::duplicate_ids;
 use crate::cost_map::{self, CostMap, MODEL_COST_MAP};
@@ -72,7 +73,7 @@ fn compile(
         c.error(MODEL_LIST_KEY, "at least one deployment is required: every entry is left out (see the warnings)");
     }
 
-    let (mut router, references) = read_router(
+    let (mut router, references, redis) = read_router(
         &mut c,
         RouterSources {
             router_settings: doc.section(ROUTER_SETTINGS).map(|s| (&s.node, s.path.clone())),
@@ -80,10 +81,12 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let PointworkSection { mut gateway, mut auth, policies, default_policy } = match doc.section(POINTWORK) {
+    let PointworkSection { mut gateway, mut auth, policies, default_policy, cluster } = match doc.section(POINTWORK) {
         Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
         None => PointworkSection::default(),
     };
+    let cluster_off;
+    (gateway.cluster, cluster_off) = resolve_cluster(&mut c, redis, cluster);
     general.apply_health_checks(&mut gateway.health_checks);
     let master_key = general.master_key;
     if let (true, None, true, Some(section)) =
@@ -145,6 +148,7 @@ fn compile(
             policy_routers,
             complexity_routers,
             pareto,
+            cluster_off,
             files: doc.files,
             warning_count: warnings.len(),
         },

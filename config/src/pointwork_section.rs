@@ -9,13 +9,14 @@ use pointwork_core::policy::Policy;
 
 use crate::auth::{read_auth, Auth};
 use crate::check::{Checker, Fields, KeyPath};
+use crate::cluster_read::{read_cluster_section, ClusterSection};
 use crate::duration::DURATION;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 use crate::policies::{check_policy_ref, read_policies};
 use crate::{AccessLogTarget, CostMapSource, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "listen",
     "shards",
     "io_driver",
@@ -28,6 +29,7 @@ const KEYS: [&str; 12] = [
     "auth",
     "policies",
     "default_policy",
+    "cluster",
 ];
 const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 5] =
@@ -54,6 +56,8 @@ pub(crate) struct PointworkSection {
     pub(crate) auth: Auth,
     pub(crate) policies: Vec<Policy>,
     pub(crate) default_policy: Option<String>,
+    /// `pointwork.cluster`, resolved with the Redis server keys of the LiteLLM sections.
+    pub(crate) cluster: Option<ClusterSection>,
 }
 
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
@@ -129,6 +133,9 @@ pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &
     }
     if let Some(auth) = c.optional_map(&mut fields, "auth") {
         section.auth = read_auth(c, auth, dir, &policies.names);
+    }
+    if let Some(cluster) = c.optional_map(&mut fields, "cluster") {
+        section.cluster = Some(read_cluster_section(c, cluster));
     }
     section.policies = policies.list;
     c.refuse_unknown(&fields, &KEYS);

@@ -9,6 +9,7 @@ use pointwork_core::{
 };
 
 use crate::check::{Checker, Fields, KeyPath, IGNORED};
+use crate::cluster_read::{RedisPlaces, ServerKeys};
 use crate::fallbacks::FallbackKeys;
 use crate::kinds::{self, Kind};
 use crate::litellm_providers::is_litellm_provider;
@@ -58,9 +59,14 @@ pub(crate) struct RouterSources<'n> {
     pub(crate) litellm_settings: Option<(&'n Node, KeyPath)>,
 }
 
-/// The router settings, and every name they refer to (with its key path), for the check against
-/// the model list.
-pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSettings, References) {
+/// The router settings, every name they refer to (with its key path) for the check against the
+/// model list, and the keys that name a Redis server (read once the `pointwork:` section says
+/// whether Redis is on).
+pub(crate) fn read_router<'n>(
+    c: &mut Checker,
+    sources: RouterSources<'n>,
+) -> (RouterSettings, References, RedisPlaces<'n>) {
+    let mut redis = RedisPlaces::default();
     let mut settings = RouterSettings::default();
     let mut litellm_fallbacks = FallbackKeys::default();
     let mut router_fallbacks = FallbackKeys::default();
@@ -75,6 +81,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
             disable_cooldowns: c.optional(&mut fields, "disable_cooldowns", &kinds::BOOL),
         };
         knobs.apply_to(&mut settings);
+        redis.cache = ServerKeys::take_cache(c, &mut fields);
         // `callbacks` and the best-value walk's keys are read by `pareto.rs`.
         for key in LITELLM_SETTINGS_KEYS {
             fields.take(key);
@@ -83,6 +90,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     }
     if let Some(mut fields) = sources.router_settings.and_then(|(n, p)| section(c, n, p)) {
         router_fallbacks = FallbackKeys::read(c, &mut fields);
+        redis.router = ServerKeys::take_router(&mut fields);
         read_affinity(c, &mut fields, &mut settings.affinity, &mut alias_targets);
         if let Some(wait) = c.optional(&mut fields, "retry_after", &kinds::NON_NEGATIVE_SECONDS) {
             settings.retry_after = wait;
@@ -151,7 +159,7 @@ pub(crate) fn read_router(c: &mut Checker, sources: RouterSources) -> (RouterSet
     let mut fallbacks = router_fallbacks.over(litellm_fallbacks);
     let references = References { routable: std::mem::take(&mut fallbacks.references), groups: alias_targets };
     (settings.fallbacks, settings.retry_policy) = fallbacks.into_settings();
-    (settings, references)
+    (settings, references, redis)
 }
 
 /// `provider_budget_config: {openai: {budget_limit: 100, time_period: 1d}, …}`.

@@ -23,6 +23,7 @@ impl Config {
         self.write_router(&mut out);
         self.write_pareto(&mut out);
         self.write_gateway(&mut out);
+        self.write_cluster(&mut out);
         if let Some(key) = &self.master_key {
             line(&mut out, format_args!("general: master_key {}", redact(key)));
         }
@@ -226,6 +227,26 @@ impl Config {
                 secs(h.interval),
                 secs(h.timeout),
                 h.max_tokens
+            ),
+        );
+    }
+
+    /// Where Redis is (never its password) and how this instance uses it; nothing without Redis.
+    fn write_cluster(&self, out: &mut String) {
+        if let Some(why) = &self.cluster_off {
+            line(out, format_args!("cluster: off ({why})"));
+            return;
+        }
+        let Some(cl) = &self.gateway.cluster else { return };
+        line(
+            out,
+            format_args!(
+                "cluster: Redis at {} ({}), instance {}, key prefix {}, sync every {}",
+                cl.redis.display(),
+                cl.named_by,
+                cl.instance.as_deref().unwrap_or("auto"),
+                cl.key_prefix,
+                secs(cl.sync_interval)
             ),
         );
     }

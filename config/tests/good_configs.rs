@@ -183,7 +183,6 @@ fn ignored_litellm_keys_are_warned_with_their_paths() {
         "model_list[3].litellm_params.drop_params",
         "litellm_settings.drop_params",
         "litellm_settings.success_callback",
-        "router_settings.redis_host",
         "general_settings.database_url",
         "x-openai-defaults",
         "guardrails",
@@ -202,10 +201,16 @@ fn ignored_litellm_keys_are_warned_with_their_paths() {
 
 #[test]
 fn ignored_keys_are_not_substituted() {
-    // REDIS_HOST and DATABASE_URL are unset: keys Pointwork ignores never fail the load.
-    assert_eq!(test_env("REDIS_HOST"), None);
+    // DATABASE_URL is unset: keys Pointwork ignores never fail the load.
     assert_eq!(test_env("DATABASE_URL"), None);
     realistic();
+}
+
+#[test]
+fn router_settings_redis_host_shares_state_through_redis() {
+    let cluster = realistic().config.gateway.cluster.expect("redis_host turns Redis on");
+    assert_eq!(cluster.redis.url(), "redis://redis.internal:6379/0");
+    assert_eq!(cluster.named_by, "router_settings.redis_host");
 }
 
 #[test]

@@ -20,6 +20,8 @@ pub fn test_env(name: &str) -> Option<String> {
         "OPENROUTER_API_KEY" => "sk-or-test-key-2222",
         "GROQ_API_KEY" => "gsk-from-process-9999",
         "LITELLM_MASTER_KEY" => "sk-master-secret-3333",
+        // `router_settings.redis_host` of the realistic config.
+        "REDIS_HOST" => "redis.internal",
         _ => return None,
     };
     Some(value.to_string())

@@ -91,5 +91,6 @@ fn restart_only_changes(old: &GatewaySettings, new: &GatewaySettings) -> Vec<&'s
     check("drain_timeout", old.drain_timeout != new.drain_timeout);
     check("access_log", old.access_log != new.access_log);
     check("health_checks", old.health_checks != new.health_checks);
+    check("cluster", old.cluster != new.cluster);
     changed
 }
