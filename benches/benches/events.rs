@@ -29,7 +29,7 @@ fn cooldown(idx: u32) -> Event {
 fn sync(c: &mut Criterion) {
     let (control, _control_rx) = crossbeam_channel::unbounded();
     let hub = Hub::new(routes(10), control);
-    let (mesh, mut inboxes) = Mesh::new(2);
+    let (mesh, mut inboxes) = Mesh::new(2, None);
     let inbox = inboxes.remove(0);
     let shard = Shard::new(ShardParts {
         id: 0,

@@ -7,6 +7,10 @@
 //! the Unix epoch) in the high bits and the count in the low bits, so that a window rolls over
 //! and a count is checked and raised in one compare-and-swap: exact under contention, never a
 //! lost reset. Time is an argument (Unix seconds), as everywhere in the core.
+//!
+//! Several gateway instances (sharing state through Redis) add [`SharedCounts`]: the other
+//! instances' counts as the last reconcile saw them, and a cap on this instance's own requests
+//! until the next reconcile. Admission stays local; see [`KeyMeter::reconciled`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -81,6 +85,55 @@ pub struct KeyMeter {
     refused_rpm: AtomicU64,
     refused_tpm: AtomicU64,
     refused_budget: AtomicU64,
+    /// What the other instances counted; zeros on a lone gateway.
+    others: SharedCounts,
+}
+
+/// The other instances' counts, and this instance's share of what the rpm limit has left, as
+/// the last reconcile set them.
+#[derive(Debug, Default)]
+struct SharedCounts {
+    requests: PackedWindow,
+    tokens: PackedWindow,
+    /// Micro-dollars.
+    spend: PackedWindow,
+    /// This minute's cap on this instance's own requests: its count at the reconcile plus its
+    /// share of what was left ([`KeyMeter::reconciled`]).
+    request_cap: PackedWindow,
+    /// How many instances share the limit (0 = none: a lone gateway, or Redis is out of reach).
+    instances: AtomicU64,
+}
+
+/// This instance's own counts at one moment, what a reconcile publishes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OwnCounts {
+    pub requests: u64,
+    pub tokens: u64,
+    /// Micro-dollars in the budget period.
+    pub spend_micros: u64,
+}
+
+/// What a reconcile learnt: the others' counts in the same windows, and how many instances
+/// share the limits now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OthersCounts {
+    pub requests: u64,
+    pub tokens: u64,
+    pub spend_micros: u64,
+    pub instances: u64,
+}
+
+/// The windows counts are kept in at one moment: the minute and the budget period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeterWindows {
+    pub minute: u64,
+    pub budget_period: u64,
+}
+
+impl MeterWindows {
+    pub fn at(limits: &KeyLimits, now: u64) -> MeterWindows {
+        MeterWindows { minute: now / 60, budget_period: budget_period(limits.budget_duration, now).0 }
+    }
 }
 
 /// What a key used, for metrics and the dry run.
@@ -117,7 +170,7 @@ impl KeyMeter {
     fn check(&self, limits: &KeyLimits, now: u64) -> Result<(), KeyRefusal> {
         if let Some(max_budget) = limits.max_budget {
             let (period, resets_in_secs) = budget_period(limits.budget_duration, now);
-            let spent = self.spend.get(period) as f64 / MICROS_PER_DOLLAR;
+            let spent = self.spend_micros(period) as f64 / MICROS_PER_DOLLAR;
             if spent >= max_budget {
                 return Err(KeyRefusal::Budget { max_budget, spent, resets_in_secs });
             }
@@ -125,13 +178,13 @@ impl KeyMeter {
         let minute = now / 60;
         let retry_after_secs = 60 - now % 60;
         if let Some(limit) = limits.tpm {
-            let used = self.tokens.get(minute);
+            let used = self.tokens.get(minute) + self.others.tokens.get(minute);
             if used >= limit {
                 return Err(KeyRefusal::Tpm { limit, used, retry_after_secs });
             }
         }
         match limits.rpm {
-            Some(limit) if !self.requests.add_below(minute, 1, limit) => {
+            Some(limit) if !self.requests.add_below(minute, 1, self.own_request_limit(limit, minute)) => {
                 Err(KeyRefusal::Rpm { limit, retry_after_secs })
             }
             Some(_) => Ok(()),
@@ -153,12 +206,14 @@ impl KeyMeter {
         }
     }
 
+    /// The key's usage across every instance that shares it (as far as this one knows).
     pub fn usage(&self, limits: &KeyLimits, now: u64) -> KeyUsage {
         let (period, _) = budget_period(limits.budget_duration, now);
+        let minute = now / 60;
         KeyUsage {
-            requests_this_minute: self.requests.get(now / 60),
-            tokens_this_minute: self.tokens.get(now / 60),
-            spend: self.spend.get(period) as f64 / MICROS_PER_DOLLAR,
+            requests_this_minute: self.requests.get(minute) + self.others.requests.get(minute),
+            tokens_this_minute: self.tokens.get(minute) + self.others.tokens.get(minute),
+            spend: self.spend_micros(period) as f64 / MICROS_PER_DOLLAR,
             refused_rpm: self.refused_rpm.load(Ordering::Relaxed),
             refused_tpm: self.refused_tpm.load(Ordering::Relaxed),
             refused_budget: self.refused_budget.load(Ordering::Relaxed),
@@ -167,6 +222,62 @@ impl KeyMeter {
 }
 
 impl KeyMeter {
+    fn spend_micros(&self, period: u64) -> u64 {
+        self.spend.get(period).saturating_add(self.others.spend.get(period))
+    }
+
+    /// How many requests this instance may have admitted in `minute` under an rpm `limit`:
+    /// the limit less the others' requests, and, while instances share it, no more than the
+    /// cap the last reconcile set — or, in a minute no reconcile has seen yet, this instance's
+    /// even part of the limit.
+    fn own_request_limit(&self, limit: u64, minute: u64) -> u64 {
+        let below = limit.saturating_sub(self.others.requests.get(minute));
+        match self.others.instances.load(Ordering::Relaxed) {
+            0 => below,
+            instances => below.min(self.others.request_cap.get_in(minute).unwrap_or(limit.div_ceil(instances))),
+        }
+    }
+
+    /// This instance's own counts in `windows`, for a reconcile to publish.
+    pub fn own_counts(&self, windows: MeterWindows) -> OwnCounts {
+        OwnCounts {
+            requests: self.requests.get(windows.minute),
+            tokens: self.tokens.get(windows.minute),
+            spend_micros: self.spend.get(windows.budget_period),
+        }
+    }
+
+    /// Takes in what a reconcile learnt in `windows`:
+    /// - `recorded`: this instance's own counts as the shared record holds them. The record
+    ///   keeps absolute counts per instance, so a restarted instance takes back what it counted
+    ///   before (the larger of the two wins: publishing again never counts twice);
+    /// - `others`: the other instances' counts, which admission adds to its own;
+    /// - the rpm share: until the next reconcile this instance admits at most its count now
+    ///   plus an even part of what the limit has left (`⌈left / instances⌉`), so that
+    ///   instances that each see the same stale total cannot each admit all of what is left.
+    pub fn reconciled(&self, limits: &KeyLimits, windows: MeterWindows, recorded: OwnCounts, others: OthersCounts) {
+        let MeterWindows { minute, budget_period } = windows;
+        raise_to(&self.requests, minute, recorded.requests);
+        raise_to(&self.tokens, minute, recorded.tokens);
+        raise_to(&self.spend, budget_period, recorded.spend_micros);
+        self.others.requests.set(minute, others.requests);
+        self.others.tokens.set(minute, others.tokens);
+        self.others.spend.set(budget_period, others.spend_micros);
+        let instances = others.instances.max(1);
+        if let Some(limit) = limits.rpm {
+            let own = self.requests.get(minute);
+            let left = limit.saturating_sub(own + others.requests);
+            self.others.request_cap.set(minute, own + left.div_ceil(instances));
+        }
+        self.others.instances.store(instances, Ordering::Relaxed);
+    }
+
+    /// Redis is out of reach: admission goes on against the last known counts of the others,
+    /// without a share (each instance may then admit up to the whole limit).
+    pub fn unshared(&self) {
+        self.others.instances.store(0, Ordering::Relaxed);
+    }
+
     /// The spend counter as stored: its budget period (as kept: see [`PackedWindow`]) and
     /// micro-dollars — what a restart needs to go on from.
     pub fn spend_record(&self) -> (u64, u64) {
@@ -178,6 +289,11 @@ impl KeyMeter {
     pub fn restore_spend(&self, period: u64, micros: u64) {
         self.spend.0.store(pack(PackedWindow::tag(period), micros), Ordering::Relaxed);
     }
+}
+
+/// Raises the count in `window` to at least `count`.
+fn raise_to(w: &PackedWindow, window: u64, count: u64) {
+    w.update(window, |c| (c < count).then_some(count));
 }
 
 /// The budget period `now` falls in, and the seconds until it ends (`None` without a period).
@@ -228,6 +344,16 @@ impl PackedWindow {
     /// Adds `n` when the count stays within `limit`; false (and no change) otherwise.
     fn add_below(&self, window: u64, n: u64, limit: u64) -> bool {
         self.update(window, |count| Some(count.saturating_add(n)).filter(|&c| c <= limit))
+    }
+
+    /// The count in `window`, or `None` when the stored count is from another window.
+    fn get_in(&self, window: u64) -> Option<u64> {
+        let v = self.0.load(Ordering::Relaxed);
+        (window_of(v) == Self::tag(window)).then_some(v & COUNT_MAX)
+    }
+
+    fn set(&self, window: u64, count: u64) {
+        self.0.store(pack(Self::tag(window), count), Ordering::Relaxed);
     }
 
     fn update(&self, window: u64, f: impl Fn(u64) -> Option<u64>) -> bool {
@@ -343,5 +469,80 @@ mod tests {
         });
         assert_eq!(admitted, 1_000);
         assert_eq!(m.usage(&l, t).refused_rpm, 1_400);
+    }
+
+    fn shared(rpm: u64, m: &KeyMeter, t: u64, own_recorded: u64, others: u64, instances: u64) {
+        let l = limits(Some(rpm), None, None);
+        let windows = MeterWindows::at(&l, t);
+        let recorded = OwnCounts { requests: own_recorded, ..OwnCounts::default() };
+        m.reconciled(&l, windows, recorded, OthersCounts { requests: others, instances, ..OthersCounts::default() });
+    }
+
+    #[test]
+    fn the_others_requests_count_against_the_limit() {
+        let (m, l) = (KeyMeter::default(), limits(Some(10), None, None));
+        shared(10, &m, MINUTE, 0, 8, 1);
+        assert_eq!(m.admit(&l, MINUTE + 1), Ok(()));
+        assert_eq!(m.admit(&l, MINUTE + 1), Ok(()));
+        assert!(matches!(m.admit(&l, MINUTE + 1), Err(KeyRefusal::Rpm { .. })));
+        assert_eq!(m.usage(&l, MINUTE + 1).requests_this_minute, 10);
+        assert_eq!(m.usage(&l, MINUTE + 60).requests_this_minute, 0, "the others' minute ends too");
+    }
+
+    #[test]
+    fn sharing_instances_each_admit_their_part_of_what_is_left_until_the_next_reconcile() {
+        let (m, l) = (KeyMeter::default(), limits(Some(100), None, None));
+        // 3 instances, 10 used by others, none by us: 90 left, a third each.
+        shared(100, &m, MINUTE, 0, 10, 3);
+        let admitted = (0..100).filter(|_| m.admit(&l, MINUTE + 1).is_ok()).count();
+        assert_eq!(admitted, 30);
+        // The next reconcile: the others used 40 more, we used our 30: 20 left, a third each.
+        shared(100, &m, MINUTE + 1, 30, 50, 3);
+        let admitted = (0..100).filter(|_| m.admit(&l, MINUTE + 2).is_ok()).count();
+        assert_eq!(admitted, 7);
+    }
+
+    #[test]
+    fn a_minute_no_reconcile_saw_yet_gives_an_even_part_of_the_limit() {
+        let (m, l) = (KeyMeter::default(), limits(Some(100), None, None));
+        shared(100, &m, MINUTE, 0, 0, 4);
+        let next = MINUTE + 61;
+        assert_eq!((0..100).filter(|_| m.admit(&l, next).is_ok()).count(), 25);
+    }
+
+    #[test]
+    fn out_of_reach_instances_admit_up_to_the_whole_limit_less_what_they_last_knew() {
+        let (m, l) = (KeyMeter::default(), limits(Some(100), None, None));
+        shared(100, &m, MINUTE, 0, 60, 3);
+        m.unshared();
+        assert_eq!((0..100).filter(|_| m.admit(&l, MINUTE + 1).is_ok()).count(), 40);
+    }
+
+    #[test]
+    fn a_restarted_instance_takes_back_its_recorded_counts_and_never_counts_twice() {
+        let l = KeyLimits { max_budget: Some(1.0), tpm: Some(1_000), ..limits(Some(100), None, None) };
+        let m = KeyMeter::default();
+        let windows = MeterWindows::at(&l, MINUTE);
+        let recorded = OwnCounts { requests: 5, tokens: 300, spend_micros: 250_000 };
+        m.reconciled(&l, windows, recorded, OthersCounts { instances: 2, ..OthersCounts::default() });
+        assert_eq!(m.own_counts(windows), recorded);
+        // The same record again (a reconcile after a lost answer) adds nothing.
+        m.reconciled(&l, windows, recorded, OthersCounts { instances: 2, ..OthersCounts::default() });
+        assert_eq!(m.own_counts(windows), recorded);
+        let u = m.usage(&l, MINUTE);
+        assert_eq!((u.requests_this_minute, u.tokens_this_minute, u.spend), (5, 300, 0.25));
+    }
+
+    #[test]
+    fn the_others_spend_and_tokens_count_against_budget_and_tpm() {
+        let l = KeyLimits { max_budget: Some(1.0), tpm: Some(1_000), ..limits(None, None, None) };
+        let m = KeyMeter::default();
+        let windows = MeterWindows::at(&l, MINUTE);
+        let others = OthersCounts { tokens: 1_000, spend_micros: 0, instances: 2, requests: 0 };
+        m.reconciled(&l, windows, OwnCounts::default(), others);
+        assert!(matches!(m.admit(&l, MINUTE), Err(KeyRefusal::Tpm { used: 1_000, .. })));
+        let others = OthersCounts { spend_micros: 1_000_000, ..others };
+        m.reconciled(&l, windows, OwnCounts::default(), others);
+        assert!(matches!(m.admit(&l, MINUTE), Err(KeyRefusal::Budget { .. })));
     }
 }

@@ -59,7 +59,7 @@ pub use facts::{Param, RequestFacts, RequestParams, RouteKind, NO_FACTS};
 pub use failure::Failure;
 pub use fallback::{ErrorClass, FallbackList, Fallbacks, RetryPolicy};
 pub use health::HealthCheck;
-pub use key_meter::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage};
+pub use key_meter::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage, MeterWindows, OthersCounts, OwnCounts};
 pub use latency::{Latency, LatencyMeasure, LatencySample};
 pub use member_sets::region_labels;
 pub use pick::{pick, pick_with_scratch, PickRequest, PickScratch};

@@ -224,11 +224,22 @@ pub fn serve(
     let hub = Hub::new(routes, control_tx);
     // The walk's telemetry poller, only when the config turns the walk on.
     hub.pareto.configure(pareto);
-    let launch = Launch { listen, shards, driver, settings: Arc::new(settings), hub: hub.clone(), access_log };
+    let (outbox, cluster) = gateway.cluster.as_ref().map(crate::cluster::prepare).unzip();
+    let settings = Arc::new(settings);
+    let launch = Launch { listen, shards, driver, settings, hub: hub.clone(), access_log, cluster: outbox };
     let (running, mesh) = match server::start(launch) {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    if let Some(cluster) = cluster {
+        match cluster.start(hub.clone(), mesh.clone(), running.addr) {
+            Ok(status) => eprintln!(
+                "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
+                status.server, status.instance
+            ),
+            Err(e) => return fail(&format!("cluster: {e}")),
+        }
+    }
     health::start(&hub, mesh, &gateway);
     // A closed standard output (`pointwork demo | head -1`) must not stop a gateway that serves.
     let _ = print_line(format_args!(

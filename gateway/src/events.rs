@@ -5,6 +5,10 @@
 //! An event names its deployment by index in the routes it was learnt under; a receiver whose
 //! routes were reloaded since translates the index by deployment id (or drops the event when
 //! the deployment is gone).
+//!
+//! With Redis configured, what this instance learns also goes to the cluster thread's outbox (a
+//! bounded queue: when it is full the event is dropped and counted, never waited for), and
+//! what other instances learnt comes in through [`Mesh::deliver`].
 
 use std::sync::Arc;
 
@@ -19,21 +23,46 @@ pub struct ShardEvent {
     pub event: Event,
 }
 
-/// The senders to every shard's inbox, indexed by shard id.
+/// The senders to every shard's inbox, indexed by shard id, and the cluster's outbox.
 #[derive(Clone)]
 pub struct Mesh {
     inboxes: Vec<Sender<ShardEvent>>,
+    cluster: Option<Outbox>,
+}
+
+/// The way to the other instances: the cluster thread's bounded queue, and where a drop is
+/// counted.
+#[derive(Clone)]
+pub struct Outbox {
+    pub queue: Sender<ShardEvent>,
+    pub dropped: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Mesh {
-    /// A mesh of `shards` inboxes and the receiving end of each.
-    pub fn new(shards: usize) -> (Mesh, Vec<Receiver<ShardEvent>>) {
+    /// A mesh of `shards` inboxes and the receiving end of each; `cluster`: the outbox to the
+    /// other instances, when Redis is configured.
+    pub fn new(shards: usize, cluster: Option<Outbox>) -> (Mesh, Vec<Receiver<ShardEvent>>) {
         let (inboxes, receivers) = (0..shards).map(|_| crossbeam_channel::unbounded()).unzip();
-        (Mesh { inboxes }, receivers)
+        (Mesh { inboxes, cluster }, receivers)
     }
 
-    /// Sends `event` to every shard but `from` (`None`: to all of them, e.g. from the health checker).
+    /// Sends what this instance learnt to every shard but `from` (`None`: to all of them, e.g.
+    /// from the health checker), and to the other instances.
     pub fn broadcast(&self, from: Option<usize>, routes: &Arc<Routes>, event: &Event) {
+        self.send_to_shards(from, routes, event);
+        if let Some(out) = &self.cluster {
+            if out.queue.try_send(ShardEvent { routes: routes.clone(), event: event.clone() }).is_err() {
+                out.dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Hands every shard what another instance learnt (it does not go back out).
+    pub fn deliver(&self, routes: &Arc<Routes>, event: &Event) {
+        self.send_to_shards(None, routes, event);
+    }
+
+    fn send_to_shards(&self, from: Option<usize>, routes: &Arc<Routes>, event: &Event) {
         for (id, inbox) in self.inboxes.iter().enumerate() {
             if Some(id) != from {
                 // Fails only once the receiving shard's thread is gone: nothing to tell then.

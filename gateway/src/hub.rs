@@ -4,7 +4,7 @@
 //! model (one more); everything else is touched per connection, per second, or per scrape.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
@@ -32,6 +32,8 @@ pub struct Hub {
     /// The walk's telemetry (`pareto.telemetry.load()`, always there, empty while the walk is
     /// off) and its poller, for the allow-list a 404 teaches (`pareto.allow_list_learned`).
     pub pareto: ParetoShared,
+    /// The cluster threads' status, when Redis is configured (`/metrics`).
+    pub cluster: OnceLock<Arc<crate::cluster::Status>>,
 }
 
 impl Hub {
@@ -44,6 +46,7 @@ impl Hub {
             totals: Mutex::new(Totals::default()),
             started: Instant::now(),
             pareto: ParetoShared::default(),
+            cluster: OnceLock::new(),
         })
     }
 

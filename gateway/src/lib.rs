@@ -3,6 +3,7 @@
 pub mod access_log;
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod complexity;
 pub mod control;
 pub mod credentials;

@@ -3,7 +3,7 @@
 //! into the hub's [`Totals`], which `GET /metrics` renders in Prometheus' text format.
 
 mod histogram;
-mod render;
+pub(crate) mod render;
 mod shard;
 
 pub use histogram::Hist;

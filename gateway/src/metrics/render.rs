@@ -120,12 +120,12 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+pub(crate) fn counter(out: &mut String, name: &str, help: &str, value: u64) {
     family(out, name, "counter", help);
     let _ = writeln!(out, "{name} {value}");
 }
 
-fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
+pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
     family(out, name, "gauge", help);
     let _ = writeln!(out, "{name} {value}");
 }

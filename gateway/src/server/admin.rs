@@ -70,6 +70,9 @@ pub fn metrics(shard: &Shard) -> Reply {
     };
     text.push_str(&statuses);
     shard.hub.routes.load().keys.render_metrics(&mut text, unix_now());
+    if let Some(cluster) = shard.hub.cluster.get() {
+        cluster.render(&mut text);
+    }
     let mut reply = Reply::json(200, text.into_bytes());
     reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
     reply

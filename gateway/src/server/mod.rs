@@ -76,17 +76,19 @@ pub struct Launch {
     pub settings: Arc<GatewaySettings>,
     pub hub: Arc<Hub>,
     pub access_log: Option<Arc<Sink>>,
+    /// The way to the other instances, when Redis is configured.
+    pub cluster: Option<crate::events::Outbox>,
 }
 
 /// Binds and starts the shards; returns once every shard listens. Refuses when another process
 /// already serves the address: `SO_REUSEPORT` would otherwise let a stale instance silently
 /// share the port.
 pub fn start(launch: Launch) -> Result<(Running, Mesh), StartError> {
-    let Launch { listen, shards, driver, settings, hub, access_log } = launch;
+    let Launch { listen, shards, driver, settings, hub, access_log, cluster } = launch;
     let tls = crate::upstream::conn::tls_connector().map_err(StartError)?;
     let addr = claim_address(listen)?;
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-    let (mesh, inboxes) = Mesh::new(shards);
+    let (mesh, inboxes) = Mesh::new(shards, cluster);
     let seed = seed();
     let mut drain_signals = Vec::with_capacity(shards);
     for (id, inbox) in inboxes.into_iter().enumerate() {

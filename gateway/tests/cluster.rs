@@ -1,0 +1,352 @@
+//! Several gateway instances sharing state through a real `redis-server` (issue 17): a
+//! cooldown, a key's rpm and budget, a pinned session, spend across a restart of every
+//! instance, and Redis going away and coming back under load.
+
+mod common;
+#[path = "cluster/redis_server.rs"]
+mod redis_server;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use std::net::SocketAddr;
+
+use common::http::Client;
+use common::{chat_body, deployment, until_tried, Gateway, GatewayOptions, Mock, Response};
+use pointwork_gateway::keys::digest_hex;
+use redis_server::RedisServer;
+use serde_json::json;
+
+const MODEL: &str = "openai/gpt-4o-mini";
+const SYNC: &str = "50ms";
+
+/// An instance's config: `entries`, Redis named as LiteLLM's docs name it, `router` and
+/// `pointwork` lines added to their sections.
+fn instance_yaml(redis: &RedisServer, name: &str, entries: &[String], router: &str, pointwork: &str) -> String {
+    format!(
+        "model_list:\n{}router_settings:\n  redis_host: 127.0.0.1\n  redis_port: {}\n{router}pointwork:\n  cluster: {{instance: {name}, sync_interval: {SYNC}}}\n{pointwork}",
+        entries.concat(),
+        redis.port
+    )
+}
+
+fn start(yaml: &str) -> Gateway {
+    let gateway = Gateway::start_with(yaml, GatewayOptions { shards: 2, ..GatewayOptions::default() });
+    gateway.process.wait_for_stderr("cluster: Redis at", Duration::from_secs(10));
+    gateway
+}
+
+/// Polls `check` until it holds or `within` passed; returns how long it took.
+fn wait_until(within: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    loop {
+        if check() {
+            return start.elapsed();
+        }
+        assert!(start.elapsed() < within, "not within {within:?}: {what}");
+        std::thread::yield_now();
+    }
+}
+
+fn metric(gateway: &Gateway, name: &str) -> f64 {
+    let text = gateway.get("/metrics").text();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
+}
+
+/// Whether the dry run on `gateway` shows `id` removed by a cooldown.
+fn cooling_down(gateway: &Gateway, id: &str) -> bool {
+    let out = gateway.post("/v1/route", &chat_body("gpt", false)).json();
+    out["candidates"].as_array().into_iter().flatten().any(|c| c["id"] == id && c["removed_by"] == "cooldown")
+}
+
+#[test]
+fn a_cooldown_started_on_one_instance_holds_on_the_others_within_100_ms() {
+    let redis = RedisServer::start();
+    let (dead, live) = (Mock::start("dead", &[]), Mock::start("live", &[]));
+    dead.control(json!({"fault": "status:500"}));
+    let entries = [deployment("gpt", "dep-dead", MODEL, &dead, ""), deployment("gpt", "dep-live", MODEL, &live, "")];
+    let router = "  allowed_fails: 0\n  cooldown_time: 60\n  num_retries: 0\n";
+    let [a, b, c] = ["a", "b", "c"].map(|n| start(&instance_yaml(&redis, n, &entries, router, "")));
+    for g in [&a, &b, &c] {
+        wait_until(Duration::from_secs(5), "3 instances share", || metric(g, "pointwork_cluster_instances") == 3.0);
+    }
+    // A failure on instance a cools dep-dead down there...
+    let responses = until_tried(&a, &dead, "gpt");
+    assert_eq!(responses.last().unwrap().status, 500);
+    let seen = Instant::now();
+    assert!(cooling_down(&a, "dep-dead"));
+    // ... and on b and c, as soon as the event crossed Redis.
+    let on_b = wait_until(Duration::from_secs(2), "b sees the cooldown", || cooling_down(&b, "dep-dead"));
+    let on_c = wait_until(Duration::from_secs(2), "c sees the cooldown", || cooling_down(&c, "dep-dead"));
+    let both = seen.elapsed();
+    eprintln!("cooldown seen on b after {on_b:?}, on c after {:?} (both {both:?})", on_b + on_c);
+    assert!(both < Duration::from_millis(100), "b and c saw a's cooldown only after {both:?}");
+    // Neither sends dep-dead another request.
+    let before = dead.request_count();
+    for g in [&b, &c] {
+        for _ in 0..20 {
+            assert_eq!(g.chat("gpt").deployment(), "dep-live");
+        }
+    }
+    assert_eq!(dead.request_count(), before);
+    assert!(metric(&b, "pointwork_cluster_events_received_total") >= 1.0);
+    assert!(metric(&a, "pointwork_cluster_events_published_total") >= 1.0);
+}
+
+fn key(name: &str, secret: &str, extra: &str) -> String {
+    format!("      - {{name: {name}, sha256: {}{extra}}}\n", digest_hex(secret.as_bytes()))
+}
+
+fn with_key(gateway: &Gateway, secret: &str) -> Response {
+    with_key_at(gateway.addr, secret)
+}
+
+fn with_key_at(addr: SocketAddr, secret: &str) -> Response {
+    let bearer = format!("Bearer {secret}");
+    Client::connect(addr).request(
+        "POST",
+        "/v1/chat/completions",
+        &[("authorization", &bearer)],
+        chat_body("gpt", false).as_bytes(),
+    )
+}
+
+/// Per-minute limits start over with the minute: a test of them starts early in one.
+fn early_in_a_minute() {
+    let second = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() % 60;
+    if second > 45 {
+        std::thread::sleep(Duration::from_secs(61 - second));
+    }
+}
+
+fn minute_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() / 60
+}
+
+/// rpm 30 over 3 instances hammered at once: at least the limit and at most the documented
+/// bound, 30 + (3 − 1) × ⌈30 / 3⌉ = 50, are admitted in the minute.
+#[test]
+fn a_keys_rpm_holds_across_three_instances_under_load() {
+    let redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let secret = "sk-shared-rpm";
+    let pointwork = format!("  auth:\n    virtual_keys:\n{}", key("shared", secret, ", rpm: 30"));
+    let entries = [deployment("gpt", "dep", MODEL, &mock, "")];
+    let gateways: Vec<Gateway> =
+        ["a", "b", "c"].iter().map(|n| start(&instance_yaml(&redis, n, &entries, "", &pointwork))).collect();
+    for g in &gateways {
+        wait_until(Duration::from_secs(5), "3 instances share", || metric(g, "pointwork_cluster_instances") == 3.0);
+    }
+    early_in_a_minute();
+    let minute = minute_now();
+    let admitted = AtomicU64::new(0);
+    let refused = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for g in &gateways {
+            let (addr, admitted, refused) = (g.addr, &admitted, &refused);
+            for _ in 0..2 {
+                s.spawn(move || {
+                    // A second of load: twenty reconciles.
+                    let until = Instant::now() + Duration::from_secs(1);
+                    while Instant::now() < until {
+                        match with_key_at(addr, secret).status {
+                            200 => admitted.fetch_add(1, Ordering::Relaxed),
+                            429 => refused.fetch_add(1, Ordering::Relaxed),
+                            other => panic!("unexpected status {other}"),
+                        };
+                    }
+                });
+            }
+        }
+    });
+    assert_eq!(minute_now(), minute, "the minute turned during the test");
+    let (admitted, refused) = (admitted.into_inner(), refused.into_inner());
+    eprintln!("rpm 30 over 3 instances: {admitted} admitted, {refused} refused");
+    assert!((30..=50).contains(&admitted), "{admitted} admitted ({refused} refused)");
+    assert!(refused > 0);
+    // Every instance's meter agrees on the key's requests this minute, once reconciled.
+    for g in &gateways {
+        wait_until(Duration::from_secs(2), "the instances agree on the count", || {
+            let text = g.get("/metrics").text();
+            text.contains(&format!("pointwork_key_requests_this_minute{{key=\"shared\"}} {admitted}\n"))
+        });
+    }
+}
+
+/// A deployment whose every response costs well over a cent (the mock reports ~30 tokens).
+fn priced(mock: &Mock) -> String {
+    deployment("gpt", "dep", MODEL, mock, "input_cost_per_token: 0.001, output_cost_per_token: 0.001")
+}
+
+#[test]
+fn a_keys_budget_holds_across_instances_and_outlives_a_restart_of_every_instance() {
+    let redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let secret = "sk-shared-budget";
+    let pointwork = format!("  auth:\n    virtual_keys:\n{}", key("money", secret, ", max_budget: 0.1"));
+    let entries = [priced(&mock)];
+    let yaml = |n: &str| instance_yaml(&redis, n, &entries, "", &pointwork);
+    let (a, b) = (start(&yaml("a")), start(&yaml("b")));
+    // a spends the whole budget (each response costs ~0.03).
+    let mut served_on_a = 0;
+    while with_key(&a, secret).status == 200 {
+        served_on_a += 1;
+        assert!(served_on_a < 20, "a never refused");
+    }
+    assert!(served_on_a >= 3, "{served_on_a}");
+    // b learns it at its next reconcile: it refuses from then on.
+    let took = wait_until(Duration::from_secs(2), "b refuses the spent key", || with_key(&b, secret).status == 400);
+    eprintln!("b refused the spent key after {took:?}");
+    let refusal = with_key(&b, secret);
+    assert!(refusal.text().contains("Budget has been exceeded"), "{}", refusal.text());
+    // Every instance stops; fresh ones come up with the spend Redis recorded.
+    drop((a, b));
+    let (a2, b2) = (start(&yaml("a")), start(&yaml("b")));
+    for g in [&a2, &b2] {
+        let r = with_key(g, secret);
+        assert_eq!(r.status, 400, "{}", r.text());
+    }
+    let spend = metric(&a2, "pointwork_key_spend_usd{key=\"money\"}");
+    assert!(spend >= 0.1, "{spend}");
+}
+
+#[test]
+fn a_pinned_session_moving_between_instances_stays_on_its_deployment() {
+    let redis = RedisServer::start();
+    let (x, y) = (Mock::start("x", &[]), Mock::start("y", &[]));
+    let entries = [deployment("gpt", "dep-x", MODEL, &x, ""), deployment("gpt", "dep-y", MODEL, &y, "")];
+    let router = "  optional_pre_call_checks: [session_affinity]\n";
+    let [a, b, c] = ["a", "b", "c"].map(|n| start(&instance_yaml(&redis, n, &entries, router, "")));
+    let session = |s: &str| {
+        json!({"model": "gpt", "metadata": {"session_id": s}, "messages": [{"role": "user", "content": "hi"}]})
+            .to_string()
+    };
+    for i in 0..8 {
+        let conversation = format!("conv-{i}");
+        let first = a.post("/v1/chat/completions", &session(&conversation));
+        let pinned = first.deployment().to_string();
+        // The pin crossed Redis when b's dry run sees it.
+        wait_until(Duration::from_secs(2), "b knows the pin", || {
+            let route = b.post("/v1/route", &session(&conversation)).json();
+            let candidates = route["candidates"].as_array().cloned().unwrap_or_default();
+            route["winner"]["id"] == pinned.as_str() && candidates.iter().any(|c| c["removed_by"] == "affinity_pinned")
+        });
+        for g in [&b, &c, &a, &c, &b] {
+            let r = g.post("/v1/chat/completions", &session(&conversation));
+            assert_eq!(r.deployment(), pinned, "{conversation}: {:?}", r.header("x-pointwork-route"));
+        }
+    }
+}
+
+#[test]
+fn redis_killed_and_restarted_under_load_fails_no_request() {
+    let mut redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let entries = [deployment("gpt", "dep", MODEL, &mock, "")];
+    let router = "  allowed_fails: 0\n  cooldown_time: 60\n";
+    let (a, b) = (
+        start(&instance_yaml(&redis, "a", &entries, router, "")),
+        start(&instance_yaml(&redis, "b", &entries, router, "")),
+    );
+    let stop = AtomicBool::new(false);
+    let (served, failed) = (AtomicU64::new(0), Arc::new(AtomicU64::new(0)));
+    std::thread::scope(|s| {
+        for addr in [a.addr, b.addr] {
+            let (stop, served, failed) = (&stop, &served, &failed);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let r = Client::connect(addr).post_json("/v1/chat/completions", &chat_body("gpt", false));
+                    if r.status == 200 {
+                        served.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        failed.fetch_add(1, Ordering::Relaxed);
+                        eprintln!("failed: {} {}", r.status, r.text());
+                    }
+                }
+            });
+        }
+        for g in [&a, &b] {
+            wait_until(Duration::from_secs(5), "redis up", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+        }
+        redis.kill();
+        for g in [&a, &b] {
+            wait_until(Duration::from_secs(5), "redis down noticed", || metric(g, "pointwork_cluster_redis_up") == 0.0);
+            assert_eq!(g.get("/health/readiness").status, 200, "readiness stays ready");
+        }
+        let during_outage = served.load(Ordering::Relaxed);
+        wait_until(Duration::from_secs(5), "requests served while Redis is away", || {
+            served.load(Ordering::Relaxed) > during_outage + 50
+        });
+        redis.restart();
+        for g in [&a, &b] {
+            wait_until(Duration::from_secs(10), "redis back", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert_eq!(failed.load(Ordering::Relaxed), 0);
+    assert!(served.load(Ordering::Relaxed) > 100);
+    for g in [&a, &b] {
+        let stderr = g.process.stderr();
+        assert_eq!(stderr.matches("is out of reach").count(), 1, "said once:\n{stderr}");
+        assert!(stderr.matches("reached: sharing state").count() >= 2, "{stderr}");
+    }
+    // Sharing works again: a cooldown started on a reaches b.
+    mock.control(json!({"fault": "status:500"}));
+    assert_eq!(a.chat("gpt").status, 500);
+    wait_until(Duration::from_secs(2), "b sees the cooldown after Redis came back", || cooling_down(&b, "dep"));
+}
+
+#[test]
+fn a_redis_that_hangs_for_seconds_changes_nothing_on_the_request_path() {
+    let redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let secret = "sk-while-hung";
+    let pointwork = format!("  auth:\n    virtual_keys:\n{}", key("busy", secret, ", rpm: 100000"));
+    let entries = [deployment("gpt", "dep", MODEL, &mock, "")];
+    let (a, b) = (
+        start(&instance_yaml(&redis, "a", &entries, "", &pointwork)),
+        start(&instance_yaml(&redis, "b", &entries, "", &pointwork)),
+    );
+    for g in [&a, &b] {
+        wait_until(Duration::from_secs(5), "redis up", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+    }
+    let stop = AtomicBool::new(false);
+    let (served, failed, slowest_ms) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for addr in [a.addr, b.addr] {
+            let (stop, served, failed, slowest_ms) = (&stop, &served, &failed, &slowest_ms);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    let status = with_key_at(addr, secret).status;
+                    slowest_ms.fetch_max(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+                    let counter = if status == 200 { served } else { failed };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        redis.pause();
+        // Seconds of a Redis that answers nothing: every command waits for its timeout.
+        let paused = Instant::now();
+        for g in [&a, &b] {
+            wait_until(Duration::from_secs(5), "the hang noticed", || metric(g, "pointwork_cluster_redis_up") == 0.0);
+        }
+        let before = served.load(Ordering::Relaxed);
+        wait_until(Duration::from_secs(5), "requests served while Redis hangs", || {
+            served.load(Ordering::Relaxed) > before + 100 && paused.elapsed() > Duration::from_secs(3)
+        });
+        redis.resume();
+        for g in [&a, &b] {
+            wait_until(Duration::from_secs(10), "redis back", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let slowest = slowest_ms.load(Ordering::Relaxed);
+    eprintln!("{} served while Redis hung, slowest request {slowest} ms", served.load(Ordering::Relaxed));
+    assert_eq!(failed.load(Ordering::Relaxed), 0);
+    assert!(slowest < 500, "a request took {slowest} ms while Redis hung");
+}
