@@ -371,6 +371,10 @@ impl PackedWindow {
 }
 
 #[cfg(test)]
+#[path = "key_meter_shared_tests.rs"]
+mod shared_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -471,78 +475,4 @@ mod tests {
         assert_eq!(m.usage(&l, t).refused_rpm, 1_400);
     }
 
-    fn shared(rpm: u64, m: &KeyMeter, t: u64, own_recorded: u64, others: u64, instances: u64) {
-        let l = limits(Some(rpm), None, None);
-        let windows = MeterWindows::at(&l, t);
-        let recorded = OwnCounts { requests: own_recorded, ..OwnCounts::default() };
-        m.reconciled(&l, windows, recorded, OthersCounts { requests: others, instances, ..OthersCounts::default() });
-    }
-
-    #[test]
-    fn the_others_requests_count_against_the_limit() {
-        let (m, l) = (KeyMeter::default(), limits(Some(10), None, None));
-        shared(10, &m, MINUTE, 0, 8, 1);
-        assert_eq!(m.admit(&l, MINUTE + 1), Ok(()));
-        assert_eq!(m.admit(&l, MINUTE + 1), Ok(()));
-        assert!(matches!(m.admit(&l, MINUTE + 1), Err(KeyRefusal::Rpm { .. })));
-        assert_eq!(m.usage(&l, MINUTE + 1).requests_this_minute, 10);
-        assert_eq!(m.usage(&l, MINUTE + 60).requests_this_minute, 0, "the others' minute ends too");
-    }
-
-    #[test]
-    fn sharing_instances_each_admit_their_part_of_what_is_left_until_the_next_reconcile() {
-        let (m, l) = (KeyMeter::default(), limits(Some(100), None, None));
-        // 3 instances, 10 used by others, none by us: 90 left, a third each.
-        shared(100, &m, MINUTE, 0, 10, 3);
-        let admitted = (0..100).filter(|_| m.admit(&l, MINUTE + 1).is_ok()).count();
-        assert_eq!(admitted, 30);
-        // The next reconcile: the others used 40 more, we used our 30: 20 left, a third each.
-        shared(100, &m, MINUTE + 1, 30, 50, 3);
-        let admitted = (0..100).filter(|_| m.admit(&l, MINUTE + 2).is_ok()).count();
-        assert_eq!(admitted, 7);
-    }
-
-    #[test]
-    fn a_minute_no_reconcile_saw_yet_gives_an_even_part_of_the_limit() {
-        let (m, l) = (KeyMeter::default(), limits(Some(100), None, None));
-        shared(100, &m, MINUTE, 0, 0, 4);
-        let next = MINUTE + 61;
-        assert_eq!((0..100).filter(|_| m.admit(&l, next).is_ok()).count(), 25);
-    }
-
-    #[test]
-    fn out_of_reach_instances_admit_up_to_the_whole_limit_less_what_they_last_knew() {
-        let (m, l) = (KeyMeter::default(), limits(Some(100), None, None));
-        shared(100, &m, MINUTE, 0, 60, 3);
-        m.unshared();
-        assert_eq!((0..100).filter(|_| m.admit(&l, MINUTE + 1).is_ok()).count(), 40);
-    }
-
-    #[test]
-    fn a_restarted_instance_takes_back_its_recorded_counts_and_never_counts_twice() {
-        let l = KeyLimits { max_budget: Some(1.0), tpm: Some(1_000), ..limits(Some(100), None, None) };
-        let m = KeyMeter::default();
-        let windows = MeterWindows::at(&l, MINUTE);
-        let recorded = OwnCounts { requests: 5, tokens: 300, spend_micros: 250_000 };
-        m.reconciled(&l, windows, recorded, OthersCounts { instances: 2, ..OthersCounts::default() });
-        assert_eq!(m.own_counts(windows), recorded);
-        // The same record again (a reconcile after a lost answer) adds nothing.
-        m.reconciled(&l, windows, recorded, OthersCounts { instances: 2, ..OthersCounts::default() });
-        assert_eq!(m.own_counts(windows), recorded);
-        let u = m.usage(&l, MINUTE);
-        assert_eq!((u.requests_this_minute, u.tokens_this_minute, u.spend), (5, 300, 0.25));
-    }
-
-    #[test]
-    fn the_others_spend_and_tokens_count_against_budget_and_tpm() {
-        let l = KeyLimits { max_budget: Some(1.0), tpm: Some(1_000), ..limits(None, None, None) };
-        let m = KeyMeter::default();
-        let windows = MeterWindows::at(&l, MINUTE);
-        let others = OthersCounts { tokens: 1_000, spend_micros: 0, instances: 2, requests: 0 };
-        m.reconciled(&l, windows, OwnCounts::default(), others);
-        assert!(matches!(m.admit(&l, MINUTE), Err(KeyRefusal::Tpm { used: 1_000, .. })));
-        let others = OthersCounts { spend_micros: 1_000_000, ..others };
-        m.reconciled(&l, windows, OwnCounts::default(), others);
-        assert!(matches!(m.admit(&l, MINUTE), Err(KeyRefusal::Budget { .. })));
-    }
 }

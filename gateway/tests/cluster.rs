@@ -198,10 +198,14 @@ fn a_keys_budget_holds_across_instances_and_outlives_a_restart_of_every_instance
         assert!(served_on_a < 20, "a never refused");
     }
     assert!(served_on_a >= 3, "{served_on_a}");
-    // b learns it at its next reconcile: it refuses from then on.
-    let took = wait_until(Duration::from_secs(2), "b refuses the spent key", || with_key(&b, secret).status == 400);
-    eprintln!("b refused the spent key after {took:?}");
+    // b learns a's spend at its next reconciles (its metric reads the meter without spending):
+    // it refuses the key's first request there.
+    let took = wait_until(Duration::from_secs(2), "b knows a's spend", || {
+        metric(&b, "pointwork_key_spend_usd{key=\"money\"}") >= 0.1
+    });
+    eprintln!("b knew a's spend after {took:?}");
     let refusal = with_key(&b, secret);
+    assert_eq!(refusal.status, 400);
     assert!(refusal.text().contains("Budget has been exceeded"), "{}", refusal.text());
     // Every instance stops; fresh ones come up with the spend Redis recorded.
     drop((a, b));
@@ -292,7 +296,9 @@ fn redis_killed_and_restarted_under_load_fails_no_request() {
     for g in [&a, &b] {
         let stderr = g.process.stderr();
         assert_eq!(stderr.matches("is out of reach").count(), 1, "said once:\n{stderr}");
-        assert!(stderr.matches("reached: sharing state").count() >= 2, "{stderr}");
+        wait_until(Duration::from_secs(2), "said reached again", || {
+            g.process.stderr().matches("reached: sharing state").count() == 2
+        });
     }
     // Sharing works again: a cooldown started on a reaches b.
     mock.control(json!({"fault": "status:500"}));
@@ -349,4 +355,76 @@ fn a_redis_that_hangs_for_seconds_changes_nothing_on_the_request_path() {
     eprintln!("{} served while Redis hung, slowest request {slowest} ms", served.load(Ordering::Relaxed));
     assert_eq!(failed.load(Ordering::Relaxed), 0);
     assert!(slowest < 500, "a request took {slowest} ms while Redis hung");
+}
+
+#[test]
+fn an_instance_started_without_redis_serves_alone_and_shares_once_redis_comes() {
+    let mut redis = RedisServer::start();
+    redis.kill();
+    let mock = Mock::start("m", &[]);
+    let entries = [deployment("gpt", "dep", MODEL, &mock, "")];
+    let a = start(&instance_yaml(&redis, "a", &entries, "", ""));
+    for _ in 0..20 {
+        assert_eq!(a.chat("gpt").status, 200);
+    }
+    assert_eq!(metric(&a, "pointwork_cluster_redis_up"), 0.0);
+    assert_eq!(a.get("/health/readiness").status, 200);
+    redis.restart();
+    wait_until(Duration::from_secs(10), "redis reached", || metric(&a, "pointwork_cluster_redis_up") == 1.0);
+    a.process.wait_for_stderr("reached: sharing state", Duration::from_secs(2));
+    let stderr = a.process.stderr();
+    assert_eq!(stderr.matches("is out of reach").count(), 1, "said once:\n{stderr}");
+    assert_eq!(stderr.matches("reached: sharing state").count(), 1, "{stderr}");
+    assert_eq!(metric(&a, "pointwork_cluster_instances"), 1.0);
+}
+
+/// A CA, and a certificate for localhost it signed: (CA PEM, certificate PEM, key PEM) files.
+fn pki(dir: &common::TempDir) -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(DnType::CommonName, "pointwork cluster tests CA");
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_owned()]).unwrap().signed_by(&key, &ca).unwrap();
+    let path = |name: &str, pem: String| dir.write(name, &pem).display().to_string();
+    (path("ca.pem", ca.pem()), path("redis.pem", cert.pem()), path("redis.key", key.serialize_pem()))
+}
+
+#[test]
+fn instances_share_through_a_redis_that_speaks_only_tls() {
+    let dir = common::TempDir::new("redis-tls");
+    let (ca, cert, key) = pki(&dir);
+    let redis = RedisServer::start_tls(&cert, &key);
+    let (dead, live) = (Mock::start("dead", &[]), Mock::start("live", &[]));
+    dead.control(json!({"fault": "status:500"}));
+    let entries = [deployment("gpt", "dep-dead", MODEL, &dead, ""), deployment("gpt", "dep-live", MODEL, &live, "")];
+    let yaml = |name: &str| {
+        format!(
+            "model_list:\n{}router_settings:\n  redis_url: rediss://localhost:{}/0\n  allowed_fails: 0\n  cooldown_time: 60\n  num_retries: 0\npointwork:\n  cluster: {{instance: {name}, sync_interval: {SYNC}}}\n",
+            entries.concat(),
+            redis.port
+        )
+    };
+    // The site CA is trusted the way the system's certificates are named: SSL_CERT_FILE.
+    let trusted = |name: &str| {
+        let options =
+            GatewayOptions { shards: 2, env: vec![("SSL_CERT_FILE", ca.as_str())], ..GatewayOptions::default() };
+        let g = Gateway::start_with(&yaml(name), options);
+        wait_until(Duration::from_secs(10), "redis over TLS", || metric(&g, "pointwork_cluster_redis_up") == 1.0);
+        g
+    };
+    let (a, b) = (trusted("a"), trusted("b"));
+    until_tried(&a, &dead, "gpt");
+    wait_until(Duration::from_secs(2), "b sees the cooldown over TLS", || cooling_down(&b, "dep-dead"));
+    // Without the CA the server's certificate is refused: that instance serves alone and says why.
+    let other_dir = common::TempDir::new("redis-tls-other");
+    let (other_ca, _, _) = pki(&other_dir);
+    let env = vec![("SSL_CERT_FILE", other_ca.as_str())];
+    let untrusting = Gateway::start_with(&yaml("c"), GatewayOptions { shards: 1, env, ..GatewayOptions::default() });
+    let said = untrusting.process.wait_for_stderr("is out of reach", Duration::from_secs(10));
+    assert!(said.to_lowercase().contains("certificate"), "{said}");
+    // It serves on its own state: the others' cooldown is not known there.
+    assert!(!cooling_down(&untrusting, "dep-dead"));
+    assert!(untrusting.chat("gpt").header("x-pointwork-deployment").is_some());
 }
