@@ -428,3 +428,20 @@ fn instances_share_through_a_redis_that_speaks_only_tls() {
     assert!(!cooling_down(&untrusting, "dep-dead"));
     assert!(untrusting.chat("gpt").header("x-pointwork-deployment").is_some());
 }
+
+#[test]
+fn without_redis_configured_nothing_of_the_cluster_runs() {
+    let mock = Mock::start("m", &[]);
+    let yaml = format!("model_list:\n{}", deployment("gpt", "dep", MODEL, &mock, ""));
+    let g = Gateway::start_with(&yaml, GatewayOptions { shards: 2, ..GatewayOptions::default() });
+    assert_eq!(g.chat("gpt").status, 200);
+    assert!(!g.get("/metrics").text().contains("pointwork_cluster_"));
+    assert!(!g.process.stderr().contains("cluster"), "{}", g.process.stderr());
+    let threads = std::fs::read_dir(format!("/proc/{}/task", g.process.pid())).unwrap();
+    let names: Vec<String> = threads
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim().to_string())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("shard-")), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("cluster")), "{names:?}");
+}

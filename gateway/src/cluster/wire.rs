@@ -165,10 +165,17 @@ impl WireEvent {
         }
     }
 
-    /// Adds `other` into `self` when both count usage of one deployment in one minute (usage
-    /// comes with every response under usage-based routing: one message per minute and
-    /// deployment, not per request). Returns whether it did.
+    /// Takes `other` into `self` where one event can say both (they come with every request:
+    /// usage under usage-based routing, a pin's refresh under affinity): usage of one deployment
+    /// in one minute adds up, a later pin of the same key replaces the earlier one. Returns
+    /// whether it did.
     pub fn absorb(&mut self, other: &WireEvent) -> bool {
+        if let (WireEvent::Pin { key: k1, .. }, WireEvent::Pin { key: k2, .. }) = (&*self, other) {
+            if k1 == k2 {
+                *self = other.clone();
+                return true;
+            }
+        }
         match (self, other) {
             (
                 WireEvent::Usage { deployment: d1, at_ms: a1, requests: r1, tokens: t1 },
@@ -253,6 +260,21 @@ mod tests {
         let bad = WireEvent::Cooldown { deployment: "a".into(), until_ms: 0, cause: "teapot".into() };
         assert_eq!(bad.to_event(&s, &clock), None);
         assert!(serde_json::from_str::<WireEvent>(r#"{"kind":"future_thing","deployment":"a"}"#).is_err());
+    }
+
+    #[test]
+    fn a_later_pin_of_the_same_conversation_replaces_the_earlier() {
+        let pin = |key, deployment: &str, until_ms| WireEvent::Pin {
+            deployment: deployment.into(),
+            key,
+            until_ms,
+            tier: None,
+            at_ms: until_ms - 1,
+        };
+        let mut first = pin(7, "a", 1_000);
+        assert!(first.absorb(&pin(7, "b", 2_000)));
+        assert_eq!(first, pin(7, "b", 2_000));
+        assert!(!first.absorb(&pin(8, "a", 3_000)), "another conversation");
     }
 
     #[test]
