@@ -445,3 +445,50 @@ fn without_redis_configured_nothing_of_the_cluster_runs() {
     assert!(names.iter().any(|n| n.starts_with("shard-")), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("cluster")), "{names:?}");
 }
+
+/// Spend made while Redis was away is counted once when it is back, even by a Redis that lost
+/// everything: each instance's count is absolute, so writing it again adds nothing twice.
+#[test]
+fn spend_made_while_redis_was_away_is_counted_once_when_it_returns() {
+    let mut redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let secret = "sk-outage-spend";
+    let pointwork = format!("  auth:\n    virtual_keys:\n{}", key("money", secret, ", max_budget: 100"));
+    let entries = [priced(&mock)];
+    let (a, b) = (
+        start(&instance_yaml(&redis, "a", &entries, "", &pointwork)),
+        start(&instance_yaml(&redis, "b", &entries, "", &pointwork)),
+    );
+    let spend = |g: &Gateway| metric(g, "pointwork_key_spend_usd{key=\"money\"}");
+    for _ in 0..3 {
+        assert_eq!(with_key(&a, secret).status, 200);
+    }
+    let before = spend(&a);
+    wait_until(Duration::from_secs(2), "b knows a's spend", || spend(&b) == before);
+    redis.kill();
+    wait_until(Duration::from_secs(5), "a notices", || metric(&a, "pointwork_cluster_redis_up") == 0.0);
+    for _ in 0..2 {
+        assert_eq!(with_key(&a, secret).status, 200);
+    }
+    assert_eq!(with_key(&b, secret).status, 200);
+    let (on_a, on_b) = (spend(&a), spend(&b));
+    assert!(on_a > before && on_b > before, "{before} {on_a} {on_b}");
+    redis.restart();
+    for g in [&a, &b] {
+        wait_until(Duration::from_secs(10), "redis back", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+    }
+    // Every request counted once: a's five and b's one, on both instances.
+    let per_request = before / 3.0;
+    let total = 6.0 * per_request;
+    for g in [&a, &b] {
+        wait_until(Duration::from_secs(2), "both agree on the whole spend", || (spend(g) - total).abs() < 1e-9);
+    }
+    // And it stays so over more reconciles.
+    for g in [&a, &b] {
+        let syncs = metric(g, "pointwork_cluster_syncs_total");
+        wait_until(Duration::from_secs(2), "three more reconciles", || {
+            metric(g, "pointwork_cluster_syncs_total") >= syncs + 3.0
+        });
+        assert!((spend(g) - total).abs() < 1e-9, "{} != {total}: counted twice?", spend(g));
+    }
+}
