@@ -492,3 +492,36 @@ fn spend_made_while_redis_was_away_is_counted_once_when_it_returns() {
         assert!((spend(g) - total).abs() < 1e-9, "{} != {total}: counted twice?", spend(g));
     }
 }
+
+#[test]
+fn a_policys_daily_budget_holds_across_instances() {
+    let redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let entries = [format!(
+        "  - model_name: qwen\n    litellm_params: {{model: openai/qwen, api_base: \"{}\", api_key: sk-q, input_cost_per_token: 0.001, output_cost_per_token: 0.001}}\n    model_info: {{id: qwen-de, sovereignty_class: eu_owned_eu_operated, region: de-ber}}\n",
+        mock.api_base()
+    )];
+    let pointwork = "  policies:\n    eu-strict: {max_usd_per_day: 0.1}\n  default_policy: eu-strict\n";
+    let (a, b) = (
+        start(&instance_yaml(&redis, "a", &entries, "", pointwork)),
+        start(&instance_yaml(&redis, "b", &entries, "", pointwork)),
+    );
+    let chat = |g: &Gateway| g.post("/v1/chat/completions", &chat_body("qwen", false));
+    let mut served = 0;
+    while chat(&a).status == 200 {
+        served += 1;
+        assert!(served < 20, "a never refused");
+    }
+    let refusal = chat(&a);
+    assert!(refusal.text().contains("max_usd_per_day"), "{}", refusal.text());
+    // a's record reaches Redis at its next reconciles, b's reconciles after that read it.
+    for g in [&a, &b] {
+        let syncs = metric(g, "pointwork_cluster_syncs_total");
+        wait_until(Duration::from_secs(2), "two reconciles", || {
+            metric(g, "pointwork_cluster_syncs_total") >= syncs + 2.0
+        });
+    }
+    let on_b = chat(&b);
+    assert_eq!(on_b.status, 400, "{}", on_b.text());
+    assert!(on_b.text().contains("max_usd_per_day"), "{}", on_b.text());
+}
