@@ -29,10 +29,42 @@ pub struct ClusterSettings {
     /// `pointwork.cluster.sync_interval` (default 100ms, 10ms to 10s): how often shared counters
     /// are reconciled.
     pub sync_interval: Duration,
+    /// `pointwork.cluster.health_checks` (default `every_instance`): whether every instance
+    /// probes the deployments itself, or one at a time does (a lease in Redis) and the others
+    /// read its results.
+    pub health_checks: HealthCheckSharing,
     /// The key path that named the Redis server, e.g. `router_settings.redis_host`,
     /// `litellm_settings.cache_params.url`, or `pointwork.cluster and REDIS_URL` when the
     /// environment named it — for logs and `pointwork check`.
     pub named_by: String,
+}
+
+/// `pointwork.cluster.health_checks`: who runs the background health checks of a cluster.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HealthCheckSharing {
+    /// Every instance probes every deployment itself (as without Redis); the results are shared
+    /// too, so a deployment is probed once per instance and round.
+    #[default]
+    EveryInstance,
+    /// The instance holding the lease `{key_prefix}:lease:health_checks` probes, the others read
+    /// its results; with Redis out of reach every instance probes for itself.
+    OneInstance,
+}
+
+impl HealthCheckSharing {
+    pub const ALL: [HealthCheckSharing; 2] = [HealthCheckSharing::EveryInstance, HealthCheckSharing::OneInstance];
+
+    /// The config spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            HealthCheckSharing::EveryInstance => "every_instance",
+            HealthCheckSharing::OneInstance => "one_instance",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<HealthCheckSharing> {
+        HealthCheckSharing::ALL.into_iter().find(|h| h.name() == name)
+    }
 }
 
 /// One Redis server. `Debug` never shows the password.

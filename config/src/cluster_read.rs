@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::cluster::{
-    check_host, parse_port, parse_redis_url, ClusterSettings, RedisServer, RedisUrl, DEFAULT_KEY_PREFIX,
-    DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL, SYNC_INTERVAL_RANGE,
+    check_host, parse_port, parse_redis_url, ClusterSettings, HealthCheckSharing, RedisServer, RedisUrl,
+    DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL, SYNC_INTERVAL_RANGE,
 };
 use crate::duration::DURATION;
 use crate::env::env_reference;
@@ -52,7 +52,7 @@ const CACHE_KEYS: [(&str, Role); 8] = [
     ("db", Role::Db),
     ("ssl", Role::Ssl),
 ];
-const CLUSTER_KEYS: [&str; 4] = ["enabled", "instance", "key_prefix", "sync_interval"];
+const CLUSTER_KEYS: [&str; 5] = ["enabled", "instance", "key_prefix", "sync_interval", "health_checks"];
 
 /// The server keys one place sets, taken from its section (so they are not warned as ignored)
 /// and read once Redis is known to be on.
@@ -140,6 +140,7 @@ pub(crate) struct ClusterSection {
     instance: Option<String>,
     key_prefix: Option<String>,
     sync_interval: Option<Duration>,
+    health_checks: Option<HealthCheckSharing>,
 }
 
 /// Reads `pointwork.cluster`: its values are checked here, whether Redis is on is decided with
@@ -152,6 +153,7 @@ pub(crate) fn read_cluster_section(c: &mut Checker, mut fields: Fields) -> Clust
         instance: c.optional(&mut fields, "instance", &INSTANCE),
         key_prefix: c.optional(&mut fields, "key_prefix", &KEY_PREFIX),
         sync_interval: c.optional(&mut fields, "sync_interval", &SYNC_INTERVAL),
+        health_checks: c.optional(&mut fields, "health_checks", &HEALTH_CHECKS),
     };
     c.refuse_unknown(&fields, &CLUSTER_KEYS);
     section
@@ -179,6 +181,15 @@ const INSTANCE: Kind<String> = Kind {
 const SYNC_INTERVAL: Kind<Duration> = Kind {
     expected: r#"a duration from 10ms to 10s, like "100ms""#,
     parse: |n| (DURATION.parse)(n).filter(|d| (SYNC_INTERVAL_RANGE.0..=SYNC_INTERVAL_RANGE.1).contains(d)),
+    secret: false,
+};
+
+const HEALTH_CHECKS: Kind<HealthCheckSharing> = Kind {
+    expected: "one of every_instance, one_instance",
+    parse: |n| match n {
+        Node::Str(s) => HealthCheckSharing::from_name(s.trim()),
+        _ => None,
+    },
     secret: false,
 };
 
@@ -352,13 +363,14 @@ pub(crate) fn resolve_cluster(
             None => {}
         }
     }
-    let (instance, key_prefix, sync_interval) =
-        section.map_or((None, None, None), |s| (s.instance, s.key_prefix, s.sync_interval));
+    let (instance, key_prefix, sync_interval, health_checks) =
+        section.map_or((None, None, None, None), |s| (s.instance, s.key_prefix, s.sync_interval, s.health_checks));
     let settings = ClusterSettings {
         redis,
         instance,
         key_prefix: key_prefix.unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_string()),
         sync_interval: sync_interval.unwrap_or(DEFAULT_SYNC_INTERVAL),
+        health_checks: health_checks.unwrap_or_default(),
         named_by,
     };
     (Some(settings), None)

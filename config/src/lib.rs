@@ -51,7 +51,8 @@ pub use auth::{AdminKey, Auth, VirtualKey};
 pub use aws::DEFAULT_REGION as BEDROCK_DEFAULT_REGION;
 pub use azure::DEFAULT_API_VERSION as AZURE_DEFAULT_API_VERSION;
 pub use cluster::{
-    ClusterSettings, RedisServer, DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL, SYNC_INTERVAL_RANGE,
+    ClusterSettings, HealthCheckSharing, RedisServer, DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL,
+    SYNC_INTERVAL_RANGE,
 };
 pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};

@@ -10,7 +10,7 @@ use pointwork_core::policy::{EndpointKind, Policy, PolicyAttrs};
 use pointwork_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
-use crate::{AccessLogTarget, Config};
+use crate::{AccessLogTarget, Config, HealthCheckSharing};
 use pointwork_core::redact;
 
 impl Config {
@@ -241,12 +241,16 @@ impl Config {
         line(
             out,
             format_args!(
-                "cluster: Redis at {} ({}), instance {}, key prefix {}, sync every {}",
+                "cluster: Redis at {} ({}), instance {}, key prefix {}, sync every {}{}",
                 cl.redis.display(),
                 cl.named_by,
                 cl.instance.as_deref().unwrap_or("auto"),
                 cl.key_prefix,
-                secs(cl.sync_interval)
+                secs(cl.sync_interval),
+                match cl.health_checks {
+                    HealthCheckSharing::EveryInstance => "",
+                    HealthCheckSharing::OneInstance => ", health checks by one instance at a time",
+                }
             ),
         );
     }

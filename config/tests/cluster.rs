@@ -9,7 +9,7 @@ mod helpers;
 use std::time::Duration;
 
 use helpers::*;
-use pointwork_config::{ClusterSettings, RedisServer};
+use pointwork_config::{ClusterSettings, HealthCheckSharing, RedisServer};
 
 #[test]
 fn without_redis_keys_there_is_no_cluster_even_with_the_variables_set() {
@@ -37,6 +37,7 @@ fn router_settings_host_port_and_password() {
             instance: None,
             key_prefix: "pointwork".into(),
             sync_interval: Duration::from_millis(100),
+            health_checks: HealthCheckSharing::EveryInstance,
             named_by: "router_settings.redis_host".into(),
         }
     );
@@ -296,6 +297,7 @@ fn the_pointwork_section_alone_turns_redis_on_from_the_environment() {
             instance: Some("gw-1".into()),
             key_prefix: "team.a:pw".into(),
             sync_interval: Duration::from_millis(250),
+            health_checks: HealthCheckSharing::EveryInstance,
             named_by: "pointwork.cluster and REDIS_URL".into(),
         }
     );
@@ -360,6 +362,24 @@ fn the_summary_names_the_instance_and_the_settings() {
     assert!(config.summary().contains(
         "\ncluster: Redis at redis://cache:6379/0 (router_settings.redis_host), instance gw-a, key prefix acme, sync every 2s\n"
     ));
+}
+
+#[test]
+fn health_checks_run_on_every_instance_unless_one_instance_is_asked_for() {
+    let (c, warnings) = cluster("router_settings: {redis_host: cache}\n", &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.health_checks, HealthCheckSharing::EveryInstance);
+    let one =
+        "router_settings: {redis_host: cache}\npointwork:\n  cluster: {instance: gw-a, health_checks: one_instance}\n";
+    let (c, warnings) = cluster(one, &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.health_checks, HealthCheckSharing::OneInstance);
+    assert!(loaded(one, &[]).config.summary().contains(
+        "\ncluster: Redis at redis://cache:6379/0 (router_settings.redis_host), instance gw-a, key prefix pointwork, \
+         sync every 100ms, health checks by one instance at a time\n"
+    ));
+    let every = "router_settings: {redis_host: cache}\npointwork:\n  cluster: {health_checks: every_instance}\n";
+    assert_eq!(cluster(every, &[]).0.health_checks, HealthCheckSharing::EveryInstance);
 }
 
 #[test]

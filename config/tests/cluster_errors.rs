@@ -136,8 +136,16 @@ fn the_cluster_section_is_strict() {
         ),
         ("{enabled: maybe}", r#"pointwork.cluster.enabled: expected true or false, got "maybe""#),
         (
+            "{health_checks: one}",
+            r#"pointwork.cluster.health_checks: expected one of every_instance, one_instance, got "one""#,
+        ),
+        (
+            "{health_checks: true}",
+            "pointwork.cluster.health_checks: expected one of every_instance, one_instance, got true",
+        ),
+        (
             "{instnace: a}",
-            r#"pointwork.cluster.instnace: unknown key; did you mean "instance"? valid keys: enabled, instance, key_prefix, sync_interval"#,
+            r#"pointwork.cluster.instnace: unknown key; did you mean "instance"? valid keys: enabled, instance, key_prefix, sync_interval, health_checks"#,
         ),
         ("[a]", "pointwork.cluster: expected a map, got a list"),
     ];

@@ -222,7 +222,11 @@ pub fn serve(
     let routes_line = routes_summary(&routes);
     let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
     let hub = Hub::new(routes, control_tx);
-    // The walk's telemetry poller, only when the config turns the walk on.
+    // The walk's telemetry poller, only when the config turns the walk on (with Redis, polling
+    // only while it holds the poller's lease).
+    if gateway.cluster.is_some() {
+        hub.pareto.share_between_instances();
+    }
     hub.pareto.configure(pareto);
     let (outbox, cluster) = gateway.cluster.as_ref().map(crate::cluster::prepare).unzip();
     let settings = Arc::new(settings);
@@ -231,12 +235,15 @@ pub fn serve(
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
-    if let Some(cluster) = cluster {
+    if let (Some(cluster), Some(cluster_settings)) = (cluster, &gateway.cluster) {
         match cluster.start(hub.clone(), mesh.clone(), running.addr) {
-            Ok(status) => eprintln!(
-                "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
-                status.server, status.instance
-            ),
+            Ok(status) => {
+                eprintln!(
+                    "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
+                    status.server, status.instance
+                );
+                crate::pareto_poller::start_sharing(&hub, &status, cluster_settings);
+            }
             Err(e) => return fail(&format!("cluster: {e}")),
         }
     }
@@ -252,15 +259,20 @@ pub fn serve(
     if let Some(banner) = banner {
         let _ = print_line(banner(running.addr));
     }
-    Control {
-        hub,
+    let exit = Control {
+        hub: hub.clone(),
         inbox: control_rx,
         config_path,
         started_with: gateway,
         drain_signals: running.drain_signals,
         spend_file,
     }
-    .run()
+    .run();
+    // Drained: another instance takes over this one's leases at once.
+    if let Some(status) = hub.cluster.get() {
+        status.release_leases();
+    }
+    exit
 }
 
 /// `3 model groups, 5 deployments, strategy simple-shuffle, access log off`.

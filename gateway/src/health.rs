@@ -6,14 +6,21 @@
 //!
 //! Probes of one round run concurrently; a probe is healthy when the deployment answers with a
 //! 2xx head within `pointwork.health_checks.timeout`.
+//!
+//! With Redis and `pointwork.cluster.health_checks: one_instance`, a round is run only by the
+//! instance holding the lease `{key_prefix}:lease:health_checks` ([`crate::cluster::lease`]); the
+//! results reach the others as events, like every shard's. The others check twice a second
+//! whether the lease became theirs (its holder died) and then run a round at once; with Redis
+//! out of reach every instance probes for itself.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use monoio_rustls::TlsConnector;
-use pointwork_config::{GatewaySettings, HealthChecks};
+use pointwork_config::{GatewaySettings, HealthCheckSharing, HealthChecks};
 use pointwork_core::{DeploymentIdx, Dialect, Event, RouteKind};
 
+use crate::cluster::lease::{ttl_for, Lease, Role};
 use crate::events::Mesh;
 use crate::http::response::parse_response_head;
 use crate::http::write;
@@ -23,6 +30,11 @@ use crate::upstream::conn::{connect, UpstreamConn};
 
 /// Largest probe response head read.
 const MAX_HEAD: usize = 64 * 1024;
+/// How often an instance that leaves the rounds to the lease's holder looks whether the lease
+/// became its own.
+const FOLLOWER_LOOKS_EVERY: Duration = Duration::from_millis(250);
+/// How long a starting instance waits for its first word about the lease before probing anyway.
+const FIRST_WORD_WAIT: Duration = Duration::from_secs(3);
 
 /// Starts the checker when the config asks for it (background checks, or health-check routing).
 pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
@@ -43,6 +55,8 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
         settings: settings.health_checks.clone(),
         tls,
         connect: settings.timeouts.connect,
+        lease: lease(hub, settings),
+        started: Instant::now(),
     };
     let spawned = std::thread::Builder::new().name("health".into()).spawn(move || {
         match monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build() {
@@ -55,12 +69,23 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
     }
 }
 
+/// The lease of `one_instance` health checks, kept from now on; `None`: every instance probes.
+fn lease(hub: &Hub, settings: &GatewaySettings) -> Option<Arc<Lease>> {
+    let cluster = settings.cluster.as_ref().filter(|c| c.health_checks == HealthCheckSharing::OneInstance)?;
+    let status = hub.cluster.get()?;
+    let ttl = ttl_for(settings.health_checks.interval);
+    let lease = Lease::new("health_checks", "runs the health checks", &cluster.key_prefix, status.lease_holder(), ttl);
+    status.keep_lease("lease-health", lease)
+}
+
 struct Checker {
     hub: Arc<Hub>,
     mesh: Mesh,
     settings: HealthChecks,
     tls: TlsConnector,
     connect: Duration,
+    lease: Option<Arc<Lease>>,
+    started: Instant,
 }
 
 impl Checker {
@@ -68,6 +93,10 @@ impl Checker {
         let checker = Arc::new(self);
         loop {
             let round = Instant::now();
+            if !checker.my_round(round) {
+                monoio::time::sleep(FOLLOWER_LOOKS_EVERY.min(checker.settings.interval)).await;
+                continue;
+            }
             let routes = checker.hub.routes.load_full();
             let targets = checker.targets(&routes);
             let mut probes = Vec::with_capacity(targets.len());
@@ -93,6 +122,17 @@ impl Checker {
             }
             let next = round + checker.settings.interval;
             monoio::time::sleep(next.saturating_duration_since(Instant::now())).await;
+        }
+    }
+
+    /// Whether this instance runs the round starting at `now`: always without a lease; with one,
+    /// when it holds it or Redis is out of reach — and, before the first word about the lease,
+    /// only once [`FIRST_WORD_WAIT`] has passed.
+    fn my_round(&self, now: Instant) -> bool {
+        let Some(lease) = &self.lease else { return true };
+        match lease.role(now) {
+            Role::Unknown => now.saturating_duration_since(self.started) >= FIRST_WORD_WAIT,
+            role => role.does_the_job(),
         }
     }
 

@@ -11,6 +11,7 @@
 //!
 //! Nothing here runs without Redis configured: no thread, no outbox, no cost on the request path.
 
+pub mod lease;
 mod meters;
 mod publisher;
 mod subscriber;
@@ -56,6 +57,10 @@ pub struct Status {
     /// Instances seen at the last reconcile, this one included.
     pub instances: AtomicU64,
     duplicate_name_said: AtomicBool,
+    /// The client every thread that talks to Redis connects with.
+    client: redis::Client,
+    /// The leases this instance keeps ([`lease`]), for `/metrics` and a drain.
+    leases: Mutex<Vec<Arc<lease::Lease>>>,
 }
 
 /// Which of the two connections a word about reachability is about.
@@ -66,7 +71,12 @@ enum Link {
 }
 
 impl Status {
-    fn new(settings: &ClusterSettings, instance: String, dropped_full: Arc<AtomicU64>) -> Status {
+    fn new(
+        settings: &ClusterSettings,
+        instance: String,
+        dropped_full: Arc<AtomicU64>,
+        client: redis::Client,
+    ) -> Status {
         Status {
             instance,
             server: settings.redis.display(),
@@ -82,6 +92,8 @@ impl Status {
             sync_failures: AtomicU64::new(0),
             instances: AtomicU64::new(0),
             duplicate_name_said: AtomicBool::new(false),
+            client,
+            leases: Mutex::new(Vec::new()),
         }
     }
 
@@ -169,6 +181,7 @@ impl Status {
             "Reconciles that failed (Redis out of reach or slow).",
             n(&self.sync_failures),
         );
+        self.render_leases(out);
     }
 }
 
@@ -192,10 +205,10 @@ impl Pending {
     pub fn start(self, hub: Arc<Hub>, mesh: Mesh, addr: SocketAddr) -> std::io::Result<Arc<Status>> {
         let Pending { settings, dropped, outbox } = self;
         let instance = settings.instance.clone().unwrap_or_else(|| default_instance(addr));
-        let status = Arc::new(Status::new(&settings, instance, dropped));
-        let _ = hub.cluster.set(status.clone());
         let client = redis::Client::open(settings.redis.url())
             .map_err(|e| std::io::Error::other(format!("Redis at {}: {e}", settings.redis.display())))?;
+        let status = Arc::new(Status::new(&settings, instance, dropped, client.clone()));
+        let _ = hub.cluster.set(status.clone());
         let channel = format!("{}:events", settings.key_prefix);
         let sub = subscriber::Subscriber {
             client: client.clone(),
@@ -213,11 +226,11 @@ impl Pending {
 }
 
 /// Waits before the next attempt to reach Redis: doubling from 100 ms up to [`MAX_BACKOFF`].
-fn next_backoff(current: Duration) -> Duration {
+pub(crate) fn next_backoff(current: Duration) -> Duration {
     (current * 2).clamp(Duration::from_millis(100), MAX_BACKOFF)
 }
 
-fn connect(client: &redis::Client) -> redis::RedisResult<redis::Connection> {
+pub(crate) fn connect(client: &redis::Client) -> redis::RedisResult<redis::Connection> {
     let con = client.get_connection_with_timeout(COMMAND_TIMEOUT)?;
     con.set_read_timeout(Some(COMMAND_TIMEOUT))?;
     con.set_write_timeout(Some(COMMAND_TIMEOUT))?;

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use pointwork_core::pareto::{AllowList, ModelTelemetry, Point, RegionVerdict, Selection, Verdict};
+use pointwork_core::pareto::{
+    AllowList, Candidate, Dropped, ModelTelemetry, ParetoTelemetry, Point, RegionVerdict, Selection, Verdict,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -243,6 +245,164 @@ impl CacheFile {
         }
         Ok(())
     }
+}
+
+/// The telemetry the poller lease's holder publishes to the other instances through Redis
+/// ([`super::share`]): the cache file's entries, each with its staleness as published.
+#[derive(Serialize)]
+struct SharedOut<'a> {
+    version: u32,
+    /// The instance that polled.
+    from: &'a str,
+    entries: Vec<SharedEntry>,
+    allow_list: Option<StoredAllowList>,
+}
+
+#[derive(Deserialize)]
+struct SharedIn<'a> {
+    version: u32,
+    from: String,
+    #[serde(borrow, default)]
+    entries: Vec<&'a RawValue>,
+    #[serde(default)]
+    allow_list: Option<StoredAllowList>,
+}
+
+/// A cache entry with what the file leaves out: the dry run explains the walk on it.
+#[derive(Serialize, Deserialize)]
+struct SharedEntry {
+    stale: bool,
+    entry: Entry,
+    #[serde(default)]
+    candidates: Vec<StoredCandidate>,
+    /// Slug → why the hard filters dropped it ([`Dropped::as_str`]).
+    #[serde(default)]
+    dropped: Vec<(String, String)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredCandidate {
+    slug: String,
+    input_price_m: f64,
+    output_price_m: f64,
+    tps: f64,
+    requests: u64,
+    context: u64,
+    uptime: f64,
+}
+
+impl SharedEntry {
+    fn from_model(m: &ModelTelemetry) -> SharedEntry {
+        let s = &m.verdict.selection;
+        SharedEntry {
+            stale: m.stale,
+            entry: Entry::from_model(m),
+            candidates: s
+                .candidates
+                .iter()
+                .filter(|c| [c.input_price_m, c.output_price_m, c.tps, c.uptime].iter().all(|n| n.is_finite()))
+                .map(|c| StoredCandidate {
+                    slug: c.slug.clone(),
+                    input_price_m: c.input_price_m,
+                    output_price_m: c.output_price_m,
+                    tps: c.tps,
+                    requests: c.requests,
+                    context: c.context,
+                    uptime: c.uptime,
+                })
+                .collect(),
+            dropped: s.dropped.iter().map(|(slug, why)| (slug.clone(), why.as_str().to_string())).collect(),
+        }
+    }
+
+    fn into_model(self) -> Option<ModelTelemetry> {
+        let mut m = self.entry.into_model()?;
+        m.stale = self.stale;
+        let s = &mut m.verdict.selection;
+        s.candidates = self
+            .candidates
+            .into_iter()
+            .map(|c| Candidate {
+                slug: c.slug,
+                input_price_m: c.input_price_m,
+                output_price_m: c.output_price_m,
+                tps: c.tps,
+                requests: c.requests,
+                context: c.context,
+                uptime: c.uptime,
+            })
+            .collect();
+        s.dropped = self.dropped.into_iter().filter_map(|(slug, why)| Some((slug, dropped(&why)?))).collect();
+        Some(m)
+    }
+}
+
+/// Every reason the hard filters give.
+const DROPPED: [Dropped; 10] = [
+    Dropped::Region,
+    Dropped::NotAllowed,
+    Dropped::Quantization,
+    Dropped::Context,
+    Dropped::Retention,
+    Dropped::Uptime,
+    Dropped::Throughput,
+    Dropped::SampleSize,
+    Dropped::Price,
+    Dropped::AboveMaxPrice,
+];
+
+fn dropped(name: &str) -> Option<Dropped> {
+    DROPPED.into_iter().find(|d| d.as_str() == name)
+}
+
+/// What another instance published, read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shared {
+    /// The instance that polled.
+    pub from: String,
+    pub models: Vec<ModelTelemetry>,
+    pub allow_list: Option<AllowList>,
+    /// Entries that could not be read (skipped).
+    pub skipped: usize,
+}
+
+/// `telemetry` as the document the other instances read ([`read_shared`]).
+pub fn write_shared(telemetry: &ParetoTelemetry, from: &str) -> Vec<u8> {
+    let doc = SharedOut {
+        version: VERSION,
+        from,
+        entries: telemetry.models.iter().map(SharedEntry::from_model).collect(),
+        allow_list: telemetry
+            .allow_list
+            .as_ref()
+            .map(|a| StoredAllowList { providers: a.providers.clone(), discovered_at: a.discovered_at }),
+    };
+    // Strings and numbers only; serde_json writes a non-finite number as null rather than
+    // failing (and the points and candidates are finite): an empty document is never written.
+    serde_json::to_vec(&doc).unwrap_or_default()
+}
+
+/// Reads what [`write_shared`] wrote; an entry that cannot be read is skipped.
+pub fn read_shared(bytes: &[u8]) -> Result<Shared, String> {
+    let doc: SharedIn = serde_json::from_slice(bytes).map_err(|e| format!("not the shared telemetry: {e}"))?;
+    if doc.version != VERSION {
+        return Err(format!("shared telemetry format {} (this version reads {VERSION})", doc.version));
+    }
+    let mut shared = Shared { from: doc.from, ..Shared::default() };
+    for raw in doc.entries {
+        let read = serde_json::from_str::<SharedEntry>(raw.get()).ok();
+        match read.and_then(SharedEntry::into_model) {
+            Some(m) => shared.models.push(m),
+            None => shared.skipped += 1,
+        }
+    }
+    shared.models.sort_by(|a, b| (&a.key, a.fingerprint).cmp(&(&b.key, b.fingerprint)));
+    shared.models.dedup_by(|a, b| (&a.key, a.fingerprint) == (&b.key, b.fingerprint));
+    shared.allow_list = doc
+        .allow_list
+        .filter(|a| a.discovered_at.is_finite())
+        .map(|a| AllowList { providers: a.providers, discovered_at: a.discovered_at });
+    Ok(shared)
 }
 
 #[cfg(test)]

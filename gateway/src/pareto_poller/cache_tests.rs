@@ -127,3 +127,34 @@ fn a_corrupt_file_or_entry_is_reported_or_skipped() {
     let points = &back.models[0].verdict.selection.points;
     assert_eq!(points.len(), learned("good/m", NOW).verdict.selection.points.len() - 1);
 }
+
+#[test]
+fn the_shared_document_carries_everything_the_dry_run_explains_with_the_staleness() {
+    let fresh = learned("a/m", NOW);
+    let stale = ModelTelemetry { stale: true, ..learned("b/m", NOW - 60.0) };
+    assert!(!fresh.verdict.selection.candidates.is_empty() && !fresh.verdict.selection.dropped.is_empty());
+    let allow = AllowList { providers: vec!["baseten".into()], discovered_at: NOW - 5.0 };
+    let telemetry = ParetoTelemetry {
+        models: vec![fresh.clone(), stale.clone()],
+        allow_list: Some(allow.clone()),
+        polls: 7,
+        poll_failures: 1,
+    };
+    let back = read_shared(&write_shared(&telemetry, "gw-a")).unwrap();
+    assert_eq!(back, Shared { from: "gw-a".into(), models: vec![fresh, stale], allow_list: Some(allow), skipped: 0 });
+    for m in &DROPPED {
+        assert_eq!(dropped(m.as_str()), Some(*m));
+    }
+}
+
+#[test]
+fn a_shared_document_of_another_format_or_a_bad_entry_is_refused_or_skipped() {
+    assert!(read_shared(b"{ no").unwrap_err().contains("not the shared telemetry"));
+    let other = br#"{"version": 99, "from": "x", "entries": []}"#;
+    assert!(read_shared(other).unwrap_err().contains("format 99"));
+    let telemetry = ParetoTelemetry { models: vec![learned("a/m", NOW)], ..ParetoTelemetry::default() };
+    let mut doc: serde_json::Value = serde_json::from_slice(&write_shared(&telemetry, "gw-a")).unwrap();
+    doc["entries"].as_array_mut().unwrap().push(serde_json::json!({"stale": false, "entry": {"key": "bad/m"}}));
+    let back = read_shared(doc.to_string().as_bytes()).unwrap();
+    assert_eq!((back.models.len(), back.skipped), (1, 1));
+}

@@ -13,11 +13,13 @@
 //! - `parse`: the three OpenRouter documents into rows; `round`: one round of fetches.
 //! - `state`: what the poller knows, without IO or clock; `backoff`: the retry schedule.
 //! - `cache`: the cache file; `shared`: what the hub holds.
+//! - `share`: with Redis, one instance polls (a lease) and the others read what it published.
 
 mod backoff;
 mod cache;
 mod parse;
 mod round;
+mod share;
 mod shared;
 mod state;
 pub(crate) mod tls;
@@ -28,6 +30,7 @@ mod poller_tests;
 pub(crate) mod test_support;
 
 pub use cache::FILE_NAME as CACHE_FILE_NAME;
+pub use share::start as start_sharing;
 pub use shared::ParetoShared;
 
 use std::rc::Rc;
@@ -38,10 +41,15 @@ use arc_swap::ArcSwap;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use pointwork_core::pareto::{ParetoSettings, ParetoTelemetry, TelemetrySettings};
 
+use crate::cluster::lease::Role;
 use crate::upstream::fetch::{self, Client};
-use cache::{CacheFile, Contents};
+use cache::{CacheFile, Contents, Shared};
 use round::Canonicals;
+use share::{Sharing, Work};
 use state::PollerState;
+
+/// How often a poller that reads (another instance polls) looks whether it should poll.
+const READER_LOOKS_EVERY: Duration = Duration::from_secs(1);
 
 /// What the poller is told from outside its thread.
 pub enum Note {
@@ -51,6 +59,12 @@ pub enum Note {
     Reconfigure(Arc<ParetoSettings>),
     /// Poll every model now.
     PollNow,
+    /// The allow-list another instance's shard learnt (this instance holds the poller's lease).
+    PeerAllowList(Vec<String>),
+    /// What the poller's lease holder published (this instance reads).
+    Shared(Box<Shared>),
+    /// This instance's role for the poller's lease changed.
+    LeaseChanged,
     /// The walk was turned off: the thread ends.
     Stop,
 }
@@ -137,13 +151,22 @@ pub fn start(settings: Arc<ParetoSettings>) -> PollerHandle {
 
 /// Starts the poller publishing into `telemetry` (the hub's, which shards already read).
 pub fn start_into(settings: Arc<ParetoSettings>, telemetry: Arc<ArcSwap<ParetoTelemetry>>) -> PollerHandle {
+    start_shared(settings, telemetry, None)
+}
+
+/// [`start_into`], polling only as `sharing` allows (with Redis).
+fn start_shared(
+    settings: Arc<ParetoSettings>,
+    telemetry: Arc<ArcSwap<ParetoTelemetry>>,
+    sharing: Option<Arc<Sharing>>,
+) -> PollerHandle {
     let (notes, inbox) = crossbeam_channel::unbounded();
     let published = Arc::new(Published::default());
     let handle = PollerHandle { telemetry: telemetry.clone(), notes, published: published.clone() };
     let spawned =
         std::thread::Builder::new().name("pareto-poller".into()).spawn(move || {
             match monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build() {
-                Ok(rt) => Poller::new(settings, telemetry, published, rt).run(&inbox),
+                Ok(rt) => Poller::new(settings, telemetry, published, rt, sharing).run(&inbox),
                 Err(e) => {
                     eprintln!("pointwork: openrouter-pareto: telemetry poller off: cannot start its runtime: {e}")
                 }
@@ -168,6 +191,11 @@ struct Poller {
     telemetry: Arc<ArcSwap<ParetoTelemetry>>,
     published: Arc<Published>,
     rt: Runtime,
+    /// With Redis: polls only as the lease allows, reads otherwise.
+    sharing: Option<Arc<Sharing>>,
+    started: Instant,
+    /// Not polling (another instance does) since the last look.
+    reading: bool,
 }
 
 /// Unix seconds to the microsecond: the clock of poll times, cache entries and the allow-list.
@@ -196,6 +224,7 @@ impl Poller {
         telemetry: Arc<ArcSwap<ParetoTelemetry>>,
         published: Arc<Published>,
         rt: Runtime,
+        sharing: Option<Arc<Sharing>>,
     ) -> Poller {
         let cache = cache_file(&settings.telemetry);
         let cached = match cache.as_ref().map(|c| c.read(unix_now())) {
@@ -220,29 +249,78 @@ impl Poller {
             telemetry,
             published,
             rt,
+            reading: sharing.is_some(),
+            sharing,
+            started: Instant::now(),
         };
         poller.publish();
         poller
     }
 
     fn run(mut self, inbox: &Receiver<Note>) {
+        self.tell(Work::Load);
         loop {
-            let wait = self.state.next_due().unwrap_or_else(|| Instant::now() + self.state.poll_interval());
+            let wait = match self.polls(Instant::now()) {
+                true => self.state.next_due().unwrap_or_else(|| Instant::now() + self.state.poll_interval()),
+                // The role may change without a note too (a ttl without an answer from Redis).
+                false => Instant::now() + READER_LOOKS_EVERY,
+            };
             match inbox.recv_deadline(wait) {
                 Ok(Note::AllowList(providers)) => {
+                    if !self.holds_lease() {
+                        self.tell(Work::AllowList(providers.clone()));
+                    }
                     log(self.state.allow_list_learned(providers, unix_now()));
                     self.persist_and_publish();
                 }
+                Ok(Note::PeerAllowList(providers)) => {
+                    log(self.state.allow_list_learned(providers, unix_now()));
+                    self.persist_and_publish();
+                }
+                Ok(Note::Shared(shared)) => self.adopt(*shared),
                 Ok(Note::Reconfigure(settings)) => self.reconfigure(settings),
                 Ok(Note::PollNow) => self.state.poll_now(Instant::now()),
                 Ok(Note::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => {}
+                Ok(Note::LeaseChanged) | Err(RecvTimeoutError::Timeout) => {}
             }
-            let due = self.state.due(Instant::now());
-            if !due.is_empty() {
-                self.round(due);
+            if self.polls(Instant::now()) {
+                let due = self.state.due(Instant::now());
+                if !due.is_empty() {
+                    self.round(due);
+                }
             }
         }
+    }
+
+    /// Whether this instance polls at `now` (always without Redis). Every model is due when it
+    /// starts polling again: what it read may be a poll interval old.
+    fn polls(&mut self, now: Instant) -> bool {
+        let Some(sharing) = &self.sharing else { return true };
+        let polls = sharing.polls(now, self.started);
+        if polls && self.reading {
+            self.state.poll_now(now);
+        }
+        self.reading = !polls;
+        polls
+    }
+
+    fn holds_lease(&self) -> bool {
+        self.sharing.as_ref().is_some_and(|s| s.role(Instant::now()) == Role::Holder)
+    }
+
+    fn tell(&self, work: Work) {
+        if let Some(sharing) = &self.sharing {
+            sharing.tell(work);
+        }
+    }
+
+    /// Publishes what the lease's holder published, unless this instance polls itself now.
+    fn adopt(&mut self, shared: Shared) {
+        if self.polls(Instant::now()) {
+            return;
+        }
+        log(self.state.adopt(shared.models, shared.allow_list, &shared.from));
+        self.persist_and_publish();
     }
 
     fn reconfigure(&mut self, settings: Arc<ParetoSettings>) {
@@ -260,6 +338,10 @@ impl Poller {
         }
         self.state.reconfigure(settings, Instant::now());
         self.persist_and_publish();
+        if self.reading {
+            // New rules may be in what the holder published.
+            self.tell(Work::Load);
+        }
     }
 
     /// Polls `due`, learns from every outcome, publishes and persists once.
@@ -277,10 +359,14 @@ impl Poller {
         self.persist_and_publish();
     }
 
-    /// The file first: whoever sees a publication finds it in the file too.
+    /// The file first: whoever sees a publication finds it in the file too. The lease's holder
+    /// then has it written to Redis for the other instances.
     fn persist_and_publish(&mut self) {
         self.persist();
         self.publish();
+        if self.holds_lease() {
+            self.tell(Work::Published);
+        }
     }
 
     fn publish(&self) {

@@ -1,18 +1,21 @@
 //! What the hub holds of the walk: the telemetry every shard reads per request (always there,
 //! empty while the walk is off or nothing is learned yet) and the running poller, if any, for
-//! the notes shards send it. Both are read without a lock.
+//! the notes shards send it. Both are read without a lock. With Redis, also the poller's side
+//! of the sharing between instances ([`Sharing`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 use pointwork_core::pareto::{ParetoSettings, ParetoTelemetry};
 
-use super::{start_into, PollerHandle};
+use super::share::Sharing;
+use super::{start_shared, PollerHandle};
 
 pub struct ParetoShared {
     /// What the poller published; a shard `load()`s it per request.
     pub telemetry: Arc<ArcSwap<ParetoTelemetry>>,
     poller: ArcSwapOption<PollerHandle>,
+    sharing: OnceLock<Arc<Sharing>>,
 }
 
 impl Default for ParetoShared {
@@ -20,6 +23,7 @@ impl Default for ParetoShared {
         ParetoShared {
             telemetry: Arc::new(ArcSwap::from_pointee(ParetoTelemetry::default())),
             poller: ArcSwapOption::empty(),
+            sharing: OnceLock::new(),
         }
     }
 }
@@ -28,6 +32,17 @@ impl ParetoShared {
     /// The running poller, if the walk is on.
     pub fn poller(&self) -> Option<Arc<PollerHandle>> {
         self.poller.load_full()
+    }
+
+    /// Prepares the sharing of the poller between instances (Redis is configured): every poller
+    /// started from now on polls only while [`super::share::start`]'s lease allows it. Called
+    /// before the first [`ParetoShared::configure`].
+    pub fn share_between_instances(&self) {
+        let _ = self.sharing.set(Arc::new(Sharing::default()));
+    }
+
+    pub(super) fn sharing(&self) -> Option<Arc<Sharing>> {
+        self.sharing.get().cloned()
     }
 
     /// A shard parsed the account's allowed providers from a 404 ("No allowed providers are
@@ -49,7 +64,7 @@ impl ParetoShared {
                     settings.rules.len(),
                     settings.telemetry.base_url
                 );
-                let poller = start_into(settings, self.telemetry.clone());
+                let poller = start_shared(settings, self.telemetry.clone(), self.sharing());
                 self.poller.store(Some(Arc::new(poller)));
             }
             (None, Some(poller)) => {

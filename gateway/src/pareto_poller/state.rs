@@ -241,6 +241,41 @@ impl PollerState {
         log
     }
 
+    /// Takes on what the poller lease's holder published (this instance does not poll): the
+    /// verdicts of this instance's rules as published — the next poll here, after a takeover,
+    /// damps flaps from them — and the allow-list when it is the newer. The rows of those models
+    /// are forgotten (the verdicts are not theirs). Logs a changed winner, naming `from`.
+    pub fn adopt(&mut self, models: Vec<ModelTelemetry>, allow_list: Option<AllowList>, from: &str) -> Vec<String> {
+        let mut log = Vec::new();
+        let settings = self.settings.clone();
+        for m in models {
+            let Some((fp, rule)) = Self::rules_of(&settings, &m.key).find(|(fp, _)| *fp == m.fingerprint) else {
+                continue;
+            };
+            let id = (m.key.clone(), fp);
+            let was = self.learned.get(&id).and_then(|l| l.published.verdict.winner.clone());
+            if m.verdict.winner != was {
+                let name = |w: &Option<String>| w.clone().unwrap_or_else(|| "none".into());
+                log.push(format!(
+                    "{LOG} {}: winner {} (was {}), polled by instance {from}",
+                    m.key,
+                    name(&m.verdict.winner),
+                    name(&was)
+                ));
+            }
+            if let Some(model) = self.models.get_mut(&m.key) {
+                model.rows = None;
+            }
+            self.learned.insert(id, Learned { rule: rule.clone(), prior: None, published: m });
+        }
+        if let Some(shared) = allow_list {
+            if self.allow_list.as_ref().is_none_or(|own| own.discovered_at < shared.discovered_at) {
+                self.allow_list = Some(shared);
+            }
+        }
+        log
+    }
+
     /// What the shards read.
     pub fn telemetry(&self) -> ParetoTelemetry {
         ParetoTelemetry {

@@ -181,3 +181,41 @@ fn the_cache_is_published_stale_and_the_first_poll_builds_on_it() {
     let m = state.telemetry().model(KEY, rule.fingerprint()).cloned().unwrap();
     assert_eq!((m.stale, m.verdict.streak), (false, 2));
 }
+
+#[test]
+fn a_reader_adopts_the_holders_verdicts_of_its_own_rules_and_the_newer_allow_list() {
+    let rule = ParetoRule::default();
+    let other = ParetoRule { min_context: 123, ..ParetoRule::default() };
+    let t0 = Instant::now();
+    // The holder polled both rules.
+    let mut holder =
+        PollerState::new(settings(vec![(KEY, rule.clone()), (KEY, other.clone())]), Contents::default(), t0);
+    holder.polled(KEY, Ok(rows()), t0, UNIX);
+    let published = holder.telemetry();
+    // The reader has only the first rule, and polled once itself (e.g. while Redis was away).
+    let mut reader = PollerState::new(settings(vec![(KEY, rule.clone())]), Contents::default(), t0);
+    reader.polled(KEY, Ok(rows()), t0, UNIX - 600.0);
+    let log = reader.adopt(published.models.clone(), None, "gw-a");
+    assert_eq!(log, Vec::<String>::new(), "the same winner: nothing to log");
+    let allow = AllowList { providers: vec!["baseten".into()], discovered_at: UNIX - 5.0 };
+    reader.adopt(Vec::new(), Some(allow.clone()), "gw-a");
+    let t = reader.telemetry();
+    assert_eq!(t.model(KEY, rule.fingerprint()), published.model(KEY, rule.fingerprint()));
+    assert!(t.model(KEY, other.fingerprint()).is_none(), "not a rule of this instance");
+    assert_eq!(t.allow_list, Some(allow.clone()));
+    // An older allow-list does not replace a newer one.
+    let older = AllowList { providers: vec!["x".into()], discovered_at: UNIX - 100.0 };
+    reader.adopt(Vec::new(), Some(older), "gw-a");
+    assert_eq!(reader.telemetry().allow_list, Some(allow));
+    // Its own rows are forgotten: an allow-list re-selects nothing here (the holder does).
+    assert_eq!(reader.allow_list_learned(vec!["novita".into()], UNIX).len(), 1, "only the allow-list is logged");
+    assert_eq!(winner(&reader, KEY, &rule).as_deref(), Some("baseten/fp8-fast"));
+    // A new winner is logged with the instance that polled.
+    let mut changed = published.model(KEY, rule.fingerprint()).unwrap().clone();
+    changed.verdict.winner = Some("z-ai/fp8".into());
+    let log = reader.adopt(vec![changed], None, "gw-a");
+    assert_eq!(
+        log,
+        ["pointwork: openrouter-pareto: z-ai/glm-5.2: winner z-ai/fp8 (was baseten/fp8-fast), polled by instance gw-a"]
+    );
+}
