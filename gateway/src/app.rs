@@ -268,8 +268,10 @@ pub fn serve(
         spend_file,
     }
     .run();
-    // Drained: another instance takes over this one's leases at once.
+    // Drained: the last counts go to Redis, and another instance takes over this one's leases
+    // at once.
     if let Some(status) = hub.cluster.get() {
+        status.leave(std::time::Duration::from_secs(2));
         status.release_leases();
     }
     exit

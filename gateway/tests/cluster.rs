@@ -525,3 +525,28 @@ fn a_policys_daily_budget_holds_across_instances() {
     assert_eq!(on_b.status, 400, "{}", on_b.text());
     assert!(on_b.text().contains("max_usd_per_day"), "{}", on_b.text());
 }
+
+/// An instance that drains writes its counts a last time before it exits: the spend of its last
+/// requests is in the record even when its next reconcile was far away.
+#[test]
+fn a_draining_instance_writes_its_last_spend_before_it_exits() {
+    let redis = RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let secret = "sk-last-words";
+    let pointwork = format!("  auth:\n    virtual_keys:\n{}", key("money", secret, ", max_budget: 100"));
+    let entries = [priced(&mock)];
+    let slow = instance_yaml(&redis, "a", &entries, "", &pointwork)
+        .replace(&format!("sync_interval: {SYNC}"), "sync_interval: 10s");
+    let mut a = start(&slow);
+    for _ in 0..3 {
+        assert_eq!(with_key(&a, secret).status, 200);
+    }
+    let spent = metric(&a, "pointwork_key_spend_usd{key=\"money\"}");
+    assert!(spent > 0.0);
+    common::send_signal(&a.process, libc::SIGTERM);
+    assert!(a.process.wait_exit(Duration::from_secs(10)).success());
+    // A fresh instance reads the record at its first reconcile, before it says it is sharing.
+    let b = start(&instance_yaml(&redis, "b", &entries, "", &pointwork));
+    assert_eq!(metric(&b, "pointwork_key_spend_usd{key=\"money\"}"), spent);
+    assert_eq!(metric(&b, "pointwork_cluster_instances"), 1.0, "a left the instances sharing the limits");
+}

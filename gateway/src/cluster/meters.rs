@@ -116,6 +116,12 @@ impl Meters {
         Ok(instances)
     }
 
+    /// Takes this instance out of the heartbeat: the others' shares grow at their next
+    /// reconcile, not once it went stale.
+    pub(super) fn leave(&self, con: &mut redis::Connection) -> redis::RedisResult<()> {
+        redis::cmd("ZREM").arg(format!("{}:instances", self.prefix)).arg(&self.instance).exec(con)
+    }
+
     /// Every meter goes on alone (Redis is out of reach).
     pub(super) fn unshare(&self, routes: &Routes) {
         for s in shared_meters(routes) {

@@ -61,6 +61,8 @@ pub struct Status {
     client: redis::Client,
     /// The leases this instance keeps ([`lease`]), for `/metrics` and a drain.
     leases: Mutex<Vec<Arc<lease::Lease>>>,
+    /// Asks the publisher for a last reconcile before the process exits ([`Status::leave`]).
+    last_words: crossbeam_channel::Sender<crossbeam_channel::Sender<()>>,
 }
 
 /// Which of the two connections a word about reachability is about.
@@ -76,6 +78,7 @@ impl Status {
         instance: String,
         dropped_full: Arc<AtomicU64>,
         client: redis::Client,
+        last_words: crossbeam_channel::Sender<crossbeam_channel::Sender<()>>,
     ) -> Status {
         Status {
             instance,
@@ -94,6 +97,21 @@ impl Status {
             duplicate_name_said: AtomicBool::new(false),
             client,
             leases: Mutex::new(Vec::new()),
+            last_words,
+        }
+    }
+
+    /// Before the process exits (the drain finished): the publisher sends what waits, writes
+    /// the counters a last time (so that the spend of the last requests is in the record) and
+    /// takes this instance out of those sharing the limits. Waits at most `within`; with Redis
+    /// out of reach there is nothing to wait for.
+    pub fn leave(&self, within: Duration) {
+        if !self.commands_up.load(Ordering::Relaxed) {
+            return;
+        }
+        let (done, wait) = crossbeam_channel::bounded(1);
+        if self.last_words.try_send(done).is_ok() && wait.recv_timeout(within).is_err() {
+            log("Redis did not take the last counts in time: the record may miss the last requests' spend");
         }
     }
 
@@ -207,7 +225,8 @@ impl Pending {
         let instance = settings.instance.clone().unwrap_or_else(|| default_instance(addr));
         let client = redis::Client::open(settings.redis.url())
             .map_err(|e| std::io::Error::other(format!("Redis at {}: {e}", settings.redis.display())))?;
-        let status = Arc::new(Status::new(&settings, instance, dropped, client.clone()));
+        let (last_words, asked) = crossbeam_channel::bounded(1);
+        let status = Arc::new(Status::new(&settings, instance, dropped, client.clone(), last_words));
         let _ = hub.cluster.set(status.clone());
         let channel = format!("{}:events", settings.key_prefix);
         let sub = subscriber::Subscriber {
@@ -218,7 +237,7 @@ impl Pending {
             mesh,
         };
         std::thread::Builder::new().name("cluster-sub".into()).spawn(move || sub.run())?;
-        let publisher = publisher::Publisher::new(client, channel, &settings, status.clone(), hub, outbox);
+        let publisher = publisher::Publisher::new(client, channel, &settings, status.clone(), hub, outbox, asked);
         let started = status.clone();
         std::thread::Builder::new().name("cluster-pub".into()).spawn(move || publisher.run())?;
         Ok(started)

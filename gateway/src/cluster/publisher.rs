@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, Sender};
 use pointwork_config::ClusterSettings;
 
 use super::meters::Meters;
@@ -27,6 +27,8 @@ pub(super) struct Publisher {
     outbox: Receiver<ShardEvent>,
     meters: Meters,
     sync_interval: Duration,
+    /// [`Status::leave`]'s requests, answered once done.
+    last_words: Receiver<Sender<()>>,
 }
 
 impl Publisher {
@@ -37,9 +39,10 @@ impl Publisher {
         status: Arc<Status>,
         hub: Arc<Hub>,
         outbox: Receiver<ShardEvent>,
+        last_words: Receiver<Sender<()>>,
     ) -> Publisher {
         let meters = Meters::new(&settings.key_prefix, &status.instance, settings.sync_interval);
-        Publisher { client, channel, status, hub, outbox, meters, sync_interval: settings.sync_interval }
+        Publisher { client, channel, status, hub, outbox, meters, sync_interval: settings.sync_interval, last_words }
     }
 
     pub(super) fn run(mut self) {
@@ -77,10 +80,18 @@ impl Publisher {
                 self.reconcile(con)?;
                 next_sync = Instant::now() + self.sync_interval;
             }
-            match self.outbox.recv_deadline(next_sync) {
-                Ok(first) => self.publish(con, first)?,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => std::thread::park(),
+            crossbeam_channel::select! {
+                recv(self.outbox) -> event => match event {
+                    Ok(first) => self.publish(con, first)?,
+                    Err(_) => std::thread::park(),
+                },
+                recv(self.last_words) -> asked => {
+                    if let Ok(done) = asked {
+                        self.say_last_words(con)?;
+                        let _ = done.send(());
+                    }
+                }
+                default(next_sync.saturating_duration_since(Instant::now())) => {}
             }
         }
     }
@@ -123,6 +134,15 @@ impl Publisher {
         redis::cmd("PUBLISH").arg(&self.channel).arg(payload).exec(con)?;
         self.status.published.fetch_add(n, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Publishes what waits, reconciles, and leaves the instances that share the limits.
+    fn say_last_words(&mut self, con: &mut redis::Connection) -> redis::RedisResult<()> {
+        if let Ok(first) = self.outbox.try_recv() {
+            self.publish(con, first)?;
+        }
+        self.reconcile(con)?;
+        self.meters.leave(con)
     }
 
     /// While Redis is out of reach: events are dropped (counted) as they come, for `wait`.
