@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use std::net::SocketAddr;
 
 use common::http::Client;
-use common::{chat_body, deployment, until_tried, Gateway, GatewayOptions, Mock, Response};
+use common::{chat_body, deployment, until_tried, wait_until, Gateway, GatewayOptions, Mock, Response};
 use pointwork_gateway::keys::digest_hex;
 use redis_server::RedisServer;
 use serde_json::json;
@@ -35,18 +35,6 @@ fn start(yaml: &str) -> Gateway {
     let gateway = Gateway::start_with(yaml, GatewayOptions { shards: 2, ..GatewayOptions::default() });
     gateway.process.wait_for_stderr("cluster: Redis at", Duration::from_secs(10));
     gateway
-}
-
-/// Polls `check` until it holds or `within` passed; returns how long it took.
-fn wait_until(within: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    loop {
-        if check() {
-            return start.elapsed();
-        }
-        assert!(start.elapsed() < within, "not within {within:?}: {what}");
-        std::thread::yield_now();
-    }
 }
 
 fn metric(gateway: &Gateway, name: &str) -> f64 {

@@ -14,25 +14,13 @@ use std::time::{Duration, Instant};
 
 use common::http::Client;
 use common::openrouter::{await_walk, await_winner, provider, start_gateway, OpenRouter, MODEL, PROVIDERS};
-use common::{chat_body, deployment, send_signal, Gateway, GatewayOptions, Mock, TempDir};
+use common::{chat_body, deployment, send_signal, wait_until, Gateway, GatewayOptions, Mock, TempDir};
 use pointwork_gateway::cluster::lease::{ttl_for, Lease, Role};
 use redis_server::RedisServer;
 use serde_json::{json, Value};
 
 /// The health checks' interval in these tests, and the lease's ttl it gives (3 s).
 const INTERVAL: Duration = Duration::from_secs(1);
-
-/// Polls `check` every 20 ms until it holds or `within` passed; returns how long it took.
-fn wait_until(within: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    loop {
-        if check() {
-            return start.elapsed();
-        }
-        assert!(start.elapsed() < within, "not within {within:?}: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn holds(gateway: &Gateway, lease: &str) -> bool {
     gateway.get("/metrics").text().contains(&format!("pointwork_cluster_lease_held{{lease=\"{lease}\"}} 1\n"))

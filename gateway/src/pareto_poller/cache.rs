@@ -196,12 +196,8 @@ impl CacheFile {
                 None => contents.skipped += 1,
             }
         }
-        contents.models.sort_by(|a, b| (&a.key, a.fingerprint).cmp(&(&b.key, b.fingerprint)));
-        contents.models.dedup_by(|a, b| (&a.key, a.fingerprint) == (&b.key, b.fingerprint));
-        contents.allow_list = doc
-            .allow_list
-            .filter(|a| a.discovered_at.is_finite())
-            .map(|a| AllowList { providers: a.providers, discovered_at: a.discovered_at });
+        one_per_rule(&mut contents.models);
+        contents.allow_list = read_allow_list(doc.allow_list);
         Ok(contents)
     }
 
@@ -396,13 +392,21 @@ pub fn read_shared(bytes: &[u8]) -> Result<Shared, String> {
             None => shared.skipped += 1,
         }
     }
-    shared.models.sort_by(|a, b| (&a.key, a.fingerprint).cmp(&(&b.key, b.fingerprint)));
-    shared.models.dedup_by(|a, b| (&a.key, a.fingerprint) == (&b.key, b.fingerprint));
-    shared.allow_list = doc
-        .allow_list
-        .filter(|a| a.discovered_at.is_finite())
-        .map(|a| AllowList { providers: a.providers, discovered_at: a.discovered_at });
+    one_per_rule(&mut shared.models);
+    shared.allow_list = read_allow_list(doc.allow_list);
     Ok(shared)
+}
+
+/// One entry per rule key and fingerprint, in a fixed order.
+fn one_per_rule(models: &mut Vec<ModelTelemetry>) {
+    models.sort_by(|a, b| (&a.key, a.fingerprint).cmp(&(&b.key, b.fingerprint)));
+    models.dedup_by(|a, b| (&a.key, a.fingerprint) == (&b.key, b.fingerprint));
+}
+
+fn read_allow_list(stored: Option<StoredAllowList>) -> Option<AllowList> {
+    stored
+        .filter(|a| a.discovered_at.is_finite())
+        .map(|a| AllowList { providers: a.providers, discovered_at: a.discovered_at })
 }
 
 #[cfg(test)]

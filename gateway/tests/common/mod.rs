@@ -532,3 +532,16 @@ pub fn assert_served_by(response: &Response, deployment: &str) {
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.deployment(), deployment);
 }
+
+/// Checks `check` until it holds (yielding between checks) or `within` passed, and fails the
+/// test naming `what` then; returns how long it took.
+pub fn wait_until(within: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    loop {
+        if check() {
+            return start.elapsed();
+        }
+        assert!(start.elapsed() < within, "not within {within:?}: {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
