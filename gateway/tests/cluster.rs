@@ -533,6 +533,7 @@ fn a_draining_instance_writes_its_last_spend_before_it_exits() {
     assert!(spent > 0.0);
     common::send_signal(&a.process, libc::SIGTERM);
     assert!(a.process.wait_exit(Duration::from_secs(10)).success());
+    assert!(!a.process.stderr().contains("did not take the last counts"), "{}", a.process.stderr());
     // A fresh instance reads the record at its first reconcile, before it says it is sharing.
     let b = start(&instance_yaml(&redis, "b", &entries, "", &pointwork));
     assert_eq!(metric(&b, "pointwork_key_spend_usd{key=\"money\"}"), spent);

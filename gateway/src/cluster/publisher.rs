@@ -75,15 +75,18 @@ impl Publisher {
     /// Publishes and reconciles on `con` until a command fails.
     fn serve(&mut self, con: &mut redis::Connection) -> redis::RedisResult<()> {
         let mut next_sync = Instant::now() + self.sync_interval;
+        // Once every shard is gone (the drain ended) no event comes any more; the last
+        // reconcile still may.
+        let mut events = self.outbox.clone();
         loop {
             if Instant::now() >= next_sync {
                 self.reconcile(con)?;
                 next_sync = Instant::now() + self.sync_interval;
             }
             crossbeam_channel::select! {
-                recv(self.outbox) -> event => match event {
+                recv(events) -> event => match event {
                     Ok(first) => self.publish(con, first)?,
-                    Err(_) => std::thread::park(),
+                    Err(_) => events = crossbeam_channel::never(),
                 },
                 recv(self.last_words) -> asked => {
                     if let Ok(done) = asked {
