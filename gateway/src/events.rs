@@ -71,3 +71,38 @@ impl Mesh {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    use pointwork_core::{DeploymentIdx, Event};
+
+    use super::*;
+
+    fn routes() -> Arc<Routes> {
+        let yaml =
+            "model_list:\n  - model_name: g\n    litellm_params: {model: openai/m, api_base: http://127.0.0.1:9}\n";
+        let loaded = pointwork_config::load_str(yaml, std::path::Path::new("."), &|_| None).unwrap();
+        Arc::new(Routes::from_config(&loaded.config, None, crate::routes::Tokens::CheckOnly).unwrap())
+    }
+
+    #[test]
+    fn a_full_outbox_drops_and_counts_but_every_shard_still_hears_everything() {
+        let (queue, outbox) = crossbeam_channel::bounded(2);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let (mesh, inboxes) = Mesh::new(2, Some(Outbox { queue, dropped: dropped.clone() }));
+        let routes = routes();
+        let event = Event::Health { idx: DeploymentIdx(0), healthy: false, checked_at: Instant::now() };
+        for _ in 0..5 {
+            mesh.broadcast(Some(0), &routes, &event);
+        }
+        assert_eq!(outbox.len(), 2, "the outbox holds what fits");
+        assert_eq!(dropped.load(Ordering::Relaxed), 3, "the rest is counted, never waited for");
+        assert_eq!((inboxes[0].len(), inboxes[1].len()), (0, 5), "the sender's own shard is skipped");
+        // What another instance learnt reaches every shard and does not go back out.
+        mesh.deliver(&routes, &event);
+        assert_eq!((inboxes[0].len(), inboxes[1].len(), outbox.len()), (1, 6, 2));
+    }
+}
