@@ -539,3 +539,41 @@ fn a_draining_instance_writes_its_last_spend_before_it_exits() {
     assert_eq!(metric(&b, "pointwork_key_spend_usd{key=\"money\"}"), spent);
     assert_eq!(metric(&b, "pointwork_cluster_instances"), 1.0, "a left the instances sharing the limits");
 }
+
+/// Under usage-based routing the deployments' requests this minute add up over instances: a
+/// deployment whose rpm one instance used up leaves the chain on the other.
+#[test]
+fn the_usage_based_strategys_minute_counts_add_up_across_instances() {
+    let redis = RedisServer::start();
+    let (x, y) = (Mock::start("x", &[]), Mock::start("y", &[]));
+    let entries = [deployment("gpt", "dep-x", MODEL, &x, "rpm: 3"), deployment("gpt", "dep-y", MODEL, &y, "rpm: 1000")];
+    let router = "  routing_strategy: usage-based-routing-v2\n";
+    early_in_a_minute();
+    let (a, b) = (
+        start(&instance_yaml(&redis, "a", &entries, router, "")),
+        start(&instance_yaml(&redis, "b", &entries, router, "")),
+    );
+    // On a, dep-x serves until its rpm is used; then only dep-y does.
+    let mut on_x = 0;
+    for _ in 0..common::SHUFFLE_TRIES {
+        if a.chat("gpt").deployment() == "dep-x" {
+            on_x += 1;
+        }
+        if on_x == 3 {
+            break;
+        }
+    }
+    assert_eq!(on_x, 3);
+    for _ in 0..5 {
+        assert_eq!(a.chat("gpt").deployment(), "dep-y");
+    }
+    // b learns a's usage at a's next tick: its chain drops dep-x for its rpm.
+    let took = wait_until(Duration::from_secs(2), "b counts a's requests on dep-x", || {
+        let out = b.post("/v1/route", &chat_body("gpt", false)).json();
+        out["candidates"].as_array().into_iter().flatten().any(|c| c["id"] == "dep-x" && c["removed_by"] == "rpm_limit")
+    });
+    eprintln!("b saw dep-x's rpm used after {took:?}");
+    for _ in 0..5 {
+        assert_eq!(b.chat("gpt").deployment(), "dep-y");
+    }
+}

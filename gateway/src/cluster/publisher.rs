@@ -2,19 +2,27 @@
 //! and reconciles the shared counters every `sync_interval`. It alone waits on Redis: a slow or
 //! absent Redis fills the outbox, whose overflow is dropped and counted, and never reaches a
 //! shard.
+//!
+//! An event leaves as soon as it arrives, with whatever else waits — but usage (two events per
+//! request under usage-based routing) is summed per deployment and minute and leaves once per
+//! `sync_interval`: a message per request would cost the instance and Redis more than the
+//! strategy gains from seeing it a few milliseconds sooner.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use pointwork_config::ClusterSettings;
+use pointwork_core::{DeploymentIdx, Event};
 
 use super::meters::Meters;
 use super::wire::{Batch, Clock, WireEvent};
 use super::{connect, next_backoff, Link, Status};
 use crate::events::ShardEvent;
 use crate::hub::Hub;
+use crate::routes::Routes;
 
 /// The most events one message carries.
 const BATCH: usize = 512;
@@ -29,6 +37,44 @@ pub(super) struct Publisher {
     sync_interval: Duration,
     /// [`Status::leave`]'s requests, answered once done.
     last_words: Receiver<Sender<()>>,
+    usage: UsageSums,
+}
+
+/// Usage events waiting for the next tick, summed by routes, deployment and minute.
+#[derive(Default)]
+struct UsageSums {
+    sums: HashMap<(usize, DeploymentIdx, u64), Summed>,
+}
+
+struct Summed {
+    routes: Arc<Routes>,
+    at: Instant,
+    requests: u64,
+    tokens: u64,
+}
+
+impl UsageSums {
+    /// Takes `event` when it is usage.
+    fn take(&mut self, e: &ShardEvent, clock: &Clock) -> bool {
+        let Event::Usage { idx, at, requests, tokens } = e.event else { return false };
+        let key = (Arc::as_ptr(&e.routes) as usize, idx, clock.unix_ms(at) / 60_000);
+        let sum =
+            self.sums.entry(key).or_insert_with(|| Summed { routes: e.routes.clone(), at, requests: 0, tokens: 0 });
+        sum.requests += requests;
+        sum.tokens += tokens;
+        true
+    }
+
+    /// The sums as events, emptied.
+    fn drain(&mut self, clock: &Clock) -> Vec<WireEvent> {
+        self.sums
+            .drain()
+            .filter_map(|((_, idx, _), s)| {
+                let event = Event::Usage { idx, at: s.at, requests: s.requests, tokens: s.tokens };
+                WireEvent::from_event(&event, &s.routes.snapshot, clock)
+            })
+            .collect()
+    }
 }
 
 impl Publisher {
@@ -42,7 +88,9 @@ impl Publisher {
         last_words: Receiver<Sender<()>>,
     ) -> Publisher {
         let meters = Meters::new(&settings.key_prefix, &status.instance, settings.sync_interval);
-        Publisher { client, channel, status, hub, outbox, meters, sync_interval: settings.sync_interval, last_words }
+        let sync_interval = settings.sync_interval;
+        let usage = UsageSums::default();
+        Publisher { client, channel, status, hub, outbox, meters, sync_interval, last_words, usage }
     }
 
     pub(super) fn run(mut self) {
@@ -80,6 +128,7 @@ impl Publisher {
         let mut events = self.outbox.clone();
         loop {
             if Instant::now() >= next_sync {
+                self.send_usage(con)?;
                 self.reconcile(con)?;
                 next_sync = Instant::now() + self.sync_interval;
             }
@@ -114,20 +163,30 @@ impl Publisher {
         }
     }
 
-    /// Sends `first` and whatever else waits (up to [`BATCH`]) as one message.
+    /// Sends `first` and whatever else waits (up to [`BATCH`]) as one message; usage among
+    /// them waits for [`Publisher::send_usage`].
     fn publish(&mut self, con: &mut redis::Connection, first: ShardEvent) -> redis::RedisResult<()> {
         let clock = Clock::now();
         let mut events: Vec<WireEvent> = Vec::new();
-        let mut add = |e: ShardEvent| {
-            let Some(wire) = WireEvent::from_event(&e.event, &e.routes.snapshot, &clock) else { return };
+        for e in std::iter::once(first).chain(self.outbox.try_iter().take(BATCH - 1)) {
+            if self.usage.take(&e, &clock) {
+                continue;
+            }
+            let Some(wire) = WireEvent::from_event(&e.event, &e.routes.snapshot, &clock) else { continue };
             if !events.iter_mut().any(|held| held.absorb(&wire)) {
                 events.push(wire);
             }
-        };
-        add(first);
-        for e in self.outbox.try_iter().take(BATCH - 1) {
-            add(e);
         }
+        self.send(con, events)
+    }
+
+    /// Sends the usage summed since the last tick.
+    fn send_usage(&mut self, con: &mut redis::Connection) -> redis::RedisResult<()> {
+        let events = self.usage.drain(&Clock::now());
+        self.send(con, events)
+    }
+
+    fn send(&mut self, con: &mut redis::Connection, events: Vec<WireEvent>) -> redis::RedisResult<()> {
         if events.is_empty() {
             return Ok(());
         }
@@ -144,6 +203,7 @@ impl Publisher {
         if let Ok(first) = self.outbox.try_recv() {
             self.publish(con, first)?;
         }
+        self.send_usage(con)?;
         self.reconcile(con)?;
         self.meters.leave(con)
     }
@@ -160,5 +220,50 @@ impl Publisher {
     fn unshare(&mut self) {
         self.meters.unshare(&self.hub.routes.load_full());
         self.status.instances.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn routes() -> Arc<Routes> {
+        let yaml = "model_list:\n  - model_name: g\n    litellm_params: {model: openai/m, api_base: http://127.0.0.1:9}\n    model_info: {id: dep}\n";
+        let loaded = pointwork_config::load_str(yaml, std::path::Path::new("."), &|_| None).unwrap();
+        Arc::new(Routes::from_config(&loaded.config, None, crate::routes::Tokens::CheckOnly).unwrap())
+    }
+
+    #[test]
+    fn usage_waits_summed_per_deployment_and_minute_and_nothing_else_waits() {
+        let (routes, clock) = (routes(), Clock::now());
+        let minute_start = clock.instant((clock.unix_ms(Instant::now()) / 60_000 + 1) * 60_000);
+        let usage = |at, requests, tokens| ShardEvent {
+            routes: routes.clone(),
+            event: Event::Usage { idx: DeploymentIdx(0), at, requests, tokens },
+        };
+        let mut sums = UsageSums::default();
+        for e in [usage(minute_start, 1, 0), usage(minute_start, 0, 30), usage(minute_start, 1, 12)] {
+            assert!(sums.take(&e, &clock));
+        }
+        assert!(sums.take(&usage(minute_start + Duration::from_secs(60), 1, 0), &clock));
+        let health = ShardEvent {
+            routes: routes.clone(),
+            event: Event::Health { idx: DeploymentIdx(0), healthy: true, checked_at: minute_start },
+        };
+        assert!(!sums.take(&health, &clock));
+        let mut sent = sums.drain(&clock);
+        sent.sort_by_key(|e| match e {
+            WireEvent::Usage { at_ms, .. } => *at_ms,
+            _ => 0,
+        });
+        let at = clock.unix_ms(minute_start);
+        assert_eq!(
+            sent,
+            [
+                WireEvent::Usage { deployment: "dep".into(), at_ms: at, requests: 2, tokens: 42 },
+                WireEvent::Usage { deployment: "dep".into(), at_ms: at + 60_000, requests: 1, tokens: 0 },
+            ]
+        );
+        assert!(sums.drain(&clock).is_empty(), "sent once");
     }
 }

@@ -165,24 +165,12 @@ impl WireEvent {
         }
     }
 
-    /// Takes `other` into `self` where one event can say both (they come with every request:
-    /// usage under usage-based routing, a pin's refresh under affinity): usage of one deployment
-    /// in one minute adds up, a later pin of the same key replaces the earlier one. Returns
-    /// whether it did.
+    /// Takes `other` into `self` when it says all `self` says: a later pin of the same
+    /// conversation (pins are refreshed with every request). Returns whether it did.
     pub fn absorb(&mut self, other: &WireEvent) -> bool {
-        if let (WireEvent::Pin { key: k1, .. }, WireEvent::Pin { key: k2, .. }) = (&*self, other) {
-            if k1 == k2 {
+        match (&*self, other) {
+            (WireEvent::Pin { key: k1, .. }, WireEvent::Pin { key: k2, .. }) if k1 == k2 => {
                 *self = other.clone();
-                return true;
-            }
-        }
-        match (self, other) {
-            (
-                WireEvent::Usage { deployment: d1, at_ms: a1, requests: r1, tokens: t1 },
-                WireEvent::Usage { deployment: d2, at_ms: a2, requests: r2, tokens: t2 },
-            ) if d1 == d2 && *a1 / 60_000 == *a2 / 60_000 => {
-                *r1 += r2;
-                *t1 += t2;
                 true
             }
             _ => false,
@@ -275,16 +263,6 @@ mod tests {
         assert!(first.absorb(&pin(7, "b", 2_000)));
         assert_eq!(first, pin(7, "b", 2_000));
         assert!(!first.absorb(&pin(8, "a", 3_000)), "another conversation");
-    }
-
-    #[test]
-    fn usage_of_one_deployment_and_minute_adds_up() {
-        let u = |d: &str, at_ms, requests| WireEvent::Usage { deployment: d.into(), at_ms, requests, tokens: 1 };
-        let mut first = u("a", 60_000, 1);
-        assert!(first.absorb(&u("a", 119_999, 2)));
-        assert!(!first.absorb(&u("a", 120_000, 1)), "another minute");
-        assert!(!first.absorb(&u("b", 60_000, 1)), "another deployment");
-        assert_eq!(first, WireEvent::Usage { deployment: "a".into(), at_ms: 60_000, requests: 3, tokens: 2 });
     }
 
     #[test]
