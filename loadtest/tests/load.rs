@@ -174,6 +174,37 @@ fn streams_count_their_events() {
 }
 
 #[test]
+fn several_urls_share_the_connections_round_robin() {
+    let (a, b, c) = (mock(MockOptions::default()), mock(MockOptions::default()), mock(MockOptions::default()));
+    let args = format!("--url {} --url {} --requests 600 --concurrency 7 --threads 2", url(&b), url(&c));
+    let report = load(&url(&a), &args);
+    assert_eq!(report.requests.ok, 600, "{report:?}");
+    assert_eq!(report.connections.opened, 7);
+    let targets = report.targets.as_ref().expect("one report per target");
+    // Connections 0, 3, 6 on a; 1, 4 on b; 2, 5 on c.
+    let connections: Vec<_> = targets.iter().map(|t| t.connections).collect();
+    assert_eq!(connections, [3, 2, 2]);
+    for (target, server) in targets.iter().zip([&a, &b, &c]) {
+        assert_eq!(target.url, url(server));
+        let stats = mock_stats(server.addr());
+        assert_eq!(stats["provider_connections"], target.connections as u64, "{}", target.url);
+        assert_eq!(stats["requests"], target.requests.ok, "{}", target.url);
+        assert!(target.requests.ok > 0 && target.requests.errors == 0, "{target:?}");
+        assert_eq!(target.latency_us.as_ref().map(|p| p.count), Some(target.requests.ok));
+    }
+    assert_eq!(targets.iter().map(|t| t.requests.ok).sum::<u64>(), 600);
+    let total: f64 = targets.iter().map(|t| t.throughput_rps).sum();
+    assert!((total - report.throughput_rps).abs() < 1.0, "{total} vs {}", report.throughput_rps);
+    assert_eq!(report.url, format!("{} {} {}", url(&a), url(&b), url(&c)));
+    let text = report.to_text();
+    assert!(text.contains("round-robin over 3 URLs"), "{text}");
+    assert!(text.contains(&format!("target 2    {} (2 connections)", url(&b))), "{text}");
+
+    // One URL: no per-target part.
+    assert!(load(&url(&a), "--requests 10 --concurrency 2").targets.is_none());
+}
+
+#[test]
 fn idle_connections_are_held_and_counted() {
     let server = mock(MockOptions::default());
     let report = load(&url(&server), "--idle-connections 300 --duration 300ms");
@@ -210,6 +241,7 @@ fn the_binary_writes_the_report_as_json() {
         }
     }
     assert!(json["send_lag_us"].is_null(), "closed loop");
+    assert!(json["targets"].is_null(), "one URL");
     for kind in ["connect", "timeout", "reset", "closed", "bad_response", "truncated_stream"] {
         assert_eq!(json["errors"]["by_kind"][kind], 0, "{kind}");
     }

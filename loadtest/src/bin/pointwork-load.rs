@@ -5,13 +5,16 @@ use std::process::ExitCode;
 use pointwork_loadtest::load::{parse_args, run, Command};
 
 const USAGE: &str = "\
-usage: pointwork-load --url http://HOST:PORT/PATH [OPTIONS]
+usage: pointwork-load --url http://HOST:PORT/PATH [--url …] [OPTIONS]
 
 Sends POST requests over HTTP/1.1 keep-alive connections and reports throughput, latency
 percentiles and errors. Closed loop by default; --rate makes it an open loop.
 
 options:
-  --url URL              where to send (plain http://); the path is sent as it is
+  --url URL              where to send (plain http://); the path is sent as it is. Repeat it
+                         to spread the connections round-robin over several servers
+                         (connection i to URL i mod n); the report gives the total, then each
+                         URL's share
   -c, --concurrency C    connections (default 64)
   --duration D           how long to send (default 10s; 500ms, 30s, 2m)
   --requests N           send N requests instead of running for a duration

@@ -53,6 +53,8 @@ pub enum Event {
 
 pub struct Conn {
     token: usize,
+    /// Which of the run's targets this connection talks to (an index into `Shared::targets`).
+    pub target: usize,
     socket: Option<Socket>,
     pub phase: Phase,
     parser: ResponseParser,
@@ -73,10 +75,11 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(token: usize, stream: bool) -> Conn {
+    pub fn new(token: usize, target: usize, stream: bool) -> Conn {
         let now = Instant::now();
         Conn {
             token,
+            target,
             socket: None,
             phase: Phase::Closed,
             parser: ResponseParser::new(stream),

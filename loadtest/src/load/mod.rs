@@ -1,5 +1,8 @@
 //! `pointwork-load`: the bundled HTTP/1.1 load generator.
 //!
+//! One target or several (`--url` repeated): connection `i` talks to target `i mod n` (see
+//! [`spread`]); the report covers them all, and each one apart when there are several.
+//!
 //! Closed loop (each connection sends its next request when the last one ends) or open loop
 //! (`--rate`: requests on a fixed schedule, latency measured from each request's intended start),
 //! plain `http://` keep-alive connections spread over one thread per core, each thread an epoll
@@ -15,6 +18,7 @@ pub mod request;
 mod response;
 mod run;
 mod schedule;
+pub mod spread;
 mod sse;
 pub mod stats;
 mod sys;

@@ -82,7 +82,9 @@ pub enum BodySource {
 /// Everything one load run needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadOptions {
-    pub target: Target,
+    /// Where the requests go, in the order given (`--url`, repeatable): connection `i` of the run
+    /// talks to `targets[i % targets.len()]` ([`spread`](super::spread)). Never empty.
+    pub targets: Vec<Target>,
     pub concurrency: usize,
     pub stop: Stop,
     /// Open loop: requests per second over all connections. `None`: closed loop.
@@ -115,7 +117,7 @@ pub enum Command {
 
 /// Parses the arguments after the program name.
 pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, String> {
-    let mut url = None;
+    let mut urls = Vec::new();
     let mut concurrency = 64usize;
     let mut duration = None;
     let mut requests = None;
@@ -172,7 +174,7 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
         let value = inline.or_else(|| args.next()).ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |what: &str| format!("{flag} {value:?}: expected {what}");
         match flag.as_str() {
-            "--url" => url = Some(value),
+            "--url" => urls.push(value),
             "--concurrency" | "-c" => {
                 concurrency = positive(&value).ok_or_else(|| bad("a connection count of at least 1"))?
             }
@@ -219,8 +221,10 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
         }
     }
 
-    let url = url.ok_or("--url is required")?;
-    let target = Target::parse(&url)?;
+    if urls.is_empty() {
+        return Err("--url is required".to_owned());
+    }
+    let targets = urls.iter().map(|url| Target::parse(url)).collect::<Result<Vec<_>, _>>()?;
     let stop = match (duration, requests) {
         (Some(_), Some(_)) => return Err("--duration and --requests exclude each other".to_owned()),
         (Some(duration), None) => Stop::After(duration),
@@ -240,11 +244,17 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
             prompt_bytes: prompt_bytes.unwrap_or(DEFAULT_PROMPT_BYTES),
         },
     };
-    let threads = threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .min(idle_connections.unwrap_or(concurrency));
+    let connections = idle_connections.unwrap_or(concurrency);
+    if connections < targets.len() {
+        return Err(format!(
+            "{} URLs need at least as many connections, got {connections}: every URL gets its own",
+            targets.len()
+        ));
+    }
+    let threads =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).min(connections);
     Ok(Command::Run(LoadOptions {
-        target,
+        targets,
         concurrency,
         stop,
         rate,
@@ -349,6 +359,20 @@ mod tests {
         assert_eq!(options.rate, Some(5000.0));
         assert!(options.stream);
         assert_eq!(options.headers, vec![("x-a".to_owned(), "b".to_owned())]);
+    }
+
+    #[test]
+    fn several_urls_in_the_order_given() {
+        let options = parse("--url http://a:1/x --url=http://b:2/y --url http://c:3/ -c 6").unwrap();
+        let hosts: Vec<_> = options.targets.iter().map(|target| (target.host.as_str(), target.port)).collect();
+        assert_eq!(hosts, [("a", 1), ("b", 2), ("c", 3)]);
+        assert_eq!(options.targets[1].path, "/y");
+        assert_eq!(parse("--url http://a:1/").unwrap().targets.len(), 1);
+        // Every URL needs a connection of its own.
+        assert!(parse("--url http://a:1/ --url http://b:2/ -c 1").unwrap_err().contains("2 URLs"));
+        assert!(parse("--url http://a:1/ --url http://b:2/ --idle-connections 1").is_err());
+        assert!(parse("--url http://a:1/ --url http://b:2/ --idle-connections 2 -c 1").is_ok());
+        assert!(parse("--url http://a:1/ --url https://b/ -c 2").unwrap_err().contains("https"));
     }
 
     #[test]

@@ -78,9 +78,23 @@ pub struct Idle {
     pub still_open: u64,
 }
 
+/// One target's share of a run with several (`--url` repeated).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TargetReport {
+    pub url: String,
+    /// The run's connections to this target.
+    pub connections: usize,
+    pub requests: Requests,
+    /// Its successful requests per second of the run's `elapsed_s`.
+    pub throughput_rps: f64,
+    pub errors: Errors,
+    pub latency_us: Option<Percentiles>,
+}
+
 /// Everything a run reports.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Report {
+    /// The URL, or the URLs separated by single spaces (`--url` repeated).
     pub url: String,
     /// `closed`, `open` or `idle`.
     pub mode: &'static str,
@@ -109,6 +123,16 @@ pub struct Report {
     pub send_lag_us: Option<Percentiles>,
     pub connections: Connections,
     pub idle: Option<Idle>,
+    /// With several URLs, each one's share, in `--url` order (everything above is their total);
+    /// `None` with one.
+    pub targets: Option<Vec<TargetReport>>,
+}
+
+/// One target of a run with several: its URL, connections and what they recorded.
+pub struct TargetInfo<'a> {
+    pub url: String,
+    pub connections: usize,
+    pub stats: &'a Stats,
 }
 
 /// What the run was, besides what it measured.
@@ -126,6 +150,31 @@ pub struct RunInfo {
     pub idle_still_open: Option<u64>,
 }
 
+fn requests(stats: &Stats) -> Requests {
+    Requests {
+        total: stats.completed(),
+        ok: stats.ok,
+        errors: stats.errors(),
+        not_sent: stats.not_sent,
+        unfinished: stats.unfinished,
+    }
+}
+
+fn errors(stats: &Stats) -> Errors {
+    Errors {
+        by_status: stats.by_status.iter().map(|(status, count)| (status.to_string(), *count)).collect(),
+        by_kind: ErrorKind::ALL.iter().map(|&kind| (kind.name(), stats.kind(kind))).collect(),
+    }
+}
+
+fn throughput(ok: u64, elapsed: f64) -> f64 {
+    if elapsed > 0.0 {
+        (ok as f64 / elapsed * 10.0).round() / 10.0
+    } else {
+        0.0
+    }
+}
+
 impl Report {
     pub fn new(info: RunInfo, stats: &Stats) -> Report {
         let elapsed = info.elapsed.as_secs_f64();
@@ -140,18 +189,9 @@ impl Report {
             duration_s: info.duration.map(|duration| duration.as_secs_f64()),
             requests_limit: info.requests_limit,
             elapsed_s: (elapsed * 1e6).round() / 1e6,
-            requests: Requests {
-                total: stats.completed(),
-                ok: stats.ok,
-                errors: stats.errors(),
-                not_sent: stats.not_sent,
-                unfinished: stats.unfinished,
-            },
-            throughput_rps: if elapsed > 0.0 { (stats.ok as f64 / elapsed * 10.0).round() / 10.0 } else { 0.0 },
-            errors: Errors {
-                by_status: stats.by_status.iter().map(|(status, count)| (status.to_string(), *count)).collect(),
-                by_kind: ErrorKind::ALL.iter().map(|&kind| (kind.name(), stats.kind(kind))).collect(),
-            },
+            requests: requests(stats),
+            throughput_rps: throughput(stats.ok, elapsed),
+            errors: errors(stats),
             latency_us: Percentiles::of(&stats.latency),
             ttfb_us: info.stream.then(|| Percentiles::of(&stats.ttfb)).flatten(),
             inter_event_us: info.stream.then(|| Percentiles::of(&stats.inter_event)).flatten(),
@@ -163,7 +203,23 @@ impl Report {
                 ok: stats.ok,
                 still_open,
             }),
+            targets: None,
         }
+    }
+
+    /// The report with each target's share (a run with several URLs).
+    pub fn with_targets<'a>(mut self, targets: impl IntoIterator<Item = TargetInfo<'a>>) -> Report {
+        let elapsed = self.elapsed_s;
+        let targets = targets.into_iter().map(|target| TargetReport {
+            url: target.url,
+            connections: target.connections,
+            requests: requests(target.stats),
+            throughput_rps: throughput(target.stats.ok, elapsed),
+            errors: errors(target.stats),
+            latency_us: Percentiles::of(&target.stats.latency),
+        });
+        self.targets = Some(targets.collect());
+        self
     }
 
     pub fn to_json(&self) -> String {
@@ -183,14 +239,17 @@ impl Report {
             (Some(seconds), None) => format!("{seconds}s"),
             (None, None) => String::new(),
         };
+        let to = match &self.targets {
+            Some(targets) => format!("round-robin over {} URLs", targets.len()),
+            None => self.url.clone(),
+        };
         // Writing into a String cannot fail.
         let _ = writeln!(
             out,
-            "pointwork-load: {what}, {} connections on {} threads, {length}{}, POST {} ({}-byte body)",
+            "pointwork-load: {what}, {} connections on {} threads, {length}{}, POST {to} ({}-byte body)",
             self.concurrency,
             self.threads,
             if self.stream { ", streaming" } else { "" },
-            self.url,
             self.body_bytes
         );
         if let Some(idle) = &self.idle {
@@ -249,6 +308,22 @@ impl Report {
             "connections {} opened, {} closed by the peer while idle",
             self.connections.opened, self.connections.closed_by_peer
         );
+        for (index, target) in self.targets.iter().flatten().enumerate() {
+            let _ = write!(
+                out,
+                "target {}    {} ({} connections): {} ok, {} errors, {:.1} requests/s",
+                index + 1,
+                target.url,
+                target.connections,
+                target.requests.ok,
+                target.requests.errors,
+                target.throughput_rps
+            );
+            if let Some(p) = &target.latency_us {
+                let _ = write!(out, ", latency p50 {}  p99 {}", micros(p.p50), micros(p.p99));
+            }
+            out.push('\n');
+        }
         out
     }
 }

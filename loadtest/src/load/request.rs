@@ -1,11 +1,11 @@
-//! The one request every connection sends, built once: head and body in one buffer, so each send
-//! is a single write of shared bytes.
+//! The request every connection sends, built once per target: head and body in one buffer, so
+//! each send is a single write of shared bytes.
 
 use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::options::{BodySource, LoadOptions};
+use super::options::{BodySource, LoadOptions, Target};
 
 /// A chat completion body whose single user message is `prompt_bytes` bytes of text.
 pub fn chat_body(model: &str, prompt_bytes: usize, stream: bool) -> Vec<u8> {
@@ -30,15 +30,15 @@ pub fn body(options: &LoadOptions) -> Result<Vec<u8>, String> {
     }
 }
 
-/// `POST PATH HTTP/1.1` with `Host`, `Content-Type: application/json` (unless a `--header`
-/// sets it), `Content-Length`, the extra headers, then the body.
-pub fn request_bytes(options: &LoadOptions, body: &[u8]) -> Vec<u8> {
+/// `POST PATH HTTP/1.1` to `target` with `Host`, `Content-Type: application/json` (unless a
+/// `--header` sets it), `Content-Length`, the extra headers, then the body.
+pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8]) -> Vec<u8> {
     let mut head = String::with_capacity(256);
     let has = |name: &str| options.headers.iter().any(|(header, _)| header.eq_ignore_ascii_case(name));
     // Writing into a String cannot fail.
-    let _ = write!(head, "POST {} HTTP/1.1\r\n", options.target.path);
+    let _ = write!(head, "POST {} HTTP/1.1\r\n", target.path);
     if !has("host") {
-        let _ = write!(head, "host: {}\r\n", options.target.authority);
+        let _ = write!(head, "host: {}\r\n", target.authority);
     }
     if !has("content-type") {
         head.push_str("content-type: application/json\r\n");
@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn request_head() {
         let options = parsed("--url http://127.0.0.1:9/v1/chat/completions --header x-k:v --stream");
-        let bytes = request_bytes(&options, b"{}");
+        let bytes = request_bytes(&options, &options.targets[0], b"{}");
         let text = String::from_utf8(bytes).unwrap();
         assert_eq!(
             text,
@@ -89,7 +89,11 @@ mod tests {
              accept: text/event-stream\r\nx-k: v\r\ncontent-length: 2\r\n\r\n{}"
         );
         let options = parsed("--url http://h:9/ --header Content-Type:text/plain --header HOST:x");
-        let text = String::from_utf8(request_bytes(&options, b"")).unwrap();
+        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"")).unwrap();
         assert!(!text.contains("application/json") && !text.contains("host: h:9"));
+        // Several URLs: each target's request names its own path and host.
+        let options = parsed("--url http://a:1/x --url http://b:2/y -c 2");
+        let second = String::from_utf8(request_bytes(&options, &options.targets[1], b"")).unwrap();
+        assert!(second.starts_with("POST /y HTTP/1.1\r\nhost: b:2\r\n"), "{second}");
     }
 }

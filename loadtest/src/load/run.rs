@@ -6,11 +6,12 @@ use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::options::{LoadOptions, Stop};
-use super::report::{Report, RunInfo};
+use super::report::{Report, RunInfo, TargetInfo};
 use super::request;
+use super::spread;
 use super::stats::Stats;
 use super::sys;
-use super::worker::{self, Counters, Mode, Shared};
+use super::worker::{self, Counters, Endpoint, Mode, Shared};
 
 /// The threads start together this long after the main thread sets the start.
 const START_MARGIN: Duration = Duration::from_millis(2);
@@ -20,8 +21,11 @@ const SPARE_FILES: u64 = 256;
 /// Runs the load (or holds idle connections) as `options` say and returns the report.
 pub fn run(options: &LoadOptions) -> Result<Report, String> {
     let body = request::body(options)?;
-    let request = request::request_bytes(options, &body);
-    let addr = options.target.resolve()?;
+    let targets = options
+        .targets
+        .iter()
+        .map(|target| Ok(Endpoint { addr: target.resolve()?, request: request::request_bytes(options, target, &body) }))
+        .collect::<Result<Vec<_>, String>>()?;
     let (mode, connections) = match (options.idle_connections, options.rate) {
         (Some(count), _) => (Mode::Idle, count),
         (None, Some(rate)) => (Mode::Open { rate }, options.concurrency),
@@ -34,8 +38,7 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
     }
     let threads = options.threads.clamp(1, connections);
     let shared = Shared {
-        addr,
-        request,
+        targets,
         stream: options.stream,
         timeout: options.timeout,
         spin: options.spin,
@@ -52,11 +55,11 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
     let (outcomes, start) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|index| {
-                let share = connections / threads + usize::from(index < connections % threads);
+                let owned = spread::thread_connections(connections, threads, index);
                 let shared = &shared;
                 std::thread::Builder::new()
                     .name(format!("load-{index}"))
-                    .spawn_scoped(scope, move || worker::run(shared, index, share))
+                    .spawn_scoped(scope, move || worker::run(shared, index, owned))
                     .expect("a thread can be spawned")
             })
             .collect();
@@ -70,20 +73,29 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
     });
 
     let mut stats = Stats::default();
+    let mut by_target: Vec<Stats> = options.targets.iter().map(|_| Stats::default()).collect();
     let mut last = start;
     let mut still_open = 0;
     for outcome in outcomes {
         let outcome = outcome.map_err(|_| "a load thread panicked".to_owned())?;
         stats.merge(&outcome.stats);
+        for (sum, theirs) in by_target.iter_mut().zip(&outcome.by_target) {
+            sum.merge(theirs);
+        }
         last = last.max(outcome.last_activity);
         still_open += outcome.still_open;
+    }
+    for target in &by_target {
+        stats.merge(target);
     }
     let (duration, requests_limit) = match options.stop {
         Stop::After(duration) => (Some(duration), None),
         Stop::Requests(count) => (None, Some(count)),
     };
+    let urls: Vec<String> =
+        options.targets.iter().map(|target| format!("http://{}{}", target.authority, target.path)).collect();
     let info = RunInfo {
-        url: format!("http://{}{}", options.target.authority, options.target.path),
+        url: urls.join(" "),
         mode: match mode {
             Mode::Closed => "closed",
             Mode::Open { .. } => "open",
@@ -100,7 +112,16 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
         elapsed: last.saturating_duration_since(start).max(duration.unwrap_or_default()),
         idle_still_open: (mode == Mode::Idle).then_some(still_open),
     };
-    Ok(Report::new(info, &stats))
+    let mut report = Report::new(info, &stats);
+    if urls.len() > 1 {
+        let targets = urls.into_iter().zip(&by_target).enumerate().map(|(index, (url, stats))| TargetInfo {
+            url,
+            connections: (0..connections).filter(|&c| spread::target_of(c, by_target.len()) == index).count(),
+            stats,
+        });
+        report = report.with_targets(targets);
+    }
+    Ok(report)
 }
 
 /// Until the workers end: the progress line once a second on a terminal; in idle mode, one line

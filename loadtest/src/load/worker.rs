@@ -6,6 +6,7 @@
 //! responses meanwhile — until the instant comes. See README "Pacing".
 
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::conn::{Conn, Event, Finished, Phase};
 use super::options::Stop;
 use super::schedule::Schedule;
+use super::spread::target_of;
 use super::stats::{ErrorKind, Stats};
 use super::sys::{self, Epoll};
 
@@ -37,10 +39,16 @@ pub enum Mode {
     Idle,
 }
 
-/// What every thread of one run shares.
-pub struct Shared {
+/// One of the run's targets: where its connections connect, and the request they send.
+pub struct Endpoint {
     pub addr: SocketAddr,
     pub request: Vec<u8>,
+}
+
+/// What every thread of one run shares.
+pub struct Shared {
+    /// The targets, in `--url` order; connection `i` of the run talks to `targets[i mod n]`.
+    pub targets: Vec<Endpoint>,
     pub stream: bool,
     pub timeout: Duration,
     pub spin: Duration,
@@ -70,7 +78,10 @@ pub struct Counters {
 
 /// What a thread hands back.
 pub struct Outcome {
+    /// What belongs to no one target (open loop: requests not sent).
     pub stats: Stats,
+    /// Everything else, per target (indexed like `Shared::targets`).
+    pub by_target: Vec<Stats>,
     /// The last time it completed a request or stopped sending.
     pub last_activity: Instant,
     /// Idle mode: connections still open at the end.
@@ -88,23 +99,39 @@ struct Worker<'a> {
     /// Closed loop: connections waiting out a connect backoff, with the instant it ends.
     backoff: Vec<(Instant, usize)>,
     in_flight: usize,
+    /// What belongs to no one target.
     stats: Stats,
+    /// Per target: what its connections recorded.
+    by_target: Vec<Stats>,
+    /// Successes and failures so far, over the targets (for the progress line).
+    ok: u64,
+    errors: u64,
     last_activity: Instant,
 }
 
-pub fn run(shared: &Shared, index: usize, connections: usize) -> Outcome {
+/// Runs thread `index` with the run's connections `owned` (numbered over all threads: see
+/// [`super::spread`]).
+pub fn run(shared: &Shared, index: usize, owned: Range<usize>) -> Outcome {
     sys::tight_timer_slack();
+    let connections = owned.len();
+    let targets = shared.targets.len();
     let mut worker = match Epoll::new(connections) {
         Ok(epoll) => Worker {
             shared,
             index,
             epoll,
-            conns: (0..connections).map(|token| Conn::new(token, shared.stream)).collect(),
+            conns: owned
+                .enumerate()
+                .map(|(token, connection)| Conn::new(token, target_of(connection, targets), shared.stream))
+                .collect(),
             ready: Vec::with_capacity(connections.min(1024)),
             available: Vec::with_capacity(connections),
             backoff: Vec::new(),
             in_flight: 0,
             stats: Stats::default(),
+            by_target: (0..targets).map(|_| Stats::default()).collect(),
+            ok: 0,
+            errors: 0,
             last_activity: Instant::now(),
         },
         Err(error) => panic!("pointwork-load: epoll_create1: {error}"),
@@ -124,8 +151,10 @@ pub fn run(shared: &Shared, index: usize, connections: usize) -> Outcome {
             0
         }
     };
-    worker.stats.connections = worker.conns.iter().map(|conn| conn.connects).sum();
-    Outcome { stats: worker.stats, last_activity: worker.last_activity, still_open }
+    for conn in &worker.conns {
+        worker.by_target[conn.target].connections += conn.connects;
+    }
+    Outcome { stats: worker.stats, by_target: worker.by_target, last_activity: worker.last_activity, still_open }
 }
 
 impl Worker<'_> {
@@ -134,7 +163,8 @@ impl Worker<'_> {
     fn open_connections(&mut self) {
         let mut pending = 0;
         for token in 0..self.conns.len() {
-            if self.conns[token].connect(&self.epoll, self.shared.addr, false).is_ok() {
+            let addr = self.shared.targets[self.conns[token].target].addr;
+            if self.conns[token].connect(&self.epoll, addr, false).is_ok() {
                 pending += 1;
             }
         }
@@ -143,7 +173,9 @@ impl Worker<'_> {
             self.wait(Some(Duration::from_millis(10)));
             for at in 0..self.ready.len() {
                 let (token, flags) = self.ready[at];
-                if let Event::ConnectEnded = self.conns[token].on_ready(&self.epoll, flags, &self.shared.request) {
+                let conn = &mut self.conns[token];
+                let request = &self.shared.targets[conn.target].request;
+                if let Event::ConnectEnded = conn.on_ready(&self.epoll, flags, request) {
                     pending -= 1;
                 }
             }
@@ -214,7 +246,10 @@ impl Worker<'_> {
                 break;
             }
             if drain_deadline.is_some_and(|deadline| now >= deadline) {
-                self.stats.unfinished += self.in_flight as u64;
+                for conn in self.conns.iter().filter(|conn| conn.busy()) {
+                    self.by_target[conn.target].unfinished += 1;
+                }
+                debug_assert_eq!(self.conns.iter().filter(|conn| conn.busy()).count(), self.in_flight);
                 break;
             }
             if now >= next_scan {
@@ -285,7 +320,7 @@ impl Worker<'_> {
             }
             let Some(token) = self.available.pop() else { return true };
             schedule.advance();
-            self.stats.send_lag(now.saturating_duration_since(intended));
+            self.by_target[self.conns[token].target].send_lag(now.saturating_duration_since(intended));
             self.start(token, intended, *now);
             *now = Instant::now();
         }
@@ -293,14 +328,17 @@ impl Worker<'_> {
 
     fn start(&mut self, token: usize, base: Instant, now: Instant) {
         self.in_flight += 1;
-        let event = self.conns[token].start(&self.epoll, self.shared.addr, &self.shared.request, base, now);
+        let conn = &mut self.conns[token];
+        let endpoint = &self.shared.targets[conn.target];
+        let event = conn.start(&self.epoll, endpoint.addr, &endpoint.request, base, now);
         self.on_event(token, event);
     }
 
     fn handle_ready(&mut self) {
         for at in 0..self.ready.len() {
             let (token, flags) = self.ready[at];
-            let event = self.conns[token].on_ready(&self.epoll, flags, &self.shared.request);
+            let conn = &mut self.conns[token];
+            let event = conn.on_ready(&self.epoll, flags, &self.shared.targets[conn.target].request);
             self.on_event(token, event);
         }
     }
@@ -309,7 +347,7 @@ impl Worker<'_> {
         match event {
             Event::Nothing | Event::ConnectEnded => {}
             Event::Lost => {
-                self.stats.lost += 1;
+                self.by_target[self.conns[token].target].lost += 1;
                 if self.shared.mode == Mode::Idle {
                     self.shared.progress[self.index].open.fetch_sub(1, Ordering::Relaxed);
                 }
@@ -323,28 +361,35 @@ impl Worker<'_> {
         let at = finished.at;
         self.last_activity = self.last_activity.max(at);
         let mut connect_failed = false;
+        let conn = &self.conns[token];
+        let stats = &mut self.by_target[conn.target];
         match finished.result {
             Ok(complete) if (200..300).contains(&complete.status) => {
-                self.stats.success(at.saturating_duration_since(finished.base));
+                self.ok += 1;
+                stats.success(at.saturating_duration_since(finished.base));
                 if self.shared.stream {
                     if let Some(ttfb) = finished.ttfb {
-                        self.stats.ttfb(ttfb);
+                        stats.ttfb(ttfb);
                     }
-                    for &gap in &self.conns[token].gaps {
-                        self.stats.inter_event(gap);
+                    for &gap in &conn.gaps {
+                        stats.inter_event(gap);
                     }
-                    self.stats.events += finished.events;
+                    stats.events += finished.events;
                 }
             }
-            Ok(complete) => self.stats.status_error(complete.status),
+            Ok(complete) => {
+                self.errors += 1;
+                stats.status_error(complete.status);
+            }
             Err(kind) => {
+                self.errors += 1;
                 connect_failed = kind == ErrorKind::Connect;
-                self.stats.error(kind);
+                stats.error(kind);
             }
         }
         let counters = &self.shared.progress[self.index];
-        counters.ok.store(self.stats.ok, Ordering::Relaxed);
-        counters.errors.store(self.stats.errors(), Ordering::Relaxed);
+        counters.ok.store(self.ok, Ordering::Relaxed);
+        counters.errors.store(self.errors, Ordering::Relaxed);
         match self.shared.mode {
             Mode::Idle => {
                 if self.conns[token].phase == Phase::Idle {
