@@ -46,6 +46,16 @@ impl Subscriber {
     }
 
     fn apply(&self, payload: &[u8]) {
+        // This instance's own messages come back too: skipped before they are parsed (a
+        // message names its sender first).
+        let own = format!(
+            "{{\"from\":{},\"process\":{}",
+            json_string(&self.status.instance),
+            json_string(&self.status.process)
+        );
+        if payload.starts_with(own.as_bytes()) {
+            return;
+        }
         let Ok(batch) = serde_json::from_slice::<Batch>(payload) else { return };
         if batch.from == self.status.instance {
             if batch.process != self.status.process {
@@ -62,4 +72,8 @@ impl Subscriber {
             }
         }
     }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
