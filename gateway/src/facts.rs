@@ -10,6 +10,8 @@ use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::facts_scan;
+
 /// The facts and the byte range of the `model` value (quotes included) in the body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Extracted {
@@ -67,33 +69,33 @@ impl FactsError {
 #[derive(Deserialize)]
 struct TopLevel<'a, M> {
     #[serde(borrow)]
-    model: Option<&'a RawValue>,
+    model: Option<Raw<'a>>,
     #[serde(borrow)]
-    stream: Option<&'a RawValue>,
+    stream: Option<Raw<'a>>,
     /// Walked in place, without a tree ([`MessagesScan`]), or only skipped ([`Skipped`]).
     #[serde(default)]
     messages: M,
     /// Embeddings.
     #[serde(borrow)]
-    input: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
     #[serde(borrow)]
-    tools: Option<&'a RawValue>,
+    tools: Option<Raw<'a>>,
     #[serde(borrow)]
-    functions: Option<&'a RawValue>,
+    functions: Option<Raw<'a>>,
     #[serde(borrow)]
-    tool_choice: Option<&'a RawValue>,
+    tool_choice: Option<Raw<'a>>,
     #[serde(borrow)]
-    parallel_tool_calls: Option<&'a RawValue>,
+    parallel_tool_calls: Option<Raw<'a>>,
     #[serde(borrow)]
-    response_format: Option<&'a RawValue>,
+    response_format: Option<Raw<'a>>,
     #[serde(borrow)]
-    reasoning_effort: Option<&'a RawValue>,
+    reasoning_effort: Option<Raw<'a>>,
     #[serde(borrow)]
-    max_tokens: Option<&'a RawValue>,
+    max_tokens: Option<Raw<'a>>,
     #[serde(borrow)]
-    max_completion_tokens: Option<&'a RawValue>,
+    max_completion_tokens: Option<Raw<'a>>,
     #[serde(borrow)]
-    metadata: Option<&'a RawValue>,
+    metadata: Option<Raw<'a>>,
     /// Tags at the top level, where LiteLLM's tag-routing docs send them (beside `metadata.tags`).
     #[serde(borrow, default)]
     tags: Member<'a>,
@@ -101,17 +103,33 @@ struct TopLevel<'a, M> {
     #[serde(borrow, default)]
     llmeu: Member<'a>,
     #[serde(borrow)]
-    allowed_model_region: Option<&'a RawValue>,
+    allowed_model_region: Option<Raw<'a>>,
 }
 
-/// A member's raw value, `null` included: an `Option<&RawValue>` reads `null` as absent, and a
+/// A member's raw value, `null` included: an `Option<Raw>` reads `null` as absent, and a
 /// member that is cut before forwarding must be found whatever its value.
 #[derive(Clone, Copy, Default)]
-struct Member<'a>(Option<&'a RawValue>);
+struct Member<'a>(Option<Raw<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member<'a>, D::Error> {
-        <&'a RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+        Raw::deserialize(deserializer).map(|raw| Member(Some(raw)))
+    }
+}
+
+/// A value's JSON text as it stands in the body (validated, without surrounding whitespace).
+#[derive(Clone, Copy, Debug)]
+struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Raw<'a>, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Raw(raw.get()))
     }
 }
 
@@ -133,11 +151,16 @@ pub mod estimate {
 /// What `messages` gives the facts: a walk, or nothing.
 trait Messages: Default + Copy {
     fn scan(self) -> MessagesScan;
+    /// Reads `messages` from its value's JSON (on the scanner's path).
+    fn from_json(json: &[u8]) -> Result<Self, serde_json::Error>;
 }
 
 impl Messages for MessagesScan {
     fn scan(self) -> MessagesScan {
         self
+    }
+    fn from_json(json: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(json)
     }
 }
 
@@ -154,6 +177,9 @@ impl<'de> Deserialize<'de> for Skipped {
 impl Messages for Skipped {
     fn scan(self) -> MessagesScan {
         MessagesScan::default()
+    }
+    fn from_json(_: &[u8]) -> Result<Self, serde_json::Error> {
+        Ok(Skipped)
     }
 }
 
@@ -175,8 +201,8 @@ impl MessagesScan {
     }
 
     /// Bytes of JSON counted as ASCII text (tool calls, names: over-counted by their syntax).
-    fn raw(&mut self, raw: &RawValue) {
-        self.ascii += raw.get().len() as u64;
+    fn raw(&mut self, json: &str) {
+        self.ascii += json.len() as u64;
     }
 
     fn tokens(&self) -> u64 {
@@ -245,20 +271,24 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
 ) -> Result<Extracted, FactsError> {
     // serde_json does not check the UTF-8 of the strings it skips: the whole body is checked
     // (SIMD, a few GB/s), so that no invalid text is forwarded to a provider.
-    if simdutf8::basic::from_utf8(body).is_err() {
+    let Ok(text) = simdutf8::basic::from_utf8(body) else {
         let at = simdutf8::compat::from_utf8(body).err().map_or(0, |e| e.valid_up_to());
         return Err(FactsError::NotUtf8(at));
-    }
+    };
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
             Err(e) => Err(FactsError::InvalidJson(e.to_string())),
             Ok(_) => Err(FactsError::NotAnObject),
         };
     }
-    let top: TopLevel<'_, M> = serde_json::from_slice(body).map_err(|e| FactsError::InvalidJson(e.to_string()))?;
+    let invalid = |e: serde_json::Error| FactsError::InvalidJson(e.to_string());
+    let top: TopLevel<'_, M> = match scanned(text) {
+        Some(top) => top.map_err(invalid)?,
+        None => serde_json::from_slice(body).map_err(invalid)?,
+    };
     let raw_model = top.model.ok_or(FactsError::MissingModel)?;
     let model: Cow<'_, str> = serde_json::from_str(raw_model.get()).map_err(|_| FactsError::ModelNotString)?;
-    let stream = match top.stream.map(RawValue::get) {
+    let stream = match top.stream.map(Raw::get) {
         None | Some("null") | Some("false") => false,
         Some("true") => true,
         Some(_) => return Err(FactsError::StreamNotBool),
@@ -281,8 +311,64 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
     Ok(Extracted { facts, model_span, cut_members, llmeu })
 }
 
+/// The top level as [`facts_scan`] finds it: what serde reads into [`TopLevel`], for the bodies
+/// the scanner reads (`None` for the others, and for a known member given twice, which serde
+/// refuses). A `null` reads as absent but for the members kept whatever their value.
+fn scanned<'a, M: Messages>(text: &'a str) -> Option<Result<TopLevel<'a, M>, serde_json::Error>> {
+    let mut top = TopLevel {
+        model: None,
+        stream: None,
+        messages: M::default(),
+        input: None,
+        tools: None,
+        functions: None,
+        tool_choice: None,
+        parallel_tool_calls: None,
+        response_format: None,
+        reasoning_effort: None,
+        max_tokens: None,
+        max_completion_tokens: None,
+        metadata: None,
+        tags: Member::default(),
+        llmeu: Member::default(),
+        allowed_model_region: None,
+    };
+    let mut messages = None;
+    let mut seen: u32 = 0;
+    facts_scan::top_level_members(text.as_bytes(), |key, span| {
+        let raw = Raw(&text[span]);
+        let value = (raw.get() != "null").then_some(raw);
+        let (bit, slot) = match key {
+            b"model" => (0, &mut top.model),
+            b"stream" => (1, &mut top.stream),
+            b"input" => (2, &mut top.input),
+            b"tools" => (3, &mut top.tools),
+            b"functions" => (4, &mut top.functions),
+            b"tool_choice" => (5, &mut top.tool_choice),
+            b"parallel_tool_calls" => (6, &mut top.parallel_tool_calls),
+            b"response_format" => (7, &mut top.response_format),
+            b"reasoning_effort" => (8, &mut top.reasoning_effort),
+            b"max_tokens" => (9, &mut top.max_tokens),
+            b"max_completion_tokens" => (10, &mut top.max_completion_tokens),
+            b"metadata" => (11, &mut top.metadata),
+            b"allowed_model_region" => (12, &mut top.allowed_model_region),
+            b"messages" => (13, &mut messages),
+            b"tags" => (14, &mut top.tags.0),
+            b"llmeu" => (15, &mut top.llmeu.0),
+            _ => return true,
+        };
+        // `messages`, `tags` and `llmeu` are read whatever their value (serde's default, Member).
+        *slot = if bit >= 13 { Some(raw) } else { value };
+        let first = seen & 1 << bit == 0;
+        seen |= 1 << bit;
+        first
+    })?;
+    let walked = messages.map_or(Ok(M::default()), |raw: Raw<'_>| M::from_json(raw.get().as_bytes()));
+    Some(walked.map(|messages| TopLevel { messages, ..top }))
+}
+
 /// Where a value borrowed from `body` sits in it.
-fn value_span(body: &[u8], raw: &RawValue) -> Range<usize> {
+fn value_span(body: &[u8], raw: Raw<'_>) -> Range<usize> {
     let start = raw.get().as_ptr() as usize - body.as_ptr() as usize;
     start..start + raw.get().len()
 }
@@ -375,7 +461,7 @@ impl Extracted {
 /// Everything but `model` and `stream`: the prompt estimate, `max_tokens`, the image flag, the
 /// requested params, the tags and the region.
 fn read_the_rest<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts, needs: Needs) {
-    let count = |raw: Option<&RawValue>| raw.and_then(|r| r.get().parse::<u64>().ok());
+    let count = |raw: Option<Raw<'_>>| raw.and_then(|r| r.get().parse::<u64>().ok());
     facts.max_tokens = count(top.max_tokens).or(count(top.max_completion_tokens));
     if needs.prompt {
         read_prompt(top, facts);
@@ -393,10 +479,10 @@ fn read_prompt<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
     let mut scan = top.messages.scan();
     let tools = [top.tools, top.functions].into_iter().flatten().filter(|r| !matches!(r.get(), "null" | "[]"));
     for raw in tools {
-        scan.raw(raw);
+        scan.raw(raw.get());
     }
     if let Some(input) = top.input {
-        scan.raw(input);
+        scan.raw(input.get());
     }
     let mut tokens = scan.tokens();
     if scan.messages > 0 {
@@ -408,14 +494,14 @@ fn read_prompt<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
 
 /// The params the unsupported-params check knows, and the region.
 fn read_params<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
-    let present = |raw: Option<&RawValue>| raw.is_some_and(|r| r.get() != "null");
+    let present = |raw: Option<Raw<'_>>| raw.is_some_and(|r| r.get() != "null");
     if [top.tools, top.functions].into_iter().flatten().any(|r| !matches!(r.get(), "null" | "[]")) {
         facts.params.insert(Param::Tools);
     }
-    if present(top.tool_choice) && top.tool_choice.map(RawValue::get) != Some("\"none\"") {
+    if present(top.tool_choice) && top.tool_choice.map(Raw::get) != Some("\"none\"") {
         facts.params.insert(Param::ToolChoice);
     }
-    if top.parallel_tool_calls.map(RawValue::get) == Some("true") {
+    if top.parallel_tool_calls.map(Raw::get) == Some("true") {
         facts.params.insert(Param::ParallelToolCalls);
     }
     if present(top.reasoning_effort) {
@@ -445,7 +531,7 @@ fn read_metadata<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
         #[derive(Deserialize)]
         struct Metadata<'a> {
             #[serde(borrow)]
-            tags: Option<&'a RawValue>,
+            tags: Option<Raw<'a>>,
             #[serde(borrow)]
             session_id: Option<Cow<'a, str>>,
         }
@@ -464,7 +550,7 @@ fn read_metadata<M: Messages>(top: &TopLevel<'_, M>, facts: &mut RequestFacts) {
 
 /// The strings of a JSON list of tags. Other items, and a value that is not a list, are ignored
 /// rather than refused, as for every field but `model` and `stream`.
-fn add_tags(raw: &RawValue, tags: &mut Vec<String>) {
+fn add_tags(raw: Raw<'_>, tags: &mut Vec<String>) {
     if let Ok(items) = serde_json::from_str::<Vec<serde_json::Value>>(raw.get()) {
         tags.extend(items.into_iter().filter_map(|v| match v {
             serde_json::Value::String(s) => Some(s),

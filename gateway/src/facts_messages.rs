@@ -89,7 +89,7 @@ impl<'de> Visitor<'de> for Message<'_> {
                     Content(self.0).deserialize(&mut de).map_err(de::Error::custom)?;
                 }
                 Key::Content => {}
-                _ => self.0.raw(raw),
+                _ => self.0.raw(raw.get()),
             }
         }
         Ok(())

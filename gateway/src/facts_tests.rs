@@ -99,6 +99,14 @@ fn bad_bodies_say_what_is_wrong() {
     assert_eq!(chat(r#"{"model":3}"#), Err(FactsError::ModelNotString));
     assert_eq!(chat(r#"{"model":"x","stream":"yes"}"#), Err(FactsError::StreamNotBool));
     assert!(matches!(chat(r#"{"model":"x","model":"y"}"#), Err(FactsError::InvalidJson(_))));
+    assert!(matches!(chat(r#"{"model":null,"model":"y"}"#), Err(FactsError::InvalidJson(_))));
+    assert_eq!(chat(r#"{"model":null}"#), Err(FactsError::MissingModel));
+    // The scanner leaves what it refuses to serde_json, whose words the client reads.
+    assert_eq!(
+        chat(r#"{"model":"x",}"#).unwrap_err().to_string(),
+        "request body is not valid JSON: trailing comma at line 1 column 14"
+    );
+    assert_eq!(chat(r#"{"mod\u0065l":"x"}"#).unwrap().facts.model, "x");
     assert_eq!(extract(RouteKind::Embeddings, b"{\"model\":\"\xff\"}"), Err(FactsError::NotUtf8(10)));
 }
 

@@ -12,6 +12,7 @@ pub mod dialect;
 pub mod errors;
 pub mod events;
 pub mod facts;
+mod facts_scan;
 pub mod health;
 pub mod http;
 pub mod hub;

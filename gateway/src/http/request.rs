@@ -1,6 +1,7 @@
 //! Parsing a request head (request line + header fields) and deciding how its body is framed.
 
 use super::{has_token, header_is, parse_content_length, BodyFraming};
+use std::mem::MaybeUninit;
 
 /// The request methods Pointwork routes; anything else gets a 405 or 404.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,11 +123,12 @@ const STACK_HEADERS: usize = 128;
 
 /// Parses a request head from the start of `buf`. `Ok(None)` means more bytes are needed.
 pub fn parse_request_head(buf: &[u8], limits: HeadLimits) -> Result<Option<RequestHead>, HeadError> {
+    // Uninitialised slots: initialising 128 of them cost more than parsing a short head.
     if limits.max_headers <= STACK_HEADERS {
-        let mut slots = [httparse::EMPTY_HEADER; STACK_HEADERS];
+        let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; STACK_HEADERS];
         parse_with(buf, limits, &mut slots[..limits.max_headers])
     } else {
-        let mut slots = vec![httparse::EMPTY_HEADER; limits.max_headers];
+        let mut slots = vec![MaybeUninit::<httparse::Header<'_>>::uninit(); limits.max_headers];
         parse_with(buf, limits, &mut slots)
     }
 }
@@ -134,10 +136,10 @@ pub fn parse_request_head(buf: &[u8], limits: HeadLimits) -> Result<Option<Reque
 fn parse_with<'b>(
     buf: &'b [u8],
     limits: HeadLimits,
-    slots: &mut [httparse::Header<'b>],
+    slots: &mut [MaybeUninit<httparse::Header<'b>>],
 ) -> Result<Option<RequestHead>, HeadError> {
-    let mut req = httparse::Request::new(slots);
-    let head_len = match req.parse(buf) {
+    let mut req = httparse::Request::new(&mut []);
+    let head_len = match httparse::ParserConfig::default().parse_request_with_uninit_headers(&mut req, buf, slots) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
             // A request line still without its end: its target is too long once what arrived

@@ -266,19 +266,28 @@ enum HeadFailure {
     Malformed(String),
 }
 
-/// Reads until a complete response head (1xx interim responses skipped) is in the buffer.
+/// Reads until a complete response head (1xx interim responses skipped) is in the buffer. The
+/// head is parsed once, by [`respond`]: here a head that has ended is only looked at for a 1xx
+/// status, and a partial one parsed so that garbage fails before the deadline.
 async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) -> Result<Vec<u8>, HeadFailure> {
     let deadline = Instant::now() + wait;
     loop {
-        match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
-            Ok(Some(head)) if (100..200).contains(&head.status) && head.status != 101 => {
-                let n = head.head_len;
-                buf.drain(..n);
-                continue;
+        if head_has_ended(&buf) && !is_interim(&buf) {
+            return Ok(buf);
+        }
+        if buf.is_empty() {
+            // Nothing to parse yet.
+        } else {
+            match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
+                Ok(Some(head)) if (100..200).contains(&head.status) && head.status != 101 => {
+                    let n = head.head_len;
+                    buf.drain(..n);
+                    continue;
+                }
+                Ok(Some(_)) => return Ok(buf),
+                Ok(None) => {}
+                Err(e) => return Err(HeadFailure::Malformed(e.to_string())),
             }
-            Ok(Some(_)) => return Ok(buf),
-            Ok(None) => {}
-            Err(e) => return Err(HeadFailure::Malformed(e.to_string())),
         }
         let left = deadline.saturating_duration_since(Instant::now());
         match monoio::time::timeout(left, conn.read_more(buf)).await {
@@ -287,6 +296,17 @@ async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) ->
             Ok((Ok(_), back)) => buf = back,
         }
     }
+}
+
+/// Whether the buffer holds an empty line, where every response head ends (httparse ends one at
+/// a bare LF too).
+fn head_has_ended(buf: &[u8]) -> bool {
+    memchr::memmem::find(buf, b"\n\r\n").is_some() || memchr::memmem::find(buf, b"\n\n").is_some()
+}
+
+/// An interim (1xx but 101) status line: parsed in full, to be skipped.
+fn is_interim(buf: &[u8]) -> bool {
+    !buf.starts_with(b"HTTP/1.") || (buf.get(9) == Some(&b'1') && buf.get(10..12) != Some(b"01"))
 }
 
 /// What one attempt is, once its response head arrived.
@@ -309,10 +329,11 @@ async fn respond(
     client: ClientSide<'_>,
 ) -> Outcome {
     let Attempt { pool_key, provider, stream, timeout, started, read_usage } = attempt;
-    // Invariant: read_head returned only once the head parsed.
+    // read_head returned once an empty line ended the head: it parses here, or fails as garbage.
     let head = match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
         Ok(Some(h)) => h,
-        _ => return Outcome::Failed(protocol_error(provider, "upstream response head vanished")),
+        Ok(None) => return Outcome::Failed(protocol_error(provider, "upstream response head vanished")),
+        Err(e) => return Outcome::Failed(protocol_error(provider, &e.to_string())),
     };
     let status = head.status;
     let keep_alive = head.keep_alive;
