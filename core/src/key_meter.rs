@@ -474,5 +474,4 @@ mod tests {
         assert_eq!(admitted, 1_000);
         assert_eq!(m.usage(&l, t).refused_rpm, 1_400);
     }
-
 }
