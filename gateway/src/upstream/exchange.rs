@@ -212,7 +212,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
     };
     let mut allow_stale_retry = true;
     loop {
-        let (mut conn, reused) = match take_or_connect(shard, ex.target).await {
+        let (mut conn, reused) = match take_or_connect(shard, ex.target, started).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(connect_error(e, ex.target, ex.provider)),
         };
@@ -251,8 +251,9 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
     }
 }
 
-async fn take_or_connect(shard: &Shard, target: &Target) -> Result<(UpstreamConn, bool), ConnectError> {
-    let pooled = shard.pool.borrow_mut().take(&target.pool_key, Instant::now());
+/// `now`: the attempt's start (the pool's idle timeout is seconds; a clock read costs more).
+async fn take_or_connect(shard: &Shard, target: &Target, now: Instant) -> Result<(UpstreamConn, bool), ConnectError> {
+    let pooled = shard.pool.borrow_mut().take(&target.pool_key, now);
     if let Some(conn) = pooled {
         return Ok((conn, true));
     }
@@ -272,7 +273,7 @@ enum HeadFailure {
 async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) -> Result<Vec<u8>, HeadFailure> {
     let deadline = Instant::now() + wait;
     loop {
-        if head_has_ended(&buf) && !is_interim(&buf) {
+        if head_has_ended(&buf) && starts_final_head(&buf) {
             return Ok(buf);
         }
         if buf.is_empty() {
@@ -301,12 +302,13 @@ async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) ->
 /// Whether the buffer holds an empty line, where every response head ends (httparse ends one at
 /// a bare LF too).
 fn head_has_ended(buf: &[u8]) -> bool {
-    memchr::memmem::find(buf, b"\n\r\n").is_some() || memchr::memmem::find(buf, b"\n\n").is_some()
+    memchr::memchr_iter(b'\n', buf).any(|at| matches!(buf.get(at + 1..), Some([b'\n', ..] | [b'\r', b'\n', ..])))
 }
 
-/// An interim (1xx but 101) status line: parsed in full, to be skipped.
-fn is_interim(buf: &[u8]) -> bool {
-    !buf.starts_with(b"HTTP/1.") || (buf.get(9) == Some(&b'1') && buf.get(10..12) != Some(b"01"))
+/// A status line of a final response (not 1xx, or 101): returned unparsed. An interim head is
+/// parsed to be skipped, and what is no status line parsed to fail as garbage.
+fn starts_final_head(buf: &[u8]) -> bool {
+    buf.starts_with(b"HTTP/1.") && (buf.get(9) != Some(&b'1') || buf.get(10..12) == Some(b"01"))
 }
 
 /// What one attempt is, once its response head arrived.

@@ -37,3 +37,19 @@ fn relay_rechunks_what_the_client_gets_chunked() {
     assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail, &mut None), Ok((2, 2)));
     assert_eq!(out, b"ab");
 }
+
+#[test]
+fn a_head_has_ended_at_its_empty_line_and_final_heads_are_told_apart() {
+    assert!(!head_has_ended(b""));
+    assert!(!head_has_ended(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n"));
+    assert!(!head_has_ended(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r"));
+    assert!(head_has_ended(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"));
+    assert!(head_has_ended(b"HTTP/1.1 200 OK\ncontent-length: 2\n\n{}"));
+    assert!(!starts_final_head(b"HTTP/1.1 100 Continue\r\n\r\n"));
+    assert!(!starts_final_head(b"HTTP/1.1 103 Early Hints\r\n\r\n"));
+    assert!(starts_final_head(b"HTTP/1.1 101 Switching Protocols\r\n\r\n"));
+    assert!(starts_final_head(b"HTTP/1.1 200 OK\r\n\r\n"));
+    assert!(starts_final_head(b"HTTP/1.0 404 Not Found\r\n\r\n"));
+    // Not a status line: parsed, to fail as garbage.
+    assert!(!starts_final_head(b"garbage\r\n\r\n"));
+}
