@@ -153,16 +153,19 @@ pub async fn serve(
         route,
     };
     if let Some((policies, p)) = routes.policy.as_ref().and_then(|ps| Some((ps, ps.policy_of(key)?))) {
-        return crate::proxy_policy::serve(
+        // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).
+        let served = crate::proxy_policy::serve(
             shard, routes, policies, p, route, request, &extracted, key, &info, client, keep_alive,
-        )
-        .await;
+        );
+        return Box::pin(served).await;
     }
     let snap = &routes.snapshot;
     let settings = &snap.settings;
     // A complexity router decides the group first; the walk then runs inside it.
     let auto = match routes.complexity.as_ref().and_then(|c| c.router(&facts.model)) {
-        Some(router) => Some(complexity::route_request(shard, routes, router, route, body, facts, caller).await),
+        Some(router) => {
+            Some(Box::pin(complexity::route_request(shard, routes, router, route, body, facts, caller)).await)
+        }
         None => None,
     };
     let target = auto.as_ref().map_or(&*facts.model, |a| &*snap.group(a.group).name);

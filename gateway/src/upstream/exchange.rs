@@ -252,12 +252,16 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
 }
 
 /// `now`: the attempt's start (the pool's idle timeout is seconds; a clock read costs more).
+///
+/// Boxed futures, here and in `respond` and `proxy::serve`: a branch most requests skip (a new
+/// connection, an error body, a translation, a policy) would otherwise size every request's
+/// future, which each `.await` copies whole (a request copied ~27 KB of futures before).
 async fn take_or_connect(shard: &Shard, target: &Target, now: Instant) -> Result<(UpstreamConn, bool), ConnectError> {
     let pooled = shard.pool.borrow_mut().take(&target.pool_key, now);
     if let Some(conn) = pooled {
         return Ok((conn, true));
     }
-    let conn = connect(target, &shard.tls, shard.settings.timeouts.connect).await?;
+    let conn = Box::pin(connect(target, &shard.tls, shard.settings.timeouts.connect)).await?;
     Ok((conn, false))
 }
 
@@ -352,7 +356,7 @@ async fn respond(
         let retry_after = head.header("retry-after").map(|v| String::from_utf8_lossy(v).into_owned());
         drop(head);
         let (body_bytes, reusable_conn, _) =
-            collect_body(conn, buf, head_len, body, &idle_or_total, MAX_ERROR_BODY).await;
+            Box::pin(collect_body(conn, buf, head_len, body, &idle_or_total, MAX_ERROR_BODY)).await;
         if let Some(conn) = reusable_conn.filter(|_| keep_alive) {
             shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
         }
@@ -373,7 +377,7 @@ async fn respond(
     if let Some(translate) = client.translate {
         drop(head);
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
-        return respond_translated(
+        return Box::pin(respond_translated(
             shard,
             upstream,
             buf,
@@ -384,14 +388,15 @@ async fn respond(
             &idle_or_total,
             client,
             translate,
-        )
+        ))
         .await;
     }
     if let (Some(block), false) = (client.body_block, stream) {
         drop(head);
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
-        return respond_with_block(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client, block)
-            .await;
+        let relay =
+            respond_with_block(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client, block);
+        return Box::pin(relay).await;
     }
     match head.framing {
         BodyFraming::Length(n) => write::header_decimal(&mut out, "content-length", n),
