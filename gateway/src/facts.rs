@@ -287,7 +287,7 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         None => serde_json::from_slice(body).map_err(invalid)?,
     };
     let raw_model = top.model.ok_or(FactsError::MissingModel)?;
-    let model: Cow<'_, str> = serde_json::from_str(raw_model.get()).map_err(|_| FactsError::ModelNotString)?;
+    let model = json_string(raw_model).ok_or(FactsError::ModelNotString)?;
     let stream = match top.stream.map(Raw::get) {
         None | Some("null") | Some("false") => false,
         Some("true") => true,
@@ -301,7 +301,7 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         .filter_map(|raw| member_span(body, value_span(body, raw)))
         .collect();
     join_adjacent_cuts(body, &mut cut_members);
-    let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model.into_owned()) };
+    let mut facts = RequestFacts { stream, ..RequestFacts::new(route, model) };
     read_the_rest(&top, &mut facts, needs);
     if needs.image && !needs.prompt {
         // Without the walk: an `image_url` content part shows as its key (an escaped quote in
@@ -365,6 +365,16 @@ fn scanned<'a, M: Messages>(text: &'a str) -> Option<Result<TopLevel<'a, M>, ser
     })?;
     let walked = messages.map_or(Ok(M::default()), |raw: Raw<'_>| M::from_json(raw.get().as_bytes()));
     Some(walked.map(|messages| TopLevel { messages, ..top }))
+}
+
+/// A JSON string value's text; one without escapes is its bytes between the quotes (the value is
+/// valid JSON, so it holds no quote or control character), others are decoded.
+fn json_string(raw: Raw<'_>) -> Option<String> {
+    let json = raw.get();
+    match json.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(text) if !text.contains('\\') => Some(text.to_owned()),
+        _ => serde_json::from_str(json).ok(),
+    }
 }
 
 /// Where a value borrowed from `body` sits in it.

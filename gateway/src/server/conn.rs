@@ -3,7 +3,6 @@
 //! next head is parsed from the buffer.
 
 use std::rc::Rc;
-use std::time::Instant;
 
 use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
@@ -104,9 +103,9 @@ enum HeadRead {
 
 async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limits: HeadLimits) -> HeadRead {
     // The whole head must arrive within `timeouts.request_head` of its first byte, however the
-    // client spreads its bytes (a slowloris gains nothing by trickling).
-    let mut deadline: Option<Instant> =
-        (!buf.is_empty()).then(|| Instant::now() + shard.settings.timeouts.request_head);
+    // client spreads its bytes (a slowloris gains nothing by trickling). The clock is read only
+    // for a head that is still partial: most heads come whole in their first read.
+    let mut deadline: Option<monoio::time::Instant> = None;
     loop {
         match parse_request_head(&buf, limits) {
             Ok(Some(head)) => return HeadRead::Head(head, buf),
@@ -114,18 +113,19 @@ async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limi
             Err(e) => return HeadRead::Refused(e.status(), e.message()),
         }
         let idle = buf.is_empty();
-        let wait = match deadline {
-            None => shard.settings.timeouts.keepalive_idle,
-            Some(d) => d.saturating_duration_since(Instant::now()),
+        if !idle && deadline.is_none() {
+            deadline = Some(monoio::time::Instant::now() + shard.settings.timeouts.request_head);
+        }
+        let read = read_more(stream, buf);
+        let outcome = match deadline {
+            None => monoio::time::timeout(shard.settings.timeouts.keepalive_idle, read).await,
+            Some(d) => monoio::time::timeout_at(d, read).await,
         };
-        match monoio::time::timeout(wait, read_more(stream, buf)).await {
+        match outcome {
             Err(_) if idle => return HeadRead::Closed,
             Err(_) => return HeadRead::Refused(408, "timed out reading the request head".to_string()),
             Ok((Ok(0), _)) | Ok((Err(_), _)) => return HeadRead::Closed,
-            Ok((Ok(_), b)) => {
-                buf = b;
-                deadline.get_or_insert_with(|| Instant::now() + shard.settings.timeouts.request_head);
-            }
+            Ok((Ok(_), b)) => buf = b,
         }
     }
 }

@@ -225,9 +225,10 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
             }
             return Outcome::Failed(protocol_error(ex.provider, "could not send the request upstream"));
         }
-        let head_wait = if ex.stream { ex.timeout } else { ex.timeout.saturating_sub(started.elapsed()) };
+        // A stream's timeout is idle time from here; a whole answer's counts from the start.
+        let head_deadline = if ex.stream { Instant::now() + ex.timeout } else { started + ex.timeout };
         let buf = Vec::with_capacity(16 * 1024);
-        match read_head(&mut conn, buf, head_wait).await {
+        match read_head(&mut conn, buf, head_deadline).await {
             Err(HeadFailure::Closed) => {
                 return Outcome::Failed(protocol_error(
                     ex.provider,
@@ -274,8 +275,8 @@ enum HeadFailure {
 /// Reads until a complete response head (1xx interim responses skipped) is in the buffer. The
 /// head is parsed once, by [`respond`]: here a head that has ended is only looked at for a 1xx
 /// status, and a partial one parsed so that garbage fails before the deadline.
-async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) -> Result<Vec<u8>, HeadFailure> {
-    let deadline = Instant::now() + wait;
+async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, deadline: Instant) -> Result<Vec<u8>, HeadFailure> {
+    let deadline = monoio::time::Instant::from_std(deadline);
     loop {
         if head_has_ended(&buf) && starts_final_head(&buf) {
             return Ok(buf);
@@ -294,8 +295,7 @@ async fn read_head(conn: &mut UpstreamConn, mut buf: Vec<u8>, wait: Duration) ->
                 Err(e) => return Err(HeadFailure::Malformed(e.to_string())),
             }
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        match monoio::time::timeout(left, conn.read_more(buf)).await {
+        match monoio::time::timeout_at(deadline, conn.read_more(buf)).await {
             Err(_) => return Err(HeadFailure::Timeout),
             Ok((Ok(0), _)) | Ok((Err(_), _)) => return Err(HeadFailure::Closed),
             Ok((Ok(_), back)) => buf = back,
