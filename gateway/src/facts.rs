@@ -66,7 +66,7 @@ impl FactsError {
 /// The top-level fields the pick reads; every other field is skipped (but still validated).
 /// Only `model` and `stream` are strict: any other field of an unexpected type is read as
 /// absent, so that a body LiteLLM forwards is not refused here.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct TopLevel<'a, M> {
     #[serde(borrow)]
     model: Option<Raw<'a>>,
@@ -315,24 +315,7 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
 /// the scanner reads (`None` for the others, and for a known member given twice, which serde
 /// refuses). A `null` reads as absent but for the members kept whatever their value.
 fn scanned<'a, M: Messages>(text: &'a str) -> Option<Result<TopLevel<'a, M>, serde_json::Error>> {
-    let mut top = TopLevel {
-        model: None,
-        stream: None,
-        messages: M::default(),
-        input: None,
-        tools: None,
-        functions: None,
-        tool_choice: None,
-        parallel_tool_calls: None,
-        response_format: None,
-        reasoning_effort: None,
-        max_tokens: None,
-        max_completion_tokens: None,
-        metadata: None,
-        tags: Member::default(),
-        llmeu: Member::default(),
-        allowed_model_region: None,
-    };
+    let mut top = TopLevel::<M>::default();
     let mut messages = None;
     let mut seen: u32 = 0;
     facts_scan::top_level_members(text.as_bytes(), |key, span| {
