@@ -1,5 +1,6 @@
 //! Tests of `exchange.rs`: relaying and collecting bodies.
 
+use super::head::{head_has_ended, starts_final_head};
 use super::*;
 
 #[test]
