@@ -174,7 +174,7 @@ fn skip_number(body: &[u8], mut at: usize) -> Option<usize> {
 
 /// Whether a byte ends a string's plain run: a quote, a backslash, or a control character
 /// (which JSON forbids unescaped).
-fn is_special(b: u8) -> bool {
+pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
@@ -196,7 +196,7 @@ const BLOCK: usize = 32;
 
 /// How many leading bytes of `bytes` are plain (no [`is_special`] byte), counted in whole
 /// blocks, or exactly when a block holds a special byte: the caller finds the byte from there.
-fn plain_blocks(bytes: &[u8]) -> usize {
+pub(crate) fn plain_blocks(bytes: &[u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above), all `avx2::plain_blocks` requires.

@@ -51,7 +51,7 @@ fn vertex_anthropic_body(body: &[u8]) -> Result<Vec<u8>, Untranslatable> {
     let mut map = crate::dialect::parse_request(body)?;
     map.remove("model");
     map.insert("anthropic_version".into(), VERTEX_ANTHROPIC_VERSION.into());
-    Ok(serde_json::to_vec(&map).unwrap_or_default())
+    Ok(crate::dialect::json_bytes(&serde_json::Value::Object(map)))
 }
 
 /// `forwarded` (the client's body, model spliced) in dialect `to`.

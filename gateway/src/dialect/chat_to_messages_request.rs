@@ -1,5 +1,6 @@
 //! An OpenAI chat-completions request → an Anthropic Messages request.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};
@@ -90,7 +91,7 @@ pub fn chat_request_to_messages_with_default(
         out.insert("system".into(), system);
     }
     out.insert("messages".into(), messages);
-    Ok(Value::Object(out).to_string().into_bytes())
+    Ok(json_bytes(&Value::Object(out)))
 }
 
 fn tools(value: Value) -> Result<Value, Untranslatable> {

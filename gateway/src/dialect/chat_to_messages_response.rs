@@ -1,5 +1,6 @@
 //! An OpenAI chat-completions answer (2xx, not streamed) → an Anthropic Messages answer.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Value};
 
 use super::mapping::{stop_reason_for, Tokens};
@@ -62,7 +63,7 @@ pub fn chat_response_to_messages(body: &[u8], model: &str) -> Result<Vec<u8>, St
         "stop_sequence": null,
         "usage": usage.to_anthropic(),
     });
-    Ok(out.to_string().into_bytes())
+    Ok(json_bytes(&out))
 }
 
 /// Reasoning text as OpenAI-compatible servers return it (`reasoning_content` in DeepSeek's and

@@ -1,5 +1,6 @@
 //! An Anthropic Messages request → an OpenAI chat-completions request.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::mapping::effort_for_budget;
@@ -53,7 +54,7 @@ pub fn messages_request_to_chat(body: &[u8], upstream_model: &str) -> Result<Vec
     }
     turns(conversation, &mut messages)?;
     out.insert("messages".into(), Value::Array(messages));
-    Ok(Value::Object(out).to_string().into_bytes())
+    Ok(json_bytes(&Value::Object(out)))
 }
 
 /// `system`, a string or text blocks, as system messages (one per block).

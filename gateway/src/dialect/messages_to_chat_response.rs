@@ -1,5 +1,6 @@
 //! An Anthropic Messages answer (2xx, not streamed) → an OpenAI chat-completions answer.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Value};
 
 use super::mapping::{finish_reason_for, Tokens};
@@ -53,7 +54,7 @@ pub fn messages_response_to_chat_at(body: &[u8], model: &str, created: u64) -> R
         "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
         "usage": usage.to_openai(),
     });
-    Ok(out.to_string().into_bytes())
+    Ok(json_bytes(&out))
 }
 
 fn append(into: &mut Option<String>, text: &Value) {

@@ -103,6 +103,7 @@ mod chat_to_messages_response;
 mod chat_to_messages_stream;
 mod errors;
 pub mod gemini;
+mod json_write;
 mod mapping;
 mod messages_to_chat_request;
 mod messages_to_chat_response;
@@ -200,15 +201,19 @@ pub(crate) fn take(value: &mut Value, key: &str) -> Value {
 
 /// Appends `text` as a JSON string (quoted, escaped).
 pub(crate) fn push_json_str(out: &mut Vec<u8>, text: &str) {
-    // Serialising a str into a Vec cannot fail: a Vec's io::Write never errs and a str is always
-    // representable.
-    let _ = serde_json::to_writer(&mut *out, text);
+    json_write::push_str(out, text);
 }
 
 /// Appends any JSON value.
 pub(crate) fn push_json(out: &mut Vec<u8>, value: &Value) {
-    // As above: a Value has only string keys and writing into a Vec never errs.
-    let _ = serde_json::to_writer(&mut *out, value);
+    json_write::push_value(out, value);
+}
+
+/// A translated body: `value` as compact JSON.
+pub(crate) fn json_bytes(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    json_write::push_value(&mut out, value);
+    out
 }
 
 /// The `function` objects of an OpenAI `tools` array, in order: a tool of another type has no

@@ -2,9 +2,9 @@
 
 use std::time::Instant;
 
-use crate::upstream::conn::UpstreamConn;
 use super::MAX_RESPONSE_HEAD;
 use crate::http::response::parse_response_head;
+use crate::upstream::conn::UpstreamConn;
 
 pub(super) enum HeadFailure {
     Closed,

@@ -1,5 +1,6 @@
 //! OpenAI embeddings ⇄ Bedrock InvokeModel bodies of Titan text and Cohere embedding models.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::super::{no_equivalent, parse_request, Untranslatable};
@@ -94,7 +95,7 @@ pub fn embeddings_request_to_bedrock(body: &[u8], model_id: &str) -> Result<Vec<
         }
         out.insert("inputText".into(), texts.into_iter().next().unwrap_or_default());
     }
-    Ok(Value::Object(out).to_string().into_bytes())
+    Ok(json_bytes(&Value::Object(out)))
 }
 
 /// Translates an InvokeModel embeddings answer into an OpenAI embeddings answer that names
@@ -152,7 +153,7 @@ pub fn bedrock_embeddings_to_openai_with(
         "model": model,
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
     });
-    Ok(out.to_string().into_bytes())
+    Ok(json_bytes(&out))
 }
 
 #[cfg(test)]

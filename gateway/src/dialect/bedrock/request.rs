@@ -1,5 +1,6 @@
 //! An OpenAI chat-completions request → a Bedrock Converse request body.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};
@@ -98,7 +99,7 @@ pub fn chat_request_to_converse_for(body: &[u8], model_id: &str) -> Result<Vec<u
     if let Some(config) = output_config {
         out.insert("outputConfig".into(), config);
     }
-    Ok(Value::Object(out).to_string().into_bytes())
+    Ok(json_bytes(&Value::Object(out)))
 }
 
 /// `reasoning_effort` as Claude's `thinking` (LiteLLM's budgets, as the Anthropic translator),

@@ -1,5 +1,6 @@
 //! A Converse answer (2xx, not streamed) → an OpenAI chat-completions answer.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Value};
 
 use super::super::mapping::Tokens;
@@ -51,7 +52,7 @@ pub fn converse_response_to_chat_at(body: &[u8], model: &str, created: u64) -> R
         "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
         "usage": Tokens::to_openai(usage),
     });
-    Ok(out.to_string().into_bytes())
+    Ok(json_bytes(&out))
 }
 
 /// A toolUse block as a tool call, its input serialised as the arguments string.

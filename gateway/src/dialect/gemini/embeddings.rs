@@ -1,5 +1,6 @@
 //! OpenAI embeddings ⇄ the Gemini API's `batchEmbedContents`.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Value};
 
 use super::super::{no_equivalent, parse_request, Untranslatable};
@@ -39,7 +40,7 @@ pub fn embeddings_request_to_gemini(body: &[u8], model: &str) -> Result<Vec<u8>,
             request
         })
         .collect();
-    Ok(json!({"requests": requests}).to_string().into_bytes())
+    Ok(json_bytes(&json!({"requests": requests})))
 }
 
 /// `input` as texts: a string or a list of strings. Token arrays have no Gemini equivalent.
@@ -94,7 +95,7 @@ pub fn gemini_embeddings_to_openai_with(body: &[u8], model: &str, base64: bool) 
         "model": model,
         "usage": {"prompt_tokens": prompt, "total_tokens": total},
     });
-    Ok(out.to_string().into_bytes())
+    Ok(json_bytes(&out))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! An OpenAI chat-completions request → a Gemini `GenerateContentRequest` body.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::super::{function_tools, no_equivalent, parse_request, Untranslatable};
@@ -110,7 +111,7 @@ pub fn chat_request_to_gemini(body: &[u8]) -> Result<Vec<u8>, Untranslatable> {
     if !config.is_empty() {
         out.insert("generationConfig".into(), Value::Object(config));
     }
-    Ok(Value::Object(out).to_string().into_bytes())
+    Ok(json_bytes(&Value::Object(out)))
 }
 
 fn number(field: &str, value: Value, gemini: &str, config: &mut Map<String, Value>) -> Result<(), Untranslatable> {

@@ -1,5 +1,6 @@
 //! A Gemini `GenerateContentResponse` (2xx, not streamed) → an OpenAI chat completion.
 
+use crate::dialect::json_bytes;
 use serde_json::{json, Value};
 
 use super::super::unix_now;
@@ -75,7 +76,7 @@ pub fn gemini_response_to_chat_at(body: &[u8], model: &str, created: u64) -> Res
         "choices": choices,
         "usage": usage.to_openai(),
     });
-    Ok(out.to_string().into_bytes())
+    Ok(json_bytes(&out))
 }
 
 #[cfg(test)]
