@@ -177,7 +177,8 @@ fn throughput(ok: u64, elapsed: f64) -> f64 {
 
 impl Report {
     pub fn new(info: RunInfo, stats: &Stats) -> Report {
-        let elapsed = info.elapsed.as_secs_f64();
+        // Rounded once, so the total and every target's share divide by the same time.
+        let elapsed = (info.elapsed.as_secs_f64() * 1e6).round() / 1e6;
         Report {
             url: info.url,
             mode: info.mode,
@@ -188,7 +189,7 @@ impl Report {
             body_bytes: info.body_bytes,
             duration_s: info.duration.map(|duration| duration.as_secs_f64()),
             requests_limit: info.requests_limit,
-            elapsed_s: (elapsed * 1e6).round() / 1e6,
+            elapsed_s: elapsed,
             requests: requests(stats),
             throughput_rps: throughput(stats.ok, elapsed),
             errors: errors(stats),
