@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use monoio::net::TcpStream;
+use crate::server::client_conn::ClientConn;
 use pointwork_core::{
     affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, ErrorClass,
     Event, Failure, GroupIdx, LatencySample, PickRequest, Pin, RequestFacts, Resolution, RouteError, RouteKind,
@@ -100,7 +100,7 @@ pub async fn serve(
     path: &str,
     request: &Request<'_>,
     caller: &Caller,
-    client: &mut TcpStream,
+    client: &mut ClientConn,
     keep_alive: bool,
 ) -> bool {
     let body = request.body;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use monoio::net::TcpStream;
+use crate::server::client_conn::ClientConn;
 use pointwork_core::policy::{admit, decide, AdmitRefusal, Live, PolicyEndpoint, PolicyRefusal, SharedLatency};
 use pointwork_core::{response_cost, DeploymentIdx, Failure, RouteKind, State};
 use serde_json::json;
@@ -67,7 +67,7 @@ pub(crate) async fn serve(
     extracted: &Extracted,
     key: Option<&VirtualKey>,
     info: &RequestInfo<'_>,
-    client: &mut TcpStream,
+    client: &mut ClientConn,
     keep_alive: bool,
 ) -> bool {
     let policy = &policies.policies[p];
@@ -315,7 +315,7 @@ async fn refuse(
     shard: &Shard,
     routes: &Arc<Routes>,
     info: &RequestInfo<'_>,
-    client: &mut TcpStream,
+    client: &mut ClientConn,
     keep_alive: bool,
     (reply, code): (Reply, &str),
 ) -> bool {

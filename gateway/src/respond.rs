@@ -1,7 +1,6 @@
 //! Whole responses Pointwork writes itself (errors, health, model lists), each in one write.
 
-use monoio::io::AsyncWriteRentExt;
-use monoio::net::TcpStream;
+use crate::server::client_conn::ClientConn;
 
 use crate::http::write;
 
@@ -46,7 +45,7 @@ impl Reply {
 }
 
 /// Writes `reply`; returns whether the connection stays usable.
-pub async fn send(client: &mut TcpStream, reply: Reply, keep_alive: bool) -> bool {
+pub async fn send(client: &mut ClientConn, reply: Reply, keep_alive: bool) -> bool {
     let (res, _) = client.write_all(reply.encode(!keep_alive)).await;
     res.is_ok() && keep_alive
 }

@@ -4,9 +4,7 @@
 
 use std::rc::Rc;
 
-use monoio::buf::IoBufMut;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
-use monoio::net::TcpStream;
+use crate::server::client_conn::ClientConn;
 
 use crate::errors::openai_error;
 use crate::http::chunked::ChunkedDecoder;
@@ -16,7 +14,7 @@ use crate::respond::{self, Reply};
 use crate::server::endpoints;
 use crate::shard::Shard;
 
-pub async fn serve_connection(shard: Rc<Shard>, stream: TcpStream) {
+pub async fn serve_connection(shard: Rc<Shard>, stream: ClientConn) {
     shard.hub.connection_opened();
     shard.open_connections.set(shard.open_connections.get() + 1);
     serve_requests(&shard, stream).await;
@@ -24,8 +22,7 @@ pub async fn serve_connection(shard: Rc<Shard>, stream: TcpStream) {
     shard.hub.connection_closed();
 }
 
-async fn serve_requests(shard: &Shard, mut stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
+async fn serve_requests(shard: &Shard, mut stream: ClientConn) {
     let limits = HeadLimits {
         max_header_bytes: shard.settings.limits.max_header_bytes,
         max_headers: shard.settings.limits.max_headers,
@@ -101,7 +98,7 @@ enum HeadRead {
     Refused(u16, String),
 }
 
-async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limits: HeadLimits) -> HeadRead {
+async fn read_head(shard: &Shard, stream: &mut ClientConn, mut buf: Vec<u8>, limits: HeadLimits) -> HeadRead {
     // The whole head must arrive within `timeouts.request_head` of its first byte, however the
     // client spreads its bytes (a slowloris gains nothing by trickling). The clock is read only
     // for a head that is still partial: most heads come whole in their first read.
@@ -116,7 +113,7 @@ async fn read_head(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, limi
         if !idle && deadline.is_none() {
             deadline = Some(monoio::time::Instant::now() + shard.settings.timeouts.request_head);
         }
-        let read = read_more(stream, buf);
+        let read = stream.read_more(buf);
         let outcome = match deadline {
             None => monoio::time::timeout(shard.settings.timeouts.keepalive_idle, read).await,
             Some(d) => monoio::time::timeout_at(d, read).await,
@@ -144,7 +141,7 @@ enum BodyRead {
     Refused(u16, String),
 }
 
-async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head: &RequestHead) -> BodyRead {
+async fn read_body(shard: &Shard, stream: &mut ClientConn, mut buf: Vec<u8>, head: &RequestHead) -> BodyRead {
     let max = shard.settings.limits.max_body_bytes;
     let start = head.head_len;
     // A body refused by its announced length is refused before the client is invited to send
@@ -165,7 +162,7 @@ async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head
                 buf.reserve(end - buf.len());
             }
             while buf.len() < end {
-                match monoio::time::timeout(shard.settings.timeouts.request_body_idle, read_more(stream, buf)).await {
+                match monoio::time::timeout(shard.settings.timeouts.request_body_idle, stream.read_more(buf)).await {
                     Err(_) => return BodyRead::Refused(408, "timed out reading the request body".to_string()),
                     Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
                     Ok((Ok(_), b)) => buf = b,
@@ -191,7 +188,7 @@ async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head
                 // Keep the buffer small: decoded bytes are no longer needed.
                 buf.drain(start..pos);
                 pos = start;
-                match monoio::time::timeout(shard.settings.timeouts.request_body_idle, read_more(stream, buf)).await {
+                match monoio::time::timeout(shard.settings.timeouts.request_body_idle, stream.read_more(buf)).await {
                     Err(_) => return BodyRead::Refused(408, "timed out reading the request body".to_string()),
                     Ok((Ok(0), _)) | Ok((Err(_), _)) => return BodyRead::Closed,
                     Ok((Ok(_), b)) => buf = b,
@@ -200,14 +197,4 @@ async fn read_body(shard: &Shard, stream: &mut TcpStream, mut buf: Vec<u8>, head
         }
         BodyFraming::UntilClose => BodyRead::Refused(400, "malformed request: body without a length".to_string()),
     }
-}
-
-/// Reads more bytes, appending to `buf`.
-async fn read_more(stream: &mut TcpStream, mut buf: Vec<u8>) -> (std::io::Result<usize>, Vec<u8>) {
-    if buf.capacity() - buf.len() < 4096 {
-        buf.reserve(8 * 1024);
-    }
-    let len = buf.len();
-    let (res, slice) = stream.read(buf.slice_mut(len..)).await;
-    (res, slice.into_inner())
 }

@@ -1,6 +1,6 @@
 //! Which handler serves which method and path.
 
-use monoio::net::TcpStream;
+use crate::server::client_conn::ClientConn;
 use pointwork_core::RouteKind;
 
 use crate::errors::openai_error;
@@ -70,7 +70,7 @@ pub struct Anthropic<'a> {
 }
 
 /// Serves one request; returns whether the connection stays open.
-pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut TcpStream) -> bool {
+pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) -> bool {
     let head = req.head;
     // While draining, every response closes its connection so that clients move elsewhere.
     let keep_alive = head.keep_alive && !shard.hub.is_draining();

@@ -2,8 +2,11 @@
 //! `SO_REUSEPORT` listener on the same address.
 
 pub mod admin;
+pub mod client_conn;
 pub mod conn;
 pub mod endpoints;
+
+use client_conn::ClientConn;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -240,7 +243,8 @@ async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
                     drop(stream);
                     continue;
                 }
-                monoio::spawn(conn::serve_connection(shard.clone(), stream));
+                let _ = stream.set_nodelay(true);
+                monoio::spawn(conn::serve_connection(shard.clone(), ClientConn::Plain(stream)));
             }
             Err(e) => {
                 // Out of file descriptors or a transient accept error: back off briefly rather

@@ -4,8 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use monoio::io::AsyncWriteRentExt;
-use monoio::net::TcpStream;
+use crate::server::client_conn::ClientConn;
 use pointwork_core::{Dialect, Failure};
 
 use super::body_block::{done_event_at, BodyBlock};
@@ -57,7 +56,7 @@ pub struct Exchange<'a> {
 
 /// The client connection the response goes to.
 pub struct ClientSide<'a> {
-    pub stream: &'a mut TcpStream,
+    pub stream: &'a mut ClientConn,
     /// Extra rendered header lines (`name: value\r\n`…), e.g. the `x-pointwork-*` headers.
     pub extra_headers: &'a [u8],
     pub keep_alive: bool,
