@@ -1,5 +1,9 @@
 //! One client connection: a nonblocking socket, the request being sent on it, and the parser of
 //! its response. The worker decides when a request starts; the connection says when it ended.
+//! An `https://` connection also carries its TLS side ([`TlsLink`]); each IO checks once which
+//! kind it is and the TLS way lives in `conn/tls.rs`, so a plain connection pays nothing for it.
+
+mod tls;
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -9,8 +13,9 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Socket, Type};
 
 use super::response::{Complete, ResponseParser, MAX_HEAD};
-use super::stats::ErrorKind;
+use super::stats::{ErrorKind, Stats};
 use super::sys::{Epoll, READABLE, WRITABLE};
+use super::tls::TlsLink;
 
 const READ_BUFFER: usize = 16 * 1024;
 
@@ -20,6 +25,8 @@ pub enum Phase {
     Closed,
     /// A nonblocking connect is under way; `request` says whether a request waits for it.
     Connecting { request: bool },
+    /// https: connected, the TLS handshake is under way; `request` as for `Connecting`.
+    Handshaking { request: bool },
     /// Connected, no request.
     Idle,
     /// Writing the request (what is left did not fit the socket buffer).
@@ -44,7 +51,7 @@ pub struct Finished {
 #[derive(Debug)]
 pub enum Event {
     Nothing,
-    /// A connect without a request ended, well or not (`phase` says which).
+    /// A connect (and handshake) without a request ended, well or not (`phase` says which).
     ConnectEnded,
     /// The peer closed an idle connection; not an error.
     Lost,
@@ -72,10 +79,14 @@ pub struct Conn {
     events: u64,
     /// Connections this one opened (reconnects included).
     pub connects: u64,
+    /// `--new-connection`: closed after every answer.
+    one_shot: bool,
+    /// https: the TLS side; `None` for a plain connection.
+    tls: Option<Box<TlsLink>>,
 }
 
 impl Conn {
-    pub fn new(token: usize, target: usize, stream: bool) -> Conn {
+    pub fn new(token: usize, target: usize, stream: bool, one_shot: bool, tls: Option<TlsLink>) -> Conn {
         let now = Instant::now();
         Conn {
             token,
@@ -93,12 +104,20 @@ impl Conn {
             gaps: Vec::new(),
             events: 0,
             connects: 0,
+            one_shot,
+            tls: tls.map(Box::new),
         }
     }
 
     /// A request is in flight (connecting for it included).
     pub fn busy(&self) -> bool {
-        matches!(self.phase, Phase::Connecting { request: true } | Phase::Sending | Phase::Receiving)
+        matches!(
+            self.phase,
+            Phase::Connecting { request: true }
+                | Phase::Handshaking { request: true }
+                | Phase::Sending
+                | Phase::Receiving
+        )
     }
 
     /// Starts a nonblocking connect. `request`: a request waits for it.
@@ -136,8 +155,9 @@ impl Conn {
         }
     }
 
-    /// Handles epoll readiness `ready` for this connection.
-    pub fn on_ready(&mut self, epoll: &Epoll, ready: u32, request: &[u8]) -> Event {
+    /// Handles epoll readiness `ready` for this connection; TLS handshakes and failures are
+    /// recorded in `stats` (the connection's target's).
+    pub fn on_ready(&mut self, epoll: &Epoll, ready: u32, request: &[u8], stats: &mut Stats) -> Event {
         match self.phase {
             Phase::Closed => Event::Nothing,
             Phase::Connecting { request: waiting } => {
@@ -161,6 +181,9 @@ impl Conn {
                     }
                 }
                 self.connects += 1;
+                if self.tls.is_some() {
+                    return self.begin_handshake(epoll, waiting, request, stats);
+                }
                 if waiting {
                     self.phase = Phase::Sending;
                     self.write(epoll, request)
@@ -169,13 +192,25 @@ impl Conn {
                     Event::ConnectEnded
                 }
             }
-            Phase::Sending if ready & WRITABLE != 0 => self.write(epoll, request),
+            Phase::Handshaking { .. } => self.handshake(epoll, request, stats),
+            Phase::Sending | Phase::Idle | Phase::Receiving if self.tls.is_some() => {
+                self.on_ready_tls(epoll, ready, request, stats)
+            }
+            Phase::Sending if ready & WRITABLE != 0 => self.write_plain(epoll, request),
             Phase::Sending => Event::Nothing,
             Phase::Idle | Phase::Receiving => self.read(),
         }
     }
 
+    /// Writes the request (what is left of it).
     fn write(&mut self, epoll: &Epoll, request: &[u8]) -> Event {
+        match self.tls {
+            None => self.write_plain(epoll, request),
+            Some(_) => self.write_tls(epoll, request),
+        }
+    }
+
+    fn write_plain(&mut self, epoll: &Epoll, request: &[u8]) -> Event {
         let Some(socket) = &mut self.socket else { return self.fail(ErrorKind::Reset) };
         loop {
             match socket.write(&request[self.written..]) {
@@ -207,13 +242,10 @@ impl Conn {
     }
 
     fn read(&mut self) -> Event {
-        let Some(socket) = &mut self.socket else { return Event::Nothing };
-        if self.filled == self.buffer.len() {
-            if self.buffer.len() > MAX_HEAD {
-                return self.fail(ErrorKind::BadResponse);
-            }
-            self.buffer.resize(self.buffer.len() * 2, 0);
+        if !self.make_room() {
+            return self.fail(ErrorKind::BadResponse);
         }
+        let Some(socket) = &mut self.socket else { return Event::Nothing };
         let count = match socket.read(&mut self.buffer[self.filled..]) {
             Ok(count) => count,
             Err(error) if matches!(error.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {
@@ -227,13 +259,34 @@ impl Conn {
         };
         let now = Instant::now();
         if count == 0 {
-            if self.phase == Phase::Idle {
-                self.close();
-                return Event::Lost;
-            }
-            let result = self.parser.eof(self.filled);
-            return self.finish(result.map(|complete| Complete { keep_alive: false, ..complete }), now);
+            return self.ended(now);
         }
+        self.received(count, now)
+    }
+
+    /// Makes room in the buffer for the next read; `false` when a response head outgrew it.
+    fn make_room(&mut self) -> bool {
+        if self.filled == self.buffer.len() {
+            if self.buffer.len() > MAX_HEAD {
+                return false;
+            }
+            self.buffer.resize(self.buffer.len() * 2, 0);
+        }
+        true
+    }
+
+    /// The peer closed its side (at `now`): an idle connection is lost, a response ends here.
+    fn ended(&mut self, now: Instant) -> Event {
+        if self.phase == Phase::Idle {
+            self.close();
+            return Event::Lost;
+        }
+        let result = self.parser.eof(self.filled);
+        self.finish(result.map(|complete| Complete { keep_alive: false, ..complete }), now)
+    }
+
+    /// `count` more response bytes arrived at `now` (after `filled` in the buffer).
+    fn received(&mut self, count: usize, now: Instant) -> Event {
         if self.phase == Phase::Idle {
             // Bytes nobody asked for.
             self.close();
@@ -268,7 +321,7 @@ impl Conn {
 
     fn finish(&mut self, result: Result<Complete, ErrorKind>, at: Instant) -> Event {
         match result {
-            Ok(complete) if complete.keep_alive => self.phase = Phase::Idle,
+            Ok(complete) if complete.keep_alive && !self.one_shot => self.phase = Phase::Idle,
             _ => self.close(),
         }
         Event::Finished(Finished { result, base: self.base, at, ttfb: self.ttfb, events: self.events })
@@ -283,6 +336,9 @@ impl Conn {
     pub fn close(&mut self) {
         // Dropping the socket closes it, which also removes it from the epoll set.
         self.socket = None;
+        if let Some(tls) = &mut self.tls {
+            tls.end();
+        }
         self.phase = Phase::Closed;
         self.parser = ResponseParser::new(self.parser.stream());
         self.filled = 0;

@@ -1,13 +1,38 @@
-//! The command line of `pointwork-load`, parsed into [`LoadOptions`] (no IO here but reading the
-//! `--body` file).
+//! The command line of `pointwork-load`, parsed into [`LoadOptions`] (no IO here: the `--body`
+//! and `--cacert` files are read when the run starts).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where the requests go: `http://HOST[:PORT][/PATH]`.
+/// How a target is spoken to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Http,
+    /// TLS (rustls), ALPN `http/1.1`, SNI from the URL's host; trusted as [`TlsOptions`] say.
+    Https,
+}
+
+impl Scheme {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+
+    fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
+/// Where the requests go: `http://HOST[:PORT][/PATH]` or `https://…`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    pub scheme: Scheme,
     /// The `Host` header value: the URL's authority as written.
     pub authority: String,
     pub host: String,
@@ -17,12 +42,12 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses a plain `http://` URL. HTTPS is refused: the generator speaks plain HTTP/1.1 only.
+    /// Parses an `http://` or `https://` URL (default ports 80 and 443).
     pub fn parse(url: &str) -> Result<Target, String> {
-        let rest = match url.split_once("://") {
-            Some(("http", rest)) => rest,
-            Some(("https", _)) => return Err(format!("{url:?}: https is not supported, use http://")),
-            _ => return Err(format!("{url:?}: expected http://HOST[:PORT][/PATH]")),
+        let (scheme, rest) = match url.split_once("://") {
+            Some(("http", rest)) => (Scheme::Http, rest),
+            Some(("https", rest)) => (Scheme::Https, rest),
+            _ => return Err(format!("{url:?}: expected http://HOST[:PORT][/PATH] or https://…")),
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(at) if rest.as_bytes()[at] == b'/' => (&rest[..at], rest[at..].to_owned()),
@@ -30,10 +55,16 @@ impl Target {
             None => (rest, "/".to_owned()),
         };
         if authority.is_empty() || authority.contains('@') {
-            return Err(format!("{url:?}: expected http://HOST[:PORT][/PATH]"));
+            return Err(format!("{url:?}: expected http://HOST[:PORT][/PATH] or https://…"));
         }
-        let (host, port) = split_host_port(authority).ok_or_else(|| format!("{url:?}: bad host or port"))?;
-        Ok(Target { authority: authority.to_owned(), host, port, path })
+        let (host, port) =
+            split_host_port(authority, scheme.default_port()).ok_or_else(|| format!("{url:?}: bad host or port"))?;
+        Ok(Target { scheme, authority: authority.to_owned(), host, port, path })
+    }
+
+    /// The URL again: scheme, authority as written, path.
+    pub fn url(&self) -> String {
+        format!("{}://{}{}", self.scheme.name(), self.authority, self.path)
     }
 
     /// Resolves the host once; the first address is used for every connection.
@@ -46,12 +77,12 @@ impl Target {
     }
 }
 
-fn split_host_port(authority: &str) -> Option<(String, u16)> {
+fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> {
     if let Some(rest) = authority.strip_prefix('[') {
         // [v6]:port
         let (host, after) = rest.split_once(']')?;
         let port = match after {
-            "" => 80,
+            "" => default_port,
             _ => after.strip_prefix(':')?.parse().ok()?,
         };
         return Some((host.to_owned(), port));
@@ -59,7 +90,7 @@ fn split_host_port(authority: &str) -> Option<(String, u16)> {
     match authority.rsplit_once(':') {
         Some((host, port)) if !host.is_empty() => Some((host.to_owned(), port.parse().ok()?)),
         Some(_) => None,
-        None => Some((authority.to_owned(), 80)),
+        None => Some((authority.to_owned(), default_port)),
     }
 }
 
@@ -77,6 +108,25 @@ pub enum BodySource {
     File(PathBuf),
     /// A chat completion for `model` with one user message of `prompt_bytes` bytes.
     Chat { model: String, prompt_bytes: usize },
+}
+
+/// Whom an `https://` target must prove itself to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// `--cacert FILE`: the CAs in this PEM bundle, and only them.
+    CaFile(PathBuf),
+    /// `--insecure`: any certificate at all (the handshake's signature is still checked). For
+    /// benchmarks against a server whose CA is not at hand; never for anything that matters.
+    AnyCertificate,
+}
+
+/// How `https://` targets are spoken to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsOptions {
+    pub trust: Trust,
+    /// Resume sessions (tickets, or TLS 1.2 session ids) on new connections; `--no-resume` makes
+    /// every handshake a full one.
+    pub resume: bool,
 }
 
 /// Everything one load run needs.
@@ -103,6 +153,11 @@ pub struct LoadOptions {
     pub idle_connections: Option<usize>,
     /// Print the live progress line (only when stdout is a terminal).
     pub progress: bool,
+    /// `--new-connection`: every request on a fresh connection, closed after its answer; the
+    /// connect (and TLS handshake) counts in its latency.
+    pub new_connection: bool,
+    /// How `https://` targets are trusted; `None` when no target is https.
+    pub tls: Option<TlsOptions>,
 }
 
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -133,16 +188,30 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
     let mut spin = Duration::from_micros(50);
     let mut idle_connections = None;
     let mut progress = true;
+    let mut new_connection = false;
+    let mut cacert = None;
+    let mut insecure = false;
+    let mut resume = true;
 
     while let Some(arg) = args.next() {
-        match arg.as_str() {
+        let switch = match arg.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
-            "--stream" => {
-                stream = true;
-                continue;
-            }
+            "--stream" => Some(&mut stream),
+            "--new-connection" => Some(&mut new_connection),
+            "--insecure" => Some(&mut insecure),
+            _ => None,
+        };
+        if let Some(switch) = switch {
+            *switch = true;
+            continue;
+        }
+        match arg.as_str() {
             "--no-progress" => {
                 progress = false;
+                continue;
+            }
+            "--no-resume" => {
+                resume = false;
                 continue;
             }
             _ => {}
@@ -151,7 +220,7 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
             Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
             _ => (arg, None),
         };
-        const VALUED: [&str; 15] = [
+        const VALUED: [&str; 16] = [
             "--url",
             "--concurrency",
             "--duration",
@@ -166,6 +235,7 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
             "--timeout",
             "--spin-us",
             "--idle-connections",
+            "--cacert",
             "-c",
         ];
         if !VALUED.contains(&flag.as_str()) {
@@ -217,6 +287,7 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
             "--idle-connections" => {
                 idle_connections = Some(positive(&value).ok_or_else(|| bad("a connection count of at least 1"))?)
             }
+            "--cacert" => cacert = Some(PathBuf::from(value)),
             _ => unreachable!("every valued flag is matched above"),
         }
     }
@@ -244,6 +315,10 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
             prompt_bytes: prompt_bytes.unwrap_or(DEFAULT_PROMPT_BYTES),
         },
     };
+    if new_connection && idle_connections.is_some() {
+        return Err("--new-connection excludes --idle-connections (idle connections are held, not reopened)".to_owned());
+    }
+    let tls = tls_options(&targets, cacert, insecure, resume)?;
     let connections = idle_connections.unwrap_or(concurrency);
     if connections < targets.len() {
         return Err(format!(
@@ -267,7 +342,36 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Command, Str
         spin,
         idle_connections,
         progress,
+        new_connection,
+        tls,
     }))
+}
+
+/// The TLS options when a target is `https://` (which then needs a trust anchor: there are no
+/// built-in roots); the TLS flags without one are a mistake worth saying.
+fn tls_options(
+    targets: &[Target],
+    cacert: Option<PathBuf>,
+    insecure: bool,
+    resume: bool,
+) -> Result<Option<TlsOptions>, String> {
+    let https = targets.iter().any(|target| target.scheme == Scheme::Https);
+    let trust = match (cacert, insecure) {
+        (Some(_), true) => return Err("--cacert and --insecure exclude each other".to_owned()),
+        (Some(file), false) => Some(Trust::CaFile(file)),
+        (None, true) => Some(Trust::AnyCertificate),
+        (None, false) => None,
+    };
+    match (https, trust) {
+        (true, Some(trust)) => Ok(Some(TlsOptions { trust, resume })),
+        (true, None) => Err("https:// needs --cacert FILE (a PEM bundle of the CAs to trust) or --insecure (accept \
+             any certificate, for benchmarks only): pointwork-load has no built-in root certificates"
+            .to_owned()),
+        (false, trust) if trust.is_some() || !resume => {
+            Err("--cacert, --insecure and --no-resume are for https:// URLs, and no --url is one".to_owned())
+        }
+        (false, _) => Ok(None),
+    }
 }
 
 fn positive(value: &str) -> Option<usize> {
@@ -316,7 +420,10 @@ mod tests {
         assert_eq!(Target::parse("http://localhost").unwrap().port, 80);
         assert_eq!(Target::parse("http://h:1?x=1").unwrap().path, "/?x=1");
         assert_eq!(Target::parse("http://[::1]:8080/a").unwrap().host, "::1");
-        assert!(Target::parse("https://h/").unwrap_err().contains("https"));
+        let secure = Target::parse("https://h/v1").unwrap();
+        assert_eq!((secure.scheme, secure.port, secure.url().as_str()), (Scheme::Https, 443, "https://h/v1"));
+        assert_eq!(Target::parse("https://[::1]/").unwrap().port, 443);
+        assert_eq!(Target::parse("http://h:1/a").unwrap().url(), "http://h:1/a");
         assert!(Target::parse("ftp://h/").is_err());
         assert!(Target::parse("http://h:x/").is_err());
         assert!(Target::parse("http:///a").is_err());
@@ -372,7 +479,30 @@ mod tests {
         assert!(parse("--url http://a:1/ --url http://b:2/ -c 1").unwrap_err().contains("2 URLs"));
         assert!(parse("--url http://a:1/ --url http://b:2/ --idle-connections 1").is_err());
         assert!(parse("--url http://a:1/ --url http://b:2/ --idle-connections 2 -c 1").is_ok());
-        assert!(parse("--url http://a:1/ --url https://b/ -c 2").unwrap_err().contains("https"));
+        assert!(parse("--url http://a:1/ --url https://b/ -c 2").unwrap_err().contains("--cacert"));
+        assert!(parse("--url http://a:1/ --url https://b/ -c 2 --insecure").is_ok());
+    }
+
+    #[test]
+    fn https_needs_a_trust_anchor() {
+        let error = parse("--url https://h/").unwrap_err();
+        assert!(error.contains("--cacert FILE") && error.contains("--insecure"), "{error}");
+        assert!(error.contains("no built-in root certificates"), "{error}");
+        let options = parse("--url https://h/ --cacert ca.pem").unwrap();
+        let tls = options.tls.unwrap();
+        assert_eq!(tls.trust, Trust::CaFile("ca.pem".into()));
+        assert!(tls.resume, "resumption is on by default");
+        let options = parse("--url https://h/ --insecure --no-resume --new-connection").unwrap();
+        assert_eq!(options.tls, Some(TlsOptions { trust: Trust::AnyCertificate, resume: false }));
+        assert!(options.new_connection);
+        assert!(parse("--url https://h/ --insecure --cacert=ca.pem").unwrap_err().contains("exclude"));
+        for flags in ["--insecure", "--cacert ca.pem", "--no-resume"] {
+            let error = parse(&format!("--url http://h:1/ {flags}")).unwrap_err();
+            assert!(error.contains("for https:// URLs"), "{flags}: {error}");
+        }
+        let options = parse("--url http://h:1/ --new-connection").unwrap();
+        assert!(options.new_connection && options.tls.is_none());
+        assert!(parse("--url http://h:1/ --new-connection --idle-connections 3").unwrap_err().contains("excludes"));
     }
 
     #[test]

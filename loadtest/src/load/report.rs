@@ -58,6 +58,8 @@ pub struct Requests {
 pub struct Errors {
     pub by_status: BTreeMap<String, u64>,
     pub by_kind: BTreeMap<&'static str, u64>,
+    /// https: the first TLS failure in rustls's words (what a `certificate` or `tls` count is).
+    pub first_tls_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -66,6 +68,19 @@ pub struct Connections {
     pub opened: u64,
     /// Idle connections the peer closed.
     pub closed_by_peer: u64,
+}
+
+/// https: the TLS handshakes of the run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TlsReport {
+    /// Handshakes completed (failed ones count in the errors).
+    pub handshakes: u64,
+    /// Of them, those that resumed a session (abbreviated handshakes).
+    pub resumed: u64,
+    /// The generator offered to resume sessions (`false` with `--no-resume`).
+    pub resumption: bool,
+    /// From the TCP connection's establishment to the handshake's end.
+    pub handshake_us: Option<Percentiles>,
 }
 
 /// Idle mode: how the held connections fared.
@@ -103,6 +118,8 @@ pub struct Report {
     pub rate: Option<f64>,
     pub stream: bool,
     pub body_bytes: usize,
+    /// `--new-connection`: every request on a connection of its own.
+    pub new_connection: bool,
     pub duration_s: Option<f64>,
     pub requests_limit: Option<u64>,
     pub elapsed_s: f64,
@@ -122,6 +139,8 @@ pub struct Report {
     /// own jitter, plus the wait for a free connection.
     pub send_lag_us: Option<Percentiles>,
     pub connections: Connections,
+    /// https: the handshakes; `None` when no target is https.
+    pub tls: Option<TlsReport>,
     pub idle: Option<Idle>,
     /// With several URLs, each one's share, in `--url` order (everything above is their total);
     /// `None` with one.
@@ -148,6 +167,9 @@ pub struct RunInfo {
     pub requests_limit: Option<u64>,
     pub elapsed: Duration,
     pub idle_still_open: Option<u64>,
+    pub new_connection: bool,
+    /// https: whether sessions were offered for resumption; `None` when no target is https.
+    pub tls_resumption: Option<bool>,
 }
 
 fn requests(stats: &Stats) -> Requests {
@@ -164,6 +186,7 @@ fn errors(stats: &Stats) -> Errors {
     Errors {
         by_status: stats.by_status.iter().map(|(status, count)| (status.to_string(), *count)).collect(),
         by_kind: ErrorKind::ALL.iter().map(|&kind| (kind.name(), stats.kind(kind))).collect(),
+        first_tls_error: stats.first_tls_error.clone(),
     }
 }
 
@@ -187,6 +210,7 @@ impl Report {
             rate: info.rate,
             stream: info.stream,
             body_bytes: info.body_bytes,
+            new_connection: info.new_connection,
             duration_s: info.duration.map(|duration| duration.as_secs_f64()),
             requests_limit: info.requests_limit,
             elapsed_s: elapsed,
@@ -199,6 +223,12 @@ impl Report {
             events: info.stream.then_some(stats.events),
             send_lag_us: Percentiles::of(&stats.send_lag),
             connections: Connections { opened: stats.connections, closed_by_peer: stats.lost },
+            tls: info.tls_resumption.map(|resumption| TlsReport {
+                handshakes: stats.handshakes,
+                resumed: stats.resumed,
+                resumption,
+                handshake_us: Percentiles::of(&stats.handshake),
+            }),
             idle: info.idle_still_open.map(|still_open| Idle {
                 requested: info.concurrency as u64,
                 ok: stats.ok,
@@ -247,10 +277,11 @@ impl Report {
         // Writing into a String cannot fail.
         let _ = writeln!(
             out,
-            "pointwork-load: {what}, {} connections on {} threads, {length}{}, POST {to} ({}-byte body)",
+            "pointwork-load: {what}, {} connections on {} threads, {length}{}{}, POST {to} ({}-byte body)",
             self.concurrency,
             self.threads,
             if self.stream { ", streaming" } else { "" },
+            if self.new_connection { ", a new connection per request" } else { "" },
             self.body_bytes
         );
         if let Some(idle) = &self.idle {
@@ -279,17 +310,7 @@ impl Report {
             ("send lag", &self.send_lag_us),
         ];
         for (name, percentiles) in lines {
-            if let Some(p) = percentiles {
-                let _ = writeln!(
-                    out,
-                    "{name:<11} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-                    micros(p.p50),
-                    micros(p.p90),
-                    micros(p.p99),
-                    micros(p.p99_9),
-                    micros(p.max)
-                );
-            }
+            percentiles_line(&mut out, name, percentiles);
         }
         if let Some(events) = self.events {
             let _ = writeln!(out, "events      {events} in successful streams");
@@ -302,7 +323,16 @@ impl Report {
                 .iter()
                 .filter(|(_, &count)| count > 0)
                 .map(|(kind, count)| format!("{kind}: {count}"));
-            let _ = writeln!(out, "errors      {}", statuses.chain(kinds).collect::<Vec<_>>().join(", "));
+            let _ = write!(out, "errors      {}", statuses.chain(kinds).collect::<Vec<_>>().join(", "));
+            if let Some(first) = &self.errors.first_tls_error {
+                let _ = write!(out, " (first TLS error: {first})");
+            }
+            out.push('\n');
+        }
+        if let Some(tls) = &self.tls {
+            let resumption = if tls.resumption { "resumption on" } else { "resumption off" };
+            let _ = writeln!(out, "tls         {} handshakes, {} resumed ({resumption})", tls.handshakes, tls.resumed);
+            percentiles_line(&mut out, "handshake", &tls.handshake_us);
         }
         let _ = writeln!(
             out,
@@ -326,6 +356,22 @@ impl Report {
             out.push('\n');
         }
         out
+    }
+}
+
+/// `NAME p50 …  p90 …  p99 …  p99.9 …  max …`, when there is something to show.
+fn percentiles_line(out: &mut String, name: &str, percentiles: &Option<Percentiles>) {
+    if let Some(p) = percentiles {
+        // Writing into a String cannot fail.
+        let _ = writeln!(
+            out,
+            "{name:<11} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            micros(p.p50),
+            micros(p.p90),
+            micros(p.p99),
+            micros(p.p99_9),
+            micros(p.max)
+        );
     }
 }
 
@@ -374,6 +420,8 @@ mod tests {
             requests_limit: None,
             elapsed: Duration::from_secs(1),
             idle_still_open: None,
+            new_connection: false,
+            tls_resumption: None,
         };
         let report = Report::new(info, &stats);
         assert_eq!(report.requests, Requests { total: 3, ok: 1, errors: 2, not_sent: 0, unfinished: 0 });
@@ -381,5 +429,43 @@ mod tests {
         assert!(text.contains("status 500: 1, truncated_stream: 1"), "{text}");
         assert!(text.contains("1 ok, 2 errors"), "{text}");
         assert_eq!(report.events, Some(0));
+        assert!(report.tls.is_none() && !text.contains("tls"), "{text}");
+    }
+
+    #[test]
+    fn https_runs_report_their_handshakes() {
+        let mut stats = Stats::default();
+        stats.success(Duration::from_micros(900));
+        stats.handshake(Duration::from_micros(700), false);
+        stats.handshake(Duration::from_micros(300), true);
+        stats.error(ErrorKind::Certificate);
+        stats.tls_failure(&"invalid peer certificate: UnknownIssuer");
+        let info = RunInfo {
+            url: "https://x/".into(),
+            mode: "closed",
+            threads: 1,
+            concurrency: 1,
+            rate: None,
+            stream: false,
+            body_bytes: 2,
+            duration: None,
+            requests_limit: Some(2),
+            elapsed: Duration::from_secs(1),
+            idle_still_open: None,
+            new_connection: true,
+            tls_resumption: Some(true),
+        };
+        let report = Report::new(info, &stats);
+        let tls = report.tls.as_ref().expect("https");
+        assert_eq!((tls.handshakes, tls.resumed, tls.resumption), (2, 1, true));
+        assert_eq!(tls.handshake_us.as_ref().map(|p| p.count), Some(2));
+        let text = report.to_text();
+        assert!(text.contains("a new connection per request"), "{text}");
+        assert!(text.contains("tls         2 handshakes, 1 resumed (resumption on)"), "{text}");
+        assert!(text.contains("\nhandshake   p50 "), "{text}");
+        assert!(text.contains("certificate: 1 (first TLS error: invalid peer certificate: UnknownIssuer)"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["tls"]["resumed"], 1);
+        assert_eq!(json["errors"]["by_kind"]["certificate"], 1);
     }
 }

@@ -31,7 +31,8 @@ pub fn body(options: &LoadOptions) -> Result<Vec<u8>, String> {
 }
 
 /// `POST PATH HTTP/1.1` to `target` with `Host`, `Content-Type: application/json` (unless a
-/// `--header` sets it), `Content-Length`, the extra headers, then the body.
+/// `--header` sets it), `Connection: close` with `--new-connection` (unless a `--header` sets
+/// it), `Content-Length`, the extra headers, then the body.
 pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8]) -> Vec<u8> {
     let mut head = String::with_capacity(256);
     let has = |name: &str| options.headers.iter().any(|(header, _)| header.eq_ignore_ascii_case(name));
@@ -42,6 +43,9 @@ pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8]) -> Vec
     }
     if !has("content-type") {
         head.push_str("content-type: application/json\r\n");
+    }
+    if options.new_connection && !has("connection") {
+        head.push_str("connection: close\r\n");
     }
     if options.stream && !has("accept") {
         head.push_str("accept: text/event-stream\r\n");
@@ -95,5 +99,12 @@ mod tests {
         let options = parsed("--url http://a:1/x --url http://b:2/y -c 2");
         let second = String::from_utf8(request_bytes(&options, &options.targets[1], b"")).unwrap();
         assert!(second.starts_with("POST /y HTTP/1.1\r\nhost: b:2\r\n"), "{second}");
+        // A fresh connection per request says so.
+        let options = parsed("--url http://h:9/ --new-connection");
+        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"")).unwrap();
+        assert!(text.contains("\r\nconnection: close\r\n"), "{text}");
+        let options = parsed("--url http://h:9/ --new-connection --header Connection:keep-alive");
+        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"")).unwrap();
+        assert!(!text.contains("close"), "{text}");
     }
 }

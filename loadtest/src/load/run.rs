@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::options::{LoadOptions, Stop};
+use super::options::{LoadOptions, Scheme, Stop};
 use super::report::{Report, RunInfo, TargetInfo};
 use super::request;
 use super::spread;
 use super::stats::Stats;
 use super::sys;
+use super::tls::{self, ClientSetup};
 use super::worker::{self, Counters, Endpoint, Mode, Shared};
 
 /// The threads start together this long after the main thread sets the start.
@@ -24,8 +25,18 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
     let targets = options
         .targets
         .iter()
-        .map(|target| Ok(Endpoint { addr: target.resolve()?, request: request::request_bytes(options, target, &body) }))
+        .map(|target| {
+            Ok(Endpoint {
+                addr: target.resolve()?,
+                request: request::request_bytes(options, target, &body),
+                tls_name: match target.scheme {
+                    Scheme::Http => None,
+                    Scheme::Https => Some(tls::server_name(&target.host)?),
+                },
+            })
+        })
         .collect::<Result<Vec<_>, String>>()?;
+    let tls = options.tls.as_ref().map(ClientSetup::new).transpose()?;
     let (mode, connections) = match (options.idle_connections, options.rate) {
         (Some(count), _) => (Mode::Idle, count),
         (None, Some(rate)) => (Mode::Open { rate }, options.concurrency),
@@ -40,6 +51,8 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
     let shared = Shared {
         targets,
         stream: options.stream,
+        new_connection: options.new_connection,
+        tls,
         timeout: options.timeout,
         spin: options.spin,
         mode,
@@ -92,8 +105,7 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
         Stop::After(duration) => (Some(duration), None),
         Stop::Requests(count) => (None, Some(count)),
     };
-    let urls: Vec<String> =
-        options.targets.iter().map(|target| format!("http://{}{}", target.authority, target.path)).collect();
+    let urls: Vec<String> = options.targets.iter().map(|target| target.url()).collect();
     let info = RunInfo {
         url: urls.join(" "),
         mode: match mode {
@@ -111,6 +123,8 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
         // A run for a duration lasts that long even when its open-loop schedule ends just before.
         elapsed: last.saturating_duration_since(start).max(duration.unwrap_or_default()),
         idle_still_open: (mode == Mode::Idle).then_some(still_open),
+        new_connection: options.new_connection,
+        tls_resumption: options.tls.as_ref().map(|tls| tls.resume),
     };
     let mut report = Report::new(info, &stats);
     if urls.len() > 1 {

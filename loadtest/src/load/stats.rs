@@ -21,16 +21,23 @@ pub enum ErrorKind {
     BadResponse,
     /// A 2xx stream that ended without `data: [DONE]` or without its last chunk.
     TruncatedStream,
+    /// https: the server's certificate was refused (untrusted issuer, wrong name, expired).
+    Certificate,
+    /// https: any other TLS failure — an alert from the server, a protocol error, a connection
+    /// closed during the handshake, a record that does not decrypt.
+    Tls,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 6] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::Connect,
         ErrorKind::Timeout,
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::BadResponse,
         ErrorKind::TruncatedStream,
+        ErrorKind::Certificate,
+        ErrorKind::Tls,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +48,8 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::BadResponse => "bad_response",
             ErrorKind::TruncatedStream => "truncated_stream",
+            ErrorKind::Certificate => "certificate",
+            ErrorKind::Tls => "tls",
         }
     }
 
@@ -68,7 +77,10 @@ pub struct Stats {
     pub ok: u64,
     /// Complete answers with another status, by status.
     pub by_status: BTreeMap<u16, u64>,
-    pub by_kind: [u64; 6],
+    pub by_kind: [u64; ErrorKind::ALL.len()],
+    /// The first TLS failure's own words (rustls's error), to say what a `certificate` or `tls`
+    /// count means.
+    pub first_tls_error: Option<String>,
     /// Open loop: requests scheduled in the run but never sent (all connections stayed busy).
     pub not_sent: u64,
     /// Requests still in flight when the drain grace after the run ran out.
@@ -79,6 +91,11 @@ pub struct Stats {
     pub connections: u64,
     /// Stream events (besides `[DONE]`) in successful streams.
     pub events: u64,
+    /// https: TLS handshakes completed, and how many of them resumed a session.
+    pub handshakes: u64,
+    pub resumed: u64,
+    /// https: each completed handshake, from the TCP connection's establishment to rustls done.
+    pub handshake: Histogram<u64>,
     /// Successful requests: from the (intended) start to the last byte.
     pub latency: Histogram<u64>,
     /// Successful streams: from the (intended) start to the first byte of the first event.
@@ -94,12 +111,16 @@ impl Default for Stats {
         Stats {
             ok: 0,
             by_status: BTreeMap::new(),
-            by_kind: [0; 6],
+            by_kind: [0; ErrorKind::ALL.len()],
+            first_tls_error: None,
             not_sent: 0,
             unfinished: 0,
             lost: 0,
             connections: 0,
             events: 0,
+            handshakes: 0,
+            resumed: 0,
+            handshake: histogram(),
             latency: histogram(),
             ttfb: histogram(),
             inter_event: histogram(),
@@ -134,6 +155,20 @@ impl Stats {
         record(&mut self.send_lag, value);
     }
 
+    /// A TLS handshake completed in `duration`.
+    pub fn handshake(&mut self, duration: Duration, resumed: bool) {
+        self.handshakes += 1;
+        self.resumed += u64::from(resumed);
+        record(&mut self.handshake, duration);
+    }
+
+    /// Keeps the first TLS failure's message (the count is kept by [`Stats::error`]).
+    pub fn tls_failure(&mut self, error: &dyn std::fmt::Display) {
+        if self.first_tls_error.is_none() {
+            self.first_tls_error = Some(error.to_string());
+        }
+    }
+
     pub fn kind(&self, kind: ErrorKind) -> u64 {
         self.by_kind[kind.index()]
     }
@@ -161,7 +196,13 @@ impl Stats {
         self.lost += other.lost;
         self.connections += other.connections;
         self.events += other.events;
-        // Both auto-resize: adding never fails.
+        self.handshakes += other.handshakes;
+        self.resumed += other.resumed;
+        if self.first_tls_error.is_none() {
+            self.first_tls_error.clone_from(&other.first_tls_error);
+        }
+        // All auto-resize: adding never fails.
+        let _ = self.handshake.add(&other.handshake);
         let _ = self.latency.add(&other.latency);
         let _ = self.ttfb.add(&other.ttfb);
         let _ = self.inter_event.add(&other.inter_event);
@@ -185,7 +226,12 @@ mod tests {
         two.status_error(429);
         two.error(ErrorKind::TruncatedStream);
         two.events = 7;
+        two.handshake(Duration::from_micros(900), true);
+        two.handshake(Duration::from_micros(1900), false);
+        two.first_tls_error = Some("invalid peer certificate: UnknownIssuer".to_owned());
         one.merge(&two);
+        assert_eq!((one.handshakes, one.resumed, one.handshake.len()), (2, 1, 2));
+        assert_eq!(one.first_tls_error.as_deref(), Some("invalid peer certificate: UnknownIssuer"));
         assert_eq!(one.ok, 2);
         assert_eq!(one.by_status, BTreeMap::from([(429, 1), (500, 2)]));
         assert_eq!(one.kind(ErrorKind::Reset), 1);

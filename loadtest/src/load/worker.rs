@@ -11,12 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustls::pki_types::ServerName;
+
 use super::conn::{Conn, Event, Finished, Phase};
 use super::options::Stop;
 use super::schedule::Schedule;
 use super::spread::target_of;
 use super::stats::{ErrorKind, Stats};
 use super::sys::{self, Epoll};
+use super::tls::{ClientSetup, TlsLink};
 
 /// How often in-flight requests are checked against the timeout.
 const TIMEOUT_SCAN: Duration = Duration::from_millis(10);
@@ -43,6 +46,8 @@ pub enum Mode {
 pub struct Endpoint {
     pub addr: SocketAddr,
     pub request: Vec<u8>,
+    /// https: the name its certificate must carry; `None` for plain http.
+    pub tls_name: Option<ServerName<'static>>,
 }
 
 /// What every thread of one run shares.
@@ -50,6 +55,10 @@ pub struct Shared {
     /// The targets, in `--url` order; connection `i` of the run talks to `targets[i mod n]`.
     pub targets: Vec<Endpoint>,
     pub stream: bool,
+    /// `--new-connection`: every request connects (and shakes hands) afresh; none opened ahead.
+    pub new_connection: bool,
+    /// The TLS client configuration when a target is https.
+    pub tls: Option<ClientSetup>,
     pub timeout: Duration,
     pub spin: Duration,
     pub mode: Mode,
@@ -115,15 +124,26 @@ pub fn run(shared: &Shared, index: usize, owned: Range<usize>) -> Outcome {
     sys::tight_timer_slack();
     let connections = owned.len();
     let targets = shared.targets.len();
+    // One TLS configuration (and so one session store) per https target, for this thread alone.
+    let tls_configs: Vec<_> = shared
+        .targets
+        .iter()
+        .map(|endpoint| {
+            let setup = shared.tls.as_ref()?;
+            Some((setup.for_thread(), endpoint.tls_name.clone()?))
+        })
+        .collect();
+    let conn = |(token, connection)| {
+        let target = target_of(connection, targets);
+        let tls = tls_configs[target].as_ref().map(|(config, name)| TlsLink::new(config.clone(), name.clone()));
+        Conn::new(token, target, shared.stream, shared.new_connection, tls)
+    };
     let mut worker = match Epoll::new(connections) {
         Ok(epoll) => Worker {
             shared,
             index,
             epoll,
-            conns: owned
-                .enumerate()
-                .map(|(token, connection)| Conn::new(token, target_of(connection, targets), shared.stream))
-                .collect(),
+            conns: owned.enumerate().map(conn).collect(),
             ready: Vec::with_capacity(connections.min(1024)),
             available: Vec::with_capacity(connections),
             backoff: Vec::new(),
@@ -136,7 +156,7 @@ pub fn run(shared: &Shared, index: usize, owned: Range<usize>) -> Outcome {
         },
         Err(error) => panic!("pointwork-load: epoll_create1: {error}"),
     };
-    if shared.mode != Mode::Idle {
+    if shared.mode != Mode::Idle && !shared.new_connection {
         worker.open_connections();
     } else {
         worker.available.extend((0..connections).rev());
@@ -158,8 +178,8 @@ pub fn run(shared: &Shared, index: usize, owned: Range<usize>) -> Outcome {
 }
 
 impl Worker<'_> {
-    /// Opens every connection before the start, so the first requests do not pay for it.
-    /// Those that fail connect again (and count) when their first request starts.
+    /// Opens every connection (handshakes included) before the start, so the first requests do
+    /// not pay for it. Those that fail connect again (and count) when their first request starts.
     fn open_connections(&mut self) {
         let mut pending = 0;
         for token in 0..self.conns.len() {
@@ -175,7 +195,8 @@ impl Worker<'_> {
                 let (token, flags) = self.ready[at];
                 let conn = &mut self.conns[token];
                 let request = &self.shared.targets[conn.target].request;
-                if let Event::ConnectEnded = conn.on_ready(&self.epoll, flags, request) {
+                let stats = &mut self.by_target[conn.target];
+                if let Event::ConnectEnded = conn.on_ready(&self.epoll, flags, request, stats) {
                     pending -= 1;
                 }
             }
@@ -338,7 +359,8 @@ impl Worker<'_> {
         for at in 0..self.ready.len() {
             let (token, flags) = self.ready[at];
             let conn = &mut self.conns[token];
-            let event = conn.on_ready(&self.epoll, flags, &self.shared.targets[conn.target].request);
+            let stats = &mut self.by_target[conn.target];
+            let event = conn.on_ready(&self.epoll, flags, &self.shared.targets[conn.target].request, stats);
             self.on_event(token, event);
         }
     }
