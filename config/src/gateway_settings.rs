@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ClusterSettings;
+use crate::{ClusterSettings, TlsSettings};
 
 /// LiteLLM proxy's port, so clients switch without changing their base URL.
 pub const DEFAULT_PORT: u16 = 4000;
@@ -34,6 +34,9 @@ pub struct GatewaySettings {
     /// `litellm_settings.cache_params` of a Redis cache, `pointwork.cluster`, the `REDIS_*`
     /// variables. `None` = no Redis: this instance keeps its state to itself.
     pub cluster: Option<ClusterSettings>,
+    /// HTTPS on the listening side: `pointwork.tls`, else LiteLLM's `SSL_CERTFILE_PATH` /
+    /// `SSL_KEYFILE_PATH`. `None` = plain HTTP.
+    pub tls: Option<TlsSettings>,
 }
 
 /// Where the access log goes: `off` (the default), `stdout`, or a file path (relative to the
@@ -90,6 +93,7 @@ impl Default for GatewaySettings {
             access_log: AccessLogTarget::Off,
             health_checks: HealthChecks::default(),
             cluster: None,
+            tls: None,
         }
     }
 }

@@ -45,6 +45,7 @@ mod references;
 mod router;
 mod sections;
 mod summary;
+mod tls;
 mod yaml;
 
 pub use auth::{AdminKey, Auth, VirtualKey};
@@ -62,3 +63,6 @@ pub use gateway_settings::{
 pub use google::DEFAULT_VERTEX_LOCATION;
 pub use load::{load_file, load_str};
 pub use pointwork_core::redact;
+pub use tls::{
+    TlsOrigin, TlsSettings, CERT_ENV as TLS_CERT_ENV, CLIENT_CA_NAME as TLS_CLIENT_CA_NAME, KEY_ENV as TLS_KEY_ENV,
+};

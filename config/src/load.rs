@@ -26,6 +26,7 @@ use crate::sections::{
     read_environment_variables, read_general_settings, warn_ignored_sections, LITELLM_SETTINGS, POINTWORK,
     ROUTER_SETTINGS,
 };
+use crate::tls::resolve_tls;
 use crate::yaml::parse_yaml;
 use crate::{Auth, Config, ConfigError, ConfigErrors, CostMapSource, DeploymentInfo, Loaded};
 
@@ -81,10 +82,12 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let PointworkSection { mut gateway, mut auth, policies, default_policy, cluster } = match doc.section(POINTWORK) {
-        Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
-        None => PointworkSection::default(),
-    };
+    let PointworkSection { mut gateway, mut auth, policies, default_policy, cluster, tls } =
+        match doc.section(POINTWORK) {
+            Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
+            None => PointworkSection::default(),
+        };
+    gateway.tls = resolve_tls(&mut c, tls);
     let cluster_off;
     (gateway.cluster, cluster_off) = resolve_cluster(&mut c, redis, cluster);
     general.apply_health_checks(&mut gateway.health_checks);

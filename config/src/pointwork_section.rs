@@ -14,9 +14,10 @@ use crate::duration::DURATION;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 use crate::policies::{check_policy_ref, read_policies};
+use crate::tls::{read_tls, TlsSaid, TLS};
 use crate::{AccessLogTarget, CostMapSource, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "listen",
     "shards",
     "io_driver",
@@ -30,6 +31,7 @@ const KEYS: [&str; 13] = [
     "policies",
     "default_policy",
     "cluster",
+    TLS,
 ];
 const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 5] =
@@ -58,6 +60,8 @@ pub(crate) struct PointworkSection {
     pub(crate) default_policy: Option<String>,
     /// `pointwork.cluster`, resolved with the Redis server keys of the LiteLLM sections.
     pub(crate) cluster: Option<ClusterSection>,
+    /// `pointwork.tls`, resolved with LiteLLM's `SSL_*FILE_PATH` variables.
+    pub(crate) tls: TlsSaid,
 }
 
 /// `dir` is the folder of the file that sets the section: relative paths are relative to it.
@@ -136,6 +140,13 @@ pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &
     }
     if let Some(cluster) = c.optional_map(&mut fields, "cluster") {
         section.cluster = Some(read_cluster_section(c, cluster));
+    }
+    let tls_set = fields.is_set(TLS);
+    match c.optional_map(&mut fields, TLS) {
+        Some(tls) => section.tls = read_tls(c, tls, dir),
+        // Not a map (refused): the variables must not stand in for it.
+        None if tls_set => section.tls = TlsSaid::Section(None),
+        None => {}
     }
     section.policies = policies.list;
     c.refuse_unknown(&fields, &KEYS);

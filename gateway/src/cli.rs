@@ -3,16 +3,18 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use pointwork_config::IoDriver;
+use pointwork_config::{IoDriver, TlsOrigin, TlsSettings};
 
 pub const USAGE: &str = "\
 Pointwork — an LLM routing gateway
 
 USAGE:
     pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+                    [--tls-cert CERT.pem --tls-key KEY.pem]
     pointwork check --config FILE [--strict]
     pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N] [--policy NAME]
     pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+                   [--tls-cert CERT.pem --tls-key KEY.pem]
     pointwork hash-key < KEY
     pointwork --version | --help
 
@@ -26,6 +28,11 @@ COMMANDS:
     demo    run the gateway in front of built-in mock providers (no keys, no network needed)
     hash-key  print the SHA-256 of a key read from standard input, for pointwork.auth's sha256
             (the key is never a command-line argument: those show in the process list)
+
+HTTPS:
+    --tls-cert, --tls-key   serve HTTPS with this PEM certificate chain and private key (both or
+            neither); they win over pointwork.tls's cert and key and over $SSL_CERTFILE_PATH /
+            $SSL_KEYFILE_PATH. LiteLLM's --ssl_certfile_path / --ssl_keyfile_path are the same flags.
 ";
 
 /// Flags that override the config's `pointwork:` section.
@@ -34,6 +41,30 @@ pub struct Overrides {
     pub listen: Option<SocketAddr>,
     pub shards: Option<usize>,
     pub io_driver: Option<IoDriver>,
+    /// `--tls-cert` and `--tls-key`.
+    pub tls: Option<TlsFiles>,
+}
+
+/// A certificate chain and its private key named on the command line (relative to the working
+/// directory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Overrides {
+    /// The TLS settings to serve with: `--tls-cert`/`--tls-key` replace the config's certificate
+    /// and key (its `client_ca` stays), or turn TLS on when the config has none.
+    pub fn tls(&self, config: Option<&TlsSettings>) -> Option<TlsSettings> {
+        let Some(files) = &self.tls else { return config.cloned() };
+        Some(TlsSettings {
+            cert: files.cert.clone(),
+            key: files.key.clone(),
+            client_ca: config.and_then(|c| c.client_ca.clone()),
+            origin: TlsOrigin::CommandLine,
+        })
+    }
 }
 
 /// `pointwork route`'s arguments.
@@ -133,6 +164,7 @@ fn parse_flags(
 ) -> Result<(Option<PathBuf>, Overrides), String> {
     let mut config = None;
     let mut o = Overrides::default();
+    let (mut tls_cert, mut tls_key) = (None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let (name, inline) = match flag.split_once('=') {
@@ -166,9 +198,17 @@ fn parse_flags(
                     _ => return Err(format!("--io-driver: expected auto, uring or legacy, got {v:?}")),
                 });
             }
+            "--tls-cert" | "--ssl_certfile_path" if takes_overrides => tls_cert = Some(PathBuf::from(value()?)),
+            "--tls-key" | "--ssl_keyfile_path" if takes_overrides => tls_key = Some(PathBuf::from(value()?)),
             _ => return Err(format!("unknown flag {flag:?}")),
         }
     }
+    o.tls = match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+        (Some(_), None) => return Err("--tls-cert needs --tls-key (the certificate's private key)".to_string()),
+        (None, Some(_)) => return Err("--tls-key needs --tls-cert (the certificate chain)".to_string()),
+        (None, None) => None,
+    };
     Ok((config, o))
 }
 
@@ -190,10 +230,56 @@ mod tests {
                 overrides: Overrides {
                     listen: Some("127.0.0.1:0".parse().unwrap()),
                     shards: Some(2),
-                    io_driver: Some(IoDriver::Legacy)
+                    io_driver: Some(IoDriver::Legacy),
+                    tls: None,
                 }
             }
         );
+    }
+
+    #[test]
+    fn tls_files_on_serve_and_demo() {
+        let files = Some(TlsFiles { cert: "c.pem".into(), key: "k.pem".into() });
+        let cmd = parse(&args("serve --config c.yaml --tls-cert c.pem --tls-key=k.pem")).unwrap();
+        let Command::Serve { overrides, .. } = cmd else { panic!("{cmd:?}") };
+        assert_eq!(overrides.tls, files);
+        let cmd = parse(&args("demo --tls-key k.pem --tls-cert c.pem")).unwrap();
+        assert_eq!(cmd, Command::Demo { overrides: Overrides { tls: files.clone(), ..Overrides::default() } });
+        // LiteLLM's spelling.
+        let cmd = parse(&args("demo --ssl_certfile_path c.pem --ssl_keyfile_path=k.pem")).unwrap();
+        assert_eq!(cmd, Command::Demo { overrides: Overrides { tls: files, ..Overrides::default() } });
+    }
+
+    #[test]
+    fn tls_files_come_together() {
+        let err = parse(&args("serve --config c --tls-cert c.pem")).unwrap_err();
+        assert_eq!(err, "--tls-cert needs --tls-key (the certificate's private key)");
+        let err = parse(&args("demo --ssl_keyfile_path k.pem")).unwrap_err();
+        assert_eq!(err, "--tls-key needs --tls-cert (the certificate chain)");
+        assert!(parse(&args("serve --config c --tls-cert")).unwrap_err().contains("--tls-cert needs a value"));
+        assert!(parse(&args("check --config c --tls-cert c --tls-key k")).unwrap_err().contains("unknown flag"));
+    }
+
+    #[test]
+    fn tls_files_replace_the_configs_cert_and_key_but_keep_its_client_ca() {
+        let config = TlsSettings {
+            cert: "/etc/c.pem".into(),
+            key: "/etc/k.pem".into(),
+            client_ca: Some("/etc/ca.pem".into()),
+            origin: TlsOrigin::Config,
+        };
+        assert_eq!(Overrides::default().tls(Some(&config)), Some(config.clone()));
+        assert_eq!(Overrides::default().tls(None), None);
+        let flags =
+            Overrides { tls: Some(TlsFiles { cert: "c.pem".into(), key: "k.pem".into() }), ..Overrides::default() };
+        let expected = TlsSettings {
+            cert: "c.pem".into(),
+            key: "k.pem".into(),
+            client_ca: Some("/etc/ca.pem".into()),
+            origin: TlsOrigin::CommandLine,
+        };
+        assert_eq!(flags.tls(Some(&config)), Some(expected.clone()));
+        assert_eq!(flags.tls(None), Some(TlsSettings { client_ca: None, ..expected }));
     }
 
     #[test]

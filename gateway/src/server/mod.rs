@@ -5,6 +5,7 @@ pub mod admin;
 pub mod client_conn;
 pub mod conn;
 pub mod endpoints;
+pub mod tls;
 
 use client_conn::ClientConn;
 
