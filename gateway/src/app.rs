@@ -15,6 +15,8 @@ use crate::control::{self, Control};
 use crate::health;
 use crate::hub::Hub;
 use crate::routes::{Routes, Tokens};
+use crate::server::handshake::TlsListener;
+use crate::server::tls::{expiry_warning, TlsCerts};
 use crate::server::{self, Driver, Launch};
 use crate::spend_file::SpendFile;
 
@@ -229,6 +231,20 @@ pub fn serve(
     }
     hub.pareto.configure(pareto);
     let (outbox, cluster) = gateway.cluster.as_ref().map(crate::cluster::prepare).unzip();
+    settings.tls = overrides.tls(gateway.tls.as_ref());
+    if let Some(tls) = &settings.tls {
+        match TlsCerts::load(tls) {
+            Ok(certs) => {
+                let left = certs.seconds_until_expiry(std::time::SystemTime::now());
+                if let Some(warning) = expiry_warning(&tls.cert.display().to_string(), left) {
+                    eprintln!("pointwork: warning: {warning}");
+                }
+                let _ = hub.tls.set(Arc::new(TlsListener { certs, handshakes: Default::default() }));
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+    let scheme = if settings.tls.is_some() { "https" } else { "http" };
     let settings = Arc::new(settings);
     let launch = Launch { listen, shards, driver, settings, hub: hub.clone(), access_log, cluster: outbox };
     let (running, mesh) = match server::start(launch) {
@@ -250,7 +266,7 @@ pub fn serve(
     health::start(&hub, mesh, &gateway);
     // A closed standard output (`pointwork demo | head -1`) must not stop a gateway that serves.
     let _ = print_line(format_args!(
-        "pointwork {}: {routes_line}; {} shards on {}; listening on http://{}",
+        "pointwork {}: {routes_line}; {} shards on {}; listening on {scheme}://{}",
         env!("CARGO_PKG_VERSION"),
         running.shards,
         running.driver.name(),
@@ -264,6 +280,7 @@ pub fn serve(
         inbox: control_rx,
         config_path,
         started_with: gateway,
+        overrides: overrides.clone(),
         drain_signals: running.drain_signals,
         spend_file,
     }

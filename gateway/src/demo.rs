@@ -35,10 +35,15 @@ pub fn run(overrides: &Overrides) -> ExitCode {
     };
     let mut overrides = overrides.clone();
     overrides.listen = overrides.listen.or(Some(SocketAddr::from(([127, 0, 0, 1], 4000))));
+    // With `--tls-cert`, the curl line speaks HTTPS and trusts that certificate.
+    let (scheme, cacert) = match &overrides.tls {
+        Some(files) => ("https", format!(" --cacert {}", files.cert.display())),
+        None => ("http", String::new()),
+    };
     let banner = |addr: SocketAddr| {
         format!(
             "\n--- demo config (mock providers on loopback) ---\n{yaml}\n--- try it ---\n\
-             curl -s http://{addr}/v1/chat/completions -H 'content-type: application/json' \\\n  \
+             curl -s{cacert} {scheme}://{addr}/v1/chat/completions -H 'content-type: application/json' \\\n  \
              -d '{{\"model\":\"gpt-4o-mini\",\"messages\":[{{\"role\":\"user\",\"content\":\"hello\"}}]}}' -i\n\n\
              The x-pointwork-deployment and x-pointwork-attempts headers show which deployment served\n\
              and after how many attempts; the flaky deployment fails half its calls, cools down, and\n\

@@ -34,6 +34,8 @@ pub struct Hub {
     pub pareto: ParetoShared,
     /// The cluster threads' status, when Redis is configured (`/metrics`).
     pub cluster: OnceLock<Arc<crate::cluster::Status>>,
+    /// The certificates and handshake counts, when Pointwork terminates TLS itself.
+    pub tls: OnceLock<Arc<crate::server::handshake::TlsListener>>,
 }
 
 impl Hub {
@@ -47,6 +49,7 @@ impl Hub {
             started: Instant::now(),
             pareto: ParetoShared::default(),
             cluster: OnceLock::new(),
+            tls: OnceLock::new(),
         })
     }
 

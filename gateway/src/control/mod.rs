@@ -19,6 +19,7 @@ use futures_channel::oneshot;
 use pointwork_config::GatewaySettings;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
+use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::metrics::Report;
 use crate::spend_file::SpendFile;
@@ -55,6 +56,8 @@ pub struct Control {
     pub config_path: Option<PathBuf>,
     /// The settings the shards started with (some only take effect on a restart).
     pub started_with: GatewaySettings,
+    /// The command line's overrides: its `--tls-cert` / `--tls-key` hold across reloads.
+    pub overrides: Overrides,
     /// One per shard: dropping or firing it makes the shard stop accepting and drain.
     pub drain_signals: Vec<oneshot::Sender<()>>,
     /// Where the virtual keys' spend is kept across restarts, if anywhere.
@@ -145,7 +148,7 @@ impl Control {
     }
 
     fn reload_and_log(&self, trigger: &str) -> Result<ReloadReport, String> {
-        let outcome = reload(&self.hub, self.config_path.as_deref(), &self.started_with);
+        let outcome = reload(&self.hub, self.config_path.as_deref(), &self.started_with, &self.overrides);
         if let Ok(mut totals) = self.hub.totals.lock() {
             match &outcome {
                 Ok(_) => totals.reloads_ok += 1,

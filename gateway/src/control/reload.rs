@@ -5,13 +5,18 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use pointwork_config::GatewaySettings;
+use std::time::SystemTime;
+
+use pointwork_config::{GatewaySettings, TlsSettings};
 use serde::Serialize;
 
 use super::diff::Changes;
+use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::keys::key_changes;
 use crate::routes::Routes;
+use crate::server::handshake::TlsListener;
+use crate::server::tls::expiry_warning;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ReloadReport {
@@ -23,6 +28,8 @@ pub struct ReloadReport {
     pub keys: Option<String>,
     /// `pointwork:` settings that changed but only take effect on a restart.
     pub restart_needed_for: Vec<&'static str>,
+    /// The listener's certificate, re-read (when Pointwork terminates TLS).
+    pub tls: Option<String>,
 }
 
 impl ReloadReport {
@@ -38,6 +45,9 @@ impl ReloadReport {
         if let Some(keys) = &self.keys {
             line.push_str(&format!("; {keys}"));
         }
+        if let Some(tls) = &self.tls {
+            line.push_str(&format!("; {tls}"));
+        }
         if !self.restart_needed_for.is_empty() {
             line.push_str(&format!(
                 " (changed but applied only on restart: pointwork.{})",
@@ -48,7 +58,12 @@ impl ReloadReport {
     }
 }
 
-pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) -> Result<ReloadReport, String> {
+pub fn reload(
+    hub: &Hub,
+    path: Option<&Path>,
+    started_with: &GatewaySettings,
+    overrides: &Overrides,
+) -> Result<ReloadReport, String> {
     let Some(path) = path else {
         return Err("this gateway runs on an embedded config (the demo): there is no file to re-read".to_string());
     };
@@ -60,19 +75,45 @@ pub fn reload(hub: &Hub, path: Option<&Path>, started_with: &GatewaySettings) ->
     let old = hub.routes.load();
     let routes = Routes::from_config(&loaded.config, Some(&old), crate::routes::Tokens::Obtain)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
+    let mut restart_needed_for = restart_only_changes(started_with, &loaded.config.gateway);
+    // The certificate last: a broken one refuses the whole reload, routes included.
+    let tls = overrides.tls(loaded.config.gateway.tls.as_ref());
+    let tls = match (hub.tls.get(), &tls) {
+        (Some(listener), Some(settings)) => Some(reload_certificate(listener, settings)?),
+        (None, None) => None,
+        _ => {
+            restart_needed_for.push("tls");
+            None
+        }
+    };
     let report = ReloadReport {
         config: path.display().to_string(),
         model_groups: routes.snapshot.groups.len(),
         deployments: routes.snapshot.deployments.len(),
         changes: Changes::between(&old.snapshot, &routes.snapshot),
         keys: key_changes(&old.keys, &routes.keys),
-        restart_needed_for: restart_only_changes(started_with, &loaded.config.gateway),
+        restart_needed_for,
+        tls,
     };
     let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
     hub.routes.store(Arc::new(routes));
     // The walk's poller keeps what it learned under unchanged rules, starts or stops with it.
     hub.pareto.configure(pareto);
     Ok(report)
+}
+
+/// Re-reads the listener's certificate and key: new handshakes get them, open connections keep
+/// theirs. A file that does not load leaves the certificate in service (and refuses the reload).
+fn reload_certificate(listener: &TlsListener, settings: &TlsSettings) -> Result<String, String> {
+    listener
+        .certs
+        .reload(settings)
+        .map_err(|e| format!("TLS certificate not replaced (the current one keeps serving): {e}"))?;
+    let left = listener.certs.seconds_until_expiry(SystemTime::now());
+    if let Some(warning) = expiry_warning(&settings.cert.display().to_string(), left) {
+        eprintln!("pointwork: warning: {warning}");
+    }
+    Ok(format!("TLS certificate {} re-read (expires in {} days)", settings.cert.display(), left / 86_400))
 }
 
 /// The `pointwork:` keys whose new value the running shards cannot take on.

@@ -73,6 +73,9 @@ pub fn metrics(shard: &Shard) -> Reply {
     if let Some(cluster) = shard.hub.cluster.get() {
         cluster.render(&mut text);
     }
+    if let Some(tls) = shard.hub.tls.get() {
+        tls.render(&mut text);
+    }
     let mut reply = Reply::json(200, text.into_bytes());
     reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
     reply

@@ -4,6 +4,8 @@
 
 use std::rc::Rc;
 
+use monoio::net::TcpStream;
+
 use crate::server::client_conn::ClientConn;
 
 use crate::errors::openai_error;
@@ -11,13 +13,21 @@ use crate::http::chunked::ChunkedDecoder;
 use crate::http::request::{parse_request_head, HeadLimits, RequestHead};
 use crate::http::BodyFraming;
 use crate::respond::{self, Reply};
-use crate::server::endpoints;
+use crate::server::{endpoints, handshake};
 use crate::shard::Shard;
 
-pub async fn serve_connection(shard: Rc<Shard>, stream: ClientConn) {
+/// Serves an accepted connection until it closes: over TLS, once the handshake is done, when
+/// the listener terminates TLS (the handshake's connection counts as open, against the cap).
+pub async fn serve_connection(shard: Rc<Shard>, stream: TcpStream) {
     shard.hub.connection_opened();
     shard.open_connections.set(shard.open_connections.get() + 1);
-    serve_requests(&shard, stream).await;
+    let conn = match shard.hub.tls.get() {
+        None => Some(ClientConn::Plain(stream)),
+        Some(tls) => Box::pin(handshake::accept(&shard, stream, tls)).await,
+    };
+    if let Some(conn) = conn {
+        serve_requests(&shard, conn).await;
+    }
     shard.open_connections.set(shard.open_connections.get() - 1);
     shard.hub.connection_closed();
 }

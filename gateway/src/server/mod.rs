@@ -5,9 +5,8 @@ pub mod admin;
 pub mod client_conn;
 pub mod conn;
 pub mod endpoints;
+pub mod handshake;
 pub mod tls;
-
-use client_conn::ClientConn;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -245,7 +244,7 @@ async fn accept_loop(shard: &Rc<Shard>, listener: &TcpListener) {
                     continue;
                 }
                 let _ = stream.set_nodelay(true);
-                monoio::spawn(conn::serve_connection(shard.clone(), ClientConn::Plain(stream)));
+                monoio::spawn(conn::serve_connection(shard.clone(), stream));
             }
             Err(e) => {
                 // Out of file descriptors or a transient accept error: back off briefly rather

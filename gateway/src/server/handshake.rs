@@ -1,0 +1,142 @@
+//! The TLS listener's part of a new connection, before its first request: the handshake, within
+//! the head deadline, and a plain-HTTP request on the HTTPS port answered in plain HTTP.
+//! Each connection handshakes in its own task, so a slow or stalled one holds up nobody else.
+
+use std::fmt::Write;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+use monoio::time::Instant;
+use monoio_rustls::TlsAcceptor;
+
+use crate::errors::openai_error;
+use crate::http::write;
+use crate::metrics::render::gauge;
+use crate::server::client_conn::ClientConn;
+use crate::server::tls::TlsCerts;
+use crate::shard::Shard;
+
+/// What a TLS listener needs on every shard: the certificates in service (replaced by a
+/// reload) and the handshakes' outcomes for `/metrics`.
+pub struct TlsListener {
+    pub certs: TlsCerts,
+    pub handshakes: HandshakeCounts,
+}
+
+/// Handshakes by outcome, all shards together (touched once per connection, never per request).
+#[derive(Default)]
+pub struct HandshakeCounts {
+    pub ok: AtomicU64,
+    /// Refused by TLS: garbage, a truncated hello, no shared version or cipher, a client
+    /// certificate missing or not signed by `client_ca`.
+    pub failed: AtomicU64,
+    /// Not finished within `timeouts.request_head` of its first byte.
+    pub timed_out: AtomicU64,
+    /// A plain HTTP request on the HTTPS port (answered 400).
+    pub plain_http: AtomicU64,
+}
+
+impl TlsListener {
+    /// The certificate's expiry and the handshakes, for `/metrics`.
+    pub fn render(&self, out: &mut String) {
+        let left = self.certs.seconds_until_expiry(std::time::SystemTime::now());
+        let name = "pointwork_tls_certificate_expiry_seconds";
+        gauge(out, name, "Seconds until the listener's certificate expires (negative: expired).", left);
+        let name = "pointwork_tls_handshakes_total";
+        let _ = writeln!(out, "# HELP {name} TLS handshakes on the listener, by outcome.\n# TYPE {name} counter");
+        for (outcome, n) in self.handshakes.by_outcome() {
+            let _ = writeln!(out, "{name}{{outcome=\"{outcome}\"}} {n}");
+        }
+    }
+}
+
+impl HandshakeCounts {
+    /// `(outcome label, count)` for `/metrics`.
+    pub fn by_outcome(&self) -> [(&'static str, u64); 4] {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        [
+            ("ok", get(&self.ok)),
+            ("failed", get(&self.failed)),
+            ("timeout", get(&self.timed_out)),
+            ("plain_http", get(&self.plain_http)),
+        ]
+    }
+}
+
+/// The first byte of every TLS connection: a handshake record.
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+
+/// Turns an accepted socket into a TLS connection, or `None` when it must be closed. A client
+/// that sends nothing is closed after `timeouts.keepalive_idle`, like an idle plain connection;
+/// from its first byte the handshake has `timeouts.request_head` to finish.
+pub async fn accept(shard: &Shard, stream: TcpStream, tls: &TlsListener) -> Option<ClientConn> {
+    let timeouts = &shard.settings.timeouts;
+    let first = monoio::time::timeout(timeouts.keepalive_idle, first_byte(&stream)).await;
+    let deadline = Instant::now() + timeouts.request_head;
+    let count = |c: &AtomicU64| {
+        c.fetch_add(1, Ordering::Relaxed);
+    };
+    match first {
+        Err(_) | Ok(None) => return None,
+        Ok(Some(TLS_HANDSHAKE_RECORD)) => {}
+        Ok(Some(b)) if b.is_ascii_alphabetic() => {
+            count(&tls.handshakes.plain_http);
+            monoio::time::timeout_at(deadline, refuse_plain_http(stream)).await.ok();
+            return None;
+        }
+        // Anything else goes to rustls, which refuses it with an alert.
+        Ok(Some(_)) => {}
+    }
+    let acceptor = TlsAcceptor::from(tls.certs.current());
+    match monoio::time::timeout_at(deadline, acceptor.accept(stream)).await {
+        Ok(Ok(tls_stream)) => {
+            count(&tls.handshakes.ok);
+            Some(ClientConn::Tls(Box::new(tls_stream)))
+        }
+        Ok(Err(_)) => {
+            count(&tls.handshakes.failed);
+            None
+        }
+        Err(_) => {
+            count(&tls.handshakes.timed_out);
+            None
+        }
+    }
+}
+
+/// Waits for the connection's first byte and looks at it without taking it (`None`: closed).
+async fn first_byte(stream: &TcpStream) -> Option<u8> {
+    loop {
+        stream.readable(false).await.ok()?;
+        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+        let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
+        // SAFETY: the descriptor belongs to `stream`, which stays open for the whole borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
+        match socket2::SockRef::from(&fd).recv_with_flags(&mut byte, flags) {
+            // SAFETY: `recv` wrote the one byte it reported.
+            Ok(1) => return Some(unsafe { byte[0].assume_init() }),
+            Ok(_) => return None,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Answers a plain HTTP request sent to the HTTPS port with a 400 in the API's error shape,
+/// then closes. The request is read first so that closing does not reset the connection
+/// before the client has read the answer.
+async fn refuse_plain_http(mut stream: TcpStream) {
+    let (read, _) = stream.read(Vec::with_capacity(8 * 1024)).await;
+    if read.is_err() {
+        return;
+    }
+    let message = "this port speaks HTTPS: the plain HTTP request was sent to the HTTPS port";
+    let body = openai_error(400, message, None);
+    let mut out = Vec::with_capacity(256 + body.len());
+    write::full_response(&mut out, 400, "application/json", &[], &body, true);
+    let _ = stream.write_all(out).await;
+}
