@@ -24,6 +24,7 @@ pub mod spread;
 mod sse;
 pub mod stats;
 mod sys;
+mod tickets;
 mod tls;
 mod worker;
 

@@ -18,13 +18,10 @@ use socket2::Socket;
 
 use super::options::{TlsOptions, Trust};
 use super::stats::ErrorKind;
+use super::tickets::TicketPool;
 
 /// What the generator offers in ALPN: it speaks HTTP/1.1 only.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
-
-/// Sessions remembered per thread and target. One server name needs one entry; rustls keeps up
-/// to 8 TLS 1.3 tickets for it, each used once, and every handshake brings new ones.
-const SESSION_CACHE: usize = 16;
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -53,13 +50,16 @@ impl ClientSetup {
         Ok(ClientSetup { base, resume: options.resume })
     }
 
-    /// The configuration with a session store of its own (none when resumption is off): shared
-    /// by one thread's connections to one target, so a ticket goes back to the server that
-    /// issued it and threads never contend for the store's lock.
-    pub fn for_thread(&self) -> Arc<ClientConfig> {
+    /// The configuration for one thread's `connections` to one target, with a session store of
+    /// their own (none when resumption is off): a ticket goes back to the server that issued
+    /// it, and threads never contend for the store's lock.
+    pub fn for_thread(&self, connections: usize) -> Arc<ClientConfig> {
         let mut config = self.base.clone();
-        config.resumption =
-            if self.resume { Resumption::in_memory_sessions(SESSION_CACHE) } else { Resumption::disabled() };
+        config.resumption = if self.resume {
+            Resumption::store(Arc::new(TicketPool::new(connections)))
+        } else {
+            Resumption::disabled()
+        };
         Arc::new(config)
     }
 }

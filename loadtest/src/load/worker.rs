@@ -125,12 +125,11 @@ pub fn run(shared: &Shared, index: usize, owned: Range<usize>) -> Outcome {
     let connections = owned.len();
     let targets = shared.targets.len();
     // One TLS configuration (and so one session store) per https target, for this thread alone.
-    let tls_configs: Vec<_> = shared
-        .targets
-        .iter()
-        .map(|endpoint| {
+    let tls_configs: Vec<_> = (shared.targets.iter().enumerate())
+        .map(|(target, endpoint)| {
             let setup = shared.tls.as_ref()?;
-            Some((setup.for_thread(), endpoint.tls_name.clone()?))
+            let mine = owned.clone().filter(|&connection| target_of(connection, targets) == target).count();
+            Some((setup.for_thread(mine), endpoint.tls_name.clone()?))
         })
         .collect();
     let conn = |(token, connection)| {
