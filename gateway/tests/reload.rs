@@ -22,30 +22,13 @@ fn stderr_count(process: &Process, needle: &str) -> usize {
     process.stderr().matches(needle).count()
 }
 
-/// Waits until `needle` occurred `n` times on stderr; returns stderr.
-fn wait_for_stderr_count(process: &Process, needle: &str, n: usize, deadline: Duration) -> String {
-    let until = Instant::now() + deadline;
-    loop {
-        let text = process.stderr();
-        if text.matches(needle).count() >= n {
-            return text;
-        }
-        assert!(
-            Instant::now() < until,
-            "{}: {needle:?} not {n} times on stderr within {deadline:?}:\n{text}",
-            process.name()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Rewrites the gateway's config file and sends SIGHUP; returns once the reload's log line (or
 /// its refusal) appeared.
 fn sighup_reload(gateway: &Gateway, yaml: &str) -> String {
     std::fs::write(&gateway.config_path, yaml).expect("rewrite the config");
     let before = stderr_count(&gateway.process, "reload (SIGHUP)");
     send_signal(&gateway.process, libc::SIGHUP);
-    let text = wait_for_stderr_count(&gateway.process, "reload (SIGHUP)", before + 1, LOG_DEADLINE);
+    let text = gateway.process.wait_for_stderr_count("reload (SIGHUP)", before + 1, LOG_DEADLINE);
     text.lines().filter(|l| l.contains("reload (SIGHUP)")).nth(before).unwrap().to_string()
 }
 

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod https;
 pub mod openrouter;
 
 use std::io::{BufRead, BufReader, Read};
@@ -151,6 +152,23 @@ impl Process {
                 return text;
             }
             assert!(Instant::now() < until, "{}: no {needle:?} on stderr within {deadline:?}:\n{text}", self.name);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until `needle` occurred `n` times on stderr; returns stderr.
+    pub fn wait_for_stderr_count(&self, needle: &str, n: usize, deadline: Duration) -> String {
+        let until = Instant::now() + deadline;
+        loop {
+            let text = self.stderr();
+            if text.matches(needle).count() >= n {
+                return text;
+            }
+            assert!(
+                Instant::now() < until,
+                "{}: {needle:?} not {n} times on stderr within {deadline:?}:\n{text}",
+                self.name
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
