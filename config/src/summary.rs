@@ -10,11 +10,17 @@ use pointwork_core::policy::{EndpointKind, Policy, PolicyAttrs};
 use pointwork_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
-use crate::{AccessLogTarget, Config, HealthCheckSharing};
+use crate::{AccessLogTarget, Config, HealthCheckSharing, TlsOrigin, TlsSettings};
 use pointwork_core::redact;
 
 impl Config {
     pub fn summary(&self) -> String {
+        self.summary_with_tls_expiry(None)
+    }
+
+    /// The summary, its `tls:` line saying when the listener's certificate expires: `pointwork
+    /// check` reads the certificate (this crate only reads paths) and passes the seconds left.
+    pub fn summary_with_tls_expiry(&self, tls_seconds_left: Option<i64>) -> String {
         let mut out = String::new();
         self.write_files(&mut out);
         self.write_groups(&mut out);
@@ -22,7 +28,7 @@ impl Config {
         self.write_policies(&mut out);
         self.write_router(&mut out);
         self.write_pareto(&mut out);
-        self.write_gateway(&mut out);
+        self.write_gateway(&mut out, tls_seconds_left);
         self.write_cluster(&mut out);
         if let Some(key) = &self.master_key {
             line(&mut out, format_args!("general: master_key {}", redact(key)));
@@ -190,10 +196,13 @@ impl Config {
         );
     }
 
-    fn write_gateway(&self, out: &mut String) {
+    fn write_gateway(&self, out: &mut String, tls_seconds_left: Option<i64>) {
         let g = &self.gateway;
         let shards = g.shards.map_or("one per core".to_string(), |n| n.to_string());
         line(out, format_args!("gateway: listen {}, shards {shards}, io_driver {}", g.listen, g.io_driver.name()));
+        if let Some(tls) = &g.tls {
+            line(out, format_args!("  {}", tls_line(tls, tls_seconds_left)));
+        }
         line(
             out,
             format_args!(
@@ -253,6 +262,34 @@ impl Config {
                 }
             ),
         );
+    }
+}
+
+/// `tls: certificate /etc/pw/cert.pem (expires in 83 days), client certificates required
+/// (client_ca /etc/pw/ca.pem)`; the variables' names when they named the files.
+fn tls_line(tls: &TlsSettings, seconds_left: Option<i64>) -> String {
+    let mut notes = Vec::new();
+    if let Some(left) = seconds_left {
+        notes.push(expiry(left));
+    }
+    if tls.origin == TlsOrigin::Environment {
+        notes.push(format!("from {} and {}", tls.origin.cert_name(), tls.origin.key_name()));
+    }
+    let notes = if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) };
+    let callers = match &tls.client_ca {
+        Some(ca) => format!("client certificates required (client_ca {})", ca.display()),
+        None => "no client certificates asked for".to_string(),
+    };
+    format!("tls: certificate {}{notes}, key {}, {callers}", tls.cert.display(), tls.key.display())
+}
+
+/// `expires in 83 days`, `expires in 5 hours`, `expired 2 days ago`.
+fn expiry(seconds_left: i64) -> String {
+    const DAY: i64 = 86_400;
+    match seconds_left {
+        s if s <= 0 => format!("expired {} days ago", -s / DAY),
+        s if s < DAY => format!("expires in {} hours", s / 3_600),
+        s => format!("expires in {} days", s / DAY),
     }
 }
 

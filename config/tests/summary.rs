@@ -63,3 +63,29 @@ fn no_full_key_in_the_summary_or_debug_output() {
     assert!(summary.contains("key …1111"), "{summary}");
     assert!(summary.contains("master_key …3333"), "{summary}");
 }
+
+#[test]
+fn the_listeners_tls_is_one_line_under_the_gateway() {
+    let models = "model_list: [{model_name: g, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}]\n";
+    let config = load(&format!("{models}pointwork: {{tls: {{cert: c.pem, key: /k/k.pem, client_ca: ca.pem}}}}\n"))
+        .unwrap()
+        .config;
+    let dir = common::fixtures();
+    let (cert, ca) = (dir.join("c.pem"), dir.join("ca.pem"));
+    let with_ca = format!(
+        "\n  tls: certificate {}, key /k/k.pem, client certificates required (client_ca {})\n",
+        cert.display(),
+        ca.display()
+    );
+    let summary = config.summary();
+    assert!(summary.contains(&format!("io_driver auto{with_ca}  limits:")), "{summary}");
+    // `pointwork check` reads the certificate and says when it expires.
+    let expiring = |left| config.summary_with_tls_expiry(Some(left));
+    let certificate = format!("  tls: certificate {}", cert.display());
+    assert!(expiring(83 * 86_400 + 5).contains(&format!("{certificate} (expires in 83 days), key")));
+    assert!(expiring(5 * 3_600 + 1).contains(&format!("{certificate} (expires in 5 hours), key")));
+    assert!(expiring(-2 * 86_400).contains(&format!("{certificate} (expired 2 days ago), key")));
+
+    let config = load(models).unwrap().config;
+    assert!(!config.summary().contains("tls:"), "no TLS, no line");
+}

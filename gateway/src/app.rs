@@ -2,11 +2,11 @@
 
 use std::fmt::Display;
 use std::io::{ErrorKind, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use pointwork_config::{Config, Loaded};
+use pointwork_config::{Config, Loaded, TlsSettings};
 use pointwork_core::Resolution;
 
 use crate::access_log::Sink;
@@ -31,23 +31,7 @@ pub fn run(args: &[String]) -> ExitCode {
     match command {
         Command::Help => answer(cli::USAGE.trim_end()),
         Command::Version => answer(format_args!("pointwork {}", env!("CARGO_PKG_VERSION"))),
-        Command::Check { config, strict } => match pointwork_config::load_file(&config) {
-            Ok(loaded) => {
-                print_warnings(&loaded);
-                match Routes::from_config(&loaded.config, None, Tokens::CheckOnly) {
-                    Ok(_) => {
-                        let answered = answer(loaded.config.summary());
-                        let left_out = loaded.config.left_out.len();
-                        match strict && left_out > 0 && answered == ExitCode::SUCCESS {
-                            true => fail(&format!("{}: --strict: {left_out} entries left out", config.display())),
-                            false => answered,
-                        }
-                    }
-                    Err(e) => fail(&format!("{}: invalid config:\n{e}", config.display())),
-                }
-            }
-            Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
-        },
+        Command::Check { config, strict } => check(&config, strict),
         Command::Serve { config, overrides } => match pointwork_config::load_file(&config) {
             Ok(loaded) => serve(loaded, Some(config), &overrides, None),
             Err(errors) => fail(&format!("{}: invalid config:\n{errors}", config.display())),
@@ -56,6 +40,50 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Demo { overrides } => crate::demo::run(&overrides),
         Command::HashKey => hash_key(),
     }
+}
+
+/// `pointwork check`: the config's errors (its routes', and the listener's certificate and key
+/// when TLS is on, read as `serve` reads them), or its summary; `--strict` fails on entries left
+/// out.
+fn check(config: &Path, strict: bool) -> ExitCode {
+    let mut loaded = match pointwork_config::load_file(config) {
+        Ok(loaded) => loaded,
+        Err(errors) => return fail(&format!("{}: invalid config:\n{errors}", config.display())),
+    };
+    print_warnings(&loaded);
+    let mut errors = Vec::new();
+    if let Err(e) = Routes::from_config(&loaded.config, None, Tokens::CheckOnly) {
+        errors.push(e);
+    }
+    let tls_seconds_left = match loaded.config.gateway.tls.as_ref().map(check_tls).transpose() {
+        Ok(left) => left,
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    if !errors.is_empty() {
+        return fail(&format!("{}: invalid config:\n{}", config.display(), errors.join("\n")));
+    }
+    if let (Some(tls), Some(left)) = (&loaded.config.gateway.tls, tls_seconds_left) {
+        if let Some(warning) = expiry_warning(&tls.cert.display().to_string(), left) {
+            print_err(format_args!("pointwork: warning: {warning}"));
+            loaded.config.warning_count += 1;
+        }
+    }
+    let answered = answer(loaded.config.summary_with_tls_expiry(tls_seconds_left));
+    let left_out = loaded.config.left_out.len();
+    match strict && left_out > 0 && answered == ExitCode::SUCCESS {
+        true => fail(&format!("{}: --strict: {left_out} entries left out", config.display())),
+        false => answered,
+    }
+}
+
+/// Builds the listener's TLS configuration from its files as `serve` does (the chain, the key
+/// matching it, the client CA; errors name the setting and the file); the seconds until the
+/// certificate expires.
+fn check_tls(tls: &TlsSettings) -> Result<i64, String> {
+    TlsCerts::load(tls).map(|certs| certs.seconds_until_expiry(std::time::SystemTime::now()))
 }
 
 /// `pointwork hash-key`: the digest of the first line of standard input.

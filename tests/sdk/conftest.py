@@ -40,10 +40,11 @@ def _binary(env_var: str, name: str) -> Path:
 class Process:
     """A child process whose stdout lines arrive on a queue; killed at teardown."""
 
-    def __init__(self, name: str, args: list[str]):
+    def __init__(self, name: str, args: list[str], env: dict[str, str] | None = None):
         self.name = name
         self.proc = subprocess.Popen(
             args,
+            env=None if env is None else {**os.environ, **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -66,7 +67,7 @@ class Process:
             self.stderr_text.append(line)
 
     def wait_for_address(self) -> str:
-        """Waits for the line with `listening on http://ADDR`; returns ADDR."""
+        """Waits for the line with `listening on http://ADDR` (or `https://`); returns ADDR."""
         deadline = time.monotonic() + READY_DEADLINE
         while True:
             left = deadline - time.monotonic()
@@ -83,7 +84,7 @@ class Process:
                     f"{self.name}: exited with {self.proc.returncode} before listening; "
                     f"stderr: {''.join(self.stderr_text)}"
                 )
-            match = re.search(r"listening on http://(\S+)", line)
+            match = re.search(r"listening on https?://(\S+)", line)
             if match:
                 return match.group(1)
 
@@ -142,7 +143,11 @@ def _deployment(group: str, ident: str, model: str, mock: Mock) -> str:
     )
 
 
-def _start_gateway(config: str, directory: Path) -> Process:
+def _start_gateway(
+    config: str, directory: Path, flags: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> Process:
+    """`pointwork serve` on `config` (written to DIRECTORY/config.yaml), with extra `flags` and
+    variables added to the environment."""
     path = directory / "config.yaml"
     path.write_text(config)
     return Process(
@@ -156,7 +161,9 @@ def _start_gateway(config: str, directory: Path) -> Process:
             "127.0.0.1:0",
             "--shards",
             "1",
+            *flags,
         ],
+        env,
     )
 
 
