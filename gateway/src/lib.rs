@@ -2,6 +2,7 @@
 
 pub mod access_log;
 pub mod app;
+pub mod buffers;
 pub mod cli;
 pub mod cluster;
 pub mod complexity;

@@ -282,7 +282,9 @@ pub async fn serve(
                     }
                 }
             }
-            None if snap.deployment(idx).extra_body.is_empty() => upstream_request(head, body, &extracted, model_json),
+            None if snap.deployment(idx).extra_body.is_empty() => {
+                upstream_request(head, body, &extracted, model_json, &shard.buffers)
+            }
             _ => pareto::body::with_extra_body(routes, steered.as_ref(), idx, head, body, &extracted, model_json),
         };
         let before_pick = before_pick(auto.as_ref().map(|a| a.line.as_str()), steered.as_ref());

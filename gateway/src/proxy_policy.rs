@@ -125,7 +125,7 @@ pub(crate) async fn serve(
                     }
                 }
             }
-            false => upstream_request(head, request.body, extracted, &upstream.model_json),
+            false => upstream_request(head, request.body, extracted, &upstream.model_json, &shard.buffers),
         };
         let labels = headers(routes, e, &policy.id, &reason, attempts);
         let block = llmeu_block(e, &policy.id, &reason);

@@ -3,6 +3,7 @@
 
 use pointwork_core::{Basis, Cause, Decision, DeploymentIdx, Dialect, RouteError, RoutingStrategy};
 
+use crate::buffers::Buffers;
 use crate::errors::openai_error;
 use crate::facts::Extracted;
 use crate::http::write;
@@ -20,9 +21,10 @@ pub(crate) fn upstream_request(
     body: &[u8],
     extracted: &Extracted,
     model_json: &[u8],
+    buffers: &Buffers,
 ) -> Vec<u8> {
     let len = extracted.forwarded_len(body, model_json);
-    let mut out = Vec::with_capacity(head.len() + 32 + len);
+    let mut out = buffers.take(head.len() + 32 + len);
     head.write_to(&mut out);
     write::header_decimal(&mut out, "content-length", len as u64);
     write::end_head(&mut out);

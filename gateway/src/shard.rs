@@ -21,6 +21,7 @@ use pointwork_core::{
 };
 
 use crate::access_log::AccessLog;
+use crate::buffers::Buffers;
 use crate::events::{Mesh, ShardEvent};
 use crate::hub::Hub;
 use crate::metrics::ShardMetrics;
@@ -44,6 +45,8 @@ pub struct Shard {
     pub rng: RefCell<Rng>,
     pub scratch: RefCell<PickScratch>,
     pub pool: RefCell<Pool>,
+    /// Byte buffers reused by the shard's requests.
+    pub buffers: Buffers,
     pub tls: TlsConnector,
     pub settings: Arc<GatewaySettings>,
     pub metrics: RefCell<ShardMetrics>,
@@ -80,6 +83,7 @@ impl Shard {
             rng: RefCell::new(Rng::new(parts.seed ^ (parts.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
             scratch: RefCell::new(PickScratch::new()),
             pool: RefCell::new(Pool::new(parts.settings.timeouts.upstream_idle)),
+            buffers: Buffers::default(),
             tls: parts.tls,
             metrics: RefCell::new(ShardMetrics::default()),
             access_log: RefCell::new(parts.access_log),

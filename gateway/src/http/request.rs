@@ -158,7 +158,7 @@ fn parse_with<'b>(
     }
     // RFC 9112 §2.2: a bare LF where CRLF is required (httparse accepts it) — refused, as a
     // proxy in front of us could read the head differently.
-    if memchr::memchr_iter(b'\n', &buf[..head_len]).any(|i| i == 0 || buf[i - 1] != b'\r') {
+    if has_bare_lf(&buf[..head_len]) {
         return Err(HeadError::Malformed("bare LF in the request head (CRLF required)".to_string()));
     }
     let minor_version = req.version.unwrap_or(1);
@@ -257,6 +257,25 @@ fn parse_with<'b>(
         anthropic,
         head_len,
     }))
+}
+
+/// Whether a head httparse accepted has an LF without its CR. httparse lets a CR stand only
+/// right before an LF (ending a line, or an empty line before the request line), so the head
+/// has a bare LF exactly when it holds more LFs than CRs: one counting pass, which the compiler
+/// vectorises, instead of a search per line.
+fn has_bare_lf(head: &[u8]) -> bool {
+    let (mut cr, mut lf) = (0usize, 0usize);
+    // Byte-wide counters (a chunk cannot overflow them) keep the vectorised loop byte-wide.
+    for chunk in head.chunks(255) {
+        let (mut c, mut l) = (0u8, 0u8);
+        for &b in chunk {
+            c += u8::from(b == b'\r');
+            l += u8::from(b == b'\n');
+        }
+        cr += usize::from(c);
+        lf += usize::from(l);
+    }
+    lf != cr
 }
 
 /// The bytes of the request target in an unfinished request line: after the method's space, up
@@ -403,6 +422,13 @@ mod tests {
             assert!(matches!(parse(raw), Err(HeadError::Malformed(_))), "{raw:?}");
         }
         assert!(parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().is_some());
+        // An empty line before the request line (a client's CRLF after its last body) is fine;
+        // a bare one is not.
+        assert!(parse("\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().is_some());
+        assert!(matches!(parse("\nGET / HTTP/1.1\r\nHost: x\r\n\r\n"), Err(HeadError::Malformed(_))));
+        // A CR anywhere but before an LF is httparse's refusal, so counting is exact.
+        assert!(parse("GET / HTTP/1.1\r\nHost: x\ry\r\n\r\n").is_err());
+        assert!(parse("GET /\r HTTP/1.1\r\nHost: x\r\n\r\n").is_err());
     }
 
     #[test]

@@ -24,19 +24,22 @@ const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 const MAX_ERROR_BODY: usize = 1024 * 1024;
 /// Largest non-streaming body read whole to carry a [`BodyBlock`].
 const MAX_BLOCK_BODY: usize = 32 * 1024 * 1024;
-/// Upstream headers that describe one hop, the framing, or state we must not pass on.
-const SKIPPED_HEADERS: [&str; 10] = [
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "content-length",
-    "te",
-    "trailer",
-    "upgrade",
-    "proxy-connection",
-    "set-cookie",
-    "alt-svc",
-];
+/// Whether an upstream header describes one hop, the framing, or state we must not pass on
+/// (`connection`, `keep-alive`, `transfer-encoding`, `content-length`, `te`, `trailer`, `upgrade`,
+/// `proxy-connection`, `set-cookie`, `alt-svc`). Sorted by length first: most headers of an
+/// answer are of none of these lengths and cost one comparison.
+fn is_skipped_header(name: &str) -> bool {
+    let is = |want: &str| name.eq_ignore_ascii_case(want);
+    match name.len() {
+        2 => is("te"),
+        7 => is("trailer") || is("upgrade") || is("alt-svc"),
+        10 => is("connection") || is("keep-alive") || is("set-cookie"),
+        14 => is("content-length"),
+        16 => is("proxy-connection"),
+        17 => is("transfer-encoding"),
+        _ => false,
+    }
+}
 
 /// What to send and how long to wait.
 pub struct Exchange<'a> {
@@ -226,7 +229,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
         }
         // A stream's timeout is idle time from here; a whole answer's counts from the start.
         let head_deadline = if ex.stream { Instant::now() + ex.timeout } else { started + ex.timeout };
-        let buf = Vec::with_capacity(16 * 1024);
+        let buf = shard.buffers.take(16 * 1024);
         match read_head(&mut conn, buf, head_deadline).await {
             Err(HeadFailure::Closed) => {
                 return Outcome::Failed(protocol_error(
@@ -237,6 +240,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
             Err(HeadFailure::Timeout) => return Outcome::Failed(timeout_error(ex.provider, ex.timeout)),
             Err(HeadFailure::Malformed(why)) => return Outcome::Failed(protocol_error(ex.provider, &why)),
             Ok(buf) => {
+                shard.buffers.give(request);
                 let attempt = Attempt {
                     pool_key: &ex.target.pool_key,
                     provider: ex.provider,
@@ -317,10 +321,10 @@ async fn respond(
             retry_after,
         });
     }
-    let mut out = Vec::with_capacity(buf.len() + 512);
+    let mut out = shard.buffers.take(buf.len() + 512);
     write::status_line(&mut out, status);
     for (name, value) in &head.headers {
-        if !SKIPPED_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+        if !is_skipped_header(name) {
             write::header(&mut out, name, value);
         }
     }
@@ -385,7 +389,7 @@ impl Relayed {
     fn delivered(
         self,
         status: u16,
-        started: Instant,
+        took: Duration,
         body_failure: Option<Failure>,
         client_ok: bool,
         reusable: bool,
@@ -394,7 +398,7 @@ impl Relayed {
             status,
             bytes_out: self.bytes_out,
             first_body: self.first_body,
-            took: started.elapsed(),
+            took,
             usage: self.tail.usage(),
             body_failure,
             client_failed: !client_ok,
@@ -450,17 +454,21 @@ async fn relay_body(
             out = back;
             out.clear();
             if res.is_err() {
-                return relayed.delivered(status, started, body_failure, false, false);
+                return relayed.delivered(status, started.elapsed(), body_failure, false, false);
             }
         }
         if done {
+            // One clock read for the pool's idle time and the attempt's duration.
+            let now = Instant::now();
             if keep_alive && consumed == buf.len() {
-                shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+                shard.pool.borrow_mut().put(pool_key, conn, now);
             }
-            return relayed.delivered(status, started, None, true, true);
+            shard.buffers.give(buf);
+            shard.buffers.give(out);
+            return relayed.delivered(status, now.saturating_duration_since(started), None, true, true);
         }
         if body_failure.is_some() {
-            return relayed.delivered(status, started, body_failure, true, chunked_to_client);
+            return relayed.delivered(status, started.elapsed(), body_failure, true, chunked_to_client);
         }
         buf.clear();
         consumed = 0;
@@ -470,7 +478,7 @@ async fn relay_body(
                 let _ = back;
                 relayed.bytes_out += LAST_CHUNK.len() as u64;
                 let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
-                return relayed.delivered(status, started, None, res.is_ok(), true);
+                return relayed.delivered(status, started.elapsed(), None, res.is_ok(), true);
             }
             Ok((_, back)) => {
                 buf = back;

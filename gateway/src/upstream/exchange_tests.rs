@@ -54,3 +54,25 @@ fn a_head_has_ended_at_its_empty_line_and_final_heads_are_told_apart() {
     // Not a status line: parsed, to fail as garbage.
     assert!(!starts_final_head(b"garbage\r\n\r\n"));
 }
+
+#[test]
+fn hop_by_hop_and_stateful_headers_are_skipped_in_any_case() {
+    let skipped = [
+        "connection",
+        "Keep-Alive",
+        "TRANSFER-ENCODING",
+        "content-length",
+        "te",
+        "Trailer",
+        "upgrade",
+        "proxy-connection",
+        "Set-Cookie",
+        "alt-svc",
+    ];
+    for name in skipped {
+        assert!(is_skipped_header(name), "{name}");
+    }
+    for name in ["content-type", "x-request-id", "tea", "trailers", "connections", "openai-processing-ms", ""] {
+        assert!(!is_skipped_header(name), "{name}");
+    }
+}

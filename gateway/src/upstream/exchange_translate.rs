@@ -146,7 +146,7 @@ pub(super) async fn respond_translated(
     (client.on_body_end)(relayed.tail.usage());
     let sent = super::whole::send_whole(client, out, &body).await;
     relayed.bytes_out = sent.bytes_out;
-    relayed.delivered(status, started, None, sent.ok, true)
+    relayed.delivered(status, started.elapsed(), None, sent.ok, true)
 }
 
 /// A stream translated as it arrives, always chunked to the client (its length changes).
@@ -210,14 +210,14 @@ async fn relay_translated(
             out = back;
             out.clear();
             if res.is_err() {
-                return relayed.delivered(status, started, failure, false, false);
+                return relayed.delivered(status, started.elapsed(), failure, false, false);
             }
         }
         if ended {
             if done && !closed && keep_alive && consumed == buf.len() {
                 shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
             }
-            return relayed.delivered(status, started, failure, true, true);
+            return relayed.delivered(status, started.elapsed(), failure, true, true);
         }
         buf.clear();
         consumed = 0;

@@ -73,7 +73,7 @@ pub(super) async fn respond_with_block(
     let body = block.into_object(&collected).unwrap_or(collected);
     let sent = send_whole(client, out, &body).await;
     relayed.bytes_out = sent.bytes_out;
-    relayed.delivered(status, started, None, sent.ok, true)
+    relayed.delivered(status, started.elapsed(), None, sent.ok, true)
 }
 
 /// What [`send_whole`] wrote.
