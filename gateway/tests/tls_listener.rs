@@ -79,7 +79,47 @@ fn plain_http_on_the_https_port_gets_a_400_and_a_close() {
     assert!(answer.contains("connection: close"), "{answer}");
     assert!(answer.contains("the plain HTTP request was sent to the HTTPS port"), "{answer}");
     assert!(answer.contains("\"type\":\"invalid_request_error\""), "{answer}");
-    assert_eq!(handshakes(&gateway, &ca, "plain_http"), 1);
+    // With a body larger than anything read before answering: the answer still arrives whole.
+    let mut tcp = TcpStream::connect(gateway.addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = "x".repeat(200_000);
+    let head =
+        format!("POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\r\n", body.len());
+    tcp.write_all(head.as_bytes()).unwrap();
+    let _ = tcp.write_all(body.as_bytes());
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).expect("answer, then the close");
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    assert_eq!(handshakes(&gateway, &ca, "plain_http"), 2);
+}
+
+#[test]
+fn a_closing_connection_says_close_notify_and_the_handshake_counts_toward_the_head_deadline() {
+    let dir = TempDir::new("tls-close");
+    let ca = Ca::new(&dir, "root");
+    let server = ca.server(&dir, "server", None);
+    let mock = Mock::start("plain", &[]);
+    let tls = tls_section(&server.cert_pem, &server.key_pem, None);
+    let gateway = TlsGateway::start(&dir, &gateway_yaml(&mock, &tls), &[], Vec::new());
+    let config = client_config(&ca.der, None);
+
+    // `connection: close`: the answer, then a clean TLS end (rustls reports a close without
+    // close_notify as an error).
+    let mut conn = gateway.connect(&config).unwrap();
+    let request = "GET /v1/models HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n";
+    conn.tls.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    conn.tls.read_to_end(&mut answer).expect("a close_notify after the answer");
+    assert!(answer.starts_with(b"HTTP/1.1 200 "), "{}", String::from_utf8_lossy(&answer));
+
+    // Handshaken, then silent: closed when the head deadline (1 s from the hello) passes,
+    // not after keepalive_idle (60 s).
+    let started = Instant::now();
+    let mut conn = gateway.connect(&config).unwrap();
+    let mut rest = Vec::new();
+    conn.tls.read_to_end(&mut rest).expect("a clean close");
+    let waited = started.elapsed();
+    assert!(rest.is_empty() && waited >= Duration::from_millis(900) && waited < Duration::from_secs(5), "{waited:?}");
 }
 
 #[test]

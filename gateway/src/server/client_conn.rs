@@ -3,11 +3,15 @@
 //! copied with, every plain request's future.
 
 use std::io;
+use std::time::Duration;
 
 use monoio::buf::IoBufMut;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio_rustls::ServerTlsStream;
+
+/// How long a closing TLS connection may take to send its `close_notify`.
+const CLOSE_NOTIFY_WAIT: Duration = Duration::from_secs(1);
 
 pub enum ClientConn {
     Plain(TcpStream),
@@ -27,6 +31,14 @@ impl ClientConn {
             ClientConn::Tls(s) => Box::pin(s.read(slice)).await,
         };
         (res, slice.into_inner())
+    }
+
+    /// Ends the connection: a TLS one says so with `close_notify` first (strict clients take a
+    /// close without it for a truncation), given a second to leave.
+    pub async fn close(self) {
+        if let ClientConn::Tls(mut s) = self {
+            let _ = monoio::time::timeout(CLOSE_NOTIFY_WAIT, Box::pin(s.shutdown())).await;
+        }
     }
 
     pub async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {

@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use monoio::net::TcpStream;
+use monoio::time::Instant;
 
 use crate::server::client_conn::ClientConn;
 
@@ -21,18 +22,21 @@ use crate::shard::Shard;
 pub async fn serve_connection(shard: Rc<Shard>, stream: TcpStream) {
     shard.hub.connection_opened();
     shard.open_connections.set(shard.open_connections.get() + 1);
-    let conn = match shard.hub.tls.get() {
-        None => Some(ClientConn::Plain(stream)),
+    let accepted = match shard.hub.tls.get() {
+        None => Some((ClientConn::Plain(stream), None)),
         Some(tls) => Box::pin(handshake::accept(&shard, stream, tls)).await,
     };
-    if let Some(conn) = conn {
-        serve_requests(&shard, conn).await;
+    if let Some((mut conn, head_deadline)) = accepted {
+        serve_requests(&shard, &mut conn, head_deadline).await;
+        conn.close().await;
     }
     shard.open_connections.set(shard.open_connections.get() - 1);
     shard.hub.connection_closed();
 }
 
-async fn serve_requests(shard: &Shard, mut stream: ClientConn) {
+/// `head_deadline`: when the first request's head must have arrived (a TLS connection's
+/// handshake counts toward it); later heads get their own from their first byte.
+async fn serve_requests(shard: &Shard, stream: &mut ClientConn, mut head_deadline: Option<Instant>) {
     let limits = HeadLimits {
         max_header_bytes: shard.settings.limits.max_header_bytes,
         max_headers: shard.settings.limits.max_headers,
@@ -40,7 +44,7 @@ async fn serve_requests(shard: &Shard, mut stream: ClientConn) {
     };
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
-        let head = match read_head(shard, &mut stream, buf, limits).await {
+        let head = match read_head(shard, stream, buf, limits, head_deadline.take()).await {
             HeadRead::Head(head, b) => {
                 buf = b;
                 head
@@ -48,17 +52,17 @@ async fn serve_requests(shard: &Shard, mut stream: ClientConn) {
             HeadRead::Closed => return,
             HeadRead::Refused(status, message) => {
                 let reply = Reply::json(status, openai_error(status, &message, None));
-                respond::send(&mut stream, reply, false).await;
+                respond::send(stream, reply, false).await;
                 return;
             }
         };
         let active = ActiveRequest::new(shard);
-        let (body, consumed, b) = match read_body(shard, &mut stream, buf, &head).await {
+        let (body, consumed, b) = match read_body(shard, stream, buf, &head).await {
             BodyRead::Body(body, consumed, b) => (body, consumed, b),
             BodyRead::Closed => return,
             BodyRead::Refused(status, message) => {
                 let reply = Reply::json(status, openai_error(status, &message, None));
-                respond::send(&mut stream, reply, false).await;
+                respond::send(stream, reply, false).await;
                 return;
             }
         };
@@ -77,7 +81,7 @@ async fn serve_requests(shard: &Shard, mut stream: ClientConn) {
         };
         let request =
             endpoints::Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, body: body_bytes };
-        let keep = endpoints::dispatch(shard, request, &mut stream).await;
+        let keep = endpoints::dispatch(shard, request, stream).await;
         drop(active);
         if !keep {
             return;
@@ -108,11 +112,16 @@ enum HeadRead {
     Refused(u16, String),
 }
 
-async fn read_head(shard: &Shard, stream: &mut ClientConn, mut buf: Vec<u8>, limits: HeadLimits) -> HeadRead {
+async fn read_head(
+    shard: &Shard,
+    stream: &mut ClientConn,
+    mut buf: Vec<u8>,
+    limits: HeadLimits,
+    mut deadline: Option<Instant>,
+) -> HeadRead {
     // The whole head must arrive within `timeouts.request_head` of its first byte, however the
     // client spreads its bytes (a slowloris gains nothing by trickling). The clock is read only
     // for a head that is still partial: most heads come whole in their first read.
-    let mut deadline: Option<monoio::time::Instant> = None;
     loop {
         match parse_request_head(&buf, limits) {
             Ok(Some(head)) => return HeadRead::Head(head, buf),
@@ -121,7 +130,7 @@ async fn read_head(shard: &Shard, stream: &mut ClientConn, mut buf: Vec<u8>, lim
         }
         let idle = buf.is_empty();
         if !idle && deadline.is_none() {
-            deadline = Some(monoio::time::Instant::now() + shard.settings.timeouts.request_head);
+            deadline = Some(Instant::now() + shard.settings.timeouts.request_head);
         }
         let read = stream.read_more(buf);
         let outcome = match deadline {

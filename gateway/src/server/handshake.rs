@@ -8,7 +8,8 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::buf::IoBufMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio::time::Instant;
 use monoio_rustls::TlsAcceptor;
@@ -72,8 +73,9 @@ const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 /// Turns an accepted socket into a TLS connection, or `None` when it must be closed. A client
 /// that sends nothing is closed after `timeouts.keepalive_idle`, like an idle plain connection;
-/// from its first byte the handshake has `timeouts.request_head` to finish.
-pub async fn accept(shard: &Shard, stream: TcpStream, tls: &TlsListener) -> Option<ClientConn> {
+/// from its first byte, the handshake and then the first request's head have
+/// `timeouts.request_head` to arrive: the deadline returned with the connection.
+pub async fn accept(shard: &Shard, stream: TcpStream, tls: &TlsListener) -> Option<(ClientConn, Option<Instant>)> {
     let timeouts = &shard.settings.timeouts;
     let first = monoio::time::timeout(timeouts.keepalive_idle, first_byte(&stream)).await;
     let deadline = Instant::now() + timeouts.request_head;
@@ -95,7 +97,7 @@ pub async fn accept(shard: &Shard, stream: TcpStream, tls: &TlsListener) -> Opti
     match monoio::time::timeout_at(deadline, acceptor.accept(stream)).await {
         Ok(Ok(tls_stream)) => {
             count(&tls.handshakes.ok);
-            Some(ClientConn::Tls(Box::new(tls_stream)))
+            Some((ClientConn::Tls(Box::new(tls_stream)), Some(deadline)))
         }
         Ok(Err(_)) => {
             count(&tls.handshakes.failed);
@@ -127,16 +129,36 @@ async fn first_byte(stream: &TcpStream) -> Option<u8> {
 }
 
 /// Answers a plain HTTP request sent to the HTTPS port with a 400 in the API's error shape,
-/// then closes. The request is read first so that closing does not reset the connection
-/// before the client has read the answer.
+/// then closes. The head is read first and, after the answer, whatever else the client sends
+/// (a body) until it closes, so that closing does not reset the connection before the client
+/// has read the answer. All of it within the caller's deadline.
 async fn refuse_plain_http(mut stream: TcpStream) {
-    let (read, _) = stream.read(Vec::with_capacity(8 * 1024)).await;
-    if read.is_err() {
-        return;
+    let mut buf = Vec::with_capacity(8 * 1024);
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < MAX_PLAIN_HEAD {
+        let len = buf.len();
+        let (read, back) = stream.read(buf.slice_mut(len..)).await;
+        buf = back.into_inner();
+        match read {
+            Ok(n) if n > 0 => buf.reserve(8 * 1024),
+            _ => return,
+        }
     }
     let message = "this port speaks HTTPS: the plain HTTP request was sent to the HTTPS port";
     let body = openai_error(400, message, None);
     let mut out = Vec::with_capacity(256 + body.len());
     write::full_response(&mut out, 400, "application/json", &[], &body, true);
-    let _ = stream.write_all(out).await;
+    if stream.write_all(out).await.0.is_err() || stream.shutdown().await.is_err() {
+        return;
+    }
+    loop {
+        buf.clear();
+        let (read, back) = stream.read(buf).await;
+        buf = back;
+        if !matches!(read, Ok(n) if n > 0) {
+            return;
+        }
+    }
 }
+
+/// Read of a plain HTTP head on the HTTPS port, at most (its answer does not need more).
+const MAX_PLAIN_HEAD: usize = 64 * 1024;
