@@ -138,6 +138,24 @@ fn a_response_with_both_framings_is_read_as_chunked_and_reframed() {
     assert_ne!(r.header("content-length"), Some("5"));
 }
 
+/// The relay writes a 200's status line before it has read the head; any other success keeps
+/// its own, with the upstream's headers after it.
+#[test]
+fn a_success_other_than_200_keeps_its_status_line_and_headers() {
+    for status in [201, 202, 203] {
+        let answer = format!(
+            "HTTP/1.1 {status} Whatever\r\ncontent-type: application/json\r\nx-upstream: kept\r\ncontent-length: {}\r\n\r\n{JSON_BODY}",
+            JSON_BODY.len()
+        );
+        let raw = RawProvider::start(answer.into_bytes());
+        let gateway = Gateway::start(&config(&[raw.entry("dep-raw")], "router_settings: {num_retries: 0}\n"));
+        let r = gateway.chat("gpt");
+        assert_eq!((r.status, r.text()), (status, JSON_BODY.to_string()));
+        assert_eq!(r.header("x-upstream"), Some("kept"), "{:?}", r.headers);
+        assert_eq!(r.header("x-pointwork-deployment"), Some("dep-raw"), "{:?}", r.headers);
+    }
+}
+
 #[test]
 fn a_malformed_response_is_a_failure_of_that_deployment_and_the_retry_goes_elsewhere() {
     let raw = RawProvider::start(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}".to_vec());

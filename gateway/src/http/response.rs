@@ -18,6 +18,15 @@ impl<'b> ResponseHead<'b> {
     }
 }
 
+/// What a response head says of its answer, its headers aside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadFacts {
+    pub status: u16,
+    pub framing: BodyFraming,
+    pub keep_alive: bool,
+    pub head_len: usize,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResponseHeadError {
     TooLarge,
@@ -37,6 +46,25 @@ const MAX_RESPONSE_HEADERS: usize = 128;
 
 /// Parses a response head from the start of `buf`; `Ok(None)` means more bytes are needed.
 pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<ResponseHead<'_>>, ResponseHeadError> {
+    let mut headers = Vec::new();
+    let facts = parse_response_head_each(buf, max_bytes, |name, value| headers.push((name, value)))?;
+    Ok(facts.map(|f| ResponseHead {
+        status: f.status,
+        framing: f.framing,
+        keep_alive: f.keep_alive,
+        head_len: f.head_len,
+        headers,
+    }))
+}
+
+/// [`parse_response_head`] handing each header to `each` (in order) instead of listing them: the
+/// relay writes the client's head as it goes, with no list to allocate. `each` may have seen
+/// headers of a head that turns out malformed.
+pub fn parse_response_head_each<'b>(
+    buf: &'b [u8],
+    max_bytes: usize,
+    mut each: impl FnMut(&'b str, &'b [u8]),
+) -> Result<Option<HeadFacts>, ResponseHeadError> {
     // Uninitialised slots: initialising 128 of them cost more than parsing a short head.
     let mut slots = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_RESPONSE_HEADERS];
     let mut res = httparse::Response::new(&mut []);
@@ -61,7 +89,6 @@ pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<Respon
     let mut content_length = None;
     let mut transfer_encoding = None;
     let mut keep_alive = minor_version == 1;
-    let mut headers = Vec::with_capacity(res.headers.len());
     for h in res.headers.iter() {
         if header_is(h.name, "content-length") {
             let n = parse_content_length(h.value)
@@ -79,7 +106,7 @@ pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<Respon
                 keep_alive = true;
             }
         }
-        headers.push((h.name, h.value));
+        each(h.name, h.value);
     }
     let framing = if status == 204 || status == 304 || (100..200).contains(&status) {
         BodyFraming::Length(0)
@@ -100,7 +127,7 @@ pub fn parse_response_head(buf: &[u8], max_bytes: usize) -> Result<Option<Respon
         keep_alive = false;
         BodyFraming::UntilClose
     };
-    Ok(Some(ResponseHead { status, framing, keep_alive, head_len, headers }))
+    Ok(Some(HeadFacts { status, framing, keep_alive, head_len }))
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use super::conn::{connect, ConnectError, UpstreamConn};
 use super::target::Target;
 use crate::errors::{openai_error, upstream_error_body};
 use crate::http::chunked::{encode_chunk, ChunkedDecoder, LAST_CHUNK};
-use crate::http::response::parse_response_head;
+use crate::http::header_is;
+use crate::http::response::{parse_response_head_each, HeadFacts};
 use crate::http::write;
 use crate::http::BodyFraming;
 use crate::shard::Shard;
@@ -24,6 +25,10 @@ const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 const MAX_ERROR_BODY: usize = 1024 * 1024;
 /// Largest non-streaming body read whole to carry a [`BodyBlock`].
 const MAX_BLOCK_BODY: usize = 32 * 1024 * 1024;
+/// The status line of a 200, the answer most relays carry.
+const STATUS_LINE_200: &[u8] = b"HTTP/1.1 200 OK\r\n";
+const RETRY_AFTER: &str = "retry-after";
+
 /// Whether an upstream header describes one hop, the framing, or state we must not pass on
 /// (`connection`, `keep-alive`, `transfer-encoding`, `content-length`, `te`, `trailer`, `upgrade`,
 /// `proxy-connection`, `set-cookie`, `alt-svc`). Sorted by length first: most headers of an
@@ -290,15 +295,26 @@ async fn respond(
 ) -> Outcome {
     let Attempt { pool_key, provider, stream, timeout, started, read_usage } = attempt;
     // read_head returned once an empty line ended the head: it parses here, or fails as garbage.
-    let head = match parse_response_head(&buf, MAX_RESPONSE_HEAD) {
+    // The client's head is written as the headers are read (no list of them is built); most
+    // answers are 200s, whose status line goes first and is replaced in the rare other case.
+    let mut out = shard.buffers.take(buf.len() + 512);
+    out.extend_from_slice(STATUS_LINE_200);
+    let mut retry_after = None;
+    let parsed = parse_response_head_each(&buf, MAX_RESPONSE_HEAD, |name, value| {
+        if !is_skipped_header(name) {
+            if name.len() == RETRY_AFTER.len() && header_is(name, RETRY_AFTER) {
+                retry_after = Some(value);
+            }
+            write::header(&mut out, name, value);
+        }
+    });
+    let head = match parsed {
         Ok(Some(h)) => h,
         Ok(None) => return Outcome::Failed(protocol_error(provider, "upstream response head vanished")),
         Err(e) => return Outcome::Failed(protocol_error(provider, &e.to_string())),
     };
-    let status = head.status;
-    let keep_alive = head.keep_alive;
-    let head_len = head.head_len;
-    let body = BodyProgress::new(head.framing);
+    let HeadFacts { status, keep_alive, head_len, framing } = head;
+    let body = BodyProgress::new(framing);
     let idle_or_total = |now: Instant| {
         if stream {
             timeout
@@ -307,8 +323,8 @@ async fn respond(
         }
     };
     if status >= 400 {
-        let retry_after = head.header("retry-after").map(|v| String::from_utf8_lossy(v).into_owned());
-        drop(head);
+        let retry_after = retry_after.map(|v| String::from_utf8_lossy(v).into_owned());
+        shard.buffers.give(out);
         let (body_bytes, reusable_conn, _) =
             Box::pin(collect_body(conn, buf, head_len, body, &idle_or_total, MAX_ERROR_BODY)).await;
         if let Some(conn) = reusable_conn.filter(|_| keep_alive) {
@@ -321,15 +337,12 @@ async fn respond(
             retry_after,
         });
     }
-    let mut out = shard.buffers.take(buf.len() + 512);
-    write::status_line(&mut out, status);
-    for (name, value) in &head.headers {
-        if !is_skipped_header(name) {
-            write::header(&mut out, name, value);
-        }
+    if status != 200 {
+        let mut line = Vec::with_capacity(64);
+        write::status_line(&mut line, status);
+        out.splice(..STATUS_LINE_200.len(), line);
     }
     if let Some(translate) = client.translate {
-        drop(head);
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
         return Box::pin(respond_translated(
             shard,
@@ -346,13 +359,12 @@ async fn respond(
         .await;
     }
     if let (Some(block), false) = (client.body_block, stream) {
-        drop(head);
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
         let relay =
             respond_with_block(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client, block);
         return Box::pin(relay).await;
     }
-    match head.framing {
+    match framing {
         BodyFraming::Length(n) => write::header_decimal(&mut out, "content-length", n),
         _ => write::header(&mut out, "transfer-encoding", b"chunked"),
     }
@@ -361,7 +373,6 @@ async fn respond(
         write::header(&mut out, "connection", b"close");
     }
     write::end_head(&mut out);
-    drop(head);
     let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
     relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }

@@ -76,3 +76,10 @@ fn hop_by_hop_and_stateful_headers_are_skipped_in_any_case() {
         assert!(!is_skipped_header(name), "{name}");
     }
 }
+
+#[test]
+fn the_200_status_line_written_first_is_the_one_status_line_writes() {
+    let mut line = Vec::new();
+    write::status_line(&mut line, 200);
+    assert_eq!(line, STATUS_LINE_200);
+}
