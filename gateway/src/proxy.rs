@@ -299,6 +299,7 @@ pub async fn serve(
                 || key.is_some_and(|k| k.limits.counts_usage()),
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
             auth: upstream.auth.as_ref().map(|a| (a, deployment.id.as_str())),
+            started: now,
         };
         let on_body_end = |usage: Option<Usage>| record_spend(shard, routes, idx, now, usage, key);
         let side = ClientSide {

@@ -137,8 +137,9 @@ pub(crate) async fn serve(
             read_usage: true,
             timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
             auth: upstream.auth.as_ref().map(|a| (a, deployment.id.as_str())),
+            started: Instant::now(),
         };
-        let now = Instant::now();
+        let now = exchange.started;
         let on_body_end = |usage: Option<Usage>| record_spend(routes, policies, p, idx, usage, key);
         let side = ClientSide {
             stream: client,

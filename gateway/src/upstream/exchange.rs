@@ -60,6 +60,8 @@ pub struct Exchange<'a> {
     pub timeout: Duration,
     /// The deployment's signer or token, and its id for the error when there is none.
     pub auth: Option<(&'a crate::credentials::Authorizer, &'a str)>,
+    /// When the attempt started (the caller's clock read, a pick's time before the exchange).
+    pub started: Instant,
 }
 
 /// The client connection the response goes to.
@@ -209,7 +211,7 @@ fn encode_chunk_with(data: &[u8], out: &mut Vec<u8>, before_done: &mut Option<Ve
 /// the request is written, the body is never sent again within the attempt — an upstream that
 /// then closes without answering may have acted on it — and the failure is the attempt's.
 pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
-    let started = Instant::now();
+    let started = ex.started;
     let mut request = match ex.auth {
         Some((auth, deployment)) => match auth.authorize(ex.request, deployment) {
             Ok(request) => request,
