@@ -6,48 +6,30 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::https::Ca;
 use common::{pointwork_bin, TempDir};
-use rcgen::{
-    date_time_ymd, BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose,
-};
 
-const DAY: u64 = 86_400;
 const MODELS: &str =
     "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o-mini, api_key: sk-x}\n";
 
-/// A CA, and in `dir` its certificate (`ca.pem`) and a server certificate with its key.
+/// A CA, and in `dir` its certificate (`root-ca.pem`) and server certificates with their keys.
 struct Files {
     dir: TempDir,
-    ca: CertifiedIssuer<'static, KeyPair>,
+    ca: Ca,
 }
 
 impl Files {
     fn new(label: &str) -> Files {
-        let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, "pointwork check tests CA");
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().expect("CA key")).expect("CA cert");
         let dir = TempDir::new(label);
-        dir.write("ca.pem", &ca.pem());
-        Files { dir, ca }
+        Files { ca: Ca::new(&dir, "root"), dir }
     }
 
     /// `NAME.pem` and `NAME.key`: a certificate for localhost that expires an hour short of
-    /// `days` days from now (so that it shows as `days - 1` however long the check takes).
+    /// `days` days from now.
     fn server(&self, name: &str, days: u64) -> (PathBuf, PathBuf) {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_secs();
-        let mut params = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
-        params.not_before = date_time_ymd(1970, 1, 1) + Duration::from_secs(now - DAY);
-        params.not_after = date_time_ymd(1970, 1, 1) + Duration::from_secs(now + days * DAY - 3_600);
-        let key = KeyPair::generate().expect("server key");
-        let cert = params.signed_by(&key, &self.ca).expect("server cert");
-        (
-            self.dir.write(&format!("{name}.pem"), &cert.pem()),
-            self.dir.write(&format!("{name}.key"), &key.serialize_pem()),
-        )
+        let issued = self.ca.server(&self.dir, name, Some(days));
+        (issued.cert_pem, issued.key_pem)
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -77,14 +59,14 @@ fn check(path: &Path, vars: &[(&str, &Path)]) -> (Option<i32>, String, String) {
 fn a_good_certificate_is_summarised_with_its_expiry_and_client_ca() {
     let files = Files::new("check-tls-good");
     let (cert, key) = files.server("server", 90);
-    let path = files.config("pointwork:\n  tls: {cert: server.pem, key: server.key, client_ca: ca.pem}\n");
+    let path = files.config("pointwork:\n  tls: {cert: server.pem, key: server.key, client_ca: root-ca.pem}\n");
     let (code, stdout, stderr) = check(&path, &[]);
     assert_eq!(code, Some(0), "stdout: {stdout}\nstderr: {stderr}");
     let expected = format!(
         "  tls: certificate {} (expires in 89 days), key {}, client certificates required (client_ca {})\n",
         cert.display(),
         key.display(),
-        files.path("ca.pem").display()
+        files.path("root-ca.pem").display()
     );
     assert!(stdout.contains(&expected), "{expected:?} missing from:\n{stdout}");
     assert!(stdout.contains("warnings: 0"), "{stdout}");

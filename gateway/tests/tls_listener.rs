@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::https::{client_config, Ca, TlsGateway};
+use common::https::{client_config, Ca, Issued, TlsGateway};
 use common::{chat_body, deployment, Mock, Process, TempDir, EXIT_DEADLINE};
 use rustls::pki_types::ServerName;
 use rustls::ClientConnection;
@@ -26,6 +26,27 @@ fn tls_section(cert: &std::path::Path, key: &std::path::Path, client_ca: Option<
     format!("  tls: {{cert: \"{}\", key: \"{}\"{ca}}}\n", cert.display(), key.display())
 }
 
+/// A CA, a plain mock, and a gateway serving HTTPS in front of it with a certificate of the CA.
+struct Setup {
+    ca: Ca,
+    server: Issued,
+    mock: Mock,
+    gateway: TlsGateway,
+    _dir: TempDir,
+}
+
+impl Setup {
+    fn start(label: &str) -> Setup {
+        let dir = TempDir::new(label);
+        let ca = Ca::new(&dir, "root");
+        let server = ca.server(&dir, "server", None);
+        let mock = Mock::start("plain", &[]);
+        let tls = tls_section(&server.cert_pem, &server.key_pem, None);
+        let gateway = TlsGateway::start(&dir, &gateway_yaml(&mock, &tls), &[], Vec::new());
+        Setup { ca, server, mock, gateway, _dir: dir }
+    }
+}
+
 /// The gateway's count of handshakes with `outcome`, from `/metrics` over HTTPS.
 fn handshakes(gateway: &TlsGateway, ca: &Ca, outcome: &str) -> u64 {
     let mut conn = gateway.connect(&client_config(&ca.der, None)).expect("connect for /metrics");
@@ -37,12 +58,8 @@ fn handshakes(gateway: &TlsGateway, ca: &Ca, outcome: &str) -> u64 {
 
 #[test]
 fn chats_over_https_with_alpn_and_keep_alive() {
-    let dir = TempDir::new("tls-listener");
-    let ca = Ca::new(&dir, "root");
-    let server = ca.server(&dir, "server", None);
-    let mock = Mock::start("plain", &[]);
-    let tls = tls_section(&server.cert_pem, &server.key_pem, None);
-    let gateway = TlsGateway::start(&dir, &gateway_yaml(&mock, &tls), &[], Vec::new());
+    let setup = Setup::start("tls-listener");
+    let (ca, server, mock, gateway) = (&setup.ca, &setup.server, &setup.mock, &setup.gateway);
 
     let mut conn = gateway.connect(&client_config(&ca.der, None)).expect("handshake");
     assert_eq!(conn.alpn(), Some(&b"http/1.1"[..]));
@@ -58,17 +75,13 @@ fn chats_over_https_with_alpn_and_keep_alive() {
     assert!(answer.text().ends_with("data: [DONE]\n\n"), "{}", answer.text());
     assert_eq!(mock.request_count(), 4);
     // One connection carried all four: one handshake (and this one for /metrics).
-    assert_eq!(handshakes(&gateway, &ca, "ok"), 2);
+    assert_eq!(handshakes(gateway, ca, "ok"), 2);
 }
 
 #[test]
 fn plain_http_on_the_https_port_gets_a_400_and_a_close() {
-    let dir = TempDir::new("tls-plain");
-    let ca = Ca::new(&dir, "root");
-    let server = ca.server(&dir, "server", None);
-    let mock = Mock::start("plain", &[]);
-    let tls = tls_section(&server.cert_pem, &server.key_pem, None);
-    let gateway = TlsGateway::start(&dir, &gateway_yaml(&mock, &tls), &[], Vec::new());
+    let setup = Setup::start("tls-plain");
+    let (ca, gateway) = (&setup.ca, &setup.gateway);
 
     let mut tcp = TcpStream::connect(gateway.addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -90,17 +103,13 @@ fn plain_http_on_the_https_port_gets_a_400_and_a_close() {
     let mut answer = String::new();
     tcp.read_to_string(&mut answer).expect("answer, then the close");
     assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
-    assert_eq!(handshakes(&gateway, &ca, "plain_http"), 2);
+    assert_eq!(handshakes(gateway, ca, "plain_http"), 2);
 }
 
 #[test]
 fn a_closing_connection_says_close_notify_and_the_handshake_counts_toward_the_head_deadline() {
-    let dir = TempDir::new("tls-close");
-    let ca = Ca::new(&dir, "root");
-    let server = ca.server(&dir, "server", None);
-    let mock = Mock::start("plain", &[]);
-    let tls = tls_section(&server.cert_pem, &server.key_pem, None);
-    let gateway = TlsGateway::start(&dir, &gateway_yaml(&mock, &tls), &[], Vec::new());
+    let setup = Setup::start("tls-close");
+    let (ca, gateway) = (&setup.ca, &setup.gateway);
     let config = client_config(&ca.der, None);
 
     // `connection: close`: the answer, then a clean TLS end (rustls reports a close without
@@ -124,12 +133,8 @@ fn a_closing_connection_says_close_notify_and_the_handshake_counts_toward_the_he
 
 #[test]
 fn garbage_and_truncated_handshakes_do_not_hold_up_others() {
-    let dir = TempDir::new("tls-hostile");
-    let ca = Ca::new(&dir, "root");
-    let server = ca.server(&dir, "server", None);
-    let mock = Mock::start("plain", &[]);
-    let tls = tls_section(&server.cert_pem, &server.key_pem, None);
-    let gateway = TlsGateway::start(&dir, &gateway_yaml(&mock, &tls), &[], Vec::new());
+    let setup = Setup::start("tls-hostile");
+    let (ca, gateway) = (&setup.ca, &setup.gateway);
     let config = client_config(&ca.der, None);
 
     // Garbage that starts like a handshake record: refused by TLS, closed.
@@ -160,8 +165,8 @@ fn garbage_and_truncated_handshakes_do_not_hold_up_others() {
     let waited = started.elapsed();
     assert!(read.is_ok() && rest.is_empty(), "closed without an answer: {read:?} {rest:?}");
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(5), "closed after {waited:?}");
-    assert_eq!(handshakes(&gateway, &ca, "failed"), 1);
-    assert_eq!(handshakes(&gateway, &ca, "timeout"), 1);
+    assert_eq!(handshakes(gateway, ca, "failed"), 1);
+    assert_eq!(handshakes(gateway, ca, "timeout"), 1);
 }
 
 #[test]

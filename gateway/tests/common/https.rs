@@ -42,15 +42,19 @@ impl Ca {
         Ca { pem: dir.write(&format!("{name}-ca.pem"), &issuer.pem()), der: issuer.der().clone(), issuer }
     }
 
-    /// A server certificate valid until `days` from today (else for years).
-    pub fn server(&self, dir: &TempDir, name: &str, days: Option<i64>) -> Issued {
+    /// A server certificate for `localhost` and `127.0.0.1`, valid from yesterday until an hour
+    /// short of `days` days from now (so that it shows as `days - 1` however long a test takes),
+    /// else for years.
+    pub fn server(&self, dir: &TempDir, name: &str, days: Option<u64>) -> Issued {
         let mut params =
             CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).expect("server params");
         params.distinguished_name.push(DnType::CommonName, name);
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         if let Some(days) = days {
-            let (y, m, d) = date_in_days(days);
-            params.not_after = date_time_ymd(y, m, d);
+            let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).expect("after 1970").as_secs();
+            let epoch = date_time_ymd(1970, 1, 1);
+            params.not_before = epoch + Duration::from_secs(now - DAY);
+            params.not_after = epoch + Duration::from_secs(now + days * DAY - 3_600);
         }
         self.issue(dir, name, params)
     }
@@ -74,21 +78,7 @@ impl Ca {
     }
 }
 
-/// The UTC date `days` from now, as (year, month, day).
-fn date_in_days(days: i64) -> (i32, u8, u8) {
-    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).expect("clock").as_secs() as i64;
-    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
-    let z = now / 86_400 + days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    let y = (yoe + era * 400 + i64::from(m <= 2)) as i32;
-    (y, m, d)
-}
+const DAY: u64 = 86_400;
 
 /// A client trusting `ca`, offering ALPN `http/1.1`, with a client certificate if given.
 pub fn client_config(ca: &CertificateDer<'static>, identity: Option<&Issued>) -> Arc<ClientConfig> {
