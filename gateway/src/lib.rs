@@ -33,6 +33,7 @@ pub mod routes;
 pub mod server;
 pub mod shard;
 pub mod spend_file;
+pub mod tcp_or_tls;
 pub mod upstream;
 pub mod usage;
 

@@ -4,8 +4,7 @@
 
 use std::fmt::Write;
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use monoio::buf::IoBufMut;
@@ -20,6 +19,7 @@ use crate::metrics::render::gauge;
 use crate::server::client_conn::ClientConn;
 use crate::server::tls::TlsCerts;
 use crate::shard::Shard;
+use crate::tcp_or_tls::peek_byte;
 
 /// What a TLS listener needs on every shard: the certificates in service (replaced by a
 /// reload) and the handshakes' outcomes for `/metrics`.
@@ -93,11 +93,12 @@ pub async fn accept(shard: &Shard, stream: TcpStream, tls: &TlsListener) -> Opti
         // Anything else goes to rustls, which refuses it with an alert.
         Ok(Some(_)) => {}
     }
+    let fd = stream.as_raw_fd();
     let acceptor = TlsAcceptor::from(tls.certs.current());
     match monoio::time::timeout_at(deadline, acceptor.accept(stream)).await {
         Ok(Ok(tls_stream)) => {
             count(&tls.handshakes.ok);
-            Some((ClientConn::Tls(Box::new(tls_stream)), Some(deadline)))
+            Some((ClientConn::Tls(Box::new(tls_stream), fd), Some(deadline)))
         }
         Ok(Err(_)) => {
             count(&tls.handshakes.failed);
@@ -114,14 +115,8 @@ pub async fn accept(shard: &Shard, stream: TcpStream, tls: &TlsListener) -> Opti
 async fn first_byte(stream: &TcpStream) -> Option<u8> {
     loop {
         stream.readable(false).await.ok()?;
-        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
-        let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
-        // SAFETY: the descriptor belongs to `stream`, which stays open for the whole borrow.
-        let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
-        match socket2::SockRef::from(&fd).recv_with_flags(&mut byte, flags) {
-            // SAFETY: `recv` wrote the one byte it reported.
-            Ok(1) => return Some(unsafe { byte[0].assume_init() }),
-            Ok(_) => return None,
+        match peek_byte(stream) {
+            Ok(byte) => return byte,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return None,
         }

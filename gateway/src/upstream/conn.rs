@@ -1,24 +1,20 @@
-//! An upstream connection: plain TCP or TLS over TCP, with the reads and writes the exchange needs.
+//! An upstream connection (plain TCP or TLS, `tcp_or_tls.rs`): connecting, the client TLS
+//! configuration, and the liveness check of a pooled one.
 
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use monoio::buf::IoBufMut;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio_rustls::{ClientTlsStream, TlsConnector};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 
 use super::target::Target;
+use crate::tcp_or_tls::TcpOrTls;
 
-pub enum UpstreamConn {
-    Plain(TcpStream),
-    Tls(Box<ClientTlsStream<TcpStream>>, RawFd),
-}
+pub type UpstreamConn = TcpOrTls<ClientTlsStream<TcpStream>>;
 
 /// Why a connection could not be made.
 #[derive(Debug)]
@@ -66,12 +62,12 @@ pub async fn connect(target: &Target, tls: &TlsConnector, timeout: Duration) -> 
                 Ok(tcp) => {
                     let _ = tcp.set_nodelay(true);
                     if !target.tls {
-                        return Ok(UpstreamConn::Plain(tcp));
+                        return Ok(TcpOrTls::Plain(tcp));
                     }
                     let name = ServerName::try_from(target.host.clone())
                         .map_err(|e| ConnectError::Failed(format!("invalid TLS server name {}: {e}", target.host)))?;
                     let fd = tcp.as_raw_fd();
-                    return tls.connect(name, tcp).await.map(|s| UpstreamConn::Tls(Box::new(s), fd)).map_err(|e| {
+                    return tls.connect(name, tcp).await.map(|s| TcpOrTls::Tls(Box::new(s), fd)).map_err(|e| {
                         // monoio-rustls's Display says only "io error": show the cause.
                         let cause = match e {
                             monoio_rustls::TlsError::Io(io) => io.to_string(),
@@ -91,48 +87,11 @@ pub async fn connect(target: &Target, tls: &TlsConnector, timeout: Duration) -> 
     }
 }
 
-/// The TLS side's futures are boxed (an allocation per read or write of a TLS upstream): unboxed,
-/// they made every plain request's futures 1 KB larger, and each `.await` copies them whole.
-impl UpstreamConn {
-    /// Reads more bytes, appending to `buf` (grown when nearly full). `Ok(0)` is end of stream.
-    pub async fn read_more(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
-        if buf.capacity() - buf.len() < 4096 {
-            buf.reserve(16 * 1024);
-        }
-        let len = buf.len();
-        let slice = buf.slice_mut(len..);
-        let (res, slice) = match self {
-            UpstreamConn::Plain(s) => s.read(slice).await,
-            UpstreamConn::Tls(s, _) => Box::pin(s.read(slice)).await,
-        };
-        (res, slice.into_inner())
-    }
-
-    pub async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
-        match self {
-            UpstreamConn::Plain(s) => s.write_all(buf).await,
-            UpstreamConn::Tls(s, _) => Box::pin(s.write_all(buf)).await,
-        }
-    }
-}
-
 impl UpstreamConn {
     /// Whether an idle pooled connection is still usable: nothing to read and not closed.
     /// An idle HTTP/1.1 connection must be silent; EOF, an error, or stray bytes (a late
     /// response, a TLS close_notify) all mean it must not carry another request.
     pub fn is_idle_and_open(&self) -> bool {
-        let fd = match self {
-            UpstreamConn::Plain(s) => s.as_raw_fd(),
-            UpstreamConn::Tls(_, fd) => *fd,
-        };
-        // SAFETY: `fd` belongs to the socket this connection owns, which stays open for the
-        // whole borrow (the connection is borrowed by `&self`).
-        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
-        let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
-        match socket2::SockRef::from(&fd).recv_with_flags(&mut byte, flags) {
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
-            Ok(_) => false,
-        }
+        matches!(self.peek_byte(), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 }
