@@ -12,16 +12,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use common::https::{client_config, Ca};
 use common::{
     addr_after_http, chat_body, mock_bin, recorded_headers, serve_command, Client, GatewayOptions, Process, Response,
     TempDir, EXIT_DEADLINE, READY_DEADLINE,
 };
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-    KeyUsagePurpose,
-};
 use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde_json::Value;
 
 /// The environment variable the gateway reads extra trusted CAs from.
@@ -42,26 +39,9 @@ struct Pki {
 impl Pki {
     fn new() -> Pki {
         let dir = TempDir::new("tls");
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(DnType::CommonName, "pointwork gateway tests CA");
-        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("CA key")).expect("CA cert");
-
-        let key = KeyPair::generate().expect("server key");
-        let mut params =
-            CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).expect("server cert params");
-        params.distinguished_name.push(DnType::CommonName, "localhost");
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let cert = params.signed_by(&key, &ca).expect("server cert");
-
-        Pki {
-            ca_pem: dir.write("ca.pem", &ca.pem()),
-            cert_pem: dir.write("server.pem", &cert.pem()),
-            key_pem: dir.write("server.key", &key.serialize_pem()),
-            ca: ca.der().clone(),
-            _dir: dir,
-        }
+        let ca = Ca::new(&dir, "gateway-tests");
+        let server = ca.server(&dir, "server", None);
+        Pki { ca_pem: ca.pem, cert_pem: server.cert_pem, key_pem: server.key_pem, ca: ca.der, _dir: dir }
     }
 }
 
@@ -87,7 +67,7 @@ impl TlsMock {
         let addr = line[line.find("https://").expect("announced URL") + "https://".len()..]
             .parse()
             .unwrap_or_else(|e| panic!("bad address in {line:?}: {e}"));
-        TlsMock { process, addr, client_config: client_config_trusting(&pki.ca) }
+        TlsMock { process, addr, client_config: client_config(&pki.ca, None) }
     }
 
     /// `https://HOST:PORT/v1` for a deployment.
@@ -118,18 +98,6 @@ impl TlsMock {
             other => panic!("/mock/requests is not a list: {other}"),
         }
     }
-}
-
-fn client_config_trusting(ca: &CertificateDer<'static>) -> Arc<ClientConfig> {
-    let mut roots = RootCertStore::empty();
-    roots.add(ca.clone()).expect("trust the test CA");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Arc::new(config)
 }
 
 /// One group `gpt` with one deployment `tls-dep` at `api_base`.
