@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use crate::server::client_conn::ClientConn;
 use pointwork_core::{
     affinity_hash, response_cost, wildcard_upstream_model, AffinitySettings, Decision, DeploymentIdx, ErrorClass,
     Event, Failure, GroupIdx, LatencySample, PickRequest, Pin, RequestFacts, Resolution, RouteError, RouteKind,
@@ -22,6 +21,7 @@ pub(crate) use crate::proxy_reply::{error_reply, upstream_request, UpstreamHead}
 use crate::proxy_translate;
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
+use crate::server::client_conn::ClientConn;
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::exchange::{self, AttemptError, ClientSide, Delivered, Exchange, Outcome};

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::server::client_conn::ClientConn;
 use pointwork_core::policy::{admit, decide, AdmitRefusal, Live, PolicyEndpoint, PolicyRefusal, SharedLatency};
 use pointwork_core::{response_cost, DeploymentIdx, Failure, RouteKind, State};
 use serde_json::json;
@@ -24,6 +23,7 @@ use crate::proxy::{
 use crate::proxy_translate;
 use crate::respond::{self, Reply};
 use crate::routes::Routes;
+use crate::server::client_conn::ClientConn;
 use crate::server::endpoints::Request;
 use crate::shard::Shard;
 use crate::upstream::body_block::BodyBlock;

@@ -1,8 +1,7 @@
 //! Whole responses Pointwork writes itself (errors, health, model lists), each in one write.
 
-use crate::server::client_conn::ClientConn;
-
 use crate::http::write;
+use crate::server::client_conn::ClientConn;
 
 /// A complete response: status, JSON body, extra header lines.
 pub struct Reply {

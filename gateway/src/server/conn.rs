@@ -7,13 +7,12 @@ use std::rc::Rc;
 use monoio::net::TcpStream;
 use monoio::time::Instant;
 
-use crate::server::client_conn::ClientConn;
-
 use crate::errors::openai_error;
 use crate::http::chunked::ChunkedDecoder;
 use crate::http::request::{parse_request_head, HeadLimits, RequestHead};
 use crate::http::BodyFraming;
 use crate::respond::{self, Reply};
+use crate::server::client_conn::ClientConn;
 use crate::server::{endpoints, handshake};
 use crate::shard::Shard;
 

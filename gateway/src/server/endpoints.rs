@@ -1,6 +1,5 @@
 //! Which handler serves which method and path.
 
-use crate::server::client_conn::ClientConn;
 use pointwork_core::RouteKind;
 
 use crate::errors::openai_error;
@@ -8,6 +7,7 @@ use crate::http::request::{Method, RequestHead};
 use crate::proxy;
 use crate::respond::{self, Reply};
 use crate::server::admin;
+use crate::server::client_conn::ClientConn;
 use crate::shard::Shard;
 
 /// What a path names.

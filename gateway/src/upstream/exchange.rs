@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::server::client_conn::ClientConn;
 use pointwork_core::{Dialect, Failure};
 
 use super::body_block::{done_event_at, BodyBlock};
@@ -16,6 +15,7 @@ use crate::http::header_is;
 use crate::http::response::{parse_response_head_each, HeadFacts};
 use crate::http::write;
 use crate::http::BodyFraming;
+use crate::server::client_conn::ClientConn;
 use crate::shard::Shard;
 use crate::usage::{Usage, UsageTail};
 
