@@ -15,8 +15,8 @@ use crate::control::{self, Control};
 use crate::health;
 use crate::hub::Hub;
 use crate::routes::{Routes, Tokens};
-use crate::server::handshake::TlsListener;
 use crate::server::tls::{expiry_warning, TlsCerts};
+use crate::server::tls_listener::TlsListener;
 use crate::server::{self, Driver, Launch};
 use crate::spend_file::SpendFile;
 
@@ -286,7 +286,7 @@ pub fn serve(
                     "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
                     status.server, status.instance
                 );
-                crate::pareto_poller::start_sharing(&hub, &status, cluster_settings);
+                crate::pareto_poller::share::start(&hub, &status, cluster_settings);
             }
             Err(e) => return fail(&format!("cluster: {e}")),
         }

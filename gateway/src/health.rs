@@ -25,7 +25,8 @@ use crate::events::Mesh;
 use crate::http::response::parse_response_head;
 use crate::http::write;
 use crate::hub::Hub;
-use crate::routes::{Routes, ANTHROPIC_VERSION};
+use crate::request::ANTHROPIC_VERSION;
+use crate::routes::Routes;
 use crate::upstream::conn::{connect, UpstreamConn};
 
 /// Largest probe response head read.

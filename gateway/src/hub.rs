@@ -10,7 +10,7 @@ use std::time::Instant;
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
 
-use crate::control::ControlMsg;
+use crate::control::message::ControlMsg;
 use crate::metrics::Totals;
 use crate::pareto_poller::ParetoShared;
 use crate::routes::Routes;
@@ -33,9 +33,9 @@ pub struct Hub {
     /// off) and its poller, for the allow-list a 404 teaches (`pareto.allow_list_learned`).
     pub pareto: ParetoShared,
     /// The cluster threads' status, when Redis is configured (`/metrics`).
-    pub cluster: OnceLock<Arc<crate::cluster::Status>>,
+    pub cluster: OnceLock<Arc<crate::cluster::status::Status>>,
     /// The certificates and handshake counts, when Pointwork terminates TLS itself.
-    pub tls: OnceLock<Arc<crate::server::handshake::TlsListener>>,
+    pub tls: OnceLock<Arc<crate::server::tls_listener::TlsListener>>,
 }
 
 impl Hub {

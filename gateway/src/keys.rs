@@ -105,7 +105,7 @@ impl Keys {
                 };
                 if key.models.is_some() {
                     let names = snapshot.public_model_names().filter(|name| key.may_use(name, snapshot));
-                    key.models_body = Some(crate::routes::models_list(names));
+                    key.models_body = Some(crate::models_list::models_list(names));
                 }
                 Arc::new(key)
             })

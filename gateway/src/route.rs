@@ -5,10 +5,6 @@
 //! serving shard's state. A request that runs under a policy is explained the policy router's
 //! way (`route/policy.rs`).
 
-mod complexity;
-mod pareto;
-mod policy;
-
 use std::time::{Duration, Instant};
 
 use pointwork_core::pareto::ParetoTelemetry;
@@ -20,15 +16,12 @@ use serde_json::{json, Map, Value};
 
 use crate::facts;
 use crate::keys::unix_now;
-use crate::proxy::pick_request;
+use crate::routers::complexity::dry_run as complexity;
+use crate::routers::litellm::pick_request;
+use crate::routers::pareto::dry_run as pareto;
+use crate::routers::policy::dry_run as policy;
+pub use crate::routers::DryRunError;
 use crate::routes::Routes;
-
-/// Why a dry run could not run: a status and a message for the API's error shape.
-#[derive(Debug, PartialEq, Eq)]
-pub struct DryRunError {
-    pub status: u16,
-    pub message: String,
-}
 
 /// The dry run of `body` sent to `route`, against `state` at `now`; `seed` seeds the strategy's
 /// randomness (the same seed, state and request give the same decision). Under `policy` (a

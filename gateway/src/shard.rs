@@ -27,6 +27,7 @@ use crate::hub::Hub;
 use crate::metrics::ShardMetrics;
 use crate::routes::Routes;
 use crate::upstream::pool::Pool;
+use crate::upstream::side::Upstreams;
 
 /// The routes a shard's state was built for, and that state.
 pub struct Routing {
@@ -44,10 +45,8 @@ pub struct Shard {
     mesh: Mesh,
     pub rng: RefCell<Rng>,
     pub scratch: RefCell<PickScratch>,
-    pub pool: RefCell<Pool>,
-    /// Byte buffers reused by the shard's requests.
-    pub buffers: Buffers,
-    pub tls: TlsConnector,
+    /// The keep-alive pool, TLS client, connect timeout and byte buffers of its attempts.
+    pub upstream: Upstreams,
     pub settings: Arc<GatewaySettings>,
     pub metrics: RefCell<ShardMetrics>,
     pub access_log: RefCell<AccessLog>,
@@ -82,9 +81,12 @@ impl Shard {
             mesh: parts.mesh,
             rng: RefCell::new(Rng::new(parts.seed ^ (parts.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
             scratch: RefCell::new(PickScratch::new()),
-            pool: RefCell::new(Pool::new(parts.settings.timeouts.upstream_idle)),
-            buffers: Buffers::default(),
-            tls: parts.tls,
+            upstream: Upstreams {
+                pool: RefCell::new(Pool::new(parts.settings.timeouts.upstream_idle)),
+                tls: parts.tls,
+                connect_timeout: parts.settings.timeouts.connect,
+                buffers: Buffers::default(),
+            },
             metrics: RefCell::new(ShardMetrics::default()),
             access_log: RefCell::new(parts.access_log),
             active_requests: Cell::new(0),

@@ -5,7 +5,7 @@
 //! (`<instance>:<process>`). It is taken with `SET key holder NX PX ttl` and renewed only by its
 //! holder (a script compares the value, then `PEXPIRE`s) every third of the ttl; another instance
 //! tries to take it twice a second. When the holder dies, its key expires within one ttl and the
-//! next instance to try takes it; a holder that drains gives it up at once ([`Status::release_leases`]).
+//! next instance to try takes it; a holder that drains gives it up at once ([`super::status::Status::release_leases`]).
 //!
 //! What an instance is ([`Role`]) is what its last attempt said, believed for one ttl: with Redis
 //! out of reach, or no answer for a ttl, it is [`Role::Alone`] and does the job itself — two
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use redis::ConnectionLike;
 
-use super::{connect, log, next_backoff, Status};
+use super::redis_link::{connect, log, next_backoff};
 
 /// The shortest and the longest ttl [`ttl_for`] gives.
 pub const TTL_RANGE: (Duration, Duration) = (Duration::from_secs(3), Duration::from_secs(30));
@@ -282,78 +282,6 @@ impl Keeper {
         loop {
             let (_, _, next) = self.keep(Instant::now());
             std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        }
-    }
-}
-
-impl Status {
-    /// Keeps `lease` on a thread of its own (`thread`), and shows it in `/metrics`. `None` when
-    /// the thread cannot start (said on stderr): the caller does its job alone.
-    pub fn keep_lease(&self, thread: &str, lease: Lease) -> Option<Arc<Lease>> {
-        let lease = Arc::new(lease);
-        let keeper = Keeper::new(self.client.clone(), lease.clone());
-        match std::thread::Builder::new().name(thread.into()).spawn(move || keeper.run()) {
-            Ok(_) => {
-                self.add_lease(lease.clone());
-                Some(lease)
-            }
-            Err(e) => {
-                log(&format!("cannot start the thread that keeps the lease {}: {e}", lease.key()));
-                None
-            }
-        }
-    }
-
-    /// Shows `lease` in `/metrics` and releases it with [`Status::release_leases`].
-    pub fn add_lease(&self, lease: Arc<Lease>) {
-        if let Ok(mut leases) = self.leases.lock() {
-            leases.push(lease);
-        }
-    }
-
-    /// The client every thread that talks to Redis connects with.
-    pub fn client(&self) -> &redis::Client {
-        &self.client
-    }
-
-    /// `<instance>:<process>`: what a lease this process holds says.
-    pub fn lease_holder(&self) -> String {
-        format!("{}:{}", self.instance, self.process)
-    }
-
-    /// Gives up every lease this instance holds (a drained instance's successor takes over at
-    /// once instead of after a ttl). Best effort, one short connection.
-    pub fn release_leases(&self) {
-        let leases: Vec<Arc<Lease>> = self.leases.lock().map(|l| l.clone()).unwrap_or_default();
-        if leases.is_empty() {
-            return;
-        }
-        for lease in &leases {
-            lease.stop();
-        }
-        let Ok(mut con) = connect(&self.client) else { return };
-        for lease in leases {
-            if let Ok(true) = lease.release(&mut con) {
-                log(&format!("released the lease {}", lease.key()));
-            }
-        }
-    }
-
-    /// `pointwork_cluster_lease_held{lease}`: 1 where this instance holds the lease.
-    pub(super) fn render_leases(&self, out: &mut String) {
-        let Ok(leases) = self.leases.lock() else { return };
-        if leases.is_empty() {
-            return;
-        }
-        let name = "pointwork_cluster_lease_held";
-        out.push_str(&format!(
-            "# HELP {name} 1 while this instance holds the lease (does its job for every instance).\n\
-             # TYPE {name} gauge\n"
-        ));
-        let now = Instant::now();
-        for lease in leases.iter() {
-            let held = u8::from(lease.role(now) == Role::Holder);
-            out.push_str(&format!("{name}{{lease=\"{}\"}} {held}\n", lease.name()));
         }
     }
 }

@@ -183,7 +183,7 @@ fn shared_meters(routes: &Routes) -> Vec<Shared> {
     let policies = routes.policy.iter().flat_map(|p| {
         p.policies.iter().zip(&p.meters).map(|(policy, meter)| Shared {
             id: format!("policy:{}", policy.id),
-            limits: crate::policy_routes::daily_limits(policy),
+            limits: crate::routes::policy::daily_limits(policy),
             meter: meter.clone(),
         })
     });

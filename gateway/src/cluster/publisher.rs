@@ -18,8 +18,9 @@ use pointwork_config::ClusterSettings;
 use pointwork_core::{DeploymentIdx, Event};
 
 use super::meters::Meters;
+use super::redis_link::{connect, next_backoff};
+use super::status::{Link, Status};
 use super::wire::{Batch, Clock, WireEvent};
-use super::{connect, next_backoff, Link, Status};
 use crate::events::ShardEvent;
 use crate::hub::Hub;
 use crate::routes::Routes;

@@ -6,8 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::redis_link::{connect, next_backoff};
+use super::status::{Link, Status};
 use super::wire::{Batch, Clock};
-use super::{connect, next_backoff, Link, Status};
 use crate::events::Mesh;
 use crate::hub::Hub;
 

@@ -4,10 +4,12 @@
 //! oneshot reply.
 
 mod diff;
+pub mod message;
 mod reload;
 
 pub use diff::Changes;
-pub use reload::{reload, ReloadReport};
+pub use message::{ControlMsg, ReloadReport};
+pub use reload::reload;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,19 +23,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::cli::Overrides;
 use crate::hub::Hub;
-use crate::metrics::Report;
 use crate::spend_file::SpendFile;
-
-/// What the control thread is asked to do.
-pub enum ControlMsg {
-    Signal(i32),
-    /// `POST /admin/reload`: the outcome goes back on the oneshot.
-    Reload(oneshot::Sender<Result<ReloadReport, String>>),
-    /// A shard's counts since its last report.
-    Report(Box<Report>),
-    /// A shard finished draining (its last report was sent before).
-    ShardStopped(usize),
-}
 
 /// Forwards SIGHUP, SIGTERM and SIGINT to the control thread. Installed before the shards
 /// start, so that an early signal is never the default action (which would kill the process).

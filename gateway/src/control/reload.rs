@@ -8,29 +8,15 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use pointwork_config::{GatewaySettings, TlsSettings};
-use serde::Serialize;
 
 use super::diff::Changes;
+use super::message::ReloadReport;
 use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::keys::key_changes;
 use crate::routes::Routes;
-use crate::server::handshake::TlsListener;
 use crate::server::tls::expiry_warning;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ReloadReport {
-    pub config: String,
-    pub model_groups: usize,
-    pub deployments: usize,
-    pub changes: Changes,
-    /// Virtual keys added, removed or changed (by name).
-    pub keys: Option<String>,
-    /// `pointwork:` settings that changed but only take effect on a restart.
-    pub restart_needed_for: Vec<&'static str>,
-    /// The listener's certificate, re-read (when Pointwork terminates TLS).
-    pub tls: Option<String>,
-}
+use crate::server::tls_listener::TlsListener;
 
 impl ReloadReport {
     /// One line for the log.

@@ -13,7 +13,7 @@ use std::time::SystemTime;
 use pointwork_core::{Failure, UpstreamAuth};
 
 use crate::errors::openai_error;
-use crate::upstream::exchange::AttemptError;
+use crate::upstream::attempt_error::AttemptError;
 use sigv4::{Signable, Signer};
 use tokens::TokenCell;
 

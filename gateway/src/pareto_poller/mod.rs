@@ -19,8 +19,9 @@ mod backoff;
 mod cache;
 mod parse;
 mod round;
-mod share;
+pub mod share;
 mod shared;
+mod sharing;
 mod state;
 pub(crate) mod tls;
 
@@ -30,7 +31,6 @@ mod poller_tests;
 pub(crate) mod test_support;
 
 pub use cache::FILE_NAME as CACHE_FILE_NAME;
-pub use share::start as start_sharing;
 pub use shared::ParetoShared;
 
 use std::rc::Rc;
@@ -45,7 +45,7 @@ use crate::cluster::lease::Role;
 use crate::upstream::fetch::{self, Client};
 use cache::{CacheFile, Contents, Shared};
 use round::Canonicals;
-use share::{Sharing, Work};
+use sharing::{Sharing, Work};
 use state::PollerState;
 
 /// How often a poller that reads (another instance polls) looks whether it should poll.

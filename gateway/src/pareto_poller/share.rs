@@ -14,7 +14,7 @@
 //! subscriber. The lease is only kept while the walk is on here, so an instance without the walk
 //! never holds it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -22,16 +22,12 @@ use pointwork_config::ClusterSettings;
 use serde::{Deserialize, Serialize};
 
 use super::cache::{read_shared, write_shared};
+use super::sharing::Work;
 use super::Note;
 use crate::cluster::lease::{ttl_for, Keeper, Lease, Role};
-use crate::cluster::Status;
+use crate::cluster::status::Status;
 use crate::hub::Hub;
 
-/// How long a starting poller waits for its first word about the lease before polling anyway.
-const FIRST_WORD_WAIT: Duration = Duration::from_secs(3);
-/// How many pieces of work may wait for the coordinator; beyond that they are dropped (the next
-/// publication or notice brings the same).
-const WORK_CAPACITY: usize = 256;
 /// How long the telemetry stays in Redis without a new publication.
 const TELEMETRY_TTL: Duration = Duration::from_secs(86_400);
 /// How often the coordinator looks whether the walk was turned on, while it is off.
@@ -45,63 +41,12 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 ";
 
-/// The poller's side of the sharing, made before the poller starts (it polls nothing until
-/// the lease says it may, or [`FIRST_WORD_WAIT`] passed without a word).
-pub struct Sharing {
-    lease: OnceLock<Arc<Lease>>,
-    work: Sender<Work>,
-    inbox: Receiver<Work>,
-    started: Instant,
-}
-
-/// What the coordinator is asked to do.
-pub(super) enum Work {
-    /// The poller published: the holder writes it to Redis.
-    Published,
-    /// A poller that reads wants the telemetry in Redis (at its start, after a reload).
-    Load,
-    /// A shard here learnt the account's allow-list: it goes to the holder.
-    AllowList(Vec<String>),
-    /// A message on the channel.
-    Notice(Vec<u8>),
-    /// The subscription (re)started: a notice may have been missed.
-    Subscribed,
-}
-
 /// A message on `{key_prefix}:pareto`: new telemetry, or an allow-list for the holder.
 #[derive(Serialize, Deserialize)]
 struct Notice {
     process: String,
     #[serde(default)]
     allow_list: Option<Vec<String>>,
-}
-
-impl Default for Sharing {
-    fn default() -> Self {
-        let (work, inbox) = crossbeam_channel::bounded(WORK_CAPACITY);
-        Sharing { lease: OnceLock::new(), work, inbox, started: Instant::now() }
-    }
-}
-
-impl Sharing {
-    /// What this instance is for the poller's lease at `now`.
-    pub(super) fn role(&self, now: Instant) -> Role {
-        self.lease.get().map_or(Role::Unknown, |l| l.role(now))
-    }
-
-    /// Whether a poller started at `since` polls at `now`: as the holder, or alone while Redis
-    /// is out of reach; without a word yet about the lease, once [`FIRST_WORD_WAIT`] passed.
-    pub(super) fn polls(&self, now: Instant, since: Instant) -> bool {
-        match self.role(now) {
-            Role::Unknown => now.saturating_duration_since(since.max(self.started)) >= FIRST_WORD_WAIT,
-            role => role.does_the_job(),
-        }
-    }
-
-    /// Hands the coordinator `work`, never waiting (dropped when its queue is full).
-    pub(super) fn tell(&self, work: Work) {
-        let _ = self.work.try_send(work);
-    }
 }
 
 /// Starts the coordinator and the subscriber for the sharing prepared in `hub.pareto`
@@ -287,7 +232,7 @@ impl Subscriber {
     fn run(self) {
         let mut backoff = Duration::ZERO;
         loop {
-            let outcome = crate::cluster::connect(&self.client).and_then(|mut con| {
+            let outcome = crate::cluster::redis_link::connect(&self.client).and_then(|mut con| {
                 let mut pubsub = con.as_pubsub();
                 pubsub.subscribe(&self.channel)?;
                 backoff = Duration::ZERO;
@@ -305,7 +250,7 @@ impl Subscriber {
             });
             // The coordinator's lease attempts say whether Redis is reachable.
             drop(outcome);
-            backoff = crate::cluster::next_backoff(backoff);
+            backoff = crate::cluster::redis_link::next_backoff(backoff);
             std::thread::sleep(backoff);
         }
     }

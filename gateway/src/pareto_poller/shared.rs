@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use pointwork_core::pareto::{ParetoSettings, ParetoTelemetry};
 
-use super::share::Sharing;
+use super::sharing::Sharing;
 use super::{start_shared, PollerHandle};
 
 pub struct ParetoShared {

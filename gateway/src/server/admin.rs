@@ -8,13 +8,13 @@ use std::time::Instant;
 
 use pointwork_core::{DeploymentIdx, Event, Snapshot, State};
 
-use crate::control::ControlMsg;
+use crate::control::message::ControlMsg;
 use crate::errors::openai_error;
 use crate::keys::{unix_now, Caller};
 use crate::metrics::{render, Gauges};
+use crate::request::Request;
 use crate::respond::Reply;
 use crate::route;
-use crate::server::endpoints::Request;
 use crate::shard::Shard;
 
 /// The operator behind an admin call (master or admin key), or the 401 to answer.
@@ -62,7 +62,7 @@ pub fn metrics(shard: &Shard) -> Reply {
     };
     let mut statuses = String::new();
     endpoint_statuses(&mut statuses, &routing.routes.snapshot, &routing.state);
-    crate::pareto::gauges::render(&mut statuses, &shard.hub, &routing.routes, &routing.state);
+    crate::routers::pareto::gauges::render(&mut statuses, &shard.hub, &routing.routes, &routing.state);
     drop(routing);
     let mut text = match shard.hub.totals.lock() {
         Ok(totals) => render(&totals, gauges),
@@ -136,7 +136,7 @@ pub fn dry_run(shard: &Shard, path: &str, body: &[u8]) -> Reply {
             Instant::now(),
             seed,
             policy.as_deref(),
-            &crate::pareto::published(&shard.hub),
+            &crate::routers::pareto::published(&shard.hub),
         )
     });
     match explained {

@@ -11,6 +11,7 @@ use crate::errors::openai_error;
 use crate::http::chunked::ChunkedDecoder;
 use crate::http::request::{parse_request_head, HeadLimits, RequestHead};
 use crate::http::BodyFraming;
+use crate::request::{Anthropic, Request};
 use crate::respond::{self, Reply};
 use crate::server::client_conn::ClientConn;
 use crate::server::{endpoints, handshake};
@@ -73,13 +74,12 @@ async fn serve_requests(shard: &Shard, stream: &mut ClientConn, mut head_deadlin
         let authorization = head.authorization.clone().map(|r| &buf[r]);
         let tags = head.tags.clone().map(|r| &buf[r]);
         let llmeu: Vec<(&[u8], &[u8])> = head.llmeu.iter().map(|(n, v)| (&buf[n.clone()], &buf[v.clone()])).collect();
-        let anthropic = endpoints::Anthropic {
+        let anthropic = Anthropic {
             api_key: head.anthropic.api_key.clone().map(|r| &buf[r]),
             version: head.anthropic.version.clone().map(|r| &buf[r]),
             beta: head.anthropic.beta.clone().map(|r| &buf[r]),
         };
-        let request =
-            endpoints::Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, body: body_bytes };
+        let request = Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, body: body_bytes };
         let keep = endpoints::dispatch(shard, request, stream).await;
         drop(active);
         if !keep {

@@ -3,8 +3,9 @@
 use pointwork_core::RouteKind;
 
 use crate::errors::openai_error;
-use crate::http::request::{Method, RequestHead};
-use crate::proxy;
+use crate::http::request::Method;
+use crate::pipeline;
+use crate::request::Request;
 use crate::respond::{self, Reply};
 use crate::server::admin;
 use crate::server::client_conn::ClientConn;
@@ -47,28 +48,6 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
     }
 }
 
-/// One request as the handlers see it.
-pub struct Request<'a> {
-    pub head: &'a RequestHead,
-    /// The `Authorization` header's value, if sent.
-    pub authorization: Option<&'a [u8]>,
-    /// The `x-litellm-tags` header's value, if sent.
-    pub tags: Option<&'a [u8]>,
-    /// The `x-llmeu-*` headers, name and value (the policy router's overrides).
-    pub llmeu: &'a [(&'a [u8], &'a [u8])],
-    /// `x-api-key`, `anthropic-version`, `anthropic-beta`.
-    pub anthropic: Anthropic<'a>,
-    pub body: &'a [u8],
-}
-
-/// The Anthropic API's request headers' values.
-#[derive(Clone, Copy, Default)]
-pub struct Anthropic<'a> {
-    pub api_key: Option<&'a [u8]>,
-    pub version: Option<&'a [u8]>,
-    pub beta: Option<&'a [u8]>,
-}
-
 /// Serves one request; returns whether the connection stays open.
 pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) -> bool {
     let head = req.head;
@@ -79,7 +58,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
     let found = endpoint(&head.path);
     let mut reply = match (found, method) {
         (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, &req) {
-            Ok(caller) => return proxy::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
+            Ok(caller) => return pipeline::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
             Err(reply) => reply,
         },
         (Some(Endpoint::CountTokens), Method::Post) => match admin::authorize_api(shard, &req) {

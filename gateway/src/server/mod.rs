@@ -7,6 +7,7 @@ pub mod conn;
 pub mod endpoints;
 pub mod handshake;
 pub mod tls;
+pub mod tls_listener;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -20,7 +21,7 @@ use monoio::net::{ListenerOpts, TcpListener};
 use pointwork_config::{GatewaySettings, IoDriver};
 
 use crate::access_log::{AccessLog, Sink};
-use crate::control::ControlMsg;
+use crate::control::message::ControlMsg;
 use crate::events::Mesh;
 use crate::hub::Hub;
 use crate::shard::{Shard, ShardParts};
@@ -279,7 +280,7 @@ async fn housekeeping(shard: Rc<Shard>) {
         report(&shard);
         let now = Instant::now();
         if now.duration_since(last_sweep) >= POOL_SWEEP_EVERY {
-            shard.pool.borrow_mut().evict_idle(now);
+            shard.upstream.pool.borrow_mut().evict_idle(now);
             last_sweep = now;
         }
     }

@@ -8,6 +8,7 @@ use pointwork_core::{Dialect, Failure};
 
 use super::body_block::{done_event_at, BodyBlock};
 use super::conn::{connect, ConnectError, UpstreamConn};
+use super::side::Upstreams;
 use super::target::Target;
 use crate::errors::{openai_error, upstream_error_body};
 use crate::http::chunked::{encode_chunk, ChunkedDecoder, LAST_CHUNK};
@@ -16,7 +17,6 @@ use crate::http::response::{parse_response_head_each, HeadFacts};
 use crate::http::write;
 use crate::http::BodyFraming;
 use crate::server::client_conn::ClientConn;
-use crate::shard::Shard;
 use crate::usage::{Usage, UsageTail};
 
 /// Largest upstream response head accepted.
@@ -82,14 +82,7 @@ pub struct ClientSide<'a> {
     pub dialect: Dialect,
 }
 
-/// A failure before any byte reached the client, with the error the client gets if no retry serves it.
-#[derive(Debug)]
-pub struct AttemptError {
-    pub failure: Failure,
-    pub status: u16,
-    pub body: Vec<u8>,
-    pub retry_after: Option<String>,
-}
+pub use super::attempt_error::AttemptError;
 
 /// A response that was (at least in part) relayed to the client.
 #[derive(Debug)]
@@ -210,7 +203,7 @@ fn encode_chunk_with(data: &[u8], out: &mut Vec<u8>, before_done: &mut Option<Ve
 /// closed it) is replaced by a fresh one once, transparently: nothing was delivered on it. Once
 /// the request is written, the body is never sent again within the attempt — an upstream that
 /// then closes without answering may have acted on it — and the failure is the attempt's.
-pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
+pub async fn run(up: &Upstreams, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
     let started = ex.started;
     let mut request = match ex.auth {
         Some((auth, deployment)) => match auth.authorize(ex.request, deployment) {
@@ -221,7 +214,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
     };
     let mut allow_stale_retry = true;
     loop {
-        let (mut conn, reused) = match take_or_connect(shard, ex.target, started).await {
+        let (mut conn, reused) = match take_or_connect(up, ex.target, started).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(connect_error(e, ex.target, ex.provider)),
         };
@@ -236,7 +229,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
         }
         // A stream's timeout is idle time from here; a whole answer's counts from the start.
         let head_deadline = if ex.stream { Instant::now() + ex.timeout } else { started + ex.timeout };
-        let buf = shard.buffers.take(16 * 1024);
+        let buf = up.buffers.take(16 * 1024);
         match read_head(&mut conn, buf, head_deadline).await {
             Err(HeadFailure::Closed) => {
                 return Outcome::Failed(protocol_error(
@@ -247,7 +240,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
             Err(HeadFailure::Timeout) => return Outcome::Failed(timeout_error(ex.provider, ex.timeout)),
             Err(HeadFailure::Malformed(why)) => return Outcome::Failed(protocol_error(ex.provider, &why)),
             Ok(buf) => {
-                shard.buffers.give(request);
+                up.buffers.give(request);
                 let attempt = Attempt {
                     pool_key: &ex.target.pool_key,
                     provider: ex.provider,
@@ -256,7 +249,7 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
                     started,
                     read_usage: ex.read_usage,
                 };
-                return respond(shard, conn, buf, attempt, client).await;
+                return respond(up, conn, buf, attempt, client).await;
             }
         }
     }
@@ -267,12 +260,12 @@ pub async fn run(shard: &Shard, ex: Exchange<'_>, client: ClientSide<'_>) -> Out
 /// Boxed futures, here and in `respond` and `proxy::serve`: a branch most requests skip (a new
 /// connection, an error body, a translation, a policy) would otherwise size every request's
 /// future, which each `.await` copies whole (a request copied ~27 KB of futures before).
-async fn take_or_connect(shard: &Shard, target: &Target, now: Instant) -> Result<(UpstreamConn, bool), ConnectError> {
-    let pooled = shard.pool.borrow_mut().take(&target.pool_key, now);
+async fn take_or_connect(up: &Upstreams, target: &Target, now: Instant) -> Result<(UpstreamConn, bool), ConnectError> {
+    let pooled = up.pool.borrow_mut().take(&target.pool_key, now);
     if let Some(conn) = pooled {
         return Ok((conn, true));
     }
-    let conn = Box::pin(connect(target, &shard.tls, shard.settings.timeouts.connect)).await?;
+    let conn = Box::pin(connect(target, &up.tls, up.connect_timeout)).await?;
     Ok((conn, false))
 }
 
@@ -289,7 +282,7 @@ struct Attempt<'a> {
 /// Handles a complete head in `buf`: error statuses are collected and reported (nothing sent),
 /// success statuses are relayed to the client.
 async fn respond(
-    shard: &Shard,
+    up: &Upstreams,
     conn: UpstreamConn,
     buf: Vec<u8>,
     attempt: Attempt<'_>,
@@ -299,7 +292,7 @@ async fn respond(
     // read_head returned once an empty line ended the head: it parses here, or fails as garbage.
     // The client's head is written as the headers are read (no list of them is built); most
     // answers are 200s, whose status line goes first and is replaced in the rare other case.
-    let mut out = shard.buffers.take(buf.len() + 512);
+    let mut out = up.buffers.take(buf.len() + 512);
     out.extend_from_slice(STATUS_LINE_200);
     let mut retry_after = None;
     let parsed = parse_response_head_each(&buf, MAX_RESPONSE_HEAD, |name, value| {
@@ -326,11 +319,11 @@ async fn respond(
     };
     if status >= 400 {
         let retry_after = retry_after.map(|v| String::from_utf8_lossy(v).into_owned());
-        shard.buffers.give(out);
+        up.buffers.give(out);
         let (body_bytes, reusable_conn, _) =
             Box::pin(collect_body(conn, buf, head_len, body, &idle_or_total, MAX_ERROR_BODY)).await;
         if let Some(conn) = reusable_conn.filter(|_| keep_alive) {
-            shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+            up.pool.borrow_mut().put(pool_key, conn, Instant::now());
         }
         return Outcome::Failed(AttemptError {
             failure: Failure::Status(status),
@@ -347,7 +340,7 @@ async fn respond(
     if let Some(translate) = client.translate {
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
         return Box::pin(respond_translated(
-            shard,
+            up,
             upstream,
             buf,
             head_len,
@@ -362,8 +355,7 @@ async fn respond(
     }
     if let (Some(block), false) = (client.body_block, stream) {
         let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
-        let relay =
-            respond_with_block(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client, block);
+        let relay = respond_with_block(up, upstream, buf, head_len, body, status, out, &idle_or_total, client, block);
         return Box::pin(relay).await;
     }
     match framing {
@@ -376,7 +368,7 @@ async fn respond(
     }
     write::end_head(&mut out);
     let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
-    relay_body(shard, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
+    relay_body(up, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
 /// The upstream end of a relay.
@@ -422,7 +414,7 @@ impl Relayed {
 
 #[allow(clippy::too_many_arguments)]
 async fn relay_body(
-    shard: &Shard,
+    up: &Upstreams,
     upstream: UpstreamSide<'_>,
     mut buf: Vec<u8>,
     head_len: usize,
@@ -474,10 +466,10 @@ async fn relay_body(
             // One clock read for the pool's idle time and the attempt's duration.
             let now = Instant::now();
             if keep_alive && consumed == buf.len() {
-                shard.pool.borrow_mut().put(pool_key, conn, now);
+                up.pool.borrow_mut().put(pool_key, conn, now);
             }
-            shard.buffers.give(buf);
-            shard.buffers.give(out);
+            up.buffers.give(buf);
+            up.buffers.give(out);
             return relayed.delivered(status, now.saturating_duration_since(started), None, true, true);
         }
         if body_failure.is_some() {

@@ -106,7 +106,7 @@ fn header_value<'h>(head: &'h [u8], name: &str) -> Option<&'h str> {
 /// the upstream's headers so far.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn respond_translated(
-    shard: &Shard,
+    up: &Upstreams,
     upstream: UpstreamSide<'_>,
     buf: Vec<u8>,
     head_len: usize,
@@ -118,7 +118,7 @@ pub(super) async fn respond_translated(
     translate: Translate<'_>,
 ) -> Outcome {
     if upstream.stream {
-        return relay_translated(shard, upstream, buf, head_len, body, status, out, wait, client, translate).await;
+        return relay_translated(up, upstream, buf, head_len, body, status, out, wait, client, translate).await;
     }
     let UpstreamSide { conn, keep_alive, pool_key, started, read_usage, .. } = upstream;
     let head = buf[..head_len].to_vec();
@@ -139,7 +139,7 @@ pub(super) async fn respond_translated(
         }
     };
     if let Some(conn) = reusable.filter(|_| keep_alive) {
-        shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+        up.pool.borrow_mut().put(pool_key, conn, Instant::now());
     }
     let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
     relayed.tail.push(&collected);
@@ -152,7 +152,7 @@ pub(super) async fn respond_translated(
 /// A stream translated as it arrives, always chunked to the client (its length changes).
 #[allow(clippy::too_many_arguments)]
 async fn relay_translated(
-    shard: &Shard,
+    up: &Upstreams,
     upstream: UpstreamSide<'_>,
     mut buf: Vec<u8>,
     head_len: usize,
@@ -215,7 +215,7 @@ async fn relay_translated(
         }
         if ended {
             if done && !closed && keep_alive && consumed == buf.len() {
-                shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+                up.pool.borrow_mut().put(pool_key, conn, Instant::now());
             }
             return relayed.delivered(status, started.elapsed(), failure, true, true);
         }

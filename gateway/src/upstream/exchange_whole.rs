@@ -43,7 +43,7 @@ pub(super) async fn collect_body(
 /// client yet).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn respond_with_block(
-    shard: &Shard,
+    up: &Upstreams,
     upstream: UpstreamSide<'_>,
     buf: Vec<u8>,
     head_len: usize,
@@ -65,7 +65,7 @@ pub(super) async fn respond_with_block(
         });
     }
     if let Some(conn) = reusable.filter(|_| keep_alive) {
-        shard.pool.borrow_mut().put(pool_key, conn, Instant::now());
+        up.pool.borrow_mut().put(pool_key, conn, Instant::now());
     }
     let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
     relayed.tail.push(&collected);

@@ -14,16 +14,16 @@ use serde_json::{json, Map, Value};
 
 use crate::facts::Extracted;
 use crate::keys::unix_now;
-use crate::llmeu::LlmeuAsk;
-use crate::policy_routes::{daily_limits, PolicyRoutes};
-use crate::proxy_policy::{live, refusal_status};
-use crate::route::DryRunError;
+use crate::routers::policy::llmeu::LlmeuAsk;
+use crate::routers::policy::{live, refusal_status};
+use crate::routers::DryRunError;
+use crate::routes::policy::{daily_limits, PolicyRoutes};
 use crate::routes::Routes;
 
 /// The policy a dry run runs under: the one named (`--policy`, `?policy=`), else
 /// `pointwork.default_policy`; `None` when none applies. A name the config does not know is an
 /// error naming the valid ones.
-pub(super) fn applying<'r>(
+pub(crate) fn applying<'r>(
     routes: &'r Routes,
     name: Option<&str>,
 ) -> Result<Option<(&'r PolicyRoutes, usize)>, DryRunError> {
@@ -44,7 +44,7 @@ pub(super) fn applying<'r>(
 
 /// The dry run of `body` under policy `p` of `policies`, against `state` now (as the real
 /// request would be routed: the shared outcomes and daily spend are read at the current time).
-pub(super) fn explain(
+pub(crate) fn explain(
     policies: &PolicyRoutes,
     p: usize,
     state: &State,

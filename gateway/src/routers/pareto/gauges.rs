@@ -31,7 +31,7 @@ pub fn render(out: &mut String, hub: &crate::hub::Hub, routes: &Routes, state: &
     let Some(pareto) = &routes.pareto else { return };
     // To the microsecond: the poll times are (whole seconds made a fresh poll's age negative).
     let unix_now = crate::pareto_poller::unix_now();
-    let telemetry = crate::pareto::published(hub);
+    let telemetry = crate::routers::pareto::published(hub);
     let now = Instant::now();
     let mut polls = Family::new(
         "pointwork_pareto_polls_total",

@@ -1,17 +1,24 @@
 //! The gateway's view of a routing snapshot: the core [`Snapshot`] plus, per deployment, what
-//! forwarding needs precomputed (target, request head prefix, encoded model, timeouts).
+//! forwarding needs precomputed (target, request head prefix, encoded model, timeouts), and
+//! each router's compiled part (`policy`, `pareto`, `complexity`). Built off the hot path at
+//! start and on every reload, published whole.
+
+pub mod complexity;
+pub mod pareto;
+pub mod policy;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::{Deployment, Dialect, Provider, RouteKind, Snapshot};
+use pointwork_core::{Deployment, Dialect, Provider, RouteKind, RoutingStrategy, Snapshot};
 
 use crate::facts::Needs;
 use crate::http::write;
 use crate::keys::Keys;
-use crate::policy_routes::PolicyRoutes;
+use crate::models_list::models_list;
 use crate::upstream::target::Target;
+use policy::PolicyRoutes;
 
 /// Forwarding facts for one deployment, parallel to `Snapshot::deployments`.
 pub struct Upstream {
@@ -20,7 +27,7 @@ pub struct Upstream {
     pub model_json: Vec<u8>,
     /// `POST {prefix}/chat/completions HTTP/1.1` and the fixed headers, up to `content-length`
     /// (an Anthropic deployment's: `POST {prefix}/v1/messages`, its key as `x-api-key`; the
-    /// `anthropic-version` is added per request, the caller's or [`ANTHROPIC_VERSION`]).
+    /// `anthropic-version` is added per request, the caller's or [`crate::request::ANTHROPIC_VERSION`]).
     pub chat_head: Vec<u8>,
     pub embeddings_head: Vec<u8>,
     /// What a `/v1/messages` request is sent with: the Messages API of an Anthropic deployment,
@@ -70,9 +77,9 @@ pub struct Routes {
     /// The policy router's policies, catalogue and auto models; `None` without policies.
     pub policy: Option<PolicyRoutes>,
     /// The OpenRouter best-value walk's settings and deployment pins; `None` when it is off.
-    pub pareto: Option<crate::pareto::ParetoRoutes>,
+    pub pareto: Option<pareto::ParetoRoutes>,
     /// The complexity auto-routers; `None` without any.
-    pub complexity: Option<crate::complexity::ComplexityRoutes>,
+    pub complexity: Option<complexity::ComplexityRoutes>,
 }
 
 /// Whether building routes obtains the deployments' tokens from their token endpoints.
@@ -100,8 +107,8 @@ impl Routes {
         let previous_keys = previous.map(|p| &p.keys);
         routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
         routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
-        routes.pareto = crate::pareto::ParetoRoutes::new(config, &routes.snapshot);
-        routes.complexity = crate::complexity::ComplexityRoutes::new(config, &routes.snapshot)?;
+        routes.pareto = pareto::ParetoRoutes::new(config, &routes.snapshot);
+        routes.complexity = complexity::ComplexityRoutes::new(config, &routes.snapshot)?;
         if routes.policy.is_some() {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
@@ -125,6 +132,11 @@ impl Routes {
             }
         }
         Ok(routes)
+    }
+
+    /// Whether attempts count their requests and tokens (usage-based routing).
+    pub fn counts_usage(&self) -> bool {
+        self.snapshot.settings.routing_strategy == RoutingStrategy::UsageBasedV2
     }
 
     /// Precomputes forwarding facts, without obtaining tokens. Fails when an `api_base` cannot be
@@ -210,9 +222,6 @@ fn mixes_vision(snapshot: &Snapshot) -> bool {
         vision > 0 && vision < g.members.len()
     })
 }
-
-/// The `anthropic-version` an Anthropic deployment gets when the caller sends none.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The fixed part of an upstream request head. The caller's own credentials are never copied:
 /// the deployment's key is the only credential sent (`authorization`, Anthropic's `x-api-key`,
@@ -307,14 +316,6 @@ fn percent_encode_into(out: &mut Vec<u8>, segment: &str) {
             out.extend_from_slice(format!("%{b:02X}").as_bytes());
         }
     }
-}
-
-/// The `GET /v1/models` body listing `names`.
-pub fn models_list<'a>(names: impl Iterator<Item = &'a str>) -> Vec<u8> {
-    let data: Vec<serde_json::Value> = names
-        .map(|name| serde_json::json!({"id": name, "object": "model", "created": 1677610602, "owned_by": "openai"}))
-        .collect();
-    serde_json::json!({"object": "list", "data": data}).to_string().into_bytes()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! `routing_decision`, `pointwork_auto_router_decisions_total` and the dry run.
 
 pub(crate) mod ask;
+pub(crate) mod dry_run;
 mod llm;
 
 use std::sync::Arc;
@@ -20,30 +21,6 @@ use serde_json::json;
 use crate::keys::Caller;
 use crate::routes::Routes;
 use crate::shard::Shard;
-
-/// Every complexity router over one snapshot; `None` in [`Routes`] without any.
-pub struct ComplexityRoutes {
-    pub routers: Vec<AutoRouter>,
-}
-
-impl ComplexityRoutes {
-    pub fn new(config: &pointwork_config::Config, snapshot: &Snapshot) -> Result<Option<ComplexityRoutes>, String> {
-        if config.complexity_routers.is_empty() {
-            return Ok(None);
-        }
-        let routers =
-            config.complexity_routers.iter().map(|c| AutoRouter::new(c.clone(), snapshot)).collect::<Result<_, _>>()?;
-        Ok(Some(ComplexityRoutes { routers }))
-    }
-
-    pub fn router(&self, model: &str) -> Option<&AutoRouter> {
-        self.routers.iter().find(|r| r.name() == model)
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.routers.iter().map(AutoRouter::name)
-    }
-}
 
 /// A router's decision for one request, and what its record says beyond [`Routed`].
 #[derive(Clone, Debug, PartialEq)]

@@ -10,11 +10,11 @@ use pointwork_core::complexity::{Gate, Signal};
 use pointwork_core::{PickScratch, RequestFacts, Rng, RouteKind, State};
 use serde_json::{json, Value};
 
-use crate::complexity::{ask, heuristic};
+use crate::routers::complexity::{ask, heuristic};
 use crate::routes::Routes;
 
 /// The router's explanation and the group it leaves, when `facts.model` names a router.
-pub(super) fn explain(
+pub(crate) fn explain(
     routes: &Routes,
     state: &State,
     route: RouteKind,

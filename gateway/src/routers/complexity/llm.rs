@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::http::write;
-use crate::routes::{Routes, ANTHROPIC_VERSION};
+use crate::request::ANTHROPIC_VERSION;
+use crate::routes::Routes;
 use crate::shard::Shard;
 use crate::upstream::fetch::{send, Client, FetchError};
 
@@ -84,7 +85,7 @@ pub async fn classify(shard: &Shard, routes: &Arc<Routes>, llm: &LlmClassifier, 
     write::header(&mut request, "connection", b"close");
     write::end_head(&mut request);
     request.extend_from_slice(body.as_bytes());
-    let client = Client { tls: Ok(shard.tls.clone()), timeout: llm.timeout, max_body: MAX_ANSWER };
+    let client = Client { tls: Ok(shard.upstream.tls.clone()), timeout: llm.timeout, max_body: MAX_ANSWER };
     let answer = send(&client, &upstream.target, request).await.map_err(|e| match e {
         FetchError::Timeout(_) => Failure::Timeout,
         other => Failure::Error(other.to_string()),

@@ -10,7 +10,7 @@ use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request
 use crate::errors::openai_error;
 use crate::facts::Extracted;
 use crate::http::write;
-use crate::proxy::UpstreamHead;
+use crate::request::UpstreamHead;
 use crate::respond::Reply;
 use crate::upstream::exchange::Translate;
 

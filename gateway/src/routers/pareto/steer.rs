@@ -11,10 +11,10 @@ use pointwork_core::pareto::{
 use pointwork_core::{DeploymentIdx, GroupIdx, Resolution, State};
 
 use crate::errors::typed_error;
-use crate::pareto::body::{ProviderEdit, TopKeys};
-use crate::pareto::Pin;
 use crate::pareto_poller::unix_now;
 use crate::respond::Reply;
+use crate::routers::pareto::body::{ProviderEdit, TopKeys};
+use crate::routers::pareto::Pin;
 use crate::routes::Routes;
 use crate::shard::Shard;
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 use pointwork_core::pareto::{is_input_cap_error, parse_allowed_providers};
 use pointwork_core::{DeploymentIdx, Event};
 
-use crate::pareto::Steered;
+use crate::routers::pareto::Steered;
 use crate::routes::Routes;
 use crate::shard::Shard;
 
@@ -35,7 +35,7 @@ pub(crate) fn learn(
     }
     if status == 404 && text.contains("No allowed providers") {
         if let Some(providers) = parse_allowed_providers(&text) {
-            crate::pareto::allow_list_learned(&shard.hub, providers);
+            crate::routers::pareto::allow_list_learned(&shard.hub, providers);
         }
     }
     let Some(slug) = slug else { return };

@@ -10,12 +10,12 @@ use pointwork_core::pareto::{ranked_order, ParetoTelemetry, RegionVerdict};
 use pointwork_core::{DeploymentIdx, State};
 use serde_json::{json, Value};
 
-use crate::pareto::steer::decide;
+use crate::routers::pareto::steer::decide;
 use crate::routes::Routes;
 
 /// The walk's part of the dry run, and the deployments it narrows away (pinned mode), or
 /// `None` when no rule manages `target`.
-pub(super) fn explain(
+pub(crate) fn explain(
     routes: &Routes,
     state: &State,
     telemetry: &ParetoTelemetry,

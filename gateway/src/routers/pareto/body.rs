@@ -13,8 +13,7 @@ use pointwork_core::DeploymentIdx;
 
 use crate::facts::Extracted;
 use crate::http::write;
-use crate::pareto::Steered;
-use crate::proxy::UpstreamHead;
+use crate::request::UpstreamHead;
 use crate::routes::Routes;
 
 /// The top level of a request body: its member names, and the raw `provider` and
@@ -108,10 +107,10 @@ pub(crate) fn provider_block(configured: Option<&str>, edit: &ProviderEdit) -> O
 }
 
 /// The upstream request for deployment `idx` with its `extra_body` members — the `provider`
-/// block as the walk (`steered`) makes it — that the request does not set itself.
+/// block as the walk's `edit` makes it — that the request does not set itself.
 pub(crate) fn with_extra_body(
     routes: &Routes,
-    steered: Option<&Steered<'_>>,
+    edit: Option<&ProviderEdit>,
     idx: DeploymentIdx,
     head: UpstreamHead<'_>,
     body: &[u8],
@@ -120,8 +119,8 @@ pub(crate) fn with_extra_body(
 ) -> Vec<u8> {
     let configured = &routes.snapshot.deployment(idx).extra_body;
     let pin = routes.pareto.as_ref().map(|p| &p.pins[idx.get()]);
-    let provider = match (steered, pin) {
-        (Some(s), Some(pin)) => provider_block(pin.provider.as_deref(), &s.edit(pin)),
+    let provider = match (edit, pin) {
+        (Some(edit), Some(pin)) => provider_block(pin.provider.as_deref(), edit),
         _ => None,
     };
     let mut members: Vec<(&str, &str)> =

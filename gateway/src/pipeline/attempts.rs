@@ -1,0 +1,106 @@
+//! The one attempt loop: the router chooses (phase 4), the request is written in the
+//! deployment's dialect (5), the answer relayed (6) and the outcome recorded (7); after a failed
+//! attempt the router says whether and where to try again, while nothing has reached the client.
+
+use std::time::Instant;
+
+use super::{answer, forward, record, translate};
+use crate::request::{Ending, RequestInfo};
+use crate::routers::Cx;
+use crate::routers::{AfterFailure, Next, Router};
+use crate::server::client_conn::ClientConn;
+use crate::upstream::body_block::BodyBlock;
+use crate::upstream::exchange::{self, ClientSide, Exchange, Outcome};
+
+/// Runs the request's attempts as `router` chooses them. Returns whether the client connection
+/// can carry another request.
+pub(super) async fn run<R: Router>(
+    mut router: R,
+    cx: &Cx<'_>,
+    info: &RequestInfo<'_>,
+    client: &mut ClientConn,
+    keep_alive: bool,
+) -> bool {
+    let (shard, routes, facts) = (cx.shard, cx.routes, &cx.extracted.facts);
+    let snap = &routes.snapshot;
+    // The first choice is made now (facts extraction took a microsecond or less): one clock read.
+    let mut now = info.started;
+    loop {
+        let (attempt, chosen) = match router.choose(now) {
+            Next::Attempt(attempt, chosen) => (attempt, chosen),
+            Next::End(reply, ending) => return answer(shard, routes, info, client, keep_alive, reply, ending).await,
+        };
+        let request = match forward::attempt_request(cx, &attempt) {
+            Ok(request) => request,
+            Err(reply) => {
+                router.unforwardable(&reply);
+                return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+            }
+        };
+        let (idx, started) = (attempt.deployment, attempt.started);
+        let upstream = &routes.upstreams[idx.get()];
+        let deployment = snap.deployment(idx);
+        let exchange = Exchange {
+            target: &upstream.target,
+            provider: deployment.provider.prefix(),
+            request,
+            stream: facts.stream,
+            read_usage: attempt.read_usage,
+            timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
+            auth: upstream.auth.as_ref().map(|a| (a, deployment.id.as_str())),
+            started,
+        };
+        let translating = deployment.translates(cx.route);
+        record::attempt_started(shard, routes, idx, started);
+        router.sending(&chosen, started);
+        let outcome = {
+            let router = &router;
+            let on_body_end = |usage| router.spent(idx, started, usage);
+            let side = ClientSide {
+                stream: client,
+                extra_headers: &attempt.labels,
+                keep_alive,
+                on_body_end: &on_body_end,
+                body_block: match &attempt.block {
+                    Some((name, json)) if !translating => Some(BodyBlock { name, json }),
+                    _ => None,
+                },
+                translate: translating.then(|| {
+                    let (dialect, upstream_model) = (deployment.dialect(), &deployment.upstream_model);
+                    translate::answer(cx.route, dialect, upstream_model, &facts.model, cx.request.body)
+                }),
+                dialect: cx.route.dialect(),
+            };
+            exchange::run(&shard.upstream, exchange, side).await
+        };
+        match outcome {
+            Outcome::Delivered(d) => {
+                record::delivered(shard, routes, idx, facts.stream, started, &d);
+                let routed = router.delivered(chosen, idx, &d);
+                let ending = Ending {
+                    status: d.status,
+                    stream: facts.stream,
+                    upstream: Some(d.took),
+                    bytes_out: d.bytes_out,
+                    ..routed
+                };
+                record::finish(shard, routes, info, ending);
+                return keep_alive && !d.client_failed && d.client_reusable;
+            }
+            Outcome::Failed(err) => {
+                record::attempt_failed(shard, routes, idx, err.failure);
+                match router.after_failure(chosen, idx, err) {
+                    AfterFailure::End(reply, ending) => {
+                        return answer(shard, routes, info, client, keep_alive, reply, ending).await;
+                    }
+                    AfterFailure::Again(pause) => {
+                        if !pause.is_zero() {
+                            monoio::time::sleep(pause).await;
+                        }
+                        now = Instant::now();
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The forward phase: an attempt's upstream request — the deployment's precomputed head, the
+//! headers of this request, and the body with `model` spliced, the deployment's `extra_body`
+//! added, or translated into the provider's dialect (`translate`).
+
+use super::translate;
+use crate::buffers::Buffers;
+use crate::facts::Extracted;
+use crate::http::write;
+use crate::request::UpstreamHead;
+use crate::respond::Reply;
+use crate::routers::pareto::body::with_extra_body;
+use crate::routers::Cx;
+use crate::routers::{Attempt, ExtraBody};
+
+/// The request `attempt` sends, or the 400 naming what cannot be translated.
+pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &Attempt) -> Result<Vec<u8>, Reply> {
+    let (routes, body, extracted) = (cx.routes, cx.request.body, cx.extracted);
+    let idx = attempt.deployment;
+    let upstream = &routes.upstreams[idx.get()];
+    let deployment = routes.snapshot.deployment(idx);
+    let model_json = attempt.model_json.as_deref().unwrap_or(&upstream.model_json);
+    let head = UpstreamHead::new(deployment.dialect(), upstream.head(cx.route, extracted.facts.stream), cx.request);
+    if deployment.translates(cx.route) || deployment.rewrites_body() {
+        return translate::request(cx.route, deployment, head, body, extracted, model_json);
+    }
+    Ok(match &attempt.extra_body {
+        ExtraBody::Added(edit) if edit.is_some() || !deployment.extra_body.is_empty() => {
+            with_extra_body(routes, edit.as_ref(), idx, head, body, extracted, model_json)
+        }
+        _ => upstream_request(head, body, extracted, model_json, &cx.shard.upstream.buffers),
+    })
+}
+
+/// The upstream request: precomputed head, content-length, and the body with `model` spliced
+/// (and LiteLLM's top-level `tags` cut).
+fn upstream_request(
+    head: UpstreamHead<'_>,
+    body: &[u8],
+    extracted: &Extracted,
+    model_json: &[u8],
+    buffers: &Buffers,
+) -> Vec<u8> {
+    let len = extracted.forwarded_len(body, model_json);
+    let mut out = buffers.take(head.len() + 32 + len);
+    head.write_to(&mut out);
+    write::header_decimal(&mut out, "content-length", len as u64);
+    write::end_head(&mut out);
+    extracted.append_forwarded(&mut out, body, model_json);
+    out
+}

@@ -1,0 +1,89 @@
+//! The pipeline of one proxied request, phase by phase (docs/architecture.md):
+//!
+//! 1. read — the server read the head and body (`crate::server`) and found the caller's key;
+//! 2. understand — the request's facts, in its API's dialect (`crate::facts`);
+//! 3. authenticate — the caller's virtual key admits the model, its limits the request
+//!    (`authenticate`);
+//! 4. choose — the router that applies (`crate::routers`) picks the attempt's deployment;
+//! 5. forward — the upstream request in the provider's dialect (`forward`, `translate`);
+//! 6. relay — the answer back to the client, streamed or whole (`crate::upstream::exchange`);
+//! 7. record — what the attempt taught the shard's state, the metrics, the access log
+//!    (`record`).
+//!
+//! Phases 4 to 7 are one attempt loop (`attempts`): after a failure the router says what next.
+
+mod attempts;
+mod authenticate;
+mod forward;
+pub(crate) mod record;
+mod translate;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use pointwork_core::RouteKind;
+
+use crate::errors::openai_error;
+use crate::facts;
+use crate::keys::Caller;
+use crate::request::{Ending, Request, RequestInfo};
+use crate::respond::{self, Reply};
+use crate::routers::litellm::LiteLlm;
+use crate::routers::policy::Policy;
+use crate::routers::Cx;
+use crate::routes::Routes;
+use crate::server::client_conn::ClientConn;
+use crate::shard::Shard;
+
+/// Serves one API request. Returns whether the client connection can carry another request.
+pub async fn serve(
+    shard: &Shard,
+    route: RouteKind,
+    path: &str,
+    request: &Request<'_>,
+    caller: &Caller,
+    client: &mut ClientConn,
+    keep_alive: bool,
+) -> bool {
+    let body = request.body;
+    let started = Instant::now();
+    let routes = shard.sync();
+    let routes: &Arc<Routes> = &routes;
+    let info = RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started, policy: None, route };
+    let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {
+        Ok(e) => e,
+        Err(e) => {
+            let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
+            return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+        }
+    };
+    if let Err(reply) = authenticate::admit(routes, caller, request, &mut extracted) {
+        let info = RequestInfo { model: &extracted.facts.model, ..info };
+        return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+    }
+    let info = RequestInfo { model: &extracted.facts.model, ..info };
+    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key: caller.virtual_key() };
+    if let Some(policy) = Policy::applying(&cx) {
+        let info = RequestInfo { policy: Some(policy.id()), ..info };
+        // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).
+        return Box::pin(attempts::run(policy, &cx, &info, client, keep_alive)).await;
+    }
+    let litellm = LiteLlm::new(&cx).await;
+    attempts::run(litellm, &cx, &info, client, keep_alive).await
+}
+
+/// Ends the request with `reply`: recorded as `ending` (its status and size are the reply's),
+/// sent in the shape of the API called.
+async fn answer(
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    info: &RequestInfo<'_>,
+    client: &mut ClientConn,
+    keep_alive: bool,
+    reply: Reply,
+    ending: Ending,
+) -> bool {
+    let ending = Ending { status: reply.status, bytes_out: reply.body.len() as u64, ..ending };
+    record::finish(shard, routes, info, ending);
+    respond::send(client, respond::for_route(info.route, reply), keep_alive).await
+}

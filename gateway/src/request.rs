@@ -1,0 +1,134 @@
+//! What every phase of a proxied request shares: the request as the handlers see it, the
+//! response headers that name the routing decision, what each log line of the request carries,
+//! and how the request ended. A leaf: it names no feature of the gateway.
+
+use std::time::{Duration, Instant};
+
+use pointwork_core::{Decision, DeploymentIdx, Dialect, GroupIdx, RouteKind};
+
+use crate::http::request::RequestHead;
+use crate::http::write;
+
+/// Response headers naming the routing decision, defined once.
+pub const HEADER_DEPLOYMENT: &str = "x-pointwork-deployment";
+pub const HEADER_MODEL_GROUP: &str = "x-pointwork-model-group";
+pub const HEADER_ATTEMPTS: &str = "x-pointwork-attempts";
+/// The decision's one-line reason (`simple-shuffle picked d1 of 2 candidates (1 in cooldown)`).
+pub const HEADER_ROUTE: &str = "x-pointwork-route";
+
+/// The `anthropic-version` an Anthropic deployment gets when the caller sends none.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// One request as the handlers see it.
+pub struct Request<'a> {
+    pub head: &'a RequestHead,
+    /// The `Authorization` header's value, if sent.
+    pub authorization: Option<&'a [u8]>,
+    /// The `x-litellm-tags` header's value, if sent.
+    pub tags: Option<&'a [u8]>,
+    /// The `x-llmeu-*` headers, name and value (the policy router's overrides).
+    pub llmeu: &'a [(&'a [u8], &'a [u8])],
+    /// `x-api-key`, `anthropic-version`, `anthropic-beta`.
+    pub anthropic: Anthropic<'a>,
+    pub body: &'a [u8],
+}
+
+/// The Anthropic API's request headers' values.
+#[derive(Clone, Copy, Default)]
+pub struct Anthropic<'a> {
+    pub api_key: Option<&'a [u8]>,
+    pub version: Option<&'a [u8]>,
+    pub beta: Option<&'a [u8]>,
+}
+
+/// What every log line of a request shares.
+#[derive(Clone, Copy)]
+pub(crate) struct RequestInfo<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) model: &'a str,
+    /// The caller's key by name (`master`, a virtual or admin key's name).
+    pub(crate) key: Option<&'a str>,
+    pub(crate) bytes_in: usize,
+    pub(crate) started: Instant,
+    /// The policy the request runs under, if any.
+    pub(crate) policy: Option<&'a str>,
+    /// The API surface called (its errors take that API's shape).
+    pub(crate) route: RouteKind,
+}
+
+/// How the request ended, for metrics and the access log.
+pub(crate) struct Ending {
+    pub(crate) group: Option<GroupIdx>,
+    pub(crate) deployment: Option<DeploymentIdx>,
+    pub(crate) status: u16,
+    pub(crate) attempts: u32,
+    pub(crate) stream: bool,
+    pub(crate) upstream: Option<Duration>,
+    pub(crate) bytes_out: u64,
+    pub(crate) decision: Option<Decision>,
+    /// The route and its cause when no pick decided it (the policy router's sentence).
+    pub(crate) route: Option<(String, &'static str)>,
+    /// Deployments whose attempts failed before this one (the policy router's failover).
+    pub(crate) failed_over: Vec<DeploymentIdx>,
+    /// What decided before the pick, for the route line: the complexity router's decision
+    /// (`auto-router SIMPLE heuristic_scorer … routed=g`), the pareto walk's
+    /// (`openrouter-pareto winner novita/fp8`).
+    pub(crate) before_pick: Option<String>,
+    /// The complexity router's record (the access log's `routing_decision`), as JSON.
+    pub(crate) routing_decision: Option<String>,
+}
+
+impl Ending {
+    pub(crate) fn refused(status: u16, bytes_out: usize) -> Ending {
+        Ending {
+            group: None,
+            deployment: None,
+            status,
+            attempts: 0,
+            stream: false,
+            upstream: None,
+            bytes_out: bytes_out as u64,
+            decision: None,
+            route: None,
+            failed_over: Vec::new(),
+            before_pick: None,
+            routing_decision: None,
+        }
+    }
+}
+
+/// An upstream request's head: the deployment's precomputed part, and the headers of this
+/// request (an Anthropic deployment's `anthropic-version` and `anthropic-beta`), written
+/// together without a copy of the head in between.
+#[derive(Clone, Copy)]
+pub struct UpstreamHead<'a> {
+    pub fixed: &'a [u8],
+    pub extra: [Option<(&'static str, &'a [u8])>; 2],
+}
+
+impl<'a> UpstreamHead<'a> {
+    /// The head for a deployment speaking `dialect`: Anthropic's Messages API gets the caller's
+    /// `anthropic-version` (else [`ANTHROPIC_VERSION`]) and `anthropic-beta`; every other
+    /// dialect the fixed part alone.
+    pub(crate) fn new(dialect: Dialect, fixed: &'a [u8], request: &Request<'a>) -> UpstreamHead<'a> {
+        let extra = match dialect {
+            Dialect::AnthropicMessages => [
+                Some(("anthropic-version", request.anthropic.version.unwrap_or(ANTHROPIC_VERSION.as_bytes()))),
+                request.anthropic.beta.map(|beta| ("anthropic-beta", beta)),
+            ],
+            _ => [None, None],
+        };
+        UpstreamHead { fixed, extra }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.fixed.len() + self.extra.iter().flatten().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
+    }
+
+    pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.fixed);
+        for (name, value) in self.extra.iter().flatten() {
+            write::header(out, name, value);
+        }
+    }
+}

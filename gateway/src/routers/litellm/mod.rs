@@ -1,0 +1,274 @@
+//! LiteLLM's router: the pick (core's filter chain and strategy) and its walk — retries on a
+//! fresh pick, the group's next `order` tier, then the fallback groups by error class. Two
+//! auto-routers narrow it: the complexity router decides the group once, before the first pick
+//! (`super::complexity`); the pareto walk narrows a managed OpenRouter group's providers before
+//! every pick, and learns from its failures (`super::pareto`).
+
+mod labels;
+mod record;
+
+use std::time::{Duration, Instant};
+
+use pointwork_core::{
+    wildcard_upstream_model, Decision, DeploymentIdx, ErrorClass, PickRequest, RequestFacts, Resolution, RouteError,
+    Step, Walk,
+};
+
+use super::complexity::{self, RequestRoute};
+use super::pareto::{self, Steered};
+use super::Cx;
+use super::{attempt_error_reply, route_error_reply, AfterFailure, Attempt, ExtraBody, Next, Router};
+use crate::request::{Ending, HEADER_ROUTE};
+use crate::shard::Shard;
+use crate::upstream::exchange::{AttemptError, Delivered};
+use crate::usage::Usage;
+
+/// The access log's cause for a request the pareto walk refused.
+const CAUSE_PARETO: &str = "openrouter_pareto";
+
+pub(crate) struct LiteLlm<'a> {
+    cx: &'a Cx<'a>,
+    /// The complexity router's decision, when one decided the group.
+    auto: Option<RequestRoute>,
+    /// The name asked for, or the group the complexity router decided: where the walk starts.
+    target: &'a str,
+    walk: Walk<'a>,
+    /// The last failed attempt: its error answers when nothing is left to try.
+    last_error: Option<(DeploymentIdx, AttemptError)>,
+    /// The first pick that found nothing.
+    route_error: Option<RouteError>,
+}
+
+/// What the router keeps of an attempt's choice.
+pub(crate) struct Chosen<'a> {
+    decision: Decision,
+    steered: Option<Steered<'a>>,
+    /// What decided before the pick, for the route line.
+    before_pick: Option<String>,
+}
+
+impl<'a> LiteLlm<'a> {
+    /// The router for a request; a complexity router decides its group now.
+    pub(crate) async fn new(cx: &'a Cx<'a>) -> LiteLlm<'a> {
+        let (routes, facts) = (cx.routes, &cx.extracted.facts);
+        let snap = &routes.snapshot;
+        let settings = &snap.settings;
+        let auto = match routes.complexity.as_ref().and_then(|c| c.router(&facts.model)) {
+            Some(router) => {
+                let body = cx.request.body;
+                let decided = complexity::route_request(cx.shard, routes, router, cx.route, body, facts, cx.caller);
+                Some(Box::pin(decided).await)
+            }
+            None => None,
+        };
+        let target = auto.as_ref().map_or(&*facts.model, |a| &*snap.group(a.group).name);
+        let walk = Walk::new(target, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
+        LiteLlm { cx, auto, target, walk, last_error: None, route_error: None }
+    }
+
+    /// Moves the walk on after a failure of class `class` with no attempt made; whether there
+    /// is anything left to try.
+    fn walk_on(&mut self, class: ErrorClass) -> bool {
+        let (shard, routes) = (self.cx.shard, self.cx.routes);
+        let walk = &mut self.walk;
+        let step =
+            shard.with_state(routes, |state| walk.after_failure(&routes.snapshot, state, None, class, Instant::now()));
+        if step == Step::Stop {
+            return false;
+        }
+        count_step(shard, &step);
+        true
+    }
+
+    /// How the request ended, as far as what decided before the pick goes.
+    fn ending(&mut self) -> Ending {
+        Ending {
+            before_pick: self.auto.as_ref().map(|a| a.line.clone()),
+            routing_decision: self.auto.as_mut().and_then(|a| a.record.take()),
+            ..Ending::refused(0, 0)
+        }
+    }
+
+    /// Nothing left to try: the last attempt's error, else why the pick found nothing.
+    fn nothing_left(&mut self) -> Next<Chosen<'a>> {
+        let snap = &self.cx.routes.snapshot;
+        let ending = self.ending();
+        if let Some((idx, err)) = self.last_error.take() {
+            let attempts = self.walk.failed_attempts();
+            let ending = Ending { group: Some(snap.group_of(idx)), deployment: Some(idx), attempts, ..ending };
+            return Next::End(attempt_error_reply(snap, idx, attempts, err), ending);
+        }
+        // Invariant: a pick that found nothing set it before the walk stopped.
+        let facts = &self.cx.extracted.facts;
+        let e = self.route_error.take().unwrap_or(RouteError::UnknownModel { model: facts.model.clone() });
+        let group = match snap.resolve(self.target) {
+            Resolution::Group { group, .. } => Some(group),
+            _ => None,
+        };
+        let mut reply = route_error_reply(&e);
+        if let Some(line) = &ending.before_pick {
+            reply.header(HEADER_ROUTE, line.as_bytes());
+        }
+        Next::End(reply, Ending { group, ..ending })
+    }
+}
+
+impl<'a> Router for LiteLlm<'a> {
+    type Chosen = Chosen<'a>;
+
+    fn choose(&mut self, mut now: Instant) -> Next<Chosen<'a>> {
+        let (shard, routes, body) = (self.cx.shard, self.cx.routes, self.cx.request.body);
+        let snap = &routes.snapshot;
+        let facts = &self.cx.extracted.facts;
+        loop {
+            let steered = match pareto::steer(shard, routes, body, self.walk.target(), self.walk.failed(), now) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(refusal)) => {
+                    let class = if refusal.status() == 400 { ErrorClass::BadRequest } else { ErrorClass::RateLimit };
+                    if self.walk_on(class) {
+                        now = Instant::now();
+                        continue;
+                    }
+                    let walked = (format!("openrouter-pareto {} -", refusal.reason.as_str()), CAUSE_PARETO);
+                    return Next::End(pareto::refusal_reply(&refusal), Ending { route: Some(walked), ..self.ending() });
+                }
+            };
+            let excluded = steered.as_ref().map_or(&[][..], |s| &s.excluded[..]);
+            let walk = &self.walk;
+            let req = PickRequest { excluded, ..pick_request(facts, body, walk.target(), walk.order(), walk.failed()) };
+            let timed = shard.metrics.borrow_mut().time_this_pick();
+            let picked = shard.pick(routes, &req, now);
+            if timed {
+                shard.metrics.borrow_mut().pick_took(now.elapsed());
+            }
+            let decision = match picked {
+                Ok(d) => d,
+                Err(e) => {
+                    // Nothing to pick in this target (all cooling down or filtered out, or a
+                    // fallback group that does not exist): the walk may go on, by the error's
+                    // class. A requested name that does not exist is the caller's mistake: it
+                    // stops here.
+                    let unknown_request =
+                        matches!(e, RouteError::UnknownModel { .. }) && self.walk.target() == self.target;
+                    let go_on = !unknown_request && self.walk_on(ErrorClass::of_route_error(&e));
+                    self.route_error.get_or_insert(e);
+                    if go_on {
+                        now = Instant::now();
+                        continue;
+                    }
+                    return self.nothing_left();
+                }
+            };
+            let idx = decision.deployment;
+            let deployment = snap.deployment(idx);
+            // A wildcard group sends the part of the name its `*` matched (one encoding per
+            // request, only for wildcard routes); every other the precomputed model.
+            let model_json = decision.wildcard.map(|w| {
+                let model = wildcard_upstream_model(&deployment.upstream_model, self.walk.target(), w);
+                serde_json::to_vec(&model).unwrap_or_default()
+            });
+            let before_pick = labels::before_pick(self.auto.as_ref().map(|a| a.line.as_str()), steered.as_ref());
+            let attempt = self.walk.failed_attempts() + 1;
+            let labels = labels::decision_headers(snap, &decision, attempt, before_pick.as_deref());
+            let edit = steered.as_ref().zip(routes.pareto.as_ref()).map(|(s, p)| s.edit(&p.pins[idx.get()]));
+            let read_usage = routes.counts_usage()
+                || snap.settings.budget_of(deployment.provider).is_some()
+                || self.cx.key.is_some_and(|k| k.limits.counts_usage());
+            let attempt = Attempt {
+                deployment: idx,
+                started: now,
+                labels,
+                model_json,
+                extra_body: ExtraBody::Added(edit),
+                block: None,
+                read_usage,
+            };
+            return Next::Attempt(attempt, Chosen { decision, steered, before_pick });
+        }
+    }
+
+    fn sending(&mut self, chosen: &Chosen<'a>, now: Instant) {
+        // Pinned when sent, not when answered: every shard knows the pin before this response
+        // reaches the client, so the conversation's next request finds it. A failed attempt's
+        // retry pins its own pick.
+        record::pin_conversation(self.cx.shard, self.cx.routes, &chosen.decision, &self.cx.extracted.facts, now);
+    }
+
+    fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
+        record::spend(self.cx.shard, self.cx.routes, idx, started, usage, self.cx.key);
+    }
+
+    fn delivered(&mut self, chosen: Chosen<'a>, idx: DeploymentIdx, _d: &Delivered) -> Ending {
+        let Chosen { decision, before_pick, .. } = chosen;
+        Ending {
+            group: Some(decision.group),
+            deployment: Some(idx),
+            attempts: self.walk.failed_attempts() + 1,
+            decision: Some(decision),
+            before_pick,
+            ..self.ending()
+        }
+    }
+
+    fn after_failure(&mut self, chosen: Chosen<'a>, idx: DeploymentIdx, err: AttemptError) -> AfterFailure {
+        let (shard, routes) = (self.cx.shard, self.cx.routes);
+        let snap = &routes.snapshot;
+        let Chosen { decision, steered, before_pick } = chosen;
+        if let Some(s) = &steered {
+            pareto::learn(shard, routes, s, idx, err.status, &err.body);
+        }
+        let class = ErrorClass::of(err.failure, &String::from_utf8_lossy(&err.body));
+        let walk = &mut self.walk;
+        let step = shard.with_state(routes, |state| {
+            walk.after_failure(snap, state, Some((idx, err.failure)), class, Instant::now())
+        });
+        if step == Step::Stop {
+            let attempts = self.walk.failed_attempts();
+            let reply = attempt_error_reply(snap, idx, attempts, err);
+            let ending = Ending {
+                group: Some(decision.group),
+                deployment: Some(idx),
+                attempts,
+                stream: self.cx.extracted.facts.stream,
+                decision: Some(decision),
+                before_pick,
+                ..self.ending()
+            };
+            return AfterFailure::End(reply, ending);
+        }
+        count_step(shard, &step);
+        self.last_error = Some((idx, err));
+        let retry_after = snap.settings.retry_after;
+        AfterFailure::Again(if step == Step::Retry { retry_after } else { Duration::ZERO })
+    }
+}
+
+/// What the pick reads of a request (the dry run builds it the same way).
+/// `model` and `order` are what the fallback walk targets (the requested name at first).
+pub fn pick_request<'a>(
+    facts: &'a RequestFacts,
+    body: &[u8],
+    model: &'a str,
+    order: Option<u32>,
+    failed: &'a [DeploymentIdx],
+) -> PickRequest<'a> {
+    let input_tokens = estimated_input_tokens(body);
+    PickRequest { model, failed, stream: facts.stream, input_tokens, excluded: &[], order, facts }
+}
+
+/// Counts a retry, or an order or group fallback, in the metrics.
+fn count_step(shard: &Shard, step: &Step) {
+    let mut metrics = shard.metrics.borrow_mut();
+    match step {
+        Step::Retry => metrics.retry(),
+        Step::NextOrder(_) | Step::Fallback(_) => metrics.fallback(),
+        Step::Stop => {}
+    }
+}
+
+/// A cheap, conservative estimate of the request's input tokens for usage-based routing: one
+/// token per 4 bytes of body (JSON punctuation makes it an overestimate for prose).
+fn estimated_input_tokens(body: &[u8]) -> u64 {
+    (body.len() as u64).div_ceil(4)
+}
