@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
-use crate::filter::{
-    bit_positions, CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter,
-};
+use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter};
+use crate::group::bit_positions;
 use crate::health::HealthFilter;
 use crate::order::OrderFilter;
 use crate::pre_call::{ContextWindowFilter, RegionFilter, UnsupportedParamsFilter};

@@ -11,40 +11,8 @@
 
 use std::time::Instant;
 
-use crate::snapshot::{GroupLayout, BLOCK};
+use crate::group::{bit_positions, GroupLayout, BLOCK};
 use crate::{DeploymentIdx, GroupIdx, RejectReason, Snapshot, State};
-
-/// The positions of the set bits of `word`, lowest first, plus `base`.
-pub(crate) fn bit_positions(word: u64, base: usize) -> BitPositions {
-    BitPositions { rest: word, base }
-}
-
-/// See [`bit_positions`]; knows its exact length, so that collecting it reserves once.
-#[derive(Clone, Debug)]
-pub(crate) struct BitPositions {
-    rest: u64,
-    base: usize,
-}
-
-impl Iterator for BitPositions {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        if self.rest == 0 {
-            return None;
-        }
-        let bit = self.rest.trailing_zeros() as usize;
-        self.rest &= self.rest - 1;
-        Some(self.base + bit)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.rest.count_ones() as usize;
-        (n, Some(n))
-    }
-}
-
-impl ExactSizeIterator for BitPositions {}
 
 /// The bitsets of a pick, kept in [`crate::PickScratch`] so that a warm pick allocates nothing.
 #[derive(Clone, Debug, Default)]

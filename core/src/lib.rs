@@ -32,12 +32,14 @@ pub mod upstream_auth;
 pub mod usage;
 pub mod walk;
 
+mod affinity_filter;
 mod capability;
 mod carry_over;
 #[cfg(test)]
 mod chain_props;
 mod cooldown_ends;
 mod filter;
+mod group;
 mod lowest;
 mod member_sets;
 mod names;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::affinity::AffinityFilter;
+use crate::affinity_filter::AffinityFilter;
 use crate::budget::ProviderBudgetFilter;
 use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
 use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter};

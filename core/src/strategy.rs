@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
-use crate::filter::{bit_positions, Candidates};
+use crate::filter::Candidates;
+use crate::group::{bit_positions, BLOCK};
 use crate::lowest;
-use crate::snapshot::BLOCK;
 use crate::{Basis, DeploymentIdx, PickRequest, Rng, RoutingStrategy, Snapshot, State};
 
 /// The strategy's choice among the live `survivors` and why it won; `None` only when there are
