@@ -9,9 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::filter::{Candidates, Filter};
 use crate::window::FixedWindow;
-use crate::{Deployment, Provider, RejectReason, Snapshot, State};
+use crate::{Deployment, Provider, State};
 
 impl crate::RouterSettings {
     /// The budget of `provider`, if it has one.
@@ -65,29 +64,5 @@ impl State {
     /// `provider`'s spend in its period open at `now`.
     pub fn provider_spend(&self, provider: Provider, now: Instant) -> f64 {
         self.spend.at(provider, now)
-    }
-}
-
-/// Drops the deployments whose provider spent its budget this period. Never fails open: an
-/// exhausted budget is a hard limit.
-pub(crate) struct ProviderBudgetFilter<'a> {
-    pub(crate) snap: &'a Snapshot,
-    pub(crate) state: &'a State,
-    pub(crate) now: Instant,
-}
-
-impl Filter for ProviderBudgetFilter<'_> {
-    fn apply(&self, candidates: &mut Candidates<'_>) {
-        let budgets = &self.snap.settings.provider_budgets;
-        let over = |p: Provider| {
-            budgets.iter().any(|b| b.provider == p && self.state.provider_spend(p, self.now) >= b.budget_limit)
-        };
-        if !Provider::ALL.into_iter().any(over) {
-            return;
-        }
-        let members = candidates.members();
-        if candidates.mark_where(|p| over(self.snap.deployment(members[p]).provider)) > 0 {
-            candidates.remove_marked(RejectReason::ProviderBudget);
-        }
     }
 }

@@ -10,9 +10,9 @@
 //! drawn one), reading a few bytes per candidate from vectors by deployment index, and
 //! allocates nothing.
 
-use crate::filter::Candidates;
 use crate::group::{bit_positions, BLOCK};
 use crate::latency::Latency;
+use crate::litellm::candidates::Candidates;
 use crate::usage::MinuteUsage;
 use crate::{Basis, DeploymentIdx, LatencyMeasure, Rng, Snapshot, State};
 

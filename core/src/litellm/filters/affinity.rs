@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::filter::{Candidates, Filter};
+use crate::litellm::candidates::{Candidates, Filter};
 use crate::{RejectReason, State};
 
 /// Keeps only the pinned deployment when a live pin names a candidate that is still live.
