@@ -10,8 +10,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::deployment::DeploymentIdx;
 use crate::group::{bit_positions, GroupLayout, BLOCK};
-use crate::{DeploymentIdx, Snapshot};
+use crate::snapshot::Snapshot;
 
 /// How far before the first cooldown end the epoch goes, so that a later cooldown ending
 /// earlier than that first one rarely has to move it (which rewrites every code).

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use crate::affinity::AffinitySettings;
 use crate::budget::ProviderBudget;
+use crate::failure::Failure;
 use crate::fallback::{Fallbacks, RetryPolicy};
 use crate::resolve::ModelGroupAlias;
-use crate::Failure;
 
 /// `router_settings.routing_strategy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

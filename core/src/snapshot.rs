@@ -10,13 +10,13 @@
 use std::fmt;
 
 use crate::affinity::{affinity_hash, pin_key, AffinityKeys, AffinityKinds};
+use crate::deployment::{Deployment, DeploymentIdx};
 pub use crate::group::{Group, GroupIdx};
 use crate::group::{GroupLayout, BLOCK};
 use crate::member_sets::MemberSets;
 use crate::names::NameMap;
 use crate::resolve::{Resolution, Resolver};
 pub use crate::settings::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
-use crate::{Deployment, DeploymentIdx};
 
 /// Why a set of deployments cannot form a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]

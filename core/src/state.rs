@@ -20,14 +20,18 @@ use std::time::{Duration, Instant};
 
 use crate::affinity::{Pin, Pins};
 use crate::budget::Spend;
-use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
+use crate::cooldown::{
+    failure_rate_says_cool_down, AllowedFailsCounter, Cooldown, CooldownStarted, Outcomes, OUTCOME_WINDOW,
+};
 use crate::cooldown_ends::CooldownEnds;
+use crate::deployment::{Deployment, DeploymentIdx};
+use crate::failure::Failure;
+use crate::health::HealthCheck;
 use crate::latency::Latency;
+use crate::latency::LatencySample;
+use crate::snapshot::Snapshot;
 use crate::usage::{MinuteClock, MinuteUsage, Usage};
 use crate::window::{instant_after, FixedWindow};
-use crate::{
-    Cooldown, CooldownStarted, Deployment, DeploymentIdx, Failure, HealthCheck, LatencySample, Outcomes, Snapshot,
-};
 
 /// Everything a shard knows about one deployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
