@@ -9,15 +9,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::deployment::Deployment;
+use crate::provider::Provider;
 use crate::window::FixedWindow;
-use crate::{Deployment, Provider, State};
-
-impl crate::RouterSettings {
-    /// The budget of `provider`, if it has one.
-    pub fn budget_of(&self, provider: Provider) -> Option<&ProviderBudget> {
-        self.provider_budgets.iter().find(|b| b.provider == provider)
-    }
-}
 
 /// One provider's budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,17 +46,5 @@ impl Spend {
 
     pub(crate) fn at(&self, provider: Provider, now: Instant) -> f64 {
         self.windows[provider as usize].counts_at(now).0
-    }
-}
-
-impl State {
-    /// Adds spend to `provider`'s current period of length `period` (opened now if none is).
-    pub fn record_spend(&mut self, provider: Provider, dollars: f64, at: Instant, period: Duration) {
-        self.spend.add(provider, dollars, at, period);
-    }
-
-    /// `provider`'s spend in its period open at `now`.
-    pub fn provider_spend(&self, provider: Provider, now: Instant) -> f64 {
-        self.spend.at(provider, now)
     }
 }

@@ -7,6 +7,7 @@ use crate::affinity::AffinitySettings;
 use crate::budget::ProviderBudget;
 use crate::failure::Failure;
 use crate::fallback::{Fallbacks, RetryPolicy};
+use crate::provider::Provider;
 use crate::resolve::ModelGroupAlias;
 
 /// `router_settings.routing_strategy`.
@@ -160,6 +161,13 @@ impl AllowedFailsPolicy {
     pub fn get(&self, key: &str) -> Option<u32> {
         let mut copy = *self;
         copy.field(key).and_then(|f| *f)
+    }
+}
+
+impl RouterSettings {
+    /// The budget of `provider`, if it has one.
+    pub fn budget_of(&self, provider: Provider) -> Option<&ProviderBudget> {
+        self.provider_budgets.iter().find(|b| b.provider == provider)
     }
 }
 
