@@ -194,11 +194,12 @@ pub(crate) trait Filter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{Deployment, Provider, RouterSettings};
 
-    fn snap(n: usize) -> Snapshot {
+    /// One group of `n` plain deployments (also the filters' tests' snapshot).
+    pub(crate) fn snap(n: usize) -> Snapshot {
         let dep = |i: usize| Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h/v1");
         let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
         Snapshot::build((0..n).map(dep).collect(), settings).unwrap()

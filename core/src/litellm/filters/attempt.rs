@@ -75,15 +75,10 @@ impl Filter for RetrySkipFilter<'_> {
 mod tests {
     use super::*;
     use crate::group::bit_positions;
+    use crate::litellm::candidates::tests::snap;
     use crate::litellm::candidates::CandidateScratch;
-    use crate::{Deployment, Failure, GroupIdx, Provider, RouterSettings, Snapshot};
+    use crate::{Failure, GroupIdx, Snapshot};
     use std::time::Duration;
-
-    fn snap(n: usize) -> Snapshot {
-        let dep = |i: usize| Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h/v1");
-        let settings = RouterSettings { allowed_fails: Some(0), ..RouterSettings::default() };
-        Snapshot::build((0..n).map(dep).collect(), settings).unwrap()
-    }
 
     /// Runs `filters` over all of group 0; returns the live positions and the rejections.
     fn run(snap: &Snapshot, filters: &[&dyn Filter]) -> (Vec<usize>, Vec<(u32, RejectReason)>) {
