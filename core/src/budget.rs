@@ -9,16 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::filter::{Candidates, Filter};
+use crate::deployment::Deployment;
+use crate::provider::Provider;
 use crate::window::FixedWindow;
-use crate::{Deployment, Provider, RejectReason, Snapshot, State};
-
-impl crate::RouterSettings {
-    /// The budget of `provider`, if it has one.
-    pub fn budget_of(&self, provider: Provider) -> Option<&ProviderBudget> {
-        self.provider_budgets.iter().find(|b| b.provider == provider)
-    }
-}
 
 /// One provider's budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,41 +46,5 @@ impl Spend {
 
     pub(crate) fn at(&self, provider: Provider, now: Instant) -> f64 {
         self.windows[provider as usize].counts_at(now).0
-    }
-}
-
-impl State {
-    /// Adds spend to `provider`'s current period of length `period` (opened now if none is).
-    pub fn record_spend(&mut self, provider: Provider, dollars: f64, at: Instant, period: Duration) {
-        self.spend.add(provider, dollars, at, period);
-    }
-
-    /// `provider`'s spend in its period open at `now`.
-    pub fn provider_spend(&self, provider: Provider, now: Instant) -> f64 {
-        self.spend.at(provider, now)
-    }
-}
-
-/// Drops the deployments whose provider spent its budget this period. Never fails open: an
-/// exhausted budget is a hard limit.
-pub(crate) struct ProviderBudgetFilter<'a> {
-    pub(crate) snap: &'a Snapshot,
-    pub(crate) state: &'a State,
-    pub(crate) now: Instant,
-}
-
-impl Filter for ProviderBudgetFilter<'_> {
-    fn apply(&self, candidates: &mut Candidates<'_>) {
-        let budgets = &self.snap.settings.provider_budgets;
-        let over = |p: Provider| {
-            budgets.iter().any(|b| b.provider == p && self.state.provider_spend(p, self.now) >= b.budget_limit)
-        };
-        if !Provider::ALL.into_iter().any(over) {
-            return;
-        }
-        let members = candidates.members();
-        if candidates.mark_where(|p| over(self.snap.deployment(members[p]).provider)) > 0 {
-            candidates.remove_marked(RejectReason::ProviderBudget);
-        }
     }
 }

@@ -5,9 +5,12 @@
 //! An endpoint status an operator set follows its deployment too, unless the new config changes
 //! that deployment's configured status: the newer config is the newer word.
 
+use crate::affinity::Pin;
 use crate::cooldown_ends::CooldownEnds;
+use crate::deployment::DeploymentIdx;
+use crate::snapshot::Snapshot;
 use crate::state::configured_status;
-use crate::{Pin, Snapshot, State};
+use crate::state::State;
 
 impl State {
     /// A state for `new` that keeps everything this state (built for `old`) knows about each
@@ -61,7 +64,7 @@ fn cooldown_ends_for(snap: &Snapshot, state: &State) -> CooldownEnds {
     let all_ends = || state.deployments.iter().map(|ds| ds.cooldown.map(|c| c.until));
     for (i, ds) in state.deployments.iter().enumerate() {
         if let Some(c) = ds.cooldown {
-            ends.set(crate::DeploymentIdx(i as u32), c.until, all_ends);
+            ends.set(DeploymentIdx(i as u32), c.until, all_ends);
         }
     }
     ends

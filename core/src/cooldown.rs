@@ -8,8 +8,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::deployment::DeploymentIdx;
+use crate::failure::Failure;
 use crate::window::FixedWindow;
-use crate::{DeploymentIdx, Failure};
 
 /// A live cooldown: the deployment is skipped by the pick until `until`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,8 +10,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::snapshot::{GroupLayout, BLOCK};
-use crate::{DeploymentIdx, Snapshot};
+use crate::deployment::DeploymentIdx;
+use crate::group::{bit_positions, GroupLayout, BLOCK};
+use crate::snapshot::Snapshot;
 
 /// How far before the first cooldown end the epoch goes, so that a later cooldown ending
 /// earlier than that first one rarely has to move it (which rewrites every code).
@@ -122,7 +123,7 @@ impl CooldownEnds {
         // At most 64 ends, once per recorded cooldown: keeps `min` exact as ends move later.
         let first = slot - bit;
         let (mut min, mut max) = (u64::MAX, 0);
-        for b in crate::filter::bit_positions(summary.recorded, 0) {
+        for b in bit_positions(summary.recorded, 0) {
             let end = self.by_slot[first + b];
             (min, max) = (min.min(end), max.max(end));
         }

@@ -4,7 +4,11 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::{Cause, DeploymentIdx, GroupIdx, LatencyMeasure, RejectReason, Snapshot};
+use crate::deployment::DeploymentIdx;
+use crate::group::GroupIdx;
+use crate::latency::LatencyMeasure;
+use crate::reason::{Cause, RejectReason};
+use crate::snapshot::Snapshot;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {

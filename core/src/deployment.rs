@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use crate::{Provider, RequestParams};
+use crate::facts::{RequestParams, RouteKind};
+use crate::provider::{Dialect, Provider};
+use crate::secret::redact;
+use crate::upstream_auth::UpstreamAuth;
 
 /// A deployment's position in [`crate::Snapshot::deployments`]. The hot path addresses
 /// deployments by this index; the string id is for humans and for state that survives a reload.
@@ -36,7 +39,7 @@ pub struct Deployment {
     pub azure_ad_token: Option<String>,
     /// A credential signed per request or exchanged for a refreshed token (Bedrock's SigV4,
     /// Entra ID client credentials, a Google service account); `None`: the key header alone.
-    pub auth: Option<Box<crate::UpstreamAuth>>,
+    pub auth: Option<Box<UpstreamAuth>>,
     /// The weight the simple shuffle uses, resolved per group at build time
     /// (`weight`, else `rpm`, else `tpm`, else 1 for every member).
     pub shuffle_weight: u64,
@@ -124,20 +127,20 @@ impl Deployment {
     }
 
     /// The wire format this deployment speaks (its provider's, for its model).
-    pub fn dialect(&self) -> crate::Dialect {
+    pub fn dialect(&self) -> Dialect {
         self.provider.dialect(&self.upstream_model)
     }
 
     /// Whether serving `route` here takes a translation (the deployment speaks another dialect
     /// than the route's).
-    pub fn translates(&self, route: crate::RouteKind) -> bool {
+    pub fn translates(&self, route: RouteKind) -> bool {
         route.dialect() != self.dialect()
     }
 
     /// Whether the request body is rewritten even in the deployment's own dialect: Vertex AI's
     /// Messages API takes the model in the path and `anthropic_version` in the body.
     pub fn rewrites_body(&self) -> bool {
-        self.provider == crate::Provider::VertexAi
+        self.provider == Provider::VertexAi
     }
 
     /// The context window the pre-call check compares: `max_input_tokens` (the prompt alone),
@@ -169,8 +172,8 @@ impl ContextWindow {
 
 impl std::fmt::Debug for Deployment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let key = self.api_key.as_deref().map(crate::redact);
-        let token = self.azure_ad_token.as_deref().map(crate::redact);
+        let key = self.api_key.as_deref().map(redact);
+        let token = self.azure_ad_token.as_deref().map(redact);
         f.debug_struct("Deployment")
             .field("id", &self.id)
             .field("model_name", &self.model_name)

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::RejectReason;
+use crate::reason::RejectReason;
 
 /// A pick that found nothing to route to.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::{CooldownStarted, DeploymentIdx, Pin, Provider, State};
+use crate::affinity::Pin;
+use crate::cooldown::CooldownStarted;
+use crate::deployment::DeploymentIdx;
+use crate::provider::Provider;
+use crate::state::State;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {

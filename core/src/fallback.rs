@@ -11,7 +11,8 @@
 //! - `retry_policy: {RateLimitErrorRetries: 3, …}` — retries per error class, instead of
 //!   `num_retries`.
 
-use crate::Failure;
+use crate::error::RouteError;
+use crate::failure::Failure;
 
 /// LiteLLM's exception classes, as far as routing treats them differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,7 +66,7 @@ impl ErrorClass {
     /// group is a context-window error (for `context_window_fallbacks`), another check on what
     /// the request asks (region, params, tags) a bad request, anything else — everything
     /// cooling down, over its limits — a rate limit, as LiteLLM treats "no deployments".
-    pub fn of_route_error(e: &crate::RouteError) -> ErrorClass {
+    pub fn of_route_error(e: &RouteError) -> ErrorClass {
         if e.is_context_window() {
             ErrorClass::ContextWindow
         } else if e.status() == 400 {

@@ -19,7 +19,6 @@ pub mod health;
 pub mod key_meter;
 pub mod latency;
 pub mod pareto;
-pub mod pick;
 pub mod policy;
 pub mod provider;
 pub mod reason;
@@ -30,23 +29,17 @@ pub mod snapshot;
 pub mod state;
 pub mod upstream_auth;
 pub mod usage;
-pub mod walk;
 
-mod capability;
 mod carry_over;
-#[cfg(test)]
-mod chain_props;
 mod cooldown_ends;
-mod filter;
-mod lowest;
+mod group;
+mod litellm;
 mod member_sets;
 mod names;
-mod order;
-mod pre_call;
 mod settings;
-mod strategy;
-mod tags;
 mod window;
+
+pub use litellm::{pick, walk};
 
 pub use affinity::{affinity_hash, pin_key, AffinityKeys, AffinityKinds, AffinitySettings, Pin};
 pub use budget::{response_cost, ProviderBudget};
@@ -61,8 +54,10 @@ pub use fallback::{ErrorClass, FallbackList, Fallbacks, RetryPolicy};
 pub use health::HealthCheck;
 pub use key_meter::{KeyLimits, KeyMeter, KeyRefusal, KeyUsage, MeterWindows, OthersCounts, OwnCounts};
 pub use latency::{Latency, LatencyMeasure, LatencySample};
+pub use litellm::filters::tags::DEFAULT_TAG;
+pub use litellm::pick::{pick, pick_with_scratch, PickRequest, PickScratch};
+pub use litellm::walk::{Step, Walk};
 pub use member_sets::region_labels;
-pub use pick::{pick, pick_with_scratch, PickRequest, PickScratch};
 pub use provider::{Dialect, Provider};
 pub use reason::{Cause, RejectReason};
 pub use resolve::{wildcard_upstream_model, ModelGroupAlias, Resolution};
@@ -72,7 +67,5 @@ pub use snapshot::{
     translate, AllowedFailsPolicy, Group, GroupIdx, RouterSettings, RoutingStrategy, Snapshot, SnapshotError,
 };
 pub use state::{DeploymentState, State};
-pub use tags::DEFAULT_TAG;
 pub use upstream_auth::UpstreamAuth;
 pub use usage::Usage;
-pub use walk::{Step, Walk};

@@ -8,9 +8,10 @@
 
 use std::ops::Range;
 
+use crate::deployment::{ContextWindow, Deployment};
+use crate::facts::{RequestParams, RouteKind};
+use crate::group::{Group, GroupLayout, BLOCK};
 use crate::names::NameMap;
-use crate::snapshot::{GroupLayout, BLOCK};
-use crate::{ContextWindow, Deployment, Group, RequestParams, RouteKind};
 
 /// Per group flags: a filter whose group has nothing to remove costs a branch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

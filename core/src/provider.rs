@@ -1,5 +1,7 @@
 //! The provider families Pointwork forwards to, named by LiteLLM's model prefix.
 
+use crate::facts::RouteKind;
+
 /// A wire format: the API surface a client calls, and the one a provider speaks. Where the two
 /// differ the gateway translates (request, response, stream events). Clients call the first two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -159,10 +161,10 @@ impl Provider {
     /// request to an OpenAI-compatible provider to its chat completions (both translated).
     /// Azure, Gemini, Vertex AI and Bedrock put the model in the path (the gateway's routes
     /// build theirs).
-    pub fn upstream_path(self, route: crate::RouteKind) -> &'static str {
+    pub fn upstream_path(self, route: RouteKind) -> &'static str {
         match (self.dialect(""), route) {
             (Dialect::AnthropicMessages, _) => "/v1/messages",
-            (_, crate::RouteKind::Embeddings) => "/embeddings",
+            (_, RouteKind::Embeddings) => "/embeddings",
             (_, _) => "/chat/completions",
         }
     }
@@ -185,10 +187,10 @@ impl Provider {
 
     /// Whether the provider serves `route` (the route-capability filter reads this). Every
     /// provider here serves chat completions and Messages, in its own dialect or translated.
-    pub fn serves(self, route: crate::RouteKind) -> bool {
+    pub fn serves(self, route: RouteKind) -> bool {
         match route {
-            crate::RouteKind::ChatCompletions | crate::RouteKind::Messages => true,
-            crate::RouteKind::Embeddings => self.serves_embeddings(),
+            RouteKind::ChatCompletions | RouteKind::Messages => true,
+            RouteKind::Embeddings => self.serves_embeddings(),
         }
     }
 }

@@ -9,9 +9,9 @@
 //!    the deployments' upstream model, so `openai/*` → `openai/*` sends `gpt-4o` for
 //!    `openai/gpt-4o`, and `*` → `openai/*` sends whatever was asked.
 
+use crate::deployment::DeploymentIdx;
+use crate::group::{Group, GroupIdx};
 use crate::names::NameMap;
-use crate::snapshot::Group;
-use crate::{DeploymentIdx, GroupIdx};
 
 /// `router_settings.model_group_alias`: `alias: group` or `alias: {model: group, hidden: true}`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use crate::affinity::AffinitySettings;
 use crate::budget::ProviderBudget;
+use crate::failure::Failure;
 use crate::fallback::{Fallbacks, RetryPolicy};
+use crate::provider::Provider;
 use crate::resolve::ModelGroupAlias;
-use crate::Failure;
 
 /// `router_settings.routing_strategy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -160,6 +161,13 @@ impl AllowedFailsPolicy {
     pub fn get(&self, key: &str) -> Option<u32> {
         let mut copy = *self;
         copy.field(key).and_then(|f| *f)
+    }
+}
+
+impl RouterSettings {
+    /// The budget of `provider`, if it has one.
+    pub fn budget_of(&self, provider: Provider) -> Option<&ProviderBudget> {
+        self.provider_budgets.iter().find(|b| b.provider == provider)
     }
 }
 

@@ -10,29 +10,13 @@
 use std::fmt;
 
 use crate::affinity::{affinity_hash, pin_key, AffinityKeys, AffinityKinds};
+use crate::deployment::{Deployment, DeploymentIdx};
+pub use crate::group::{Group, GroupIdx};
+use crate::group::{GroupLayout, BLOCK};
 use crate::member_sets::MemberSets;
 use crate::names::NameMap;
 use crate::resolve::{Resolution, Resolver};
 pub use crate::settings::{AllowedFailsPolicy, RouterSettings, RoutingStrategy};
-use crate::{Deployment, DeploymentIdx};
-
-/// A model group's position in [`Snapshot::groups`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct GroupIdx(pub u32);
-
-impl GroupIdx {
-    pub fn get(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// The deployments that share one public `model_name`, in config order. A member's position in
-/// `members` is its position in the pick's per-group bitsets and dense arrays.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    pub name: String,
-    pub members: Vec<DeploymentIdx>,
-}
 
 /// Why a set of deployments cannot form a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,29 +37,6 @@ impl fmt::Display for SnapshotError {
 }
 
 impl std::error::Error for SnapshotError {}
-
-/// Members per block: the pick's bitsets hold one `u64` word per block of a group.
-pub(crate) const BLOCK: usize = u64::BITS as usize;
-
-/// Where a group's dense data lives (see the module documentation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct GroupLayout {
-    /// The group's members have the slots `first_slot..first_slot + len`.
-    pub(crate) first_slot: usize,
-    /// The group's blocks are `first_block..first_block + blocks()` of the block weights.
-    pub(crate) first_block: usize,
-    pub(crate) len: usize,
-    /// Whether the weights of all members sum to at most `u64::MAX`: then no sum over some of
-    /// them saturates, and the pick may add and subtract block weights exactly.
-    pub(crate) weights_fit: bool,
-}
-
-impl GroupLayout {
-    /// How many blocks (bitset words) the group spans.
-    pub(crate) fn blocks(&self) -> usize {
-        self.len.div_ceil(BLOCK)
-    }
-}
 
 /// A deployment's slot, its group's block it falls in (numbered like the block weights), and
 /// its bit in that block.

@@ -20,14 +20,19 @@ use std::time::{Duration, Instant};
 
 use crate::affinity::{Pin, Pins};
 use crate::budget::Spend;
-use crate::cooldown::{failure_rate_says_cool_down, AllowedFailsCounter, OUTCOME_WINDOW};
+use crate::cooldown::{
+    failure_rate_says_cool_down, AllowedFailsCounter, Cooldown, CooldownStarted, Outcomes, OUTCOME_WINDOW,
+};
 use crate::cooldown_ends::CooldownEnds;
+use crate::deployment::{Deployment, DeploymentIdx};
+use crate::failure::Failure;
+use crate::health::HealthCheck;
 use crate::latency::Latency;
+use crate::latency::LatencySample;
+use crate::provider::Provider;
+use crate::snapshot::Snapshot;
 use crate::usage::{MinuteClock, MinuteUsage, Usage};
 use crate::window::{instant_after, FixedWindow};
-use crate::{
-    Cooldown, CooldownStarted, Deployment, DeploymentIdx, Failure, HealthCheck, LatencySample, Outcomes, Snapshot,
-};
 
 /// Everything a shard knows about one deployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -309,6 +314,16 @@ impl State {
     pub fn effective_endpoint_status<'a>(&'a self, snap: &'a Snapshot, idx: DeploymentIdx) -> Option<&'a str> {
         let configured = configured_status(snap.deployments.get(idx.get())?)?;
         Some(self.endpoint_status(idx).unwrap_or(configured))
+    }
+
+    /// Adds spend to `provider`'s current period of length `period` (opened now if none is).
+    pub fn record_spend(&mut self, provider: Provider, dollars: f64, at: Instant, period: Duration) {
+        self.spend.add(provider, dollars, at, period);
+    }
+
+    /// `provider`'s spend in its period open at `now`.
+    pub fn provider_spend(&self, provider: Provider, now: Instant) -> f64 {
+        self.spend.at(provider, now)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::redact;
+use crate::secret::redact;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum UpstreamAuth {

@@ -1,5 +1,6 @@
 //! Requests and tokens per deployment in the current minute, as usage-based routing (v2) reads
-//! them, and the filters that drop deployments this request would take past their `rpm`/`tpm`.
+//! them (the filter that drops deployments this request would take past their `rpm`/`tpm` is in
+//! the pick's filters).
 //!
 //! LiteLLM keys its counters by the wall-clock minute (`%H-%M`), so every worker counts in the
 //! same minute. The core has no wall clock: minutes are counted from a *minute origin*, an
@@ -7,9 +8,6 @@
 //! without one, a state takes the first instant it records as its origin).
 
 use std::time::{Duration, Instant};
-
-use crate::filter::{Candidates, Filter};
-use crate::{RejectReason, Snapshot, State};
 
 pub(crate) const MINUTE: Duration = Duration::from_secs(60);
 
@@ -97,38 +95,6 @@ impl MinuteUsage {
 pub struct Usage {
     pub requests: u64,
     pub tokens: u64,
-}
-
-/// Under usage-based routing (v2): drops the deployments this request would take past their
-/// `tpm` (tokens used this minute + the request's estimated input tokens > tpm), then those it
-/// would take past their `rpm` (requests this minute + 1 > rpm). LiteLLM checks tpm first, so a
-/// deployment over both is reported for its tpm. Does not fail open: a deployment past its limit
-/// would be refused upstream anyway, and "no deployments" says when the minute ends.
-pub(crate) struct UsageLimitFilter<'a> {
-    pub(crate) snap: &'a Snapshot,
-    pub(crate) state: &'a State,
-    pub(crate) now: Instant,
-    pub(crate) input_tokens: u64,
-}
-
-impl Filter for UsageLimitFilter<'_> {
-    fn apply(&self, candidates: &mut Candidates<'_>) {
-        let minute = self.state.minutes.minute(self.now);
-        let usage = &self.state.usage;
-        let dense = self.snap.dense();
-        let members = candidates.members();
-        let used = |pos: usize| usage.get(members[pos].get()).map_or(Usage::default(), |u| u.in_minute(minute));
-        candidates.mark_where(|pos| {
-            let idx = members[pos].get();
-            used(pos).tokens.saturating_add(self.input_tokens) > dense.tpm_limits[idx]
-        });
-        candidates.remove_marked(RejectReason::TpmLimit);
-        candidates.mark_where(|pos| {
-            let idx = members[pos].get();
-            used(pos).requests.saturating_add(1) > dense.rpm_limits[idx]
-        });
-        candidates.remove_marked(RejectReason::RpmLimit);
-    }
 }
 
 #[cfg(test)]

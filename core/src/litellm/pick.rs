@@ -3,18 +3,16 @@
 
 use std::time::{Duration, Instant};
 
-use crate::affinity::AffinityFilter;
-use crate::budget::ProviderBudgetFilter;
-use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
-use crate::filter::{CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter};
-use crate::health::HealthFilter;
-use crate::order::OrderFilter;
-use crate::pre_call::{ContextWindowFilter, RegionFilter, UnsupportedParamsFilter};
+use crate::litellm::candidates::{CandidateScratch, Candidates, Filter};
+use crate::litellm::filters::{
+    AffinityFilter, BlockedFilter, ContextWindowFilter, CooldownFilter, ExcludedFilter, HealthFilter, OrderFilter,
+    ProviderBudgetFilter, RegionFilter, RetrySkipFilter, RouteCapabilityFilter, TagFilter, UnsupportedParamsFilter,
+    UsageLimitFilter, VisionFilter,
+};
+use crate::litellm::strategy;
 use crate::resolve::Resolution;
-use crate::tags::TagFilter;
-use crate::usage::UsageLimitFilter;
 use crate::{
-    strategy, Basis, Cause, Decision, DeploymentIdx, Emptied, GroupIdx, RejectReason, RequestFacts, Rng, RouteError,
+    Basis, Cause, Decision, DeploymentIdx, Emptied, GroupIdx, RejectReason, RequestFacts, Rng, RouteError,
     RoutingStrategy, Snapshot, State,
 };
 
@@ -162,7 +160,7 @@ fn pick_in_group(
     if settings.routing_strategy == RoutingStrategy::UsageBasedV2 {
         UsageLimitFilter { snap, state, now, input_tokens: req.input_tokens }.apply(&mut candidates);
     }
-    let chosen = strategy::choose(snap, state, req, now, &candidates, rng, &mut scratch.block_sums);
+    let chosen = strategy::choose(snap, state, req.stream, now, &candidates, rng, &mut scratch.block_sums);
     let Some((deployment, basis)) = chosen else {
         return Err(no_deployments(snap, state, req, &candidates, now));
     };

@@ -2,7 +2,7 @@
 //! and the parameters a deployment declares it does not take. None fails open: when they
 //! leave nothing, the error names the check (see [`crate::Emptied`]).
 
-use crate::filter::{Candidates, Filter};
+use crate::litellm::candidates::{Candidates, Filter};
 use crate::{RejectReason, RequestFacts, Snapshot};
 
 /// Drops the deployments whose context window the estimated prompt (+ `max_tokens` where the

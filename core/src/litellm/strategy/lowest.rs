@@ -10,9 +10,9 @@
 //! drawn one), reading a few bytes per candidate from vectors by deployment index, and
 //! allocates nothing.
 
-use crate::filter::{bit_positions, Candidates};
+use crate::group::{bit_positions, BLOCK};
 use crate::latency::Latency;
-use crate::snapshot::BLOCK;
+use crate::litellm::candidates::Candidates;
 use crate::usage::MinuteUsage;
 use crate::{Basis, DeploymentIdx, LatencyMeasure, Rng, Snapshot, State};
 

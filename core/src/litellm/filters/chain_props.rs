@@ -7,14 +7,12 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use crate::capability::{BlockedFilter, RouteCapabilityFilter, VisionFilter};
-use crate::filter::{
-    bit_positions, CandidateScratch, Candidates, CooldownFilter, ExcludedFilter, Filter, RetrySkipFilter,
+use crate::group::bit_positions;
+use crate::litellm::candidates::{CandidateScratch, Candidates, Filter};
+use crate::litellm::filters::{
+    BlockedFilter, ContextWindowFilter, CooldownFilter, ExcludedFilter, HealthFilter, OrderFilter, RegionFilter,
+    RetrySkipFilter, RouteCapabilityFilter, TagFilter, UnsupportedParamsFilter, VisionFilter,
 };
-use crate::health::HealthFilter;
-use crate::order::OrderFilter;
-use crate::pre_call::{ContextWindowFilter, RegionFilter, UnsupportedParamsFilter};
-use crate::tags::TagFilter;
 use crate::{
     pick, CooldownStarted, Deployment, DeploymentIdx, Event, Failure, GroupIdx, Param, PickRequest, Provider,
     RejectReason, RequestFacts, Rng, RouteKind, RouterSettings, Snapshot, State,

@@ -1,7 +1,7 @@
 //! The capability filters: the route a request came in on, and an image in a request. Both
 //! read a bitset precomputed per group ([`crate::member_sets`]) and both fail open.
 
-use crate::filter::{Candidates, Filter};
+use crate::litellm::candidates::{Candidates, Filter};
 use crate::member_sets::MemberSets;
 use crate::{RejectReason, RouteKind, Snapshot};
 

@@ -1,7 +1,7 @@
 //! Order tiers: `litellm_params.order` is in-group priority. The snapshot precomputes each
 //! group's tiers as bitsets, lowest order first ([`crate::member_sets`]).
 
-use crate::filter::{Candidates, Filter};
+use crate::litellm::candidates::{Candidates, Filter};
 use crate::member_sets::MemberSets;
 use crate::{RejectReason, Snapshot};
 

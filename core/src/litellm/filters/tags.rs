@@ -9,7 +9,7 @@
 //! deployments serve instead; when there are none either, nothing is left. Without plain tags
 //! (an untagged request), the `default` deployments serve when there are any, else everyone.
 
-use crate::filter::Candidates;
+use crate::litellm::candidates::Candidates;
 use crate::{RejectReason, Snapshot};
 
 /// The tag every deployment carrying it serves untagged requests (and tagged ones that match

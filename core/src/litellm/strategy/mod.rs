@@ -1,19 +1,21 @@
 //! Strategies: given the survivors of the filter chain, choose one. The simple shuffle is here;
 //! the strategies that choose the lowest of a measure are in `lowest.rs`.
 
+mod lowest;
+
 use std::time::Instant;
 
-use crate::filter::{bit_positions, Candidates};
-use crate::lowest;
-use crate::snapshot::BLOCK;
-use crate::{Basis, DeploymentIdx, PickRequest, Rng, RoutingStrategy, Snapshot, State};
+use crate::group::{bit_positions, BLOCK};
+use crate::litellm::candidates::Candidates;
+use crate::{Basis, DeploymentIdx, Rng, RoutingStrategy, Snapshot, State};
 
 /// The strategy's choice among the live `survivors` and why it won; `None` only when there are
-/// none. `block_sums` is scratch room (one word per block), kept by the caller.
+/// none. `stream`: whether the response streams (latency-based routing then compares times to
+/// first token). `block_sums` is scratch room (one word per block), kept by the caller.
 pub(crate) fn choose(
     snap: &Snapshot,
     state: &State,
-    req: &PickRequest<'_>,
+    stream: bool,
     now: Instant,
     survivors: &Candidates<'_>,
     rng: &mut Rng,
@@ -25,7 +27,7 @@ pub(crate) fn choose(
             Some((idx, Basis::Weight(snap.deployment(idx).shuffle_weight)))
         }
         RoutingStrategy::LeastBusy => lowest::least_busy(state, survivors, rng),
-        RoutingStrategy::LatencyBased => lowest::lowest_latency(snap, state, req.stream, survivors, rng),
+        RoutingStrategy::LatencyBased => lowest::lowest_latency(snap, state, stream, survivors, rng),
         RoutingStrategy::UsageBasedV2 => lowest::lowest_usage(state, now, survivors, rng),
         RoutingStrategy::CostBased => lowest::cheapest(snap, survivors, rng),
     }
@@ -119,13 +121,13 @@ fn sum_of(block_weights: &[u64], bits: u64, add: fn(u64, u64) -> u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::CandidateScratch;
+    use crate::litellm::candidates::CandidateScratch;
     use crate::{Deployment, GroupIdx, Provider, RejectReason, RouterSettings};
 
     /// The simple shuffle over the members of group 0 listed in `survivors`.
     fn shuffle(snap: &Snapshot, survivors: &[DeploymentIdx], rng: &mut Rng) -> Option<DeploymentIdx> {
         let mut scratch = CandidateScratch::default();
-        let mut c = crate::filter::Candidates::new(snap, GroupIdx(0), &mut scratch);
+        let mut c = crate::litellm::candidates::Candidates::new(snap, GroupIdx(0), &mut scratch);
         let gone = snap.groups[0].members.iter().enumerate().filter(|(_, m)| !survivors.contains(m)).map(|(p, _)| p);
         c.mark_positions(gone);
         c.remove_marked(RejectReason::RetrySkipped);
