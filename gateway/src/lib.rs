@@ -9,7 +9,6 @@ pub mod complexity;
 pub mod control;
 pub mod credentials;
 pub mod demo;
-pub mod dialect;
 pub mod errors;
 pub mod events;
 pub mod facts;
@@ -40,3 +39,5 @@ pub mod upstream;
 pub mod usage;
 
 pub use app::run;
+/// The dialect translators, their own crate: `crate::dialect::…` paths read as before.
+pub use pointwork_dialect as dialect;
