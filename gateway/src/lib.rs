@@ -14,7 +14,6 @@ pub mod events;
 pub mod facts;
 mod facts_scan;
 pub mod health;
-pub mod http;
 pub mod hub;
 pub mod keys;
 pub mod llmeu;
@@ -41,3 +40,5 @@ pub mod usage;
 pub use app::run;
 /// The dialect translators, their own crate: `crate::dialect::…` paths read as before.
 pub use pointwork_dialect as dialect;
+/// The HTTP/1.1 codec, its own crate: `crate::http::…` paths read as before.
+pub use pointwork_http1 as http;
