@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pointwork_benches::fixture;
-use pointwork_gateway::dialect::{
+use pointwork_dialect::{
     chat_request_to_messages, chat_response_to_messages, messages_request_to_chat, messages_response_to_chat_at,
     ChatToMessagesStream, MessagesToChatStream, StreamTranslator,
 };

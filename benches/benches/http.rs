@@ -6,8 +6,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pointwork_benches::wire::{REQUEST_HEAD, RESPONSE_HEAD};
 use pointwork_config::Limits;
-use pointwork_gateway::http::request::{parse_request_head, HeadLimits};
-use pointwork_gateway::http::response::parse_response_head;
+use pointwork_http1::request::{parse_request_head, HeadLimits};
+use pointwork_http1::response::parse_response_head;
 
 /// The gateway's `MAX_RESPONSE_HEAD` (private in `upstream::exchange`).
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;

@@ -16,11 +16,11 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pointwork_benches::{bedrock_chat_request, bench_fixture, BEDROCK_CLAUDE};
-use pointwork_gateway::dialect::bedrock::{
+use pointwork_dialect::bedrock::{
     chat_request_to_converse_for, converse_response_to_chat_at, encode_event, ConverseStreamToChat,
 };
-use pointwork_gateway::dialect::gemini::{chat_request_to_gemini, gemini_response_to_chat_at, GeminiToChatStream};
-use pointwork_gateway::dialect::StreamTranslator;
+use pointwork_dialect::gemini::{chat_request_to_gemini, gemini_response_to_chat_at, GeminiToChatStream};
+use pointwork_dialect::StreamTranslator;
 use serde_json::json;
 
 /// Events per streamed answer.

@@ -18,9 +18,9 @@ use std::time::{Duration, SystemTime};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use pointwork_benches::{bedrock_chat_request, BEDROCK_CLAUDE};
 use pointwork_core::upstream_auth::AwsCredentials;
+use pointwork_dialect::bedrock::chat_request_to_converse_for;
 use pointwork_gateway::credentials::sigv4::{Signable, Signer};
 use pointwork_gateway::credentials::Authorizer;
-use pointwork_gateway::dialect::bedrock::chat_request_to_converse_for;
 
 const HOST: &str = "bedrock-runtime.us-east-1.amazonaws.com";
 const PATH: &str = "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse";

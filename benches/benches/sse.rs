@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pointwork_benches::wire::{sse_chunk, sse_event};
-use pointwork_gateway::http::chunked::{encode_chunk, ChunkedDecoder};
+use pointwork_http1::chunked::{encode_chunk, ChunkedDecoder};
 
 fn relay(c: &mut Criterion) {
     let event = sse_event();

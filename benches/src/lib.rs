@@ -45,7 +45,7 @@ pub fn bench_fixture(name: &str) -> Vec<u8> {
 mod tests {
     #[test]
     fn the_bedrock_request_translates() {
-        let converse = pointwork_gateway::dialect::bedrock::chat_request_to_converse_for(
+        let converse = pointwork_dialect::bedrock::chat_request_to_converse_for(
             &super::bedrock_chat_request(),
             super::BEDROCK_CLAUDE,
         )

@@ -70,10 +70,10 @@ pub fn sse_chunk(event: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pointwork_gateway::http::chunked::{encode_chunk, ChunkedDecoder};
-    use pointwork_gateway::http::request::{parse_request_head, HeadLimits};
-    use pointwork_gateway::http::response::parse_response_head;
-    use pointwork_gateway::http::BodyFraming;
+    use pointwork_http1::chunked::{encode_chunk, ChunkedDecoder};
+    use pointwork_http1::request::{parse_request_head, HeadLimits};
+    use pointwork_http1::response::parse_response_head;
+    use pointwork_http1::BodyFraming;
 
     #[test]
     fn the_heads_parse_as_the_gateway_expects() {

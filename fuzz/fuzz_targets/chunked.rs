@@ -1,4 +1,4 @@
-//! The chunked decoder (`gateway/src/http/chunked.rs`), fed in pieces.
+//! The chunked decoder (`http1/src/chunked.rs`), fed in pieces.
 //!
 //! Input: one byte `n`, then `n % 8` little-endian u16 cut points, then the body bytes. The body
 //! is decoded in one piece and again cut at those points (or byte by byte when the first cut
@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pointwork_gateway::http::chunked::{encode_chunk, ChunkedDecoder, ChunkedError, LAST_CHUNK};
+use pointwork_http1::chunked::{encode_chunk, ChunkedDecoder, ChunkedError, LAST_CHUNK};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&n, rest)) = data.split_first() else { return };

@@ -1,4 +1,4 @@
-//! The request head parser (`gateway/src/http/request.rs`) under fuzzer-chosen limits.
+//! The request head parser (`http1/src/request.rs`) under fuzzer-chosen limits.
 //!
 //! Input: 5 bytes of limits (max header bytes, max headers, max URI bytes), then the bytes read
 //! from the client. Besides "never panics", an accepted head must agree with its own bytes:
@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pointwork_gateway::http::request::{parse_request_head, HeadLimits, Method, RequestHead, TAGS_HEADER};
-use pointwork_gateway::http::{has_token, parse_content_length, BodyFraming};
+use pointwork_http1::request::{parse_request_head, HeadLimits, Method, RequestHead, TAGS_HEADER};
+use pointwork_http1::{has_token, parse_content_length, BodyFraming};
 
 fuzz_target!(|data: &[u8]| {
     let Some((limits, buf)) = split_limits(data) else { return };

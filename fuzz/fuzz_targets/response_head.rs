@@ -1,4 +1,4 @@
-//! The upstream response head parser (`gateway/src/http/response.rs`).
+//! The upstream response head parser (`http1/src/response.rs`).
 //!
 //! Input: two bytes of size limit, then the bytes read from the upstream. An accepted head must
 //! keep the limit, list its header lines in order, frame the body as its headers say (RFC 9112
@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pointwork_gateway::http::response::{parse_response_head, ResponseHead};
-use pointwork_gateway::http::{header_is, parse_content_length, BodyFraming};
+use pointwork_http1::response::{parse_response_head, ResponseHead};
+use pointwork_http1::{header_is, parse_content_length, BodyFraming};
 
 fuzz_target!(|data: &[u8]| {
     let Some((limit, buf)) = data.split_first_chunk::<2>() else { return };

@@ -1,39 +1,150 @@
-//! Command-line parsing: `pointwork serve|check|route|demo|hash-key`, by hand (a handful of flags).
+//! Command-line parsing: `pointwork serve|check|route|demo|hash-key`, declared once with clap
+//! (derive); the declaration gives the help, and its errors are told in the gateway's words.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use pointwork_config::{IoDriver, TlsOrigin, TlsSettings};
 
-pub const USAGE: &str = "\
-Pointwork — an LLM routing gateway
-
-USAGE:
-    pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+/// The synopsis at the head of the help: each command with its flags.
+const SYNOPSIS: &str = "\
+pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
                     [--tls-cert CERT.pem --tls-key KEY.pem]
-    pointwork check --config FILE [--strict]
-    pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N] [--policy NAME]
-    pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
+       pointwork check --config FILE [--strict]
+       pointwork route --config FILE --request REQUEST.json [--state STATE.json] [--seed N] [--policy NAME]
+       pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
                    [--tls-cert CERT.pem --tls-key KEY.pem]
-    pointwork hash-key < KEY
-    pointwork --version | --help
+       pointwork hash-key < KEY
+       pointwork --version | --help";
 
-COMMANDS:
-    serve   run the gateway on a LiteLLM-compatible config.yaml
-    check   validate a config: a summary and exit 0, or every error with its key path and exit 1;
-            --strict: exit 1 also when an entry is left out (a provider Pointwork does not serve yet)
-    route   dry run: the routing decision for a request body (JSON), without calling a provider;
-            --state sets cooldowns, health, in-flight, latency and usage (see docs/operations.md);
-            exit 1 when a file is bad or the model is unknown (the decision printed still)
-    demo    run the gateway in front of built-in mock providers (no keys, no network needed)
-    hash-key  print the SHA-256 of a key read from standard input, for pointwork.auth's sha256
-            (the key is never a command-line argument: those show in the process list)
-
+/// What the HTTPS flags do, after the help of the commands that take them.
+const HTTPS: &str = "\
 HTTPS:
     --tls-cert, --tls-key   serve HTTPS with this PEM certificate chain and private key (both or
             neither); they win over pointwork.tls's cert and key and over $SSL_CERTFILE_PATH /
-            $SSL_KEYFILE_PATH. LiteLLM's --ssl_certfile_path / --ssl_keyfile_path are the same flags.
-";
+            $SSL_KEYFILE_PATH. LiteLLM's --ssl_certfile_path / --ssl_keyfile_path are the same flags.";
+
+/// The commands `pointwork` knows, as its error for an unknown one lists them.
+const COMMANDS: [&str; 5] = ["serve", "check", "route", "demo", "hash-key"];
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pointwork",
+    version,
+    about = "Pointwork — an LLM routing gateway",
+    override_usage = SYNOPSIS,
+    after_help = HTTPS,
+    args_override_self = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// run the gateway on a LiteLLM-compatible config.yaml
+    #[command(after_help = HTTPS)]
+    Serve {
+        #[command(flatten)]
+        config: ConfigFlag,
+        #[command(flatten)]
+        overrides: OverrideFlags,
+    },
+    /// validate a config: a summary and exit 0, or every error with its key path and exit 1
+    Check {
+        #[command(flatten)]
+        config: ConfigFlag,
+        /// exit 1 also when an entry is left out (a provider Pointwork does not serve yet)
+        #[arg(long)]
+        strict: bool,
+    },
+    /// dry run: the routing decision for a request body (JSON), without calling a provider
+    ///
+    /// Exit 1 when a file is bad or the model is unknown (the decision printed still).
+    Route {
+        #[command(flatten)]
+        config: ConfigFlag,
+        /// the request body (JSON)
+        #[arg(long, value_name = "REQUEST.json", allow_hyphen_values = true)]
+        request: PathBuf,
+        /// sets cooldowns, health, in-flight, latency and usage (see docs/operations.md)
+        #[arg(long, value_name = "STATE.json", allow_hyphen_values = true)]
+        state: Option<PathBuf>,
+        /// the seed of the weighted shuffle
+        #[arg(long, value_name = "N", default_value_t = 0, value_parser = seed, allow_hyphen_values = true)]
+        seed: u64,
+        /// the policy the request runs under (else pointwork.default_policy)
+        #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+        policy: Option<String>,
+    },
+    /// run the gateway in front of built-in mock providers (no keys, no network needed)
+    #[command(after_help = HTTPS)]
+    Demo {
+        #[command(flatten)]
+        overrides: OverrideFlags,
+    },
+    /// print the SHA-256 of a key read from standard input, for pointwork.auth's sha256
+    ///
+    /// The key is never a command-line argument: those show in the process list.
+    HashKey {
+        /// Refused with a message of its own (`unknown flag` would not say where the key goes).
+        #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        arguments: Vec<String>,
+    },
+    /// `pointwork version`, as `--version`.
+    #[command(hide = true)]
+    Version,
+}
+
+#[derive(Args, Debug)]
+struct ConfigFlag {
+    /// the LiteLLM-compatible config.yaml
+    #[arg(short = 'c', long, value_name = "FILE", allow_hyphen_values = true)]
+    config: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct OverrideFlags {
+    /// the address to listen on (else pointwork.listen)
+    #[arg(long, value_name = "HOST:PORT", value_parser = listen, allow_hyphen_values = true)]
+    listen: Option<SocketAddr>,
+    /// the number of shards, one thread each (else pointwork.shards, else one per core)
+    #[arg(long, value_name = "N", value_parser = shards, allow_hyphen_values = true)]
+    shards: Option<usize>,
+    /// the IO driver (else pointwork.io_driver)
+    #[arg(long, value_name = "auto|uring|legacy", value_parser = io_driver, allow_hyphen_values = true)]
+    io_driver: Option<IoDriver>,
+    /// serve HTTPS with this PEM certificate chain (with --tls-key)
+    #[arg(long, alias = "ssl_certfile_path", value_name = "CERT.pem", allow_hyphen_values = true)]
+    tls_cert: Option<PathBuf>,
+    /// the certificate's private key (PEM, with --tls-cert)
+    #[arg(long, alias = "ssl_keyfile_path", value_name = "KEY.pem", allow_hyphen_values = true)]
+    tls_key: Option<PathBuf>,
+}
+
+fn listen(v: &str) -> Result<SocketAddr, String> {
+    v.parse().map_err(|_| format!("--listen: expected HOST:PORT (e.g. 127.0.0.1:4000), got {v:?}"))
+}
+
+fn shards(v: &str) -> Result<usize, String> {
+    v.parse().ok().filter(|&n| n > 0).ok_or(format!("--shards: expected a positive integer, got {v:?}"))
+}
+
+fn io_driver(v: &str) -> Result<IoDriver, String> {
+    IoDriver::from_name(v).ok_or(format!("--io-driver: expected auto, uring or legacy, got {v:?}"))
+}
+
+fn seed(v: &str) -> Result<u64, String> {
+    v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got {v:?}"))
+}
+
+/// The help of `pointwork` (`--help`, or no command).
+pub fn help() -> String {
+    Cli::command().render_help().to_string()
+}
 
 /// Flags that override the config's `pointwork:` section.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,122 +205,95 @@ pub enum Command {
         overrides: Overrides,
     },
     HashKey,
+    /// `pointwork --help` (or no command at all).
     Help,
+    /// `pointwork COMMAND --help`: that command's help.
+    CommandHelp(String),
     Version,
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
-    let Some((command, rest)) = args.split_first() else {
-        return Ok(Command::Help);
+    let argv = std::iter::once("pointwork").chain(args.iter().map(String::as_str));
+    let sub = match Cli::try_parse_from(argv) {
+        Ok(Cli { command: Some(sub) }) => sub,
+        Ok(Cli { command: None }) => return Ok(Command::Help),
+        Err(e) => return answer_or_refuse(&e, args),
     };
-    match command.as_str() {
-        "-h" | "--help" | "help" => Ok(Command::Help),
-        "-V" | "--version" | "version" => Ok(Command::Version),
-        "serve" => {
-            let (config, overrides) = parse_flags(rest, true, true)?;
-            let config = config.ok_or("serve: --config FILE is required")?;
-            Ok(Command::Serve { config, overrides })
+    Ok(match sub {
+        Sub::Serve { config, overrides } => Command::Serve { config: config.config, overrides: overrides.try_into()? },
+        Sub::Check { config, strict } => Command::Check { config: config.config, strict },
+        Sub::Route { config, request, state, seed, policy } => {
+            Command::Route(RouteArgs { config: config.config, request, state, seed, policy })
         }
-        "check" => {
-            let strict = rest.iter().any(|a| a == "--strict");
-            let rest: Vec<String> = rest.iter().filter(|a| *a != "--strict").cloned().collect();
-            let (config, _) = parse_flags(&rest, true, false)?;
-            Ok(Command::Check { config: config.ok_or("check: --config FILE is required")?, strict })
+        Sub::Demo { overrides } => Command::Demo { overrides: overrides.try_into()? },
+        Sub::HashKey { arguments } if arguments.is_empty() => Command::HashKey,
+        Sub::HashKey { .. } => {
+            return Err("hash-key takes no arguments: it reads the key from standard input".to_string())
         }
-        "route" => parse_route(rest).map(Command::Route),
-        "hash-key" if rest.is_empty() => Ok(Command::HashKey),
-        "hash-key" => Err("hash-key takes no arguments: it reads the key from standard input".to_string()),
-        "demo" => {
-            let (_, overrides) = parse_flags(rest, false, true)?;
-            Ok(Command::Demo { overrides })
-        }
-        other => Err(format!("unknown command {other:?} (expected serve, check, route, demo or hash-key)")),
-    }
-}
-
-fn parse_route(args: &[String]) -> Result<RouteArgs, String> {
-    let (mut config, mut request, mut state, mut seed, mut policy) = (None, None, None, 0, None);
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let (name, inline) = match flag.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (flag.as_str(), None),
-        };
-        let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{name} needs a value"));
-        match name {
-            "--config" | "-c" => config = Some(PathBuf::from(value()?)),
-            "--request" => request = Some(PathBuf::from(value()?)),
-            "--state" => state = Some(PathBuf::from(value()?)),
-            "--policy" => policy = Some(value()?),
-            "--seed" => {
-                let v = value()?;
-                seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got {v:?}"))?;
-            }
-            _ => return Err(format!("unknown flag {flag:?}")),
-        }
-    }
-    Ok(RouteArgs {
-        config: config.ok_or("route: --config FILE is required")?,
-        request: request.ok_or("route: --request REQUEST.json is required")?,
-        state,
-        seed,
-        policy,
+        Sub::Version => Command::Version,
     })
 }
 
-fn parse_flags(
-    args: &[String],
-    takes_config: bool,
-    takes_overrides: bool,
-) -> Result<(Option<PathBuf>, Overrides), String> {
-    let mut config = None;
-    let mut o = Overrides::default();
-    let (mut tls_cert, mut tls_key) = (None, None);
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let (name, inline) = match flag.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (flag.as_str(), None),
+impl TryFrom<OverrideFlags> for Overrides {
+    type Error = String;
+
+    fn try_from(flags: OverrideFlags) -> Result<Overrides, String> {
+        let tls = match (flags.tls_cert, flags.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (Some(_), None) => return Err("--tls-cert needs --tls-key (the certificate's private key)".to_string()),
+            (None, Some(_)) => return Err("--tls-key needs --tls-cert (the certificate chain)".to_string()),
+            (None, None) => None,
         };
-        let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{name} needs a value"));
-        match name {
-            "--config" | "-c" if takes_config => config = Some(PathBuf::from(value()?)),
-            "--listen" if takes_overrides => {
-                let v = value()?;
-                o.listen = Some(
-                    v.parse().map_err(|_| format!("--listen: expected HOST:PORT (e.g. 127.0.0.1:4000), got {v:?}"))?,
-                );
-            }
-            "--shards" if takes_overrides => {
-                let v = value()?;
-                o.shards = Some(
-                    v.parse()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or(format!("--shards: expected a positive integer, got {v:?}"))?,
-                );
-            }
-            "--io-driver" if takes_overrides => {
-                let v = value()?;
-                o.io_driver = Some(match v.as_str() {
-                    "auto" => IoDriver::Auto,
-                    "uring" => IoDriver::Uring,
-                    "legacy" => IoDriver::Legacy,
-                    _ => return Err(format!("--io-driver: expected auto, uring or legacy, got {v:?}")),
-                });
-            }
-            "--tls-cert" | "--ssl_certfile_path" if takes_overrides => tls_cert = Some(PathBuf::from(value()?)),
-            "--tls-key" | "--ssl_keyfile_path" if takes_overrides => tls_key = Some(PathBuf::from(value()?)),
-            _ => return Err(format!("unknown flag {flag:?}")),
-        }
+        Ok(Overrides { listen: flags.listen, shards: flags.shards, io_driver: flags.io_driver, tls })
     }
-    o.tls = match (tls_cert, tls_key) {
-        (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
-        (Some(_), None) => return Err("--tls-cert needs --tls-key (the certificate's private key)".to_string()),
-        (None, Some(_)) => return Err("--tls-key needs --tls-cert (the certificate chain)".to_string()),
-        (None, None) => None,
+}
+
+/// What clap stopped at: `--help` and `--version` are answers; anything else is refused in the
+/// words `pointwork` has always used (the flag or command named, what it expected).
+fn answer_or_refuse(e: &clap::Error, args: &[String]) -> Result<Command, String> {
+    let command = args.first().filter(|a| COMMANDS.contains(&a.as_str()));
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
     };
-    Ok((config, o))
+    // `--tls-cert <CERT.pem>` → `--tls-cert`; `--config <FILE>` → `--config FILE`.
+    let flags = |spelled: Vec<String>| spelled.iter().map(|s| s.replace(['<', '>'], "")).collect::<Vec<_>>();
+    Err(match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `pointwork --help` (or `help`); else a command's help (`serve --help`, `help serve`).
+            return Ok(match args.len() {
+                0 | 1 => Command::Help,
+                _ => Command::CommandHelp(e.to_string()),
+            });
+        }
+        ErrorKind::DisplayVersion => return Ok(Command::Version),
+        ErrorKind::InvalidSubcommand | ErrorKind::UnknownArgument if command.is_none() => {
+            let word = args.first().map(String::as_str).unwrap_or_default();
+            format!("unknown command {word:?} (expected serve, check, route, demo or hash-key)")
+        }
+        ErrorKind::UnknownArgument => {
+            let flag = context(ContextKind::InvalidArg).concat();
+            match context(ContextKind::SuggestedArg).first() {
+                Some(like) => format!("unknown flag {flag:?} (did you mean {like}?)"),
+                None => format!("unknown flag {flag:?}"),
+            }
+        }
+        ErrorKind::ValueValidation => match std::error::Error::source(e) {
+            Some(reason) => reason.to_string(),
+            None => e.to_string(),
+        },
+        ErrorKind::InvalidValue | ErrorKind::NoEquals => {
+            let flag = flags(context(ContextKind::InvalidArg)).concat();
+            format!("{} needs a value", flag.split(' ').next().unwrap_or_default())
+        }
+        ErrorKind::MissingRequiredArgument => {
+            let missing = flags(context(ContextKind::InvalidArg));
+            let verb = if missing.len() > 1 { "are" } else { "is" };
+            format!("{}: {} {verb} required", command.map(String::as_str).unwrap_or("pointwork"), missing.join(" and "))
+        }
+        _ => e.to_string().trim_start_matches("error: ").lines().next().unwrap_or_default().to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -305,5 +389,109 @@ mod tests {
         assert!(parse(&args("route --config c")).unwrap_err().contains("--request"));
         assert!(parse(&args("route --config c --request r --seed x")).unwrap_err().contains("--seed"));
         assert_eq!(parse(&[]).unwrap(), Command::Help);
+    }
+
+    /// Every flag that README.md, docs/*.md or the help shows after `pointwork COMMAND` parses
+    /// on that command (with a value of its kind and the flags the command requires).
+    #[test]
+    fn every_documented_flag_parses() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut texts = vec![std::fs::read_to_string(root.join("README.md")).unwrap(), help()];
+        for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                texts.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+        let mut found: Vec<(String, String)> = texts.iter().flat_map(|t| documented_flags(t)).collect();
+        for command in COMMANDS {
+            let Ok(Command::CommandHelp(text)) = parse(&args(&format!("{command} --help"))) else {
+                panic!("{command}")
+            };
+            let flags = text.split_whitespace().filter_map(flag_name).filter(|f| f != "--help");
+            found.extend(flags.map(|f| (command.to_string(), f)));
+        }
+        found.sort();
+        found.dedup();
+        for expected in
+            [("check", "--strict"), ("route", "--policy"), ("serve", "--tls-key"), ("demo", "--ssl_certfile_path")]
+        {
+            assert!(found.contains(&(expected.0.into(), expected.1.into())), "{expected:?} not found in {found:?}");
+        }
+        for (command, flag) in &found {
+            let mut argv = vec!["pointwork".to_string(), command.clone()];
+            argv.extend(args(match command.as_str() {
+                "serve" | "check" => "--config c.yaml",
+                "route" => "--config c.yaml --request r.json",
+                _ => "",
+            }));
+            argv.push(flag.clone());
+            argv.extend(args(match flag.as_str() {
+                "--strict" => "",
+                "--listen" => "127.0.0.1:4000",
+                "--shards" | "--seed" => "2",
+                "--io-driver" => "legacy",
+                "--tls-cert" | "--ssl_certfile_path" => "c.pem --tls-key k.pem",
+                "--tls-key" | "--ssl_keyfile_path" => "k.pem --tls-cert c.pem",
+                _ => "value",
+            }));
+            if let Err(e) = Cli::try_parse_from(&argv) {
+                panic!("{argv:?}: {e}");
+            }
+            assert!(parse(&argv[1..]).is_ok(), "{argv:?}: {:?}", parse(&argv[1..]));
+        }
+    }
+
+    #[test]
+    fn an_unknown_flag_is_refused() {
+        for line in ["serve --config c.yaml --no-such-flag", "demo --config c.yaml", "hash-key", "route --strict"] {
+            let argv = std::iter::once("pointwork").chain(line.split_whitespace());
+            let refused = Cli::try_parse_from(argv).map_err(|e| e.kind());
+            match line {
+                "hash-key" => assert!(refused.is_ok()),
+                _ => assert_eq!(refused.unwrap_err(), clap::error::ErrorKind::UnknownArgument, "{line}"),
+            }
+        }
+        assert_eq!(
+            parse(&args("serve --config c.yaml --no-such-flag")).unwrap_err(),
+            r#"unknown flag "--no-such-flag""#
+        );
+    }
+
+    /// `--io-driver` of `[--io-driver`, `--tls-key=k.pem` or `--seed]`.
+    fn flag_name(word: &str) -> Option<String> {
+        let word = word.trim_start_matches('[').trim_end_matches([']', ',', '.']);
+        let name = word.split('=').next()?;
+        let ok = name.len() > 2
+            && name.starts_with("--")
+            && name[2..].chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        ok.then(|| name.to_string())
+    }
+
+    /// `(command, flag)` for every flag written after `pointwork COMMAND` on a line (up to a
+    /// comment, a backtick, a pipe or `&`) and on the bracketed lines that continue it.
+    fn documented_flags(text: &str) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        let mut command: Option<&str> = None;
+        for line in text.lines() {
+            let mut segments = Vec::new();
+            match command {
+                Some(c) if line.trim_start().starts_with("[--") => segments.push((c, line)),
+                _ => command = None,
+            }
+            for (at, _) in line.match_indices("pointwork ") {
+                let rest = &line[at + "pointwork ".len()..];
+                let Some(c) = COMMANDS.into_iter().find(|c| rest.split_whitespace().next() == Some(c)) else {
+                    continue;
+                };
+                segments.push((c, rest));
+                command = Some(c);
+            }
+            for (c, segment) in segments {
+                let end = segment.find(['#', '`', '|', '&', ';']).unwrap_or(segment.len());
+                found.extend(segment[..end].split_whitespace().filter_map(flag_name).map(|f| (c.to_string(), f)));
+            }
+        }
+        found
     }
 }

@@ -51,7 +51,7 @@ pub fn run(overrides: &Overrides) -> ExitCode {
              the routing decision; GET /metrics shows the counters. Ctrl-C drains and stops the demo."
         )
     };
-    let code = crate::app::serve(loaded, None, &overrides, Some(&banner));
+    let code = crate::start::serve(loaded, None, &overrides, Some(&banner));
     drop(mocks);
     code
 }

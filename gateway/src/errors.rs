@@ -2,20 +2,9 @@
 
 use serde_json::json;
 
-/// The OpenAI `type` for a status Pointwork itself answers with.
-pub fn error_type(status: u16) -> &'static str {
-    match status {
-        400 | 411 | 413 | 414 | 431 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        405 => "invalid_request_error",
-        408 | 504 => "timeout",
-        429 => "rate_limit_error",
-        502 => "upstream_error",
-        _ => "api_error",
-    }
-}
+/// The OpenAI `type` for a status Pointwork itself answers with (the dialects' own, which their
+/// translated errors use too).
+pub use crate::dialect::openai_error_type as error_type;
 
 /// An OpenAI-shaped error body.
 pub fn openai_error(status: u16, message: &str, param: Option<&str>) -> Vec<u8> {

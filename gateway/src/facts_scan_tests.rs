@@ -68,29 +68,6 @@ fn long_strings_end_at_their_quote_in_every_position() {
     }
 }
 
-#[test]
-fn both_block_scans_stop_at_the_block_of_the_first_special_byte() {
-    let mut bytes = vec![b'a'; 200];
-    let check = |bytes: &[u8]| {
-        let first = bytes.iter().position(|&b| is_special(b)).unwrap_or(bytes.len());
-        let whole = bytes.len() / BLOCK * BLOCK;
-        let block_start = (first / BLOCK * BLOCK).min(whole);
-        let portable = plain_blocks_portable(bytes);
-        assert_eq!(portable, block_start, "{bytes:?}");
-        let fast = plain_blocks(bytes);
-        assert!(fast >= block_start && fast <= first.min(whole), "{fast} for {bytes:?}");
-    };
-    check(&bytes);
-    for at in 0..bytes.len() {
-        for special in [b'"', b'\\', 0x00, 0x1f, 0x0a] {
-            bytes[at] = special;
-            check(&bytes);
-            check(&bytes[..at + 1]);
-            bytes[at] = if at % 3 == 0 { 0x20 } else { 0xc3 };
-        }
-    }
-}
-
 /// The differential check: on random documents and their mutations, the scanner accepts only
 /// what serde_json accepts, and finds the members serde_json finds.
 mod against_serde_json {

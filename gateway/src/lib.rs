@@ -8,18 +8,17 @@ pub mod cluster;
 pub mod control;
 pub mod credentials;
 pub mod demo;
-pub mod dialect;
 pub mod errors;
 pub mod events;
 pub mod facts;
 mod facts_scan;
 pub mod health;
-pub mod http;
 pub mod hub;
 pub mod keys;
 pub mod line_log;
 pub mod metrics;
 pub mod models_list;
+mod output;
 pub mod pareto_poller;
 pub mod pipeline;
 pub mod request;
@@ -30,8 +29,13 @@ pub mod routes;
 pub mod server;
 pub mod shard;
 pub mod spend_file;
+pub mod start;
 pub mod tcp_or_tls;
 pub mod upstream;
 pub mod usage;
 
 pub use app::run;
+/// The dialect translators, their own crate: `crate::dialect::…` paths read as before.
+pub use pointwork_dialect as dialect;
+/// The HTTP/1.1 codec, its own crate: `crate::http::…` paths read as before.
+pub use pointwork_http1 as http;

@@ -1,6 +1,6 @@
 //! Parsing a request head (request line + header fields) and deciding how its body is framed.
 
-use super::{has_token, header_is, parse_content_length, BodyFraming};
+use crate::{has_token, header_is, parse_content_length, BodyFraming};
 use std::mem::MaybeUninit;
 
 /// The request methods Pointwork routes; anything else gets a 405 or 404.

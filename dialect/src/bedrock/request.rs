@@ -1,6 +1,6 @@
 //! An OpenAI chat-completions request → a Bedrock Converse request body.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::super::mapping::{budget_for_effort, parse_data_uri, MIN_THINKING_BUDGET};

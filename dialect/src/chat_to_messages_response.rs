@@ -1,6 +1,6 @@
 //! An OpenAI chat-completions answer (2xx, not streamed) → an Anthropic Messages answer.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Value};
 
 use super::mapping::{stop_reason_for, Tokens};

@@ -1,6 +1,6 @@
 //! Parsing an upstream response head.
 
-use super::{has_token, header_is, parse_content_length, BodyFraming};
+use crate::{has_token, header_is, parse_content_length, BodyFraming};
 
 /// An upstream response head, parsed in place: header slices borrow the read buffer.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::facts_scan::{is_special, plain_blocks};
+use crate::json_plain::{is_special, plain_blocks};
 
 /// Appends `value` as compact JSON (members in the map's order, as serde_json writes them).
 pub(crate) fn push_value(out: &mut Vec<u8>, value: &Value) {

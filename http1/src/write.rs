@@ -1,7 +1,7 @@
 //! Writing HTTP/1.1 heads into a byte buffer. The caller appends the first body bytes to the same
 //! buffer so a head and its body leave in one write (no Nagle stall, one syscall).
 
-use super::status::reason;
+use crate::status::reason;
 
 /// Appends a status line.
 pub fn status_line(out: &mut Vec<u8>, status: u16) {

@@ -48,7 +48,7 @@ fn the_signature_in_the_id_goes_back_on_the_call() {
     let request = json!({"messages": [{"role": "user", "content": "weather?"}, message,
         {"role": "tool", "tool_call_id": id, "content": "{\"c\": 18}"},
         {"role": "tool", "tool_call_id": "call_Zx9UaOCnIqmr1MkP7Nf7sQ8_1", "content": "{\"c\": 12}"}]});
-    let bytes = crate::dialect::gemini::chat_request_to_gemini(request.to_string().as_bytes()).unwrap();
+    let bytes = crate::gemini::chat_request_to_gemini(request.to_string().as_bytes()).unwrap();
     let gemini: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(
         gemini["contents"][1]["parts"],

@@ -353,7 +353,7 @@ impl State {
     }
 
     fn upstream_error(&mut self, out: &mut Vec<u8>, status: u16, message: &str) {
-        let kind = crate::errors::error_type(status);
+        let kind = crate::openai_error_type(status);
         push_openai_stream_error(out, kind, message, Some(&status.to_string()));
         self.done = true;
     }

@@ -27,7 +27,8 @@
 //! - Errors: [`error_to_anthropic`] / [`error_to_openai`] turn an upstream error body (any shape,
 //!   even HTML) into the client's, message kept (OpenAI's `context_length_exceeded` ⇄ Anthropic's
 //!   `prompt is too long`); [`anthropic_error`] and [`anthropic_stream_error`] build the
-//!   gateway's own errors on `/v1/messages`; [`anthropic_error_type`] names a status's type.
+//!   gateway's own errors on `/v1/messages`; [`anthropic_error_type`] and [`openai_error_type`] name a
+//!   status's type.
 //! - [`sse::SseSplitter`]: the incremental event splitter the streams run on.
 //!
 //! # What is refused
@@ -103,6 +104,7 @@ mod chat_to_messages_response;
 mod chat_to_messages_stream;
 mod errors;
 pub mod gemini;
+pub mod json_plain;
 mod json_write;
 mod mapping;
 mod messages_to_chat_request;
@@ -120,7 +122,10 @@ mod roundtrip_tests;
 pub use chat_to_messages_request::{chat_request_to_messages, chat_request_to_messages_with_default};
 pub use chat_to_messages_response::chat_response_to_messages;
 pub use chat_to_messages_stream::ChatToMessagesStream;
-pub use errors::{anthropic_error, anthropic_error_type, anthropic_stream_error, error_to_anthropic, error_to_openai};
+pub use errors::{
+    anthropic_error, anthropic_error_type, anthropic_stream_error, error_to_anthropic, error_to_openai,
+    openai_error_type,
+};
 pub use messages_to_chat_request::messages_request_to_chat;
 pub use messages_to_chat_response::{messages_response_to_chat, messages_response_to_chat_at};
 pub use messages_to_chat_stream::MessagesToChatStream;
@@ -185,7 +190,7 @@ pub(crate) fn unix_now() -> u64 {
 }
 
 /// A request body as a JSON object, or the refusal naming what is wrong with it.
-pub(crate) fn parse_request(body: &[u8]) -> Result<Map<String, Value>, Untranslatable> {
+pub fn parse_request(body: &[u8]) -> Result<Map<String, Value>, Untranslatable> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(Untranslatable::new("body", "the request body must be a JSON object")),
@@ -210,7 +215,7 @@ pub(crate) fn push_json(out: &mut Vec<u8>, value: &Value) {
 }
 
 /// A translated body: `value` as compact JSON.
-pub(crate) fn json_bytes(value: &Value) -> Vec<u8> {
+pub fn json_bytes(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     json_write::push_value(&mut out, value);
     out

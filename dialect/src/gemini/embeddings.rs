@@ -1,10 +1,10 @@
 //! OpenAI embeddings ⇄ the Gemini API's `batchEmbedContents`.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Value};
 
 use super::super::{no_equivalent, parse_request, Untranslatable};
-use super::request::GEMINI;
+use super::mapping::GEMINI;
 
 /// Translates an OpenAI embeddings request into a `models/{model}:batchEmbedContents` body, one
 /// request per input text, or names the field Gemini cannot take. `model` is the upstream model
@@ -81,7 +81,7 @@ pub fn gemini_embeddings_to_openai_with(body: &[u8], model: &str, base64: bool) 
             return Err(format!("the upstream embedding {i} has no values"));
         };
         let values = match (base64, values.as_array()) {
-            (true, Some(numbers)) => crate::dialect::embedding_base64(numbers)?,
+            (true, Some(numbers)) => crate::embedding_base64(numbers)?,
             _ => values.clone(),
         };
         data.push(json!({"object": "embedding", "index": i, "embedding": values}));

@@ -1,6 +1,6 @@
 //! A Gemini `GenerateContentResponse` (2xx, not streamed) → an OpenAI chat completion.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Value};
 
 use super::super::unix_now;

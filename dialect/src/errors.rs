@@ -8,6 +8,21 @@
 
 use serde_json::{json, Value};
 
+/// The OpenAI `type` for a status Pointwork itself answers with.
+pub fn openai_error_type(status: u16) -> &'static str {
+    match status {
+        400 | 411 | 413 | 414 | 431 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        405 => "invalid_request_error",
+        408 | 504 => "timeout",
+        429 => "rate_limit_error",
+        502 => "upstream_error",
+        _ => "api_error",
+    }
+}
+
 /// Anthropic's error `type` for an HTTP status.
 pub fn anthropic_error_type(status: u16) -> &'static str {
     match status {
@@ -153,7 +168,7 @@ pub fn error_to_openai(status: u16, body: &[u8]) -> Vec<u8> {
         return body.to_vec();
     }
     let facts = ErrorFacts::from_value(status, &v, body);
-    let kind = facts.anthropic_type.as_deref().unwrap_or_else(|| crate::errors::error_type(status));
+    let kind = facts.anthropic_type.as_deref().unwrap_or_else(|| openai_error_type(status));
     if facts.is_context_window() {
         return openai_body(kind, &facts.message, Some("messages"), Some(CONTEXT_CODE));
     }

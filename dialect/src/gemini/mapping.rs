@@ -6,6 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
+/// The target dialect's name in refusals.
+pub(crate) const GEMINI: &str = "Gemini generateContent API";
+
 /// What joins a tool call id and the Gemini `thoughtSignature` of its `functionCall` part
 /// (LiteLLM's convention, so that histories written through either gateway replay the same).
 pub(crate) const THOUGHT_SEPARATOR: &str = "__thought__";

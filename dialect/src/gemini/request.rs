@@ -1,14 +1,11 @@
 //! An OpenAI chat-completions request → a Gemini `GenerateContentRequest` body.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::super::{function_tools, no_equivalent, parse_request, Untranslatable};
-use super::mapping::thinking_budget_for;
+use super::mapping::{thinking_budget_for, GEMINI};
 use super::messages::conversation_of;
-
-/// The target dialect's name in refusals.
-pub(crate) const GEMINI: &str = "Gemini generateContent API";
 
 /// Translates a chat-completions body into a `generateContent` / `streamGenerateContent` body, or
 /// names the first field that cannot be expressed there. The model and streaming are the URL's:

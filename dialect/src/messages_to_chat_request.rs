@@ -1,6 +1,6 @@
 //! An Anthropic Messages request → an OpenAI chat-completions request.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::mapping::effort_for_budget;

@@ -1,6 +1,6 @@
 //! OpenAI embeddings ⇄ Bedrock InvokeModel bodies of Titan text and Cohere embedding models.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Map, Value};
 
 use super::super::{no_equivalent, parse_request, Untranslatable};
@@ -143,7 +143,7 @@ pub fn bedrock_embeddings_to_openai_with(
         let Value::Array(numbers) = vector else {
             return Err("the upstream answer has no float embedding".to_string());
         };
-        let embedding = if base64 { crate::dialect::embedding_base64(&numbers)? } else { Value::Array(numbers) };
+        let embedding = if base64 { crate::embedding_base64(&numbers)? } else { Value::Array(numbers) };
         data.push(json!({"object": "embedding", "index": index, "embedding": embedding}));
     }
     let tokens = header_tokens.or(body_tokens).unwrap_or(0);

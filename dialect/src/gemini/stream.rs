@@ -211,7 +211,7 @@ impl State {
     /// Google's `{"error":{"code","message","status"}}` mid-stream.
     fn upstream_error(&mut self, error: &Value, out: &mut Vec<u8>) {
         let status = error.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok());
-        let kind = status.map_or("api_error", crate::errors::error_type);
+        let kind = status.map_or("api_error", crate::openai_error_type);
         let message = error.get("message").and_then(Value::as_str).unwrap_or("the upstream failed mid-stream");
         push_openai_stream_error(out, kind, message, error.get("status").and_then(Value::as_str));
         self.done = true;

@@ -1,6 +1,6 @@
 //! A Converse answer (2xx, not streamed) → an OpenAI chat-completions answer.
 
-use crate::dialect::json_bytes;
+use crate::json_bytes;
 use serde_json::{json, Value};
 
 use super::super::mapping::Tokens;

@@ -1,7 +1,7 @@
 //! Unit tests of the OpenAI → Anthropic stream translation.
 
 use super::*;
-use crate::dialect::sse::SseSplitter;
+use crate::sse::SseSplitter;
 
 fn events(sse: &str, complete: bool) -> Vec<Value> {
     let mut translator = ChatToMessagesStream::new("claude-x");

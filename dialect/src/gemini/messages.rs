@@ -11,8 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::super::mapping::parse_data_uri;
 use super::super::{no_equivalent, read_tool_call, take, Untranslatable};
-use super::mapping::{mime_type_for_url, FILES_API_PREFIX, THOUGHT_SEPARATOR};
-use super::request::GEMINI;
+use super::mapping::{mime_type_for_url, FILES_API_PREFIX, GEMINI, THOUGHT_SEPARATOR};
 
 pub(crate) struct Conversation {
     pub system: Option<Value>,

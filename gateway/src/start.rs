@@ -1,0 +1,157 @@
+//! `pointwork serve` once its config is loaded (and `pointwork demo` once its mocks run): build
+//! the routes, start the shards, the control thread and the cluster, and serve until drained.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use pointwork_config::{Config, Loaded};
+
+use crate::access_log::Sink;
+use crate::cli::Overrides;
+use crate::control::{self, Control};
+use crate::health;
+use crate::hub::Hub;
+use crate::output::{fail, print_line, print_warnings};
+use crate::routes::{Routes, Tokens};
+use crate::server::tls::{expiry_warning, TlsCerts};
+use crate::server::tls_listener::TlsListener;
+use crate::server::{self, Driver, Launch};
+use crate::spend_file::SpendFile;
+
+/// Starts the gateway on a loaded config and serves until a drain ends it. `config_path` is the
+/// file reloads re-read (`None` for the demo); `banner` is printed once listening.
+pub fn serve(
+    loaded: Loaded,
+    config_path: Option<PathBuf>,
+    overrides: &Overrides,
+    banner: Option<&dyn Fn(std::net::SocketAddr) -> String>,
+) -> ExitCode {
+    print_warnings(&loaded);
+    let config: Config = loaded.config;
+    let routes = match Routes::from_config(&config, None, Tokens::Obtain) {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("invalid config:\n{e}")),
+    };
+    let gateway = config.gateway.clone();
+    let listen = overrides.listen.unwrap_or(gateway.listen);
+    let shards = overrides
+        .shards
+        .or(gateway.shards)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let driver = match Driver::resolve(overrides.io_driver.unwrap_or(gateway.io_driver)) {
+        Ok(d) => d,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let access_log = match Sink::open(&gateway.access_log) {
+        Ok(sink) => sink,
+        Err(e) => return fail(&format!("pointwork.access_log: cannot open {:?}: {e}", gateway.access_log)),
+    };
+    // What the shards run with: the config's settings, the connection cap within what the
+    // open-file limit allows (a reload compares the config's own settings, `gateway`).
+    let mut settings = gateway.clone();
+    let open_files = crate::server::raise_open_files();
+    let fits = crate::server::connections_that_fit(open_files, shards);
+    if fits < settings.limits.max_connections_per_shard {
+        eprintln!(
+            "pointwork: the open-file limit is {open_files}: at most {fits} client connections per shard \
+             (pointwork.limits.max_connections_per_shard says {}; each may hold an upstream connection too; \
+             raise the hard limit with ulimit -n or systemd's LimitNOFILE)",
+            settings.limits.max_connections_per_shard
+        );
+        settings.limits.max_connections_per_shard = fits;
+    }
+    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    if let Err(e) = control::forward_signals(control_tx.clone()) {
+        return fail(&format!("cannot install signal handlers: {e}"));
+    }
+    let spend_file = match &config.auth.spend_file {
+        Some(path) => match SpendFile::open(path, &routes.keys) {
+            Ok(file) => Some(file),
+            Err(e) => return fail(&format!("pointwork.auth.spend_file: {e}")),
+        },
+        None => None,
+    };
+    let routes_line = routes_summary(&routes);
+    let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
+    let hub = Hub::new(routes, control_tx);
+    // The walk's telemetry poller, only when the config turns the walk on (with Redis, polling
+    // only while it holds the poller's lease).
+    if gateway.cluster.is_some() {
+        hub.pareto.share_between_instances();
+    }
+    hub.pareto.configure(pareto);
+    let (outbox, cluster) = gateway.cluster.as_ref().map(crate::cluster::prepare).unzip();
+    settings.tls = overrides.tls(gateway.tls.as_ref());
+    if let Some(tls) = &settings.tls {
+        match TlsCerts::load(tls) {
+            Ok(certs) => {
+                let left = certs.seconds_until_expiry(std::time::SystemTime::now());
+                if let Some(warning) = expiry_warning(&tls.cert.display().to_string(), left) {
+                    eprintln!("pointwork: warning: {warning}");
+                }
+                let _ = hub.tls.set(Arc::new(TlsListener { certs, handshakes: Default::default() }));
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+    let scheme = if settings.tls.is_some() { "https" } else { "http" };
+    let settings = Arc::new(settings);
+    let launch = Launch { listen, shards, driver, settings, hub: hub.clone(), access_log, cluster: outbox };
+    let (running, mesh) = match server::start(launch) {
+        Ok(r) => r,
+        Err(e) => return fail(&e.to_string()),
+    };
+    if let (Some(cluster), Some(cluster_settings)) = (cluster, &gateway.cluster) {
+        match cluster.start(hub.clone(), mesh.clone(), running.addr) {
+            Ok(status) => {
+                eprintln!(
+                    "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
+                    status.server, status.instance
+                );
+                crate::pareto_poller::share::start(&hub, &status, cluster_settings);
+            }
+            Err(e) => return fail(&format!("cluster: {e}")),
+        }
+    }
+    health::start(&hub, mesh, &gateway);
+    // A closed standard output (`pointwork demo | head -1`) must not stop a gateway that serves.
+    let _ = print_line(format_args!(
+        "pointwork {}: {routes_line}; {} shards on {}; listening on {scheme}://{}",
+        env!("CARGO_PKG_VERSION"),
+        running.shards,
+        running.driver.name(),
+        running.addr
+    ));
+    if let Some(banner) = banner {
+        let _ = print_line(banner(running.addr));
+    }
+    let exit = Control {
+        hub: hub.clone(),
+        inbox: control_rx,
+        config_path,
+        started_with: gateway,
+        overrides: overrides.clone(),
+        drain_signals: running.drain_signals,
+        spend_file,
+    }
+    .run();
+    // Drained: the last counts go to Redis, and another instance takes over this one's leases
+    // at once.
+    if let Some(status) = hub.cluster.get() {
+        status.leave(std::time::Duration::from_secs(2));
+        status.release_leases();
+    }
+    exit
+}
+
+/// `3 model groups, 5 deployments, strategy simple-shuffle, access log off`.
+fn routes_summary(routes: &Routes) -> String {
+    let snap = &routes.snapshot;
+    format!(
+        "{} model groups, {} deployments, routing strategy {}",
+        snap.groups.len(),
+        snap.deployments.len(),
+        snap.settings.routing_strategy.as_str()
+    )
+}
