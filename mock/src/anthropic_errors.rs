@@ -5,11 +5,11 @@
 use super::anthropic::json_string;
 use super::openrouter_errors::replace_between;
 
-const PROMPT_TOO_LONG: &str = include_str!("../../../tests/fixtures/anthropic_error_400_prompt_too_long.json");
-const NOT_FOUND: &str = include_str!("../../../tests/fixtures/anthropic_error_404_not_found.json");
-const RATE_LIMIT: &str = include_str!("../../../tests/fixtures/anthropic_error_429_rate_limit.json");
-const OVERLOADED: &str = include_str!("../../../tests/fixtures/anthropic_error_529_overloaded.json");
-const STREAM_ERROR: &str = include_str!("../../../tests/fixtures/anthropic_messages_stream_error.sse");
+const PROMPT_TOO_LONG: &str = include_str!("../../tests/fixtures/anthropic_error_400_prompt_too_long.json");
+const NOT_FOUND: &str = include_str!("../../tests/fixtures/anthropic_error_404_not_found.json");
+const RATE_LIMIT: &str = include_str!("../../tests/fixtures/anthropic_error_429_rate_limit.json");
+const OVERLOADED: &str = include_str!("../../tests/fixtures/anthropic_error_529_overloaded.json");
+const STREAM_ERROR: &str = include_str!("../../tests/fixtures/anthropic_messages_stream_error.sse");
 
 /// The context window a `status:400` fault claims when the mock has no `--context-window`.
 pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;

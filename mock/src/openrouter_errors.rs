@@ -2,12 +2,12 @@
 //! the parts that name this request (model, provider, counts, lists): every other byte, the
 //! sentence structure a gateway parses included, stays the fixture's.
 
-const RATE_LIMITED: &str = include_str!("../../../tests/fixtures/openrouter_error_429_upstream_rate_limited.json");
-const CONTEXT_LENGTH: &str = include_str!("../../../tests/fixtures/openrouter_error_400_context_length.json");
+const RATE_LIMITED: &str = include_str!("../../tests/fixtures/openrouter_error_429_upstream_rate_limited.json");
+const CONTEXT_LENGTH: &str = include_str!("../../tests/fixtures/openrouter_error_400_context_length.json");
 const NO_ALLOWED_ACCOUNT: &str =
-    include_str!("../../../tests/fixtures/openrouter_error_404_no_allowed_providers_account.json");
+    include_str!("../../tests/fixtures/openrouter_error_404_no_allowed_providers_account.json");
 const NO_ALLOWED_REQUEST: &str =
-    include_str!("../../../tests/fixtures/openrouter_error_404_no_allowed_providers_request_only.json");
+    include_str!("../../tests/fixtures/openrouter_error_404_no_allowed_providers_request_only.json");
 
 /// `text` with the part between the ends of `start` and the beginning of `end` (the first `end`
 /// after `start`) replaced by `with`; `text` unchanged when a marker is missing.

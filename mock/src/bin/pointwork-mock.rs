@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pointwork_loadtest::mock::{spawn, Fault, MockOptions, TlsFiles};
+use pointwork_mock::{spawn, Fault, MockOptions, TlsFiles};
 
 const USAGE: &str = "\
 usage: pointwork-mock [OPTIONS]

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use pointwork_loadtest::mock::{spawn, MockOptions, MockServer, TlsFiles};
+use pointwork_mock::{spawn, MockOptions, MockServer, TlsFiles};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,

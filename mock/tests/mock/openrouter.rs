@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pointwork_loadtest::mock::{MockOptions, MockServer};
+use pointwork_mock::{MockOptions, MockServer};
 use serde_json::{json, Value};
 
 use crate::binary::{first_line, KillOnDrop, BINARY};

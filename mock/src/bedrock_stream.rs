@@ -114,8 +114,8 @@ pub(crate) fn plan_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::anthropic::ToolCall;
-    use crate::mock::chunked::dechunk;
+    use crate::anthropic::ToolCall;
+    use crate::chunked::dechunk;
     use aws_smithy_eventstream::frame::read_message_from;
 
     fn header(message: &Message, name: &str) -> String {

@@ -135,7 +135,7 @@ pub(crate) fn select(rows: Option<&[StatsRow]>, preferences: &Preferences, contr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::openrouter_control::apply_account;
+    use crate::openrouter_control::apply_account;
     use serde_json::json;
 
     fn rows() -> Vec<StatsRow> {

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use pointwork_loadtest::mock::MockOptions;
+use pointwork_mock::MockOptions;
 use serde_json::json;
 
 use crate::client::Client;

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 
-use pointwork_loadtest::mock::MockOptions;
+use pointwork_mock::MockOptions;
 use serde_json::{json, Value};
 
 use crate::binary::{first_line, KillOnDrop, BINARY};

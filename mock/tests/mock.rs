@@ -31,7 +31,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use client::Client;
-use pointwork_loadtest::mock::{spawn, MockOptions, MockServer};
+use pointwork_mock::{spawn, MockOptions, MockServer};
 use serde_json::json;
 
 pub fn start(options: MockOptions) -> MockServer {

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::mock::MockOptions;
+use crate::MockOptions;
 
 fn shared(options: MockOptions) -> Shared {
     Shared::new(&MockOptions { name: "az".into(), ..options })

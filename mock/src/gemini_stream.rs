@@ -51,7 +51,7 @@ pub(crate) fn elements(answer: &GeminiAnswer, chunks: u32) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::anthropic::ToolCall;
+    use crate::anthropic::ToolCall;
 
     fn answer(function: Option<ToolCall>, blocked: bool) -> GeminiAnswer {
         GeminiAnswer {

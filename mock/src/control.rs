@@ -89,7 +89,7 @@ pub(crate) fn behaviour_json(behaviour: &Behaviour) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::MockOptions;
+    use crate::MockOptions;
 
     fn initial() -> Behaviour {
         MockOptions::default().behaviour()

@@ -123,7 +123,7 @@ impl<S: Transport> Connection<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::openai::Usage;
+    use crate::openai::Usage;
 
     /// The `data:` payloads of framed chunks.
     fn payloads(framed: &[u8]) -> Vec<String> {

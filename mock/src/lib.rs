@@ -16,10 +16,10 @@
 //! `BEDROCK.md`). On `/v1beta/models/{model}:…` it is the Gemini API (API key), on
 //! `/v1/projects/…` Vertex AI (Gemini and Claude, bearer tokens from its own Google `/token`
 //! endpoint, service-account JWTs verified with `--vertex-service-account`; `GOOGLE.md`).
-//! See `loadtest/README.md`.
+//! See `mock/README.md`.
 //!
 //! ```no_run
-//! use pointwork_loadtest::mock::{spawn, MockOptions};
+//! use pointwork_mock::{spawn, MockOptions};
 //! let server = spawn(MockOptions { name: "alpha".into(), ..MockOptions::default() })?;
 //! println!("{}/v1/chat/completions", server.url());
 //! # Ok::<(), std::io::Error>(())

@@ -3,7 +3,7 @@
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};
 
-use pointwork_loadtest::mock::{Fault, MockOptions};
+use pointwork_mock::{Fault, MockOptions};
 
 use crate::client::{Broken, Client};
 use crate::{chat_body, start, start_named};

@@ -109,7 +109,7 @@ fn prompt_tokens(body: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::MockOptions;
+    use crate::MockOptions;
     use serde_json::{json, Value};
 
     fn shared(options: MockOptions) -> Shared {
@@ -141,7 +141,7 @@ mod tests {
         let (head, answer) = split(&out, head_len);
         assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.contains("request-id: req_mock_4\r\n"), "{head}");
         let fixture: Value =
-            serde_json::from_str(include_str!("../../../tests/fixtures/anthropic_messages_response.json"))
+            serde_json::from_str(include_str!("../../tests/fixtures/anthropic_messages_response.json"))
                 .expect("fixture");
         let keys = |value: &Value| value.as_object().map(|object| object.keys().cloned().collect::<Vec<_>>());
         assert_eq!(keys(&answer), keys(&fixture));

@@ -12,7 +12,7 @@ use aws_sigv4::sign::v4;
 use aws_smithy_eventstream::frame::read_message_from;
 use aws_smithy_runtime_api::client::identity::Identity;
 use aws_smithy_types::event_stream::Message;
-use pointwork_loadtest::mock::{MockOptions, MockServer};
+use pointwork_mock::{MockOptions, MockServer};
 use serde_json::{json, Value};
 
 use crate::binary::{first_line, KillOnDrop, BINARY};

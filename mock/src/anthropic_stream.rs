@@ -143,7 +143,7 @@ impl<S: Transport> Connection<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::anthropic::{MessagesCall, ToolCall};
+    use crate::anthropic::{MessagesCall, ToolCall};
     use serde_json::Value;
 
     /// The events of framed chunks: (name, data).

@@ -4,8 +4,8 @@ use serde_json::{json, Value};
 
 use super::*;
 
-const REQUEST_FIXTURE: &str = include_str!("../../../tests/fixtures/anthropic_messages_request.json");
-const TOOL_USE_FIXTURE: &str = include_str!("../../../tests/fixtures/anthropic_messages_response_tool_use.json");
+const REQUEST_FIXTURE: &str = include_str!("../../tests/fixtures/anthropic_messages_request.json");
+const TOOL_USE_FIXTURE: &str = include_str!("../../tests/fixtures/anthropic_messages_response_tool_use.json");
 
 fn request(value: Value) -> Result<MessagesCall, String> {
     read_messages_request(value.to_string().as_bytes())
