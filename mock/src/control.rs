@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::fault::Fault;
-use super::options::Behaviour;
+use crate::fault::Fault;
+use crate::options::Behaviour;
 
 /// A control request applied to the current behaviour.
 #[derive(Debug, Clone, PartialEq)]

@@ -26,44 +26,23 @@
 //! ```
 
 mod anthropic;
-mod anthropic_errors;
-mod anthropic_route;
-mod anthropic_stream;
 mod azure;
-mod azure_stream;
-mod azure_token;
 mod bedrock;
-mod bedrock_auth;
-mod bedrock_embed;
-mod bedrock_request;
-mod bedrock_stream;
-mod call;
-mod chunked;
 mod conn;
 mod control;
 mod dispatch;
 mod fault;
 mod gemini;
-mod gemini_request;
-mod gemini_stream;
-mod google_token;
-mod http;
 mod openai;
 mod openrouter;
-mod openrouter_control;
-mod openrouter_errors;
-mod openrouter_select;
-mod openrouter_telemetry;
 mod options;
 mod record;
-mod response;
-mod routes;
 mod server;
 mod shutdown;
 mod state;
-mod stream;
 mod tls;
 mod vertex;
+mod wire;
 
 pub use fault::{Fault, ParseFaultError};
 pub use options::MockOptions;

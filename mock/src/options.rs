@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::fault::Fault;
-use super::tls::TlsFiles;
+use crate::fault::Fault;
+use crate::tls::TlsFiles;
 
 /// Everything [`spawn`](super::spawn) needs to start a mock provider.
 #[derive(Debug, Clone)]

@@ -21,7 +21,7 @@ pub(crate) struct RecordedRequest {
 impl RecordedRequest {
     /// Copies a request out of its head bytes (as `httparse` accepted them) and body.
     pub(crate) fn from_wire(head: &[u8], body: &[u8]) -> Self {
-        let mut headers = [httparse::EMPTY_HEADER; super::http::MAX_HEADERS];
+        let mut headers = [httparse::EMPTY_HEADER; crate::wire::head::MAX_HEADERS];
         let mut request = httparse::Request::new(&mut headers);
         // The head was parsed successfully before; a failure here leaves the fields empty.
         let _ = request.parse(head);

@@ -16,11 +16,12 @@ use std::time::Duration;
 use monoio::net::{ListenerOpts, TcpListener};
 use monoio_rustls::TlsAcceptor;
 
-use super::conn;
-use super::options::MockOptions;
-use super::shutdown::{Connections, ThreadStop};
-use super::state::Shared;
-use super::tls;
+use crate::conn::serve;
+use crate::conn::tls as conn_tls;
+use crate::options::MockOptions;
+use crate::shutdown::{Connections, ThreadStop};
+use crate::state::Shared;
+use crate::tls;
 
 /// Pause after a failed accept (for example out of file descriptors) before trying again.
 const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(20);
@@ -47,7 +48,7 @@ pub fn spawn(options: MockOptions) -> io::Result<MockServer> {
     refuse_taken_port(options.listen)?;
     let mut shared = Shared::new(&options);
     if let Some(path) = &options.vertex_service_account {
-        shared.google.set_account(super::google_token::load_service_account(path)?);
+        shared.google.set_account(crate::vertex::token::load_service_account(path)?);
     }
     let shared = Arc::new(shared);
     // Dropping a half-built server on an error stops the threads already running.
@@ -186,9 +187,9 @@ async fn accept_loop(
                 shared.stats.connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 // The handshake runs in the connection's task, so a slow client holds up nobody.
                 match acceptor {
-                    None => monoio::spawn(connections.clone().run(conn::serve_plain(stream, shared.clone()))),
+                    None => monoio::spawn(connections.clone().run(serve::serve_plain(stream, shared.clone()))),
                     Some(acceptor) => {
-                        let connection = tls::serve(stream, acceptor.clone(), shared.clone());
+                        let connection = conn_tls::serve(stream, acceptor.clone(), shared.clone());
                         monoio::spawn(connections.clone().run(connection))
                     }
                 };

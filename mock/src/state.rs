@@ -5,15 +5,15 @@ use std::sync::{Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 
-use super::azure_token::Entra;
-use super::bedrock_auth::AwsCredentials;
-use super::control::{apply_control, ControlChange};
-use super::fault::nth_request_is_faulted;
-use super::google_token::GoogleAuth;
-use super::openai::AnswerText;
-use super::openrouter::OpenRouter;
-use super::options::{Behaviour, MockOptions};
-use super::record::{Recorder, Stats};
+use crate::azure::token::Entra;
+use crate::bedrock::auth::AwsCredentials;
+use crate::control::{apply_control, ControlChange};
+use crate::fault::nth_request_is_faulted;
+use crate::openai::body::AnswerText;
+use crate::openrouter::router::OpenRouter;
+use crate::options::{Behaviour, MockOptions};
+use crate::record::{Recorder, Stats};
+use crate::vertex::token::GoogleAuth;
 
 #[derive(Debug)]
 pub(crate) struct Shared {

@@ -1,19 +1,13 @@
-//! HTTPS: the server TLS configuration built once from PEM files, and the handshake that turns
-//! an accepted socket into a TLS stream before the ordinary connection code serves it.
+//! HTTPS: the server TLS configuration built once from PEM files (the handshake and the
+//! connection over it are in `conn/tls.rs`).
 
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use monoio::io::AsyncWriteRent;
-use monoio::net::TcpStream;
-use monoio_rustls::{ServerTlsStream, TlsAcceptor};
+use monoio_rustls::TlsAcceptor;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-
-use super::conn::{self, Transport};
-use super::state::Shared;
 
 /// The PEM files a mock serves HTTPS with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,22 +60,4 @@ fn pem_error(what: &str, path: &Path, error: pem::Error) -> io::Error {
         other => (io::ErrorKind::InvalidData, other.to_string()),
     };
     io::Error::new(kind, format!("{what} {}: {shown}", path.display()))
-}
-
-impl Transport for ServerTlsStream<TcpStream> {
-    /// `close_notify` before the FIN, so the client can tell a complete close from a cut.
-    async fn finish(&mut self) {
-        // Best effort: the peer may already be gone.
-        let _ = self.shutdown().await;
-    }
-}
-
-/// Serves one accepted socket over TLS. A failed handshake (an untrusted certificate, a client
-/// speaking plain HTTP) just ends the connection: there is no HTTP to answer it in.
-pub(crate) async fn serve(stream: TcpStream, acceptor: TlsAcceptor, shared: Arc<Shared>) {
-    conn::tune(&stream);
-    let fd = stream.as_raw_fd();
-    if let Ok(stream) = acceptor.accept(stream).await {
-        conn::serve(stream, fd, shared).await;
-    }
 }
