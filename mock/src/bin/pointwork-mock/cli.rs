@@ -153,9 +153,10 @@ pub enum Command {
     Help,
 }
 
-/// The help `--help` prints.
+/// The help `--help` prints, its value names as this tool has always written them (`--flag
+/// VALUE`, not clap's `--flag <VALUE>`; the columns stay aligned).
 pub fn usage() -> String {
-    Cli::command().render_help().to_string()
+    Cli::command().render_help().to_string().replace('<', "").replace('>', "  ")
 }
 
 /// Parses the arguments after the program name; a refusal is its message.
