@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pointwork_loadtest::mock::{self, Fault, MockOptions, MockServer};
+use pointwork_mock::{self as mock, Fault, MockOptions, MockServer};
 
 use crate::cli::Overrides;
 

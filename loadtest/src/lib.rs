@@ -1,5 +1,4 @@
-//! Pointwork's load-testing tools: the load generator `pointwork-load` and the mock
-//! OpenAI-compatible provider used by integration tests, benchmarks and `pointwork demo`.
+//! Pointwork's load generator `pointwork-load`. The mock provider it is usually pointed at
+//! in tests and benchmarks is its own crate, `pointwork-mock`.
 
 pub mod load;
-pub mod mock;

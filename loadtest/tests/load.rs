@@ -7,7 +7,7 @@ use std::process::Command as Process;
 use std::time::Duration;
 
 use pointwork_loadtest::load::{parse_args, run, Command, Report};
-use pointwork_loadtest::mock::{spawn, MockOptions, MockServer};
+use pointwork_mock::{spawn, MockOptions, MockServer};
 use serde_json::Value;
 
 fn mock(options: MockOptions) -> MockServer {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use pointwork_loadtest::load::{parse_args, run, Command, Report};
-use pointwork_loadtest::mock::{spawn, MockOptions, MockServer, TlsFiles};
+use pointwork_mock::{spawn, MockOptions, MockServer, TlsFiles};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,

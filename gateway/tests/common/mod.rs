@@ -54,7 +54,7 @@ pub fn mock_bin() -> PathBuf {
     // `cargo test -p pointwork-gateway` does not rebuild another package's binary: refuse
     // to test against a mock older than its sources rather than fail in confusing ways.
     let built = std::fs::metadata(&bin).and_then(|m| m.modified()).expect("mock binary mtime");
-    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../loadtest/src");
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mock/src");
     if let Some(newer) = newest_file(&sources).filter(|(t, _)| *t > built) {
         panic!(
             "{} is older than {}: rebuild it (`cargo build --workspace --bins`, as scripts/test does)",

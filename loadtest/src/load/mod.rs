@@ -13,6 +13,7 @@
 //! chunk. See `loadtest/README.md`.
 
 mod chunked;
+pub mod cli;
 mod conn;
 pub mod options;
 pub mod report;
@@ -28,6 +29,7 @@ mod tickets;
 mod tls;
 mod worker;
 
-pub use options::{parse_args, Command, LoadOptions};
+pub use cli::{parse_args, usage, Command};
+pub use options::LoadOptions;
 pub use report::Report;
 pub use run::run;

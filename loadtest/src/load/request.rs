@@ -62,7 +62,7 @@ pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8]) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::options::{parse_args, Command};
+    use crate::load::cli::{parse_args, Command};
 
     fn parsed(line: &str) -> LoadOptions {
         match parse_args(line.split_whitespace().map(str::to_owned)) {

@@ -1,0 +1,4 @@
+pub(crate) mod errors;
+pub(crate) mod exchange;
+pub(crate) mod messages;
+pub(crate) mod stream;

@@ -1,0 +1,3 @@
+pub(crate) mod call;
+pub(crate) mod decide;
+pub(crate) mod plan;

@@ -1,0 +1,2 @@
+pub(crate) mod body;
+pub(crate) mod stream;

@@ -1,0 +1,5 @@
+pub(crate) mod control;
+pub(crate) mod errors;
+pub(crate) mod router;
+pub(crate) mod select;
+pub(crate) mod telemetry;

@@ -1,0 +1,2 @@
+pub(crate) mod answer;
+pub(crate) mod token;
