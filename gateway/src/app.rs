@@ -10,8 +10,8 @@ use pointwork_core::Resolution;
 use crate::cli::{self, Command};
 use crate::output::{answer, fail, print_err, print_line, print_warnings};
 use crate::routes::{Routes, Tokens};
-use crate::server::tls::{expiry_warning, TlsCerts};
 use crate::start;
+use crate::tls::{expiry_warning, TlsCerts};
 
 pub fn run(args: &[String]) -> ExitCode {
     let command = match cli::parse(args) {

@@ -12,7 +12,7 @@ use crossbeam_channel::Sender;
 
 use crate::control::message::ControlMsg;
 use crate::metrics::Totals;
-use crate::pareto_poller::ParetoShared;
+use crate::pareto_poller::shared::ParetoShared;
 use crate::routes::Routes;
 
 pub struct Hub {
@@ -35,7 +35,7 @@ pub struct Hub {
     /// The cluster threads' status, when Redis is configured (`/metrics`).
     pub cluster: OnceLock<Arc<crate::cluster::status::Status>>,
     /// The certificates and handshake counts, when Pointwork terminates TLS itself.
-    pub tls: OnceLock<Arc<crate::server::tls_listener::TlsListener>>,
+    pub tls: OnceLock<Arc<crate::tls::listener::TlsListener>>,
 }
 
 impl Hub {

@@ -311,11 +311,6 @@ impl VirtualKey {
     }
 }
 
-/// Unix seconds, the clock virtual keys' limits count in.
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// The token after `Bearer ` (the scheme is case-insensitive, RFC 9110 §11.1).
 fn bearer(value: &[u8]) -> Option<&[u8]> {
     let (scheme, token) = value.split_at_checked(7)?;

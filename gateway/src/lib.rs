@@ -4,6 +4,7 @@ pub mod access_log;
 pub mod app;
 pub mod buffers;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod control;
 pub mod credentials;
@@ -31,6 +32,7 @@ pub mod shard;
 pub mod spend_file;
 pub mod start;
 pub mod tcp_or_tls;
+pub mod tls;
 pub mod upstream;
 pub mod usage;
 

@@ -1,7 +1,7 @@
 //! Whole responses Pointwork writes itself (errors, health, model lists), each in one write.
 
 use crate::http::write;
-use crate::server::client_conn::ClientConn;
+use crate::tcp_or_tls::ClientConn;
 
 /// A complete response: status, JSON body, extra header lines.
 pub struct Reply {

@@ -14,8 +14,8 @@ use pointwork_core::{
 };
 use serde_json::{json, Map, Value};
 
+use crate::clock::unix_now;
 use crate::facts;
-use crate::keys::unix_now;
 use crate::routers::complexity::dry_run as complexity;
 use crate::routers::litellm::pick_request;
 use crate::routers::pareto::dry_run as pareto;

@@ -14,10 +14,10 @@ use crate::health;
 use crate::hub::Hub;
 use crate::output::{fail, print_line, print_warnings};
 use crate::routes::{Routes, Tokens};
-use crate::server::tls::{expiry_warning, TlsCerts};
-use crate::server::tls_listener::TlsListener;
 use crate::server::{self, Driver, Launch};
 use crate::spend_file::SpendFile;
+use crate::tls::listener::TlsListener;
+use crate::tls::{expiry_warning, TlsCerts};
 
 /// Starts the gateway on a loaded config and serves until a drain ends it. `config_path` is the
 /// file reloads re-read (`None` for the demo); `banner` is printed once listening.

@@ -1,5 +1,5 @@
 //! A connection that is plain TCP or TLS over TCP, with the reads and writes the gateway needs:
-//! a client's (TLS that Pointwork terminated, [`crate::server::client_conn::ClientConn`]) and an
+//! a client's (TLS that Pointwork terminated, [`ClientConn`]) and an
 //! upstream's (TLS to a provider, [`crate::upstream::conn::UpstreamConn`]). The TLS side's
 //! futures are boxed, an allocation per read or write over TLS: unboxed, they made every plain
 //! request's futures about 1 KB larger, and each `.await` copies them whole.
@@ -12,6 +12,10 @@ use std::time::Duration;
 use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
+use monoio_rustls::ServerTlsStream;
+
+/// A client connection: plain TCP, or TLS that Pointwork terminated itself.
+pub type ClientConn = TcpOrTls<ServerTlsStream<TcpStream>>;
 
 pub enum TcpOrTls<T> {
     Plain(TcpStream),

@@ -15,8 +15,8 @@ use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::keys::key_changes;
 use crate::routes::Routes;
-use crate::server::tls::expiry_warning;
-use crate::server::tls_listener::TlsListener;
+use crate::tls::expiry_warning;
+use crate::tls::listener::TlsListener;
 
 impl ReloadReport {
     /// One line for the log.

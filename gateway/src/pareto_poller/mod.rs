@@ -20,7 +20,7 @@ mod cache;
 mod parse;
 mod round;
 pub mod share;
-mod shared;
+pub mod shared;
 mod sharing;
 mod state;
 pub(crate) mod tls;
@@ -35,12 +35,13 @@ pub use shared::ParetoShared;
 
 use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use pointwork_core::pareto::{ParetoSettings, ParetoTelemetry, TelemetrySettings};
 
+use crate::clock::unix_seconds;
 use crate::cluster::lease::Role;
 use crate::upstream::fetch::{self, Client};
 use cache::{CacheFile, Contents, Shared};
@@ -132,7 +133,7 @@ impl PollerHandle {
 /// empty without a cache or when it cannot be read. `pointwork route` explains the walk on it.
 pub fn read_cache(settings: &ParetoSettings) -> ParetoTelemetry {
     let Some(dir) = &settings.telemetry.cache_dir else { return ParetoTelemetry::default() };
-    let now = unix_now();
+    let now = unix_seconds();
     match cache::CacheFile::new(dir, settings.telemetry.cache_retention).read(now) {
         Ok(contents) => {
             ParetoTelemetry { models: contents.models, allow_list: contents.allow_list, ..ParetoTelemetry::default() }
@@ -198,11 +199,6 @@ struct Poller {
     reading: bool,
 }
 
-/// Unix seconds to the microsecond: the clock of poll times, cache entries and the allow-list.
-pub fn unix_now() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
 fn log(lines: Vec<String>) {
     for line in lines {
         eprintln!("{line}");
@@ -227,7 +223,7 @@ impl Poller {
         sharing: Option<Arc<Sharing>>,
     ) -> Poller {
         let cache = cache_file(&settings.telemetry);
-        let cached = match cache.as_ref().map(|c| c.read(unix_now())) {
+        let cached = match cache.as_ref().map(|c| c.read(unix_seconds())) {
             None => Contents::default(),
             Some(Ok(contents)) => contents,
             Some(Err(why)) => {
@@ -270,11 +266,11 @@ impl Poller {
                     if !self.holds_lease() {
                         self.tell(Work::AllowList(providers.clone()));
                     }
-                    log(self.state.allow_list_learned(providers, unix_now()));
+                    log(self.state.allow_list_learned(providers, unix_seconds()));
                     self.persist_and_publish();
                 }
                 Ok(Note::PeerAllowList(providers)) => {
-                    log(self.state.allow_list_learned(providers, unix_now()));
+                    log(self.state.allow_list_learned(providers, unix_seconds()));
                     self.persist_and_publish();
                 }
                 Ok(Note::Shared(shared)) => self.adopt(*shared),
@@ -351,7 +347,7 @@ impl Poller {
         let client = self.client.clone();
         let canonicals = &mut self.canonicals;
         let outcomes = self.rt.block_on(round::poll(client, &base_url, due, canonicals, &mut lines));
-        let (now, unix) = (Instant::now(), unix_now());
+        let (now, unix) = (Instant::now(), unix_seconds());
         for (key, outcome) in outcomes {
             lines.extend(self.state.polled(&key, outcome, now, unix));
         }
@@ -378,7 +374,7 @@ impl Poller {
 
     fn persist(&mut self) {
         let Some(cache) = &self.cache else { return };
-        match cache.write(&self.state.cache_entries(), self.state.allow_list(), unix_now()) {
+        match cache.write(&self.state.cache_entries(), self.state.allow_list(), unix_seconds()) {
             Ok(()) => self.cache_failing = false,
             Err(why) if !self.cache_failing => {
                 self.cache_failing = true;

@@ -8,7 +8,7 @@ use super::{answer, forward, record, translate};
 use crate::request::{Ending, RequestInfo};
 use crate::routers::Cx;
 use crate::routers::{AfterFailure, Next, Router};
-use crate::server::client_conn::ClientConn;
+use crate::tcp_or_tls::ClientConn;
 use crate::upstream::body_block::BodyBlock;
 use crate::upstream::exchange::{self, ClientSide, Exchange, Outcome};
 
@@ -40,38 +40,40 @@ pub(super) async fn run<R: Router>(
         let (idx, started) = (attempt.deployment, attempt.started);
         let upstream = &routes.upstreams[idx.get()];
         let deployment = snap.deployment(idx);
-        let exchange = Exchange {
-            target: &upstream.target,
-            provider: deployment.provider.prefix(),
-            request,
-            stream: facts.stream,
-            read_usage: attempt.read_usage,
-            timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
-            auth: upstream.auth.as_ref().map(|a| (a, deployment.id.as_str())),
-            started,
-        };
         let translating = deployment.translates(cx.route);
         record::attempt_started(shard, routes, idx, started);
         router.sending(&chosen, started);
-        let outcome = {
-            let router = &router;
-            let on_body_end = |usage| router.spent(idx, started, usage);
-            let side = ClientSide {
-                stream: client,
-                extra_headers: &attempt.labels,
-                keep_alive,
-                on_body_end: &on_body_end,
-                body_block: match &attempt.block {
-                    Some((name, json)) if !translating => Some(BodyBlock { name, json }),
-                    _ => None,
-                },
-                translate: translating.then(|| {
-                    let (dialect, upstream_model) = (deployment.dialect(), &deployment.upstream_model);
-                    translate::answer(cx.route, dialect, upstream_model, &facts.model, cx.request.body)
-                }),
-                dialect: cx.route.dialect(),
-            };
-            exchange::run(&shard.upstream, exchange, side).await
+        let outcome = match forward::authorize(cx, idx, request) {
+            Err(err) => Outcome::Failed(err),
+            Ok(request) => {
+                let exchange = Exchange {
+                    target: &upstream.target,
+                    provider: deployment.provider.prefix(),
+                    request,
+                    stream: facts.stream,
+                    read_usage: attempt.read_usage,
+                    timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
+                    started,
+                };
+                let router = &router;
+                let on_body_end = |usage| router.spent(idx, started, usage);
+                let side = ClientSide {
+                    stream: client,
+                    extra_headers: &attempt.labels,
+                    keep_alive,
+                    on_body_end: &on_body_end,
+                    body_block: match &attempt.block {
+                        Some((name, json)) if !translating => Some(BodyBlock { name, json }),
+                        _ => None,
+                    },
+                    translate: translating.then(|| {
+                        let (dialect, upstream_model) = (deployment.dialect(), &deployment.upstream_model);
+                        translate::answer(cx.route, dialect, upstream_model, &facts.model, cx.request.body)
+                    }),
+                    dialect: cx.route.dialect(),
+                };
+                exchange::run(&shard.upstream, exchange, side).await
+            }
         };
         match outcome {
             Outcome::Delivered(d) => {

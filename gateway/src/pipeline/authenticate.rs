@@ -5,8 +5,9 @@
 
 use pointwork_core::{affinity_hash, AffinitySettings, Snapshot};
 
+use crate::clock::unix_now;
 use crate::facts::Extracted;
-use crate::keys::{unix_now, Caller, VirtualKey};
+use crate::keys::{Caller, VirtualKey};
 use crate::request::Request;
 use crate::respond::Reply;
 use crate::routes::Routes;

@@ -2,6 +2,8 @@
 //! headers of this request, and the body with `model` spliced, the deployment's `extra_body`
 //! added, or translated into the provider's dialect (`translate`).
 
+use pointwork_core::DeploymentIdx;
+
 use super::translate;
 use crate::buffers::Buffers;
 use crate::facts::Extracted;
@@ -11,6 +13,7 @@ use crate::respond::Reply;
 use crate::routers::pareto::body::with_extra_body;
 use crate::routers::Cx;
 use crate::routers::{Attempt, ExtraBody};
+use crate::upstream::attempt_error::AttemptError;
 
 /// The request `attempt` sends, or the 400 naming what cannot be translated.
 pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &Attempt) -> Result<Vec<u8>, Reply> {
@@ -29,6 +32,15 @@ pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &Attempt) -> Result<Vec<u8>,
         }
         _ => upstream_request(head, body, extracted, model_json, &cx.shard.upstream.buffers),
     })
+}
+
+/// `request` with deployment `idx`'s credential added (a SigV4 signature, a refreshed token),
+/// or the attempt's error when there is none to add.
+pub(super) fn authorize(cx: &Cx<'_>, idx: DeploymentIdx, request: Vec<u8>) -> Result<Vec<u8>, AttemptError> {
+    match &cx.routes.upstreams[idx.get()].auth {
+        Some(auth) => auth.authorize(request, &cx.routes.snapshot.deployment(idx).id),
+        None => Ok(request),
+    }
 }
 
 /// The upstream request: precomputed head, content-length, and the body with `model` spliced

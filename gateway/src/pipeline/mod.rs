@@ -32,8 +32,8 @@ use crate::routers::litellm::LiteLlm;
 use crate::routers::policy::Policy;
 use crate::routers::Cx;
 use crate::routes::Routes;
-use crate::server::client_conn::ClientConn;
 use crate::shard::Shard;
+use crate::tcp_or_tls::ClientConn;
 
 /// Serves one API request. Returns whether the client connection can carry another request.
 pub async fn serve(

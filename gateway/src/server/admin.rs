@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use pointwork_core::{DeploymentIdx, Event, Snapshot, State};
 
+use crate::clock::unix_now;
 use crate::control::message::ControlMsg;
 use crate::errors::openai_error;
-use crate::keys::{unix_now, Caller};
+use crate::keys::Caller;
 use crate::metrics::{render, Gauges};
 use crate::request::Request;
 use crate::respond::Reply;

@@ -13,9 +13,9 @@ use crate::http::request::{parse_request_head, HeadLimits, RequestHead};
 use crate::http::BodyFraming;
 use crate::request::{Anthropic, Request};
 use crate::respond::{self, Reply};
-use crate::server::client_conn::ClientConn;
 use crate::server::{endpoints, handshake};
 use crate::shard::Shard;
+use crate::tcp_or_tls::ClientConn;
 
 /// Serves an accepted connection until it closes: over TLS, once the handshake is done, when
 /// the listener terminates TLS (the handshake's connection counts as open, against the cap).

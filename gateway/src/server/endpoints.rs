@@ -8,8 +8,8 @@ use crate::pipeline;
 use crate::request::Request;
 use crate::respond::{self, Reply};
 use crate::server::admin;
-use crate::server::client_conn::ClientConn;
 use crate::shard::Shard;
+use crate::tcp_or_tls::ClientConn;
 
 /// What a path names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

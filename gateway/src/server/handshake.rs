@@ -14,10 +14,10 @@ use monoio_rustls::TlsAcceptor;
 
 use crate::errors::openai_error;
 use crate::http::write;
-use crate::server::client_conn::ClientConn;
-use crate::server::tls_listener::TlsListener;
 use crate::shard::Shard;
 use crate::tcp_or_tls::peek_byte;
+use crate::tcp_or_tls::ClientConn;
+use crate::tls::listener::TlsListener;
 
 /// The first byte of every TLS connection: a handshake record.
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;

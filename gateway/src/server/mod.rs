@@ -2,12 +2,9 @@
 //! `SO_REUSEPORT` listener on the same address.
 
 pub mod admin;
-pub mod client_conn;
 pub mod conn;
 pub mod endpoints;
 pub mod handshake;
-pub mod tls;
-pub mod tls_listener;
 
 use std::fmt;
 use std::net::SocketAddr;

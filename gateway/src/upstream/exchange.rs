@@ -16,7 +16,7 @@ use crate::http::header_is;
 use crate::http::response::{parse_response_head_each, HeadFacts};
 use crate::http::write;
 use crate::http::BodyFraming;
-use crate::server::client_conn::ClientConn;
+use crate::tcp_or_tls::ClientConn;
 use crate::usage::{Usage, UsageTail};
 
 /// Largest upstream response head accepted.
@@ -58,8 +58,6 @@ pub struct Exchange<'a> {
     /// Non-streaming: the whole response must arrive within it. Streaming: the head, and then
     /// every gap between body reads.
     pub timeout: Duration,
-    /// The deployment's signer or token, and its id for the error when there is none.
-    pub auth: Option<(&'a crate::credentials::Authorizer, &'a str)>,
     /// When the attempt started (the caller's clock read, a pick's time before the exchange).
     pub started: Instant,
 }
@@ -205,13 +203,7 @@ fn encode_chunk_with(data: &[u8], out: &mut Vec<u8>, before_done: &mut Option<Ve
 /// then closes without answering may have acted on it — and the failure is the attempt's.
 pub async fn run(up: &Upstreams, ex: Exchange<'_>, client: ClientSide<'_>) -> Outcome {
     let started = ex.started;
-    let mut request = match ex.auth {
-        Some((auth, deployment)) => match auth.authorize(ex.request, deployment) {
-            Ok(request) => request,
-            Err(e) => return Outcome::Failed(e),
-        },
-        None => ex.request,
-    };
+    let mut request = ex.request;
     let mut allow_stale_retry = true;
     loop {
         let (mut conn, reused) = match take_or_connect(up, ex.target, started).await {

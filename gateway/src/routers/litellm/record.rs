@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use pointwork_core::{response_cost, Decision, DeploymentIdx, Event, Pin, RequestFacts};
 
-use crate::keys::{unix_now, VirtualKey};
+use crate::clock::unix_now;
+use crate::keys::VirtualKey;
 use crate::routes::Routes;
 use crate::shard::Shard;
 use crate::usage::Usage;

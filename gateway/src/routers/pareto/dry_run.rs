@@ -41,7 +41,7 @@ pub(crate) fn explain(
         }
     };
     let providers = state.providers();
-    let unix = crate::pareto_poller::unix_now();
+    let unix = crate::clock::unix_seconds();
     let settings = &routes.pareto.as_ref()?.settings;
     let allow = telemetry.fresh_allow_list(unix, settings.cooldown.allowlist_ttl_s);
     let known = telemetry.model(key, rule.fingerprint());

@@ -30,7 +30,7 @@ impl Family {
 pub fn render(out: &mut String, hub: &crate::hub::Hub, routes: &Routes, state: &State) {
     let Some(pareto) = &routes.pareto else { return };
     // To the microsecond: the poll times are (whole seconds made a fresh poll's age negative).
-    let unix_now = crate::pareto_poller::unix_now();
+    let unix_now = crate::clock::unix_seconds();
     let telemetry = crate::routers::pareto::published(hub);
     let now = Instant::now();
     let mut polls = Family::new(

@@ -10,8 +10,8 @@ use pointwork_core::pareto::{
 };
 use pointwork_core::{DeploymentIdx, GroupIdx, Resolution, State};
 
+use crate::clock::unix_seconds;
 use crate::errors::typed_error;
-use crate::pareto_poller::unix_now;
 use crate::respond::Reply;
 use crate::routers::pareto::body::{ProviderEdit, TopKeys};
 use crate::routers::pareto::Pin;
@@ -172,7 +172,7 @@ fn decide_for<'r>(
         );
         return refuse(Reason::Declined, 400, STRICT_PROVIDER_CONFLICT, message);
     }
-    let unix = unix_now();
+    let unix = unix_seconds();
     let retention = pareto.settings.telemetry.cache_retention.as_secs_f64();
     let verdict =
         telemetry.model(key, rule.fingerprint()).filter(|m| unix - m.polled_at < retention).map(|m| &m.verdict);

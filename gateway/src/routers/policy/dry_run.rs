@@ -12,8 +12,8 @@ use pointwork_core::policy::{
 use pointwork_core::{RouteKind, State};
 use serde_json::{json, Map, Value};
 
+use crate::clock::unix_now;
 use crate::facts::Extracted;
-use crate::keys::unix_now;
 use crate::routers::policy::llmeu::LlmeuAsk;
 use crate::routers::policy::{live, refusal_status};
 use crate::routers::DryRunError;

@@ -16,8 +16,9 @@ use pointwork_core::{response_cost, DeploymentIdx, Failure, State};
 
 use super::Cx;
 use super::{attempt_error_reply, AfterFailure, Attempt, ExtraBody, Next, Router};
+use crate::clock::unix_now;
 use crate::facts::Extracted;
-use crate::keys::{unix_now, VirtualKey};
+use crate::keys::VirtualKey;
 use crate::request::{Ending, Request};
 use crate::respond::Reply;
 use crate::routes::policy::{daily_limits, PolicyRoutes};

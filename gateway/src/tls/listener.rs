@@ -4,8 +4,8 @@
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::TlsCerts;
 use crate::metrics::render::gauge;
-use crate::server::tls::TlsCerts;
 
 /// What a TLS listener needs on every shard: the certificates in service (replaced by a
 /// reload) and the handshakes' outcomes for `/metrics`.

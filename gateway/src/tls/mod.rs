@@ -6,6 +6,7 @@
 //! operator most needs to know which file is wrong.
 
 mod expiry;
+pub mod listener;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
