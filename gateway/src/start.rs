@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use pointwork_config::{Config, Loaded};
+use pointwork_config::{Config, GatewaySettings, Loaded, TlsSettings};
 
 use crate::access_log::Sink;
 use crate::cli::Overrides;
@@ -49,18 +49,7 @@ pub fn serve(
     };
     // What the shards run with: the config's settings, the connection cap within what the
     // open-file limit allows (a reload compares the config's own settings, `gateway`).
-    let mut settings = gateway.clone();
-    let open_files = crate::server::raise_open_files();
-    let fits = crate::server::connections_that_fit(open_files, shards);
-    if fits < settings.limits.max_connections_per_shard {
-        eprintln!(
-            "pointwork: the open-file limit is {open_files}: at most {fits} client connections per shard \
-             (pointwork.limits.max_connections_per_shard says {}; each may hold an upstream connection too; \
-             raise the hard limit with ulimit -n or systemd's LimitNOFILE)",
-            settings.limits.max_connections_per_shard
-        );
-        settings.limits.max_connections_per_shard = fits;
-    }
+    let mut settings = within_open_files(gateway.clone(), shards);
     let (control_tx, control_rx) = crossbeam_channel::unbounded();
     if let Err(e) = control::forward_signals(control_tx.clone()) {
         return fail(&format!("cannot install signal handlers: {e}"));
@@ -85,13 +74,7 @@ pub fn serve(
     settings.tls = overrides.tls(gateway.tls.as_ref());
     if let Some(tls) = &settings.tls {
         match TlsCerts::load(tls) {
-            Ok(certs) => {
-                let left = certs.seconds_until_expiry(std::time::SystemTime::now());
-                if let Some(warning) = expiry_warning(&tls.cert.display().to_string(), left) {
-                    eprintln!("pointwork: warning: {warning}");
-                }
-                let _ = hub.tls.set(Arc::new(TlsListener { certs, handshakes: Default::default() }));
-            }
+            Ok(certs) => listen_with(&hub, tls, certs),
             Err(e) => return fail(&e),
         }
     }
@@ -143,6 +126,32 @@ pub fn serve(
         status.release_leases();
     }
     exit
+}
+
+/// `settings` with at most as many client connections per shard as the open-file limit allows
+/// `shards` (raised as far as it goes first), said on stderr when that is fewer.
+fn within_open_files(mut settings: GatewaySettings, shards: usize) -> GatewaySettings {
+    let open_files = crate::server::raise_open_files();
+    let fits = crate::server::connections_that_fit(open_files, shards);
+    if fits < settings.limits.max_connections_per_shard {
+        eprintln!(
+            "pointwork: the open-file limit is {open_files}: at most {fits} client connections per shard \
+             (pointwork.limits.max_connections_per_shard says {}; each may hold an upstream connection too; \
+             raise the hard limit with ulimit -n or systemd's LimitNOFILE)",
+            settings.limits.max_connections_per_shard
+        );
+        settings.limits.max_connections_per_shard = fits;
+    }
+    settings
+}
+
+/// The listener terminates TLS with `certs` (warned of when they expire within 14 days).
+fn listen_with(hub: &Hub, tls: &TlsSettings, certs: TlsCerts) {
+    let left = certs.seconds_until_expiry(std::time::SystemTime::now());
+    if let Some(warning) = expiry_warning(&tls.cert.display().to_string(), left) {
+        eprintln!("pointwork: warning: {warning}");
+    }
+    let _ = hub.tls.set(Arc::new(TlsListener { certs, handshakes: Default::default() }));
 }
 
 /// `3 model groups, 5 deployments, strategy simple-shuffle, access log off`.
