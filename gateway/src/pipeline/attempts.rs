@@ -15,7 +15,7 @@ use crate::upstream::exchange::{self, ClientSide, Exchange, Outcome};
 /// Runs the request's attempts as `router` chooses them. Returns whether the client connection
 /// can carry another request.
 pub(super) async fn run<R: Router>(
-    mut router: R,
+    router: &mut R,
     cx: &Cx<'_>,
     info: &RequestInfo<'_>,
     client: &mut ClientConn,
@@ -55,7 +55,7 @@ pub(super) async fn run<R: Router>(
                     timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
                     started,
                 };
-                let router = &router;
+                let router = &*router;
                 let on_body_end = |usage| router.spent(idx, started, usage);
                 let side = ClientSide {
                     stream: client,

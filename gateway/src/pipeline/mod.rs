@@ -63,13 +63,19 @@ pub async fn serve(
     }
     let info = RequestInfo { model: &extracted.facts.model, ..info };
     let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key: caller.virtual_key() };
-    if let Some(policy) = Policy::applying(&cx) {
+    if let Some(mut policy) = Policy::applying(&cx) {
         let info = RequestInfo { policy: Some(policy.id()), ..info };
         // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).
-        return Box::pin(attempts::run(policy, &cx, &info, client, keep_alive)).await;
+        return Box::pin(attempts::run(&mut policy, &cx, &info, client, keep_alive)).await;
     }
-    let litellm = LiteLlm::new(&cx).await;
-    attempts::run(litellm, &cx, &info, client, keep_alive).await
+    let auto = match LiteLlm::auto_route(&cx) {
+        Some(decided) => Some(decided.await),
+        None => None,
+    };
+    // The router stays here and the loop borrows it: moving it into the loop's future would
+    // copy it with the future.
+    let mut litellm = LiteLlm::new(&cx, auto);
+    attempts::run(&mut litellm, &cx, &info, client, keep_alive).await
 }
 
 /// Ends the request with `reply`: recorded as `ending` (its status and size are the reply's),

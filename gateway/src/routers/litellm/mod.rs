@@ -7,6 +7,8 @@
 mod labels;
 mod record;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use pointwork_core::{
@@ -48,20 +50,20 @@ pub(crate) struct Chosen<'a> {
 }
 
 impl<'a> LiteLlm<'a> {
-    /// The router for a request; a complexity router decides its group now.
-    pub(crate) async fn new(cx: &'a Cx<'a>) -> LiteLlm<'a> {
+    /// The complexity router's decision of the request's group, when the requested name is a
+    /// complexity router: to await before [`LiteLlm::new`] (boxed: most requests have none).
+    pub(crate) fn auto_route(cx: &'a Cx<'a>) -> Option<Pin<Box<impl Future<Output = RequestRoute> + 'a>>> {
         let (routes, facts) = (cx.routes, &cx.extracted.facts);
-        let snap = &routes.snapshot;
+        let router = routes.complexity.as_ref()?.router(&facts.model)?;
+        let body = cx.request.body;
+        Some(Box::pin(complexity::route_request(cx.shard, routes, router, cx.route, body, facts, cx.caller)))
+    }
+
+    /// The router for a request; `auto`: the group a complexity router decided.
+    pub(crate) fn new(cx: &'a Cx<'a>, auto: Option<RequestRoute>) -> LiteLlm<'a> {
+        let snap = &cx.routes.snapshot;
         let settings = &snap.settings;
-        let auto = match routes.complexity.as_ref().and_then(|c| c.router(&facts.model)) {
-            Some(router) => {
-                let body = cx.request.body;
-                let decided = complexity::route_request(cx.shard, routes, router, cx.route, body, facts, cx.caller);
-                Some(Box::pin(decided).await)
-            }
-            None => None,
-        };
-        let target = auto.as_ref().map_or(&*facts.model, |a| &*snap.group(a.group).name);
+        let target = auto.as_ref().map_or(&*cx.extracted.facts.model, |a| &*snap.group(a.group).name);
         let walk = Walk::new(target, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
         LiteLlm { cx, auto, target, walk, last_error: None, route_error: None }
     }
