@@ -298,6 +298,8 @@ fn an_allow_list_learnt_on_an_instance_that_does_not_poll_reaches_the_poller_and
     wait_until(Duration::from_secs(5), "a holds the poller's lease", || holds(&a, "pareto_poller"));
     let b = pareto_instance(&redis, "b", &or_b, &cache_b);
     b.process.wait_for_stderr("routing on the telemetry instance a polls", Duration::from_secs(5));
+    // The line is said when the telemetry is read; b's poller adopts it a moment later.
+    await_winner(&b, "b/fp8");
     // b's account may not use b: its 404 teaches b the allow-list, which a (the poller) selects
     // under, and publishes back.
     or_b.allow_only(&["a", "c"]);
