@@ -67,6 +67,7 @@ pub(crate) fn adapter(provider: Provider) -> &'static dyn ProviderAdapter {
         | Provider::Mistral
         | Provider::Codestral
         | Provider::FireworksAi
+        | Provider::Xai
         | Provider::Ollama
         | Provider::OllamaChat
         | Provider::HuggingFace

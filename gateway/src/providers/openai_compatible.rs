@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `openai`, `openrouter`, `groq`, `together_ai`, `deepseek`, `mistral`, `fireworks_ai` | the default `api_base` (`Provider::default_api_base`) |
 //! | `hosted_vllm` | no default `api_base`: it is required |
+//! | `xai` | the default `api_base`, `XAI_API_KEY` (`provider_params.rs`); no embeddings (`Provider::serves_embeddings`) |
 //! | `codestral` | the default `api_base`, `CODESTRAL_API_KEY` (`pointwork-config`'s `provider_params.rs`) |
 //! | `ollama`, `ollama_chat` | the server root with `/v1` added, `OLLAMA_API_BASE`, `OLLAMA_API_KEY` (`provider_params.rs`) |
 //! | `huggingface` | the router's model naming, `HF_TOKEN` (`provider_params.rs`) |

@@ -68,3 +68,25 @@ fn each_dialect_puts_the_model_and_the_key_where_its_provider_expects_them() {
         head(Provider::OllamaChat, "llama3.1", "http://localhost:11434/v1", None, RouteKind::ChatCompletions, false);
     assert!(ollama.starts_with("POST /v1/chat/completions HTTP/1.1") && !ollama.contains("authorization"), "{ollama}");
 }
+
+#[test]
+fn an_xai_head_goes_to_its_chat_completions_with_its_key_as_a_bearer_token() {
+    let mut d = Deployment::new("d", "grok", Provider::Xai, "grok-3-mini", "https://api.x.ai/v1");
+    d.api_key = Some("xai-key".into());
+    let target = Target::parse(&d.api_base).unwrap();
+    let head = |route, stream| String::from_utf8(request_head(&target, &d, route, stream)).unwrap();
+    let chat = head(RouteKind::ChatCompletions, false);
+    assert_eq!(
+        chat,
+        concat!(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: api.x.ai\r\nauthorization: Bearer xai-key\r\n",
+            "content-type: application/json\r\nuser-agent: pointwork/",
+            env!("CARGO_PKG_VERSION"),
+            "\r\n"
+        )
+    );
+    // A Messages request is translated to chat completions; a stream goes to the same path.
+    assert_eq!(head(RouteKind::Messages, false), chat);
+    assert_eq!(head(RouteKind::ChatCompletions, true), chat);
+    assert!(!super::streams_elsewhere(&d));
+}
