@@ -5,7 +5,7 @@
 
 use pointwork_core::{Deployment, RouteKind};
 
-use super::{percent_encode_into, ProviderAdapter};
+use super::{model_path, ProviderAdapter};
 use crate::http::write;
 
 pub(super) struct Bedrock;
@@ -17,9 +17,7 @@ impl ProviderAdapter for Bedrock {
             (_, true) => "/converse-stream",
             (_, false) => "/converse",
         };
-        out.extend_from_slice(b"/model/");
-        percent_encode_into(out, &d.upstream_model);
-        out.extend_from_slice(action.as_bytes());
+        model_path(out, "/model/", &d.upstream_model, action);
     }
 
     fn fixed_headers(&self, out: &mut Vec<u8>, stream: bool) {

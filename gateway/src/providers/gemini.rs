@@ -4,7 +4,7 @@
 
 use pointwork_core::{Deployment, RouteKind};
 
-use super::{percent_encode_into, ProviderAdapter};
+use super::{model_path, ProviderAdapter};
 use crate::http::write;
 use crate::upstream::target::Target;
 
@@ -31,9 +31,7 @@ pub(super) fn generate_content_path(out: &mut Vec<u8>, d: &Deployment, route: Ro
         (_, true) => ":streamGenerateContent?alt=sse",
         (_, false) => ":generateContent",
     };
-    out.extend_from_slice(b"/models/");
-    percent_encode_into(out, &d.upstream_model);
-    out.extend_from_slice(method.as_bytes());
+    model_path(out, "/models/", &d.upstream_model, method);
 }
 
 /// The deployment's key as `x-goog-api-key`.

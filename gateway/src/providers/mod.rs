@@ -117,6 +117,14 @@ fn bearer(out: &mut Vec<u8>, token: &str) {
     write::header(out, "authorization", format!("Bearer {token}").as_bytes());
 }
 
+/// `{collection}{model}{method}`, the model as one path segment: a path that names the model
+/// (Gemini's `/models/{model}:generateContent`, Bedrock's `/model/{id}/converse`).
+fn model_path(out: &mut Vec<u8>, collection: &str, model: &str, method: &str) {
+    out.extend_from_slice(collection.as_bytes());
+    percent_encode_into(out, model);
+    out.extend_from_slice(method.as_bytes());
+}
+
 /// A model name as one path segment: unreserved bytes kept, the rest percent-encoded (Bedrock's
 /// `…-v1:0` becomes `…-v1%3A0`, an ARN's `/` `%2F`).
 fn percent_encode_into(out: &mut Vec<u8>, segment: &str) {

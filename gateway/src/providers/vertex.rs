@@ -8,7 +8,7 @@ use pointwork_core::{Deployment, Dialect, RouteKind};
 
 use super::anthropic::x_api_key;
 use super::gemini::{generate_content_path, x_goog_api_key};
-use super::{percent_encode_into, ProviderAdapter};
+use super::{model_path, ProviderAdapter};
 use crate::dialect::Untranslatable;
 use crate::upstream::target::Target;
 
@@ -22,9 +22,8 @@ impl ProviderAdapter for VertexAi {
         if d.dialect() != Dialect::AnthropicMessages {
             return generate_content_path(out, d, route, stream);
         }
-        out.extend_from_slice(b"/models/");
-        percent_encode_into(out, &d.upstream_model);
-        out.extend_from_slice(if stream { b":streamRawPredict" } else { b":rawPredict" });
+        let method = if stream { ":streamRawPredict" } else { ":rawPredict" };
+        model_path(out, "/models/", &d.upstream_model, method);
     }
 
     fn credential_headers(&self, out: &mut Vec<u8>, _target: &Target, d: &Deployment) {
