@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn unknown_names_and_providers_are_errors() {
         let served =
-            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
+            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
         assert_eq!(
             parse_model_ref("my-finetune", bundled()).unwrap_err(),
             format!("\"my-finetune\" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {served})")

@@ -122,6 +122,7 @@ pub(crate) fn apply_provider_params(c: &mut Checker, params: ProviderParams, d: 
         Provider::HuggingFace => &["HF_TOKEN", "HUGGINGFACE_API_KEY"],
         Provider::Cohere | Provider::CohereChat => &["COHERE_API_KEY", "CO_API_KEY"],
         Provider::Codestral => &["CODESTRAL_API_KEY"],
+        Provider::Xai => &["XAI_API_KEY"],
         _ => &[],
     };
     if d.api_key.is_none() {

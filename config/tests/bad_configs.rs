@@ -6,7 +6,7 @@ use common::{errors, fixture, load};
 use pointwork_config::load_file;
 
 const SUPPORTED: &str =
-    "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
+    "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
 
 /// A one-deployment config with `params` as the litellm_params flow map body.
 fn one(params: &str) -> String {
@@ -394,7 +394,7 @@ fn bad_provider_budgets_name_the_key() {
     assert_eq!(
         errors(&yaml),
         [
-            r#"router_settings.provider_budget_config.azzure: unknown provider "azzure"; providers: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock"#,
+            r#"router_settings.provider_budget_config.azzure: unknown provider "azzure"; providers: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock"#,
             "router_settings.provider_budget_config.openai.budget_limit: expected a number (0 or more), got -1",
             r#"router_settings.provider_budget_config.openai.time_period: expected a period like "1d", "1h", "15m" or "30s", got "1w""#,
             "router_settings.provider_budget_config.groq.budget_limit: required key is missing (expected a number (0 or more))",

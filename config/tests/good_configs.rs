@@ -272,6 +272,15 @@ fn provider_default_api_bases() {
 }
 
 #[test]
+fn xai_takes_its_default_api_base_and_its_key_from_xai_api_key() {
+    let yaml = "environment_variables: {XAI_API_KEY: xai-key}\nmodel_list:\n  - {model_name: grok, litellm_params: {model: xai/grok-3-mini}}\n";
+    let config = load(yaml).unwrap().config;
+    let d = &config.deployments[0];
+    assert_eq!((d.provider, d.upstream_model.as_str()), (Provider::Xai, "grok-3-mini"));
+    assert_eq!((d.api_base.as_str(), d.api_key.as_deref()), ("https://api.x.ai/v1", Some("xai-key")));
+}
+
+#[test]
 fn explicit_api_base_loses_its_trailing_slash() {
     let config =
         load("model_list: [{model_name: a, litellm_params: {model: openai/x, api_base: 'http://127.0.0.1:9000/v1/'}}]")

@@ -232,7 +232,7 @@ fn an_environment_variable_without_a_value_is_left_to_the_process() {
 
 #[test]
 fn an_entry_that_fails_is_not_blamed_again_by_what_names_it() {
-    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock)"#;
+    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock)"#;
     // The only entry fails: no "model groups: " with an empty list.
     let errs = errors(
         "model_list:\n  - {model_name: gpt, litellm_params: {model: opneai/x}}\nrouter_settings: {fallbacks: [{gpt: [other]}], model_group_alias: {g: gpt}}\n",

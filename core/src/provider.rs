@@ -41,6 +41,8 @@ pub enum Provider {
     /// Mistral's Codestral endpoint (`codestral/…`, LiteLLM's second spelling of Mistral).
     Codestral,
     FireworksAi,
+    /// xAI's API (`xai/grok-…`), OpenAI-compatible.
+    Xai,
     Anthropic,
     /// Azure OpenAI: OpenAI's wire format under a resource endpoint, the deployment in the path
     /// and an `api-version` query.
@@ -67,7 +69,7 @@ pub enum Provider {
 }
 
 impl Provider {
-    pub const ALL: [Provider; 20] = [
+    pub const ALL: [Provider; 21] = [
         Provider::OpenAi,
         Provider::HostedVllm,
         Provider::OpenRouter,
@@ -77,6 +79,7 @@ impl Provider {
         Provider::Mistral,
         Provider::Codestral,
         Provider::FireworksAi,
+        Provider::Xai,
         Provider::Anthropic,
         Provider::Azure,
         Provider::AzureAi,
@@ -102,6 +105,7 @@ impl Provider {
             Provider::Mistral => "mistral",
             Provider::Codestral => "codestral",
             Provider::FireworksAi => "fireworks_ai",
+            Provider::Xai => "xai",
             Provider::Anthropic => "anthropic",
             Provider::Azure => "azure",
             Provider::AzureAi => "azure_ai",
@@ -133,6 +137,7 @@ impl Provider {
             Provider::Mistral => Some("https://api.mistral.ai/v1"),
             Provider::Codestral => Some("https://codestral.mistral.ai/v1"),
             Provider::FireworksAi => Some("https://api.fireworks.ai/inference/v1"),
+            Provider::Xai => Some("https://api.x.ai/v1"),
             // The server root: the Messages API is `/v1/messages` under it.
             Provider::Anthropic => Some("https://api.anthropic.com"),
             // The server root (LiteLLM's default); the OpenAI-compatible API is under `/v1`.
@@ -170,8 +175,8 @@ impl Provider {
     }
 
     /// Whether the provider serves embeddings (`docs/routing.md`'s capability table): Groq,
-    /// DeepSeek, OpenRouter, Codestral, Anthropic, Hugging Face's router and Vertex AI here do
-    /// not.
+    /// DeepSeek, OpenRouter, Codestral, xAI, Anthropic, Hugging Face's router and Vertex AI here
+    /// do not.
     pub fn serves_embeddings(self) -> bool {
         !matches!(
             self,
@@ -179,6 +184,7 @@ impl Provider {
                 | Provider::DeepSeek
                 | Provider::OpenRouter
                 | Provider::Codestral
+                | Provider::Xai
                 | Provider::Anthropic
                 | Provider::HuggingFace
                 | Provider::VertexAi

@@ -22,6 +22,7 @@ pub mod models_list;
 mod output;
 pub mod pareto_poller;
 pub mod pipeline;
+pub mod providers;
 pub mod request;
 pub mod respond;
 pub mod route;

@@ -240,12 +240,13 @@ fn openai_compatible_newcomers_go_to_their_paths_with_their_keys() {
         format!("  - model_name: {group}\n    litellm_params: {{model: {model}, {rest}}}\n")
     };
     let yaml = format!(
-        "environment_variables: {{COHERE_API_KEY: co-key, HF_TOKEN: hf-key, OLLAMA_API_BASE: \"{base}\"}}\nmodel_list:\n{}{}{}{}{}",
+        "environment_variables: {{COHERE_API_KEY: co-key, HF_TOKEN: hf-key, OLLAMA_API_BASE: \"{base}\", XAI_API_KEY: xai-key}}\nmodel_list:\n{}{}{}{}{}{}",
         entry("llama", "ollama_chat/llama3.1", "keep_alive: 5m"),
         entry("hf", "huggingface/together/deepseek-ai/DeepSeek-R1", &format!("api_base: \"{base}/together/v1\"")),
         entry("command", "cohere_chat/v1/command-a-03-2025", &format!("api_base: \"{base}/compatibility/v1\"")),
         entry("codestral", "codestral/codestral-latest", &format!("api_base: \"{base}/v1\", api_key: cs-key")),
         entry("ai", "azure_ai/mistral-large", &format!("api_base: \"{base}/v1\", api_key: ai-key, api_version: \"2024-05-01-preview\"")),
+        entry("grok", "xai/grok-3-mini", &format!("api_base: \"{base}/v1\"")),
     );
     let gateway = Gateway::start(&yaml);
     let cases = [
@@ -254,6 +255,7 @@ fn openai_compatible_newcomers_go_to_their_paths_with_their_keys() {
         ("command", "/compatibility/v1/chat/completions", "command-a-03-2025", Some("Bearer co-key")),
         ("codestral", "/v1/chat/completions", "codestral-latest", Some("Bearer cs-key")),
         ("ai", "/v1/chat/completions?api-version=2024-05-01-preview", "mistral-large", Some("Bearer ai-key")),
+        ("grok", "/v1/chat/completions", "grok-3-mini", Some("Bearer xai-key")),
     ];
     for (group, path, model, authorization) in cases {
         let r = post(&gateway, "/v1/chat/completions", chat(group, false));

@@ -4,7 +4,7 @@
 //! translated back. Gemini and Bedrock are reached from chat completions: a Messages request
 //! goes to chat first.
 
-use pointwork_core::{Deployment, Dialect, Provider, RouteKind};
+use pointwork_core::{Deployment, Dialect, RouteKind};
 
 use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat, Untranslatable};
 use crate::errors::openai_error;
@@ -29,10 +29,7 @@ pub(crate) fn request(
     extracted.append_forwarded(&mut forwarded, body, model_json);
     let upstream_model: String = serde_json::from_slice(model_json).unwrap_or_default();
     let translated = translate_request(route, to.dialect(), &forwarded, &upstream_model);
-    let translated = match (translated, to.provider) {
-        (Ok(body), Provider::VertexAi) if to.dialect() == Dialect::AnthropicMessages => vertex_anthropic_body(&body),
-        (translated, _) => translated,
-    };
+    let translated = translated.and_then(|body| crate::providers::rewrite_body(to, body));
     let translated = translated.map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
     let mut out = Vec::with_capacity(head.len() + 32 + translated.len());
     head.write_to(&mut out);
@@ -40,18 +37,6 @@ pub(crate) fn request(
     write::end_head(&mut out);
     out.extend_from_slice(&translated);
     Ok(out)
-}
-
-/// Vertex AI's version of Anthropic's Messages API.
-pub const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
-
-/// A Messages body as Vertex AI takes it: no `model` (it is in the path), `anthropic_version`
-/// set.
-fn vertex_anthropic_body(body: &[u8]) -> Result<Vec<u8>, Untranslatable> {
-    let mut map = crate::dialect::parse_request(body)?;
-    map.remove("model");
-    map.insert("anthropic_version".into(), VERTEX_ANTHROPIC_VERSION.into());
-    Ok(crate::dialect::json_bytes(&serde_json::Value::Object(map)))
 }
 
 /// `forwarded` (the client's body, model spliced) in dialect `to`.

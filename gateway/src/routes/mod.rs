@@ -11,12 +11,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::{Deployment, Dialect, Provider, RouteKind, RoutingStrategy, Snapshot};
+use pointwork_core::{RouteKind, RoutingStrategy, Snapshot};
 
 use crate::facts::Needs;
-use crate::http::write;
 use crate::keys::Keys;
 use crate::models_list::models_list;
+use crate::providers;
 use crate::upstream::target::Target;
 use policy::PolicyRoutes;
 
@@ -91,8 +91,6 @@ pub enum Tokens {
     CheckOnly,
 }
 
-const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
-
 impl Routes {
     /// The routes a loaded config describes; the error names what is wrong. Keys' meters carry
     /// over from the `previous` routes (a reload). `tokens`: whether to obtain the deployments'
@@ -159,9 +157,7 @@ impl Routes {
             };
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
             let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
-            let head = |route, stream| request_head(&target, d, route, stream);
-            let streams_elsewhere =
-                matches!(d.dialect(), Dialect::Gemini | Dialect::BedrockConverse) || d.provider == Provider::VertexAi;
+            let head = |route, stream| providers::request_head(&target, d, route, stream);
             let auth = match &d.auth {
                 Some(auth) => {
                     let authorizer = crate::credentials::Authorizer::new(auth, tokens == Tokens::Obtain);
@@ -173,7 +169,7 @@ impl Routes {
                 chat_head: head(RouteKind::ChatCompletions, false),
                 embeddings_head: head(RouteKind::Embeddings, false),
                 messages_head: head(RouteKind::Messages, false),
-                stream_heads: streams_elsewhere
+                stream_heads: providers::streams_elsewhere(d)
                     .then(|| Box::new([head(RouteKind::ChatCompletions, true), head(RouteKind::Messages, true)])),
                 auth,
                 model_json: serde_json::to_vec(&d.upstream_model).unwrap_or_default(),
@@ -223,105 +219,10 @@ fn mixes_vision(snapshot: &Snapshot) -> bool {
     })
 }
 
-/// The fixed part of an upstream request head. The caller's own credentials are never copied:
-/// the deployment's key is the only credential sent (`authorization`, Anthropic's `x-api-key`,
-/// Azure's `api-key`, Gemini's `x-goog-api-key`); signatures and refreshed tokens are added per
-/// request (`crate::credentials`).
-fn request_head(target: &Target, d: &Deployment, route: RouteKind, stream: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"POST ");
-    out.extend_from_slice(target.path_prefix.as_bytes());
-    match (d.provider, d.dialect()) {
-        (Provider::Azure, _) => azure_path(&mut out, d, route),
-        (Provider::VertexAi, Dialect::AnthropicMessages) => {
-            out.extend_from_slice(b"/models/");
-            percent_encode_into(&mut out, &d.upstream_model);
-            out.extend_from_slice(if stream { b":streamRawPredict" } else { b":rawPredict" });
-        }
-        (_, Dialect::Gemini) => {
-            let method = match (route, stream) {
-                (RouteKind::Embeddings, _) => ":batchEmbedContents",
-                (_, true) => ":streamGenerateContent?alt=sse",
-                (_, false) => ":generateContent",
-            };
-            out.extend_from_slice(b"/models/");
-            percent_encode_into(&mut out, &d.upstream_model);
-            out.extend_from_slice(method.as_bytes());
-        }
-        (_, Dialect::BedrockConverse) => {
-            let action = match (route, stream) {
-                (RouteKind::Embeddings, _) => "/invoke",
-                (_, true) => "/converse-stream",
-                (_, false) => "/converse",
-            };
-            out.extend_from_slice(b"/model/");
-            percent_encode_into(&mut out, &d.upstream_model);
-            out.extend_from_slice(action.as_bytes());
-        }
-        _ => {
-            out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
-            if let (Provider::AzureAi, Some(version)) = (d.provider, &d.api_version) {
-                out.extend_from_slice(b"?api-version=");
-                out.extend_from_slice(version.as_bytes());
-            }
-        }
-    }
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    write::header(&mut out, "host", target.authority.as_bytes());
-    if let Some(key) = d.api_key.as_deref() {
-        let (name, value) = match (d.provider, d.dialect()) {
-            (Provider::Azure, _) => ("api-key", key.to_string()),
-            (Provider::AzureAi, _) if azure_key_header(&target.host) => ("api-key", key.to_string()),
-            (_, Dialect::AnthropicMessages) => ("x-api-key", key.to_string()),
-            (_, Dialect::Gemini) => ("x-goog-api-key", key.to_string()),
-            _ => ("authorization", format!("Bearer {key}")),
-        };
-        write::header(&mut out, name, value.as_bytes());
-    }
-    if let (None, Some(token)) = (&d.api_key, &d.azure_ad_token) {
-        write::header(&mut out, "authorization", format!("Bearer {token}").as_bytes());
-    }
-    write::header(&mut out, "content-type", b"application/json");
-    if d.dialect() == Dialect::BedrockConverse {
-        let accept: &[u8] = if stream { b"application/vnd.amazon.eventstream" } else { b"application/json" };
-        write::header(&mut out, "accept", accept);
-    }
-    write::header(&mut out, "user-agent", USER_AGENT.as_bytes());
-    out
-}
-
-/// Whether an Azure AI endpoint takes its key as `api-key` (Azure's own hosts, as LiteLLM
-/// decides) rather than as a bearer token.
-fn azure_key_header(host: &str) -> bool {
-    host.ends_with(".services.ai.azure.com") || host.ends_with(".openai.azure.com")
-}
-
-/// Azure OpenAI's path: `/openai/deployments/{deployment}/chat/completions?api-version=V` (the
-/// deployment name percent-encoded; the version was checked at load).
-fn azure_path(out: &mut Vec<u8>, d: &Deployment, route: RouteKind) {
-    out.extend_from_slice(b"/openai/deployments/");
-    percent_encode_into(out, &d.upstream_model);
-    out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
-    out.extend_from_slice(b"?api-version=");
-    out.extend_from_slice(d.api_version.as_deref().unwrap_or(pointwork_config::AZURE_DEFAULT_API_VERSION).as_bytes());
-}
-
-/// A model name as one path segment: unreserved bytes kept, the rest percent-encoded (Bedrock's
-/// `…-v1:0` becomes `…-v1%3A0`, an ARN's `/` `%2F`).
-fn percent_encode_into(out: &mut Vec<u8>, segment: &str) {
-    for &b in segment.as_bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b);
-        } else {
-            out.extend_from_slice(format!("%{b:02X}").as_bytes());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pointwork_core::RouterSettings;
+    use pointwork_core::{Deployment, Provider, RouterSettings};
 
     #[test]
     fn precomputes_heads_with_the_deployment_key() {
@@ -362,80 +263,6 @@ mod tests {
         assert!(
             with_token.contains("authorization: Bearer eyJ.t.s\r\n") && !with_token.contains("api-key"),
             "{with_token}"
-        );
-    }
-
-    #[test]
-    fn each_dialect_puts_the_model_and_the_key_where_its_provider_expects_them() {
-        let head = |provider, model: &str, base: &str, key: Option<&str>, route, stream| {
-            let mut d = Deployment::new("d", "g", provider, model, base);
-            d.api_key = key.map(str::to_string);
-            let target = Target::parse(&d.api_base).unwrap();
-            String::from_utf8(request_head(&target, &d, route, stream)).unwrap()
-        };
-        let gemini = "https://generativelanguage.googleapis.com/v1beta";
-        let chat = head(Provider::Gemini, "gemini-2.5-flash", gemini, Some("g"), RouteKind::ChatCompletions, false);
-        assert!(chat.starts_with("POST /v1beta/models/gemini-2.5-flash:generateContent HTTP/1.1\r\n"), "{chat}");
-        assert!(chat.contains("x-goog-api-key: g\r\n") && !chat.contains("authorization"), "{chat}");
-        let stream = head(Provider::Gemini, "gemini-2.5-flash", gemini, Some("g"), RouteKind::Messages, true);
-        assert!(stream.starts_with("POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse "), "{stream}");
-        let embed = head(Provider::Gemini, "text-embedding-004", gemini, Some("g"), RouteKind::Embeddings, false);
-        assert!(embed.starts_with("POST /v1beta/models/text-embedding-004:batchEmbedContents "), "{embed}");
-
-        let bedrock = "https://bedrock-runtime.us-east-1.amazonaws.com";
-        let id = "anthropic.claude-3-5-sonnet-20240620-v1:0";
-        let converse = head(Provider::Bedrock, id, bedrock, None, RouteKind::ChatCompletions, false);
-        assert!(converse.starts_with(&format!("POST /model/{}/converse HTTP/1.1\r\n", id.replace(':', "%3A"))));
-        assert!(converse.contains("accept: application/json\r\n") && !converse.contains("authorization"));
-        let stream = head(Provider::Bedrock, id, bedrock, None, RouteKind::ChatCompletions, true);
-        assert!(
-            stream.contains("/converse-stream HTTP/1.1")
-                && stream.contains("accept: application/vnd.amazon.eventstream")
-        );
-        let titan =
-            head(Provider::Bedrock, "amazon.titan-embed-text-v2:0", bedrock, None, RouteKind::Embeddings, false);
-        assert!(titan.starts_with("POST /model/amazon.titan-embed-text-v2%3A0/invoke "), "{titan}");
-
-        let vertex = "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic";
-        let claude = head(Provider::VertexAi, "claude-sonnet-4@20250514", vertex, None, RouteKind::Messages, true);
-        assert!(
-            claude.starts_with("POST /v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4%4020250514:streamRawPredict "),
-            "{claude}"
-        );
-
-        // Azure AI: Azure's own hosts take `api-key`, a serverless endpoint a bearer token.
-        let foundry = head(
-            Provider::AzureAi,
-            "mistral-large",
-            "https://p.services.ai.azure.com/models",
-            Some("k"),
-            RouteKind::ChatCompletions,
-            false,
-        );
-        assert!(
-            foundry.starts_with("POST /models/chat/completions HTTP/1.1") && foundry.contains("api-key: k\r\n"),
-            "{foundry}"
-        );
-        let serverless = head(
-            Provider::AzureAi,
-            "m",
-            "https://m.eastus2.inference.ai.azure.com/v1",
-            Some("k"),
-            RouteKind::ChatCompletions,
-            false,
-        );
-        assert!(serverless.contains("authorization: Bearer k\r\n"), "{serverless}");
-        let ollama = head(
-            Provider::OllamaChat,
-            "llama3.1",
-            "http://localhost:11434/v1",
-            None,
-            RouteKind::ChatCompletions,
-            false,
-        );
-        assert!(
-            ollama.starts_with("POST /v1/chat/completions HTTP/1.1") && !ollama.contains("authorization"),
-            "{ollama}"
         );
     }
 }
