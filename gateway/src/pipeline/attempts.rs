@@ -78,14 +78,7 @@ pub(super) async fn run<R: Router>(
         match outcome {
             Outcome::Delivered(d) => {
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
-                let routed = router.delivered(chosen, idx, &d);
-                let ending = Ending {
-                    status: d.status,
-                    stream: facts.stream,
-                    upstream: Some(d.took),
-                    bytes_out: d.bytes_out,
-                    ..routed
-                };
+                let ending = router.delivered(chosen, idx, &d);
                 record::finish(shard, routes, info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
             }

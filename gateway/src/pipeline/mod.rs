@@ -49,19 +49,20 @@ pub async fn serve(
     let started = Instant::now();
     let routes = shard.sync();
     let routes: &Arc<Routes> = &routes;
-    let info = RequestInfo { path, model: "", key: caller.name(), bytes_in: body.len(), started, policy: None, route };
+    let info =
+        |model| RequestInfo { path, model, key: caller.name(), bytes_in: body.len(), started, policy: None, route };
     let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
-            return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+            return answer(shard, routes, &info(""), client, keep_alive, reply, Ending::refused(0, 0)).await;
         }
     };
     if let Err(reply) = authenticate::admit(routes, caller, request, &mut extracted) {
-        let info = RequestInfo { model: &extracted.facts.model, ..info };
+        let info = info(&extracted.facts.model);
         return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
     }
-    let info = RequestInfo { model: &extracted.facts.model, ..info };
+    let info = info(&extracted.facts.model);
     let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key: caller.virtual_key() };
     if let Some(mut policy) = Policy::applying(&cx) {
         let info = RequestInfo { policy: Some(policy.id()), ..info };

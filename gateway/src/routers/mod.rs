@@ -58,7 +58,7 @@ pub(crate) trait Router {
     /// The answer's usage arrived (before its end reaches the client): what it cost.
     fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>);
 
-    /// The attempt at `idx` was answered: the route's part of the request's ending.
+    /// The attempt at `idx` was answered: how the request ended ([`delivered`] and the route).
     fn delivered(&mut self, chosen: Self::Chosen, idx: DeploymentIdx, d: &Delivered) -> Ending;
 
     /// The attempt at `idx` failed before anything reached the client: try again (after a
@@ -119,6 +119,12 @@ pub(crate) enum ExtraBody {
 pub struct DryRunError {
     pub status: u16,
     pub message: String,
+}
+
+/// How a request whose attempt was answered ended, as far as the answer goes: its status, size
+/// and time (a router adds its route).
+pub(crate) fn delivered(d: &Delivered, stream: bool) -> Ending {
+    Ending { status: d.status, stream, upstream: Some(d.took), bytes_out: d.bytes_out, ..Ending::refused(0, 0) }
 }
 
 /// The answer to a failed attempt the router does not retry: the upstream's error as it came,

@@ -19,7 +19,7 @@ use pointwork_core::{
 use super::complexity::{self, RequestRoute};
 use super::pareto::{self, Steered};
 use super::Cx;
-use super::{attempt_error_reply, route_error_reply, AfterFailure, Attempt, ExtraBody, Next, Router};
+use super::{attempt_error_reply, delivered, route_error_reply, AfterFailure, Attempt, ExtraBody, Next, Router};
 use crate::request::{Ending, HEADER_ROUTE};
 use crate::shard::Shard;
 use crate::upstream::exchange::{AttemptError, Delivered};
@@ -39,13 +39,10 @@ pub(crate) struct LiteLlm<'a> {
     last_error: Option<(DeploymentIdx, AttemptError)>,
     /// The first pick that found nothing.
     route_error: Option<RouteError>,
-}
-
-/// What the router keeps of an attempt's choice.
-pub(crate) struct Chosen<'a> {
-    decision: Decision,
+    /// The current attempt's pareto verdict (its failure teaches the walk), and what decided
+    /// before its pick, for the route line. Kept here rather than handed out with the
+    /// decision: they are copied with it otherwise.
     steered: Option<Steered<'a>>,
-    /// What decided before the pick, for the route line.
     before_pick: Option<String>,
 }
 
@@ -65,7 +62,7 @@ impl<'a> LiteLlm<'a> {
         let settings = &snap.settings;
         let target = auto.as_ref().map_or(&*cx.extracted.facts.model, |a| &*snap.group(a.group).name);
         let walk = Walk::new(target, &settings.fallbacks, &settings.retry_policy, settings.num_retries);
-        LiteLlm { cx, auto, target, walk, last_error: None, route_error: None }
+        LiteLlm { cx, auto, target, walk, last_error: None, route_error: None, steered: None, before_pick: None }
     }
 
     /// Moves the walk on after a failure of class `class` with no attempt made; whether there
@@ -92,7 +89,7 @@ impl<'a> LiteLlm<'a> {
     }
 
     /// Nothing left to try: the last attempt's error, else why the pick found nothing.
-    fn nothing_left(&mut self) -> Next<Chosen<'a>> {
+    fn nothing_left(&mut self) -> Next<Decision> {
         let snap = &self.cx.routes.snapshot;
         let ending = self.ending();
         if let Some((idx, err)) = self.last_error.take() {
@@ -116,9 +113,10 @@ impl<'a> LiteLlm<'a> {
 }
 
 impl<'a> Router for LiteLlm<'a> {
-    type Chosen = Chosen<'a>;
+    /// The pick's decision.
+    type Chosen = Decision;
 
-    fn choose(&mut self, mut now: Instant) -> Next<Chosen<'a>> {
+    fn choose(&mut self, mut now: Instant) -> Next<Decision> {
         let (shard, routes, body) = (self.cx.shard, self.cx.routes, self.cx.request.body);
         let snap = &routes.snapshot;
         let facts = &self.cx.extracted.facts;
@@ -186,38 +184,39 @@ impl<'a> Router for LiteLlm<'a> {
                 block: None,
                 read_usage,
             };
-            return Next::Attempt(attempt, Chosen { decision, steered, before_pick });
+            (self.steered, self.before_pick) = (steered, before_pick);
+            return Next::Attempt(attempt, decision);
         }
     }
 
-    fn sending(&mut self, chosen: &Chosen<'a>, now: Instant) {
+    fn sending(&mut self, decision: &Decision, now: Instant) {
         // Pinned when sent, not when answered: every shard knows the pin before this response
         // reaches the client, so the conversation's next request finds it. A failed attempt's
         // retry pins its own pick.
-        record::pin_conversation(self.cx.shard, self.cx.routes, &chosen.decision, &self.cx.extracted.facts, now);
+        record::pin_conversation(self.cx.shard, self.cx.routes, decision, &self.cx.extracted.facts, now);
     }
 
     fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
         record::spend(self.cx.shard, self.cx.routes, idx, started, usage, self.cx.key);
     }
 
-    fn delivered(&mut self, chosen: Chosen<'a>, idx: DeploymentIdx, _d: &Delivered) -> Ending {
-        let Chosen { decision, before_pick, .. } = chosen;
+    fn delivered(&mut self, decision: Decision, idx: DeploymentIdx, d: &Delivered) -> Ending {
         Ending {
             group: Some(decision.group),
             deployment: Some(idx),
             attempts: self.walk.failed_attempts() + 1,
             decision: Some(decision),
-            before_pick,
-            ..self.ending()
+            before_pick: self.before_pick.take(),
+            routing_decision: self.auto.as_mut().and_then(|a| a.record.take()),
+            ..delivered(d, self.cx.extracted.facts.stream)
         }
     }
 
-    fn after_failure(&mut self, chosen: Chosen<'a>, idx: DeploymentIdx, err: AttemptError) -> AfterFailure {
+    fn after_failure(&mut self, decision: Decision, idx: DeploymentIdx, err: AttemptError) -> AfterFailure {
         let (shard, routes) = (self.cx.shard, self.cx.routes);
         let snap = &routes.snapshot;
-        let Chosen { decision, steered, before_pick } = chosen;
-        if let Some(s) = &steered {
+        let before_pick = self.before_pick.take();
+        if let Some(s) = &self.steered.take() {
             pareto::learn(shard, routes, s, idx, err.status, &err.body);
         }
         let class = ErrorClass::of(err.failure, &String::from_utf8_lossy(&err.body));

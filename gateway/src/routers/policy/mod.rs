@@ -15,7 +15,7 @@ use pointwork_core::policy::{admit, decide, Live, PolicyEndpoint, SharedLatency}
 use pointwork_core::{response_cost, DeploymentIdx, Failure, State};
 
 use super::Cx;
-use super::{attempt_error_reply, AfterFailure, Attempt, ExtraBody, Next, Router};
+use super::{attempt_error_reply, delivered, AfterFailure, Attempt, ExtraBody, Next, Router};
 use crate::clock::unix_now;
 use crate::facts::Extracted;
 use crate::keys::VirtualKey;
@@ -164,7 +164,7 @@ impl<'a> Router for Policy<'a> {
             attempts: self.attempts,
             route: self.route(),
             failed_over: std::mem::take(&mut self.failed_over),
-            ..Ending::refused(0, 0)
+            ..delivered(d, self.cx.extracted.facts.stream)
         }
     }
 
