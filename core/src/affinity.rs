@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::complexity::Tier;
+use crate::tier::Tier;
 use crate::DeploymentIdx;
 
 /// Which affinities a group keeps.

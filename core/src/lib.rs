@@ -27,6 +27,7 @@ pub mod rng;
 pub mod secret;
 pub mod snapshot;
 pub mod state;
+pub mod tier;
 pub mod upstream_auth;
 pub mod usage;
 

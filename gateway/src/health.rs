@@ -21,6 +21,7 @@ use pointwork_config::{GatewaySettings, HealthCheckSharing, HealthChecks};
 use pointwork_core::{DeploymentIdx, Dialect, Event, RouteKind};
 
 use crate::cluster::lease::{ttl_for, Lease, Role};
+use crate::cluster::status::Status;
 use crate::events::Mesh;
 use crate::http::response::parse_response_head;
 use crate::http::write;
@@ -38,7 +39,7 @@ const FOLLOWER_LOOKS_EVERY: Duration = Duration::from_millis(250);
 const FIRST_WORD_WAIT: Duration = Duration::from_secs(3);
 
 /// Starts the checker when the config asks for it (background checks, or health-check routing).
-pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
+pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings, cluster: Option<&Status>) {
     let routing = hub.routes.load().snapshot.settings.enable_health_check_routing;
     if !(settings.health_checks.background || routing) {
         return;
@@ -56,7 +57,7 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
         settings: settings.health_checks.clone(),
         tls,
         connect: settings.timeouts.connect,
-        lease: lease(hub, settings),
+        lease: cluster.and_then(|status| lease(status, settings)),
         started: Instant::now(),
     };
     let spawned = std::thread::Builder::new().name("health".into()).spawn(move || {
@@ -71,9 +72,8 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings) {
 }
 
 /// The lease of `one_instance` health checks, kept from now on; `None`: every instance probes.
-fn lease(hub: &Hub, settings: &GatewaySettings) -> Option<Arc<Lease>> {
+fn lease(status: &Status, settings: &GatewaySettings) -> Option<Arc<Lease>> {
     let cluster = settings.cluster.as_ref().filter(|c| c.health_checks == HealthCheckSharing::OneInstance)?;
-    let status = hub.cluster.get()?;
     let ttl = ttl_for(settings.health_checks.interval);
     let lease = Lease::new("health_checks", "runs the health checks", &cluster.key_prefix, status.lease_holder(), ttl);
     status.keep_lease("lease-health", lease)

@@ -9,11 +9,29 @@ use std::time::Instant;
 
 use arc_swap::ArcSwap;
 use crossbeam_channel::Sender;
+use futures_channel::oneshot;
 
-use crate::control::message::ControlMsg;
+use crate::metrics::Report;
 use crate::metrics::Totals;
 use crate::pareto_poller::shared::ParetoShared;
 use crate::routes::Routes;
+
+/// What the control thread is asked to do.
+pub enum ControlMsg {
+    Signal(i32),
+    /// `POST /admin/reload`: the outcome goes back on the oneshot (the report as JSON, or why
+    /// the new config was refused).
+    Reload(oneshot::Sender<Result<serde_json::Value, String>>),
+    /// A shard's counts since its last report.
+    Report(Box<Report>),
+    /// A shard finished draining (its last report was sent before).
+    ShardStopped(usize),
+}
+
+/// A part of `/metrics` that a thread of its own keeps current (the cluster's, with Redis).
+pub trait MetricsPart: Send + Sync {
+    fn render(&self, out: &mut String);
+}
 
 pub struct Hub {
     /// The routing table every new request starts from; replaced whole by a reload.
@@ -31,9 +49,9 @@ pub struct Hub {
     pub started: Instant,
     /// The walk's telemetry (`pareto.telemetry.load()`, always there, empty while the walk is
     /// off) and its poller, for the allow-list a 404 teaches (`pareto.allow_list_learned`).
-    pub pareto: ParetoShared,
+    pub pareto: Arc<ParetoShared>,
     /// The cluster threads' status, when Redis is configured (`/metrics`).
-    pub cluster: OnceLock<Arc<crate::cluster::status::Status>>,
+    pub cluster: OnceLock<Arc<dyn MetricsPart>>,
     /// The certificates and handshake counts, when Pointwork terminates TLS itself.
     pub tls: OnceLock<Arc<crate::tls::listener::TlsListener>>,
 }
@@ -47,7 +65,7 @@ impl Hub {
             control,
             totals: Mutex::new(Totals::default()),
             started: Instant::now(),
-            pareto: ParetoShared::default(),
+            pareto: Arc::new(ParetoShared::default()),
             cluster: OnceLock::new(),
             tls: OnceLock::new(),
         })

@@ -85,19 +85,22 @@ pub fn serve(
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    let mut status = None;
     if let (Some(cluster), Some(cluster_settings)) = (cluster, &gateway.cluster) {
         match cluster.start(hub.clone(), mesh.clone(), running.addr) {
-            Ok(status) => {
+            Ok(started) => {
                 eprintln!(
                     "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
-                    status.server, status.instance
+                    started.server, started.instance
                 );
-                crate::pareto_poller::share::start(&hub, &status, cluster_settings);
+                let interval = hub.routes.load().pareto.as_ref().map(|p| p.settings.telemetry.poll_interval);
+                crate::pareto_poller::share::start(&hub.pareto, interval, &started, cluster_settings);
+                status = Some(started);
             }
             Err(e) => return fail(&format!("cluster: {e}")),
         }
     }
-    health::start(&hub, mesh, &gateway);
+    health::start(&hub, mesh, &gateway, status.as_deref());
     // A closed standard output (`pointwork demo | head -1`) must not stop a gateway that serves.
     let _ = print_line(format_args!(
         "pointwork {}: {routes_line}; {} shards on {}; listening on {scheme}://{}",
@@ -121,7 +124,7 @@ pub fn serve(
     .run();
     // Drained: the last counts go to Redis, and another instance takes over this one's leases
     // at once.
-    if let Some(status) = hub.cluster.get() {
+    if let Some(status) = status {
         status.leave(std::time::Duration::from_secs(2));
         status.release_leases();
     }

@@ -37,8 +37,8 @@ mod settings;
 mod signals;
 #[cfg(test)]
 mod tests;
-mod tier;
 
+pub use crate::tier::Tier;
 pub use classify::{classify, Classification, Classifier};
 pub use router::{
     tier_pick, AutoRouter, Cause, ClassifierFallback, Gate, LlmClassifier, Routed, RouterConfig, TierSelection,
@@ -49,4 +49,3 @@ pub use settings::{
     DEFAULT_SIMPLE_KEYWORDS, DEFAULT_TECHNICAL_KEYWORDS,
 };
 pub use signals::{Signal, Signals};
-pub use tier::Tier;

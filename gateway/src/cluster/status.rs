@@ -10,6 +10,7 @@ use pointwork_config::ClusterSettings;
 
 use super::lease::{Keeper, Lease, Role};
 use super::redis_link::{connect, log};
+use crate::hub::MetricsPart;
 use crate::metrics::render::{counter, gauge};
 
 /// What the cluster threads report, for `/metrics` and the log.
@@ -130,53 +131,6 @@ impl Status {
             ));
         }
     }
-
-    /// The `pointwork_cluster_*` metrics.
-    pub fn render(&self, out: &mut String) {
-        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        gauge(
-            out,
-            "pointwork_cluster_redis_up",
-            "1 while Redis is reachable and state is shared.",
-            i64::from(self.is_up()),
-        );
-        gauge(
-            out,
-            "pointwork_cluster_instances",
-            "Instances that shared counters at the last reconcile.",
-            n(&self.instances) as i64,
-        );
-        counter(
-            out,
-            "pointwork_cluster_events_published_total",
-            "Events sent to the other instances.",
-            n(&self.published),
-        );
-        counter(
-            out,
-            "pointwork_cluster_events_received_total",
-            "Events from other instances applied here.",
-            n(&self.received),
-        );
-        let dropped = "pointwork_cluster_events_dropped_total";
-        let _ = std::fmt::Write::write_fmt(
-            out,
-            format_args!(
-                "# HELP {dropped} Events not sent: the outbox was full, or Redis was out of reach.\n\
-                 # TYPE {dropped} counter\n{dropped}{{reason=\"outbox_full\"}} {}\n{dropped}{{reason=\"redis_down\"}} {}\n",
-                n(&self.dropped_full),
-                n(&self.dropped_down)
-            ),
-        );
-        counter(out, "pointwork_cluster_syncs_total", "Reconciles of the shared counters.", n(&self.syncs));
-        counter(
-            out,
-            "pointwork_cluster_sync_failures_total",
-            "Reconciles that failed (Redis out of reach or slow).",
-            n(&self.sync_failures),
-        );
-        self.render_leases(out);
-    }
 }
 
 impl Status {
@@ -257,4 +211,53 @@ fn random_u64() -> u64 {
     h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
     h.write_u32(std::process::id());
     h.finish()
+}
+
+impl MetricsPart for Status {
+    /// The `pointwork_cluster_*` metrics.
+    fn render(&self, out: &mut String) {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        gauge(
+            out,
+            "pointwork_cluster_redis_up",
+            "1 while Redis is reachable and state is shared.",
+            i64::from(self.is_up()),
+        );
+        gauge(
+            out,
+            "pointwork_cluster_instances",
+            "Instances that shared counters at the last reconcile.",
+            n(&self.instances) as i64,
+        );
+        counter(
+            out,
+            "pointwork_cluster_events_published_total",
+            "Events sent to the other instances.",
+            n(&self.published),
+        );
+        counter(
+            out,
+            "pointwork_cluster_events_received_total",
+            "Events from other instances applied here.",
+            n(&self.received),
+        );
+        let dropped = "pointwork_cluster_events_dropped_total";
+        let _ = std::fmt::Write::write_fmt(
+            out,
+            format_args!(
+                "# HELP {dropped} Events not sent: the outbox was full, or Redis was out of reach.\n\
+                 # TYPE {dropped} counter\n{dropped}{{reason=\"outbox_full\"}} {}\n{dropped}{{reason=\"redis_down\"}} {}\n",
+                n(&self.dropped_full),
+                n(&self.dropped_down)
+            ),
+        );
+        counter(out, "pointwork_cluster_syncs_total", "Reconciles of the shared counters.", n(&self.syncs));
+        counter(
+            out,
+            "pointwork_cluster_sync_failures_total",
+            "Reconciles that failed (Redis out of reach or slow).",
+            n(&self.sync_failures),
+        );
+        self.render_leases(out);
+    }
 }

@@ -4,12 +4,10 @@
 //! oneshot reply.
 
 mod diff;
-pub mod message;
 mod reload;
 
 pub use diff::Changes;
-pub use message::{ControlMsg, ReloadReport};
-pub use reload::reload;
+pub use reload::{reload, ReloadReport};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +20,7 @@ use pointwork_config::GatewaySettings;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::cli::Overrides;
-use crate::hub::Hub;
+use crate::hub::{ControlMsg, Hub};
 use crate::spend_file::SpendFile;
 
 /// Forwards SIGHUP, SIGTERM and SIGINT to the control thread. Installed before the shards
@@ -115,7 +113,8 @@ impl Control {
                     drain_deadline = Some(Instant::now() + grace);
                 }
                 ControlMsg::Reload(reply) => {
-                    let _ = reply.send(self.reload_and_log("POST /admin/reload"));
+                    let report = self.reload_and_log("POST /admin/reload");
+                    let _ = reply.send(report.map(|r| serde_json::to_value(r).unwrap_or_default()));
                 }
                 ControlMsg::Report(report) => {
                     if let Ok(mut totals) = self.hub.totals.lock() {

@@ -8,15 +8,29 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use pointwork_config::{GatewaySettings, TlsSettings};
+use serde::Serialize;
 
 use super::diff::Changes;
-use super::message::ReloadReport;
 use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::keys::key_changes;
 use crate::routes::Routes;
 use crate::tls::expiry_warning;
 use crate::tls::listener::TlsListener;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReloadReport {
+    pub config: String,
+    pub model_groups: usize,
+    pub deployments: usize,
+    pub changes: Changes,
+    /// Virtual keys added, removed or changed (by name).
+    pub keys: Option<String>,
+    /// `pointwork:` settings that changed but only take effect on a restart.
+    pub restart_needed_for: Vec<&'static str>,
+    /// The listener's certificate, re-read (when Pointwork terminates TLS).
+    pub tls: Option<String>,
+}
 
 impl ReloadReport {
     /// One line for the log.

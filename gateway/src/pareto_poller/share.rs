@@ -22,11 +22,11 @@ use pointwork_config::ClusterSettings;
 use serde::{Deserialize, Serialize};
 
 use super::cache::{read_shared, write_shared};
+use super::shared::ParetoShared;
 use super::sharing::Work;
 use super::Note;
 use crate::cluster::lease::{ttl_for, Keeper, Lease, Role};
 use crate::cluster::status::Status;
-use crate::hub::Hub;
 
 /// How long the telemetry stays in Redis without a new publication.
 const TELEMETRY_TTL: Duration = Duration::from_secs(86_400);
@@ -49,18 +49,17 @@ struct Notice {
     allow_list: Option<Vec<String>>,
 }
 
-/// Starts the coordinator and the subscriber for the sharing prepared in `hub.pareto`
-/// (nothing when there is none).
-pub fn start(hub: &Arc<Hub>, status: &Arc<Status>, settings: &ClusterSettings) {
-    let Some(sharing) = hub.pareto.sharing() else { return };
-    let interval = hub.routes.load().pareto.as_ref().map(|p| p.settings.telemetry.poll_interval);
+/// Starts the coordinator and the subscriber for the sharing prepared in `pareto` (nothing
+/// when there is none); `interval`: the poller's, when the walk is on.
+pub fn start(pareto: &Arc<ParetoShared>, interval: Option<Duration>, status: &Arc<Status>, settings: &ClusterSettings) {
+    let Some(sharing) = pareto.sharing() else { return };
     let ttl = ttl_for(interval.unwrap_or(pointwork_core::pareto::TelemetrySettings::DEFAULT_POLL_INTERVAL));
     let holder = status.lease_holder();
     let lease = Arc::new(Lease::new("pareto_poller", "polls the telemetry", &settings.key_prefix, holder, ttl));
     let prefix = &settings.key_prefix;
     let coordinator = Coordinator {
         keeper: Keeper::new(status.client().clone(), lease.clone()),
-        hub: hub.clone(),
+        pareto: pareto.clone(),
         status: status.clone(),
         inbox: sharing.inbox.clone(),
         telemetry_key: format!("{prefix}:pareto:telemetry"),
@@ -89,7 +88,7 @@ pub fn start(hub: &Arc<Hub>, status: &Arc<Status>, settings: &ClusterSettings) {
 
 struct Coordinator {
     keeper: Keeper,
-    hub: Arc<Hub>,
+    pareto: Arc<ParetoShared>,
     status: Arc<Status>,
     inbox: Receiver<Work>,
     telemetry_key: String,
@@ -104,7 +103,7 @@ impl Coordinator {
         let mut next = Instant::now();
         loop {
             let now = Instant::now();
-            let wait_until = if self.hub.pareto.poller().is_none() {
+            let wait_until = if self.pareto.poller().is_none() {
                 // The walk is off here: this instance must not hold the poller's lease. When
                 // it is back (its poller says `Load`), the lease is tried at once.
                 let lease = self.keeper.lease().clone();
@@ -162,14 +161,14 @@ impl Coordinator {
     }
 
     fn note(&self, note: Note) {
-        if let Some(poller) = self.hub.pareto.poller() {
+        if let Some(poller) = self.pareto.poller() {
             let _ = poller.notes.send(note);
         }
     }
 
     /// Writes what this instance's poller published, as the lease's holder, and announces it.
     fn write(&mut self) {
-        let doc = write_shared(&self.hub.pareto.telemetry.load(), &self.status.instance);
+        let doc = write_shared(&self.pareto.telemetry.load(), &self.status.instance);
         let Some(notice) = self.notice(None) else { return };
         let lease = self.keeper.lease().clone();
         let (script, key, channel) = (&self.write, &self.telemetry_key, &self.channel);

@@ -9,8 +9,8 @@ use std::time::Instant;
 use pointwork_core::{DeploymentIdx, Event, Snapshot, State};
 
 use crate::clock::unix_now;
-use crate::control::message::ControlMsg;
 use crate::errors::openai_error;
+use crate::hub::ControlMsg;
 use crate::keys::Caller;
 use crate::metrics::{render, Gauges};
 use crate::request::Request;

@@ -18,8 +18,8 @@ use monoio::net::{ListenerOpts, TcpListener};
 use pointwork_config::{GatewaySettings, IoDriver};
 
 use crate::access_log::{AccessLog, Sink};
-use crate::control::message::ControlMsg;
 use crate::events::Mesh;
+use crate::hub::ControlMsg;
 use crate::hub::Hub;
 use crate::shard::{Shard, ShardParts};
 

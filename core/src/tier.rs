@@ -1,4 +1,5 @@
-//! The four tiers of the heuristic classifier, in ascending severity.
+//! The four tiers of the complexity router's classifier, in ascending severity. A leaf below
+//! the router (`crate::complexity`): a session pin (`crate::affinity`) remembers its tier.
 
 /// A complexity tier. The order is LiteLLM's `TIER_SEVERITY_ORDER`: a keyword rule that matches
 /// several tiers takes the most severe one. LiteLLM's optional `NON_REASONING` tier is left out:
