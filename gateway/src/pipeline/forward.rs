@@ -11,8 +11,7 @@ use crate::http::write;
 use crate::request::UpstreamHead;
 use crate::respond::Reply;
 use crate::routers::pareto::body::with_extra_body;
-use crate::routers::Cx;
-use crate::routers::{Attempt, ExtraBody};
+use crate::routers::{Attempt, Cx, ExtraBody};
 use crate::upstream::attempt_error::AttemptError;
 
 /// The request `attempt` sends, or the 400 naming what cannot be translated.

@@ -18,8 +18,7 @@ use pointwork_core::{
 
 use super::complexity::{self, RequestRoute};
 use super::pareto::{self, Steered};
-use super::Cx;
-use super::{attempt_error_reply, delivered, route_error_reply, AfterFailure, Attempt, ExtraBody, Next, Router};
+use super::{attempt_error_reply, delivered, route_error_reply, AfterFailure, Attempt, Cx, ExtraBody, Next, Router};
 use crate::request::{Ending, HEADER_ROUTE};
 use crate::shard::Shard;
 use crate::upstream::exchange::{AttemptError, Delivered};

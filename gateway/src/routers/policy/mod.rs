@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use pointwork_core::policy::{admit, decide, Live, PolicyEndpoint, SharedLatency};
 use pointwork_core::{response_cost, DeploymentIdx, Failure, State};
 
-use super::Cx;
-use super::{attempt_error_reply, delivered, AfterFailure, Attempt, ExtraBody, Next, Router};
+use super::{attempt_error_reply, delivered, AfterFailure, Attempt, Cx, ExtraBody, Next, Router};
 use crate::clock::unix_now;
 use crate::facts::Extracted;
 use crate::keys::VirtualKey;
