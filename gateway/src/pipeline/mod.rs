@@ -15,7 +15,7 @@
 mod attempts;
 mod authenticate;
 mod forward;
-pub(crate) mod record;
+mod record;
 mod translate;
 
 use std::sync::Arc;

@@ -97,7 +97,7 @@ fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Fai
 }
 
 /// Counts the request and writes its access log line.
-pub(crate) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
+pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
     shard.metrics.borrow_mut().request(routes, e.group, e.deployment, e.status);
     let mut log = shard.access_log.borrow_mut();
     if !log.is_on() {
