@@ -153,6 +153,10 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
     deployment.supports_vision = knobs.supports_vision;
     deployment.max_input_tokens = knobs.max_input_tokens;
     deployment.max_tokens = knobs.max_tokens;
+    deployment.native_responses = info
+        .supported_endpoints
+        .as_ref()
+        .map(|endpoints| endpoints.iter().any(|e| matches!(e.trim_end_matches('/'), "/v1/responses" | "/responses")));
     deployment.policy = info.policy.map(Box::new);
     for (param, supported) in Param::ALL.into_iter().zip(knobs.supports) {
         if supported == Some(false) {
@@ -318,6 +322,8 @@ struct ModelInfo {
     supported_environments: Option<Vec<String>>,
     /// The policy router's attributes, when the entry sets any.
     policy: Option<PolicyAttrs>,
+    /// `supported_endpoints` (LiteLLM's: `/v1/chat/completions`, `/v1/responses`, …).
+    supported_endpoints: Option<Vec<String>>,
 }
 
 /// `model_info`: its `id`, the router's knobs, access groups, environments, and everything but
@@ -343,6 +349,7 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
     };
     let access_groups = c.optional(&mut info, "access_groups", &kinds::STRING_LIST);
     let supported_environments = c.optional(&mut info, "supported_environments", &kinds::STRING_LIST);
+    let supported_endpoints = c.optional(&mut info, "supported_endpoints", &kinds::STRING_LIST);
     let policy = read_policy_attrs(c, &mut info);
     for (key, value, path) in info.untaken() {
         if let Some(value) = c.resolved(value, &path) {
@@ -358,8 +365,12 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
         ("max_input_tokens", knobs.max_input_tokens.map(serde_json::Value::from)),
         ("max_tokens", knobs.max_tokens.map(serde_json::Value::from)),
     ];
-    let lists = [("access_groups", &access_groups), ("supported_environments", &supported_environments)]
-        .map(|(k, v)| (k, v.as_ref().map(|v| serde_json::Value::from(v.clone()))));
+    let lists = [
+        ("access_groups", &access_groups),
+        ("supported_environments", &supported_environments),
+        ("supported_endpoints", &supported_endpoints),
+    ]
+    .map(|(k, v)| (k, v.as_ref().map(|v| serde_json::Value::from(v.clone()))));
     let flags = [("blocked", knobs.blocked), ("supports_vision", knobs.supports_vision)]
         .into_iter()
         .chain(Param::ALL.into_iter().map(|p| p.supports_key()).zip(knobs.supports))
@@ -379,5 +390,6 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
         access_groups: access_groups.unwrap_or_default(),
         supported_environments,
         policy: policy.attrs,
+        supported_endpoints,
     }
 }

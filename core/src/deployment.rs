@@ -81,6 +81,10 @@ pub struct Deployment {
     /// does not set them itself, each as its name and its value's JSON text, in config order
     /// (an OpenRouter `provider` block pins a provider this way).
     pub extra_body: Vec<(Box<str>, Box<str>)>,
+    /// Whether the server serves OpenAI's Responses API itself, as `model_info.supported_endpoints`
+    /// states it (LiteLLM's opt-in: `/v1/responses` listed or not); `None` when unstated: the
+    /// provider's own default ([`Provider::serves_responses`]), corrected on a 404/405.
+    pub native_responses: Option<bool>,
 }
 
 impl Deployment {
@@ -116,6 +120,7 @@ impl Deployment {
             unsupported_params: RequestParams::NONE,
             policy: None,
             extra_body: Vec::new(),
+            native_responses: None,
         }
     }
 
@@ -135,6 +140,12 @@ impl Deployment {
     /// than the route's).
     pub fn translates(&self, route: RouteKind) -> bool {
         route.dialect() != self.dialect()
+    }
+
+    /// Whether a Responses request goes to the server's own `/responses`, as configured or by
+    /// the provider's default (the gateway may still learn that the server has none).
+    pub fn native_responses(&self) -> bool {
+        self.native_responses.unwrap_or_else(|| self.provider.serves_responses())
     }
 
     /// Whether the request body is rewritten even in the deployment's own dialect: Vertex AI's

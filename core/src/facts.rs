@@ -9,6 +9,8 @@ pub enum RouteKind {
     Embeddings,
     /// Anthropic's `/v1/messages`.
     Messages,
+    /// OpenAI's `/v1/responses`.
+    Responses,
 }
 
 impl RouteKind {
@@ -18,6 +20,7 @@ impl RouteKind {
             RouteKind::ChatCompletions => "/chat/completions",
             RouteKind::Embeddings => "/embeddings",
             RouteKind::Messages => "/messages",
+            RouteKind::Responses => "/responses",
         }
     }
 
@@ -25,6 +28,7 @@ impl RouteKind {
     pub fn dialect(self) -> crate::Dialect {
         match self {
             RouteKind::Messages => crate::Dialect::AnthropicMessages,
+            RouteKind::Responses => crate::Dialect::OpenAiResponses,
             RouteKind::ChatCompletions | RouteKind::Embeddings => crate::Dialect::OpenAiChat,
         }
     }

@@ -14,6 +14,10 @@ pub enum Dialect {
     Gemini,
     /// AWS Bedrock's Converse API (and InvokeModel for embeddings).
     BedrockConverse,
+    /// OpenAI's Responses API: a surface clients call. No deployment speaks it as its dialect;
+    /// the gateway passes it through to a provider that serves `/responses` (OpenAI, Azure
+    /// OpenAI) and translates it to chat completions for every other.
+    OpenAiResponses,
 }
 
 impl Dialect {
@@ -24,6 +28,7 @@ impl Dialect {
             Dialect::AnthropicMessages => "anthropic-messages",
             Dialect::Gemini => "gemini-generate-content",
             Dialect::BedrockConverse => "bedrock-converse",
+            Dialect::OpenAiResponses => "openai-responses",
         }
     }
 }
@@ -170,6 +175,7 @@ impl Provider {
         match (self.dialect(""), route) {
             (Dialect::AnthropicMessages, _) => "/v1/messages",
             (_, RouteKind::Embeddings) => "/embeddings",
+            (_, RouteKind::Responses) if self.serves_responses() => "/responses",
             (_, _) => "/chat/completions",
         }
     }
@@ -191,11 +197,18 @@ impl Provider {
         )
     }
 
+    /// Whether the provider's own API serves OpenAI's Responses API (`/responses`): OpenAI and
+    /// Azure OpenAI. A Responses request to any other is translated to chat completions.
+    pub fn serves_responses(self) -> bool {
+        matches!(self, Provider::OpenAi | Provider::Azure)
+    }
+
     /// Whether the provider serves `route` (the route-capability filter reads this). Every
-    /// provider here serves chat completions and Messages, in its own dialect or translated.
+    /// provider here serves chat completions, Messages and Responses, in its own dialect or
+    /// translated.
     pub fn serves(self, route: RouteKind) -> bool {
         match route {
-            RouteKind::ChatCompletions | RouteKind::Messages => true,
+            RouteKind::ChatCompletions | RouteKind::Messages | RouteKind::Responses => true,
             RouteKind::Embeddings => self.serves_embeddings(),
         }
     }

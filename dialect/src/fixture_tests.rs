@@ -50,7 +50,7 @@ fn same_output_in_any_split<T: StreamTranslator>(make: impl Fn() -> T, input: &[
 
 #[test]
 fn anthropic_request_to_chat_field_by_field() {
-    let out = json_of(&messages_request_to_chat(&fixture("anthropic_messages_request.json"), "gpt-4o").unwrap());
+    let out = json_of(&messages_request_to_chat(&fixture("anthropic_messages_request.json"), "gpt-4o").unwrap().body);
     let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
     let want = ["max_tokens", "messages", "model", "stop", "stream", "temperature", "tool_choice", "tools", "user"];
     assert_eq!(keys, want);

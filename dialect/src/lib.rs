@@ -13,7 +13,8 @@
 //! # The API
 //!
 //! - Requests: `(body, upstream_model) -> Result<Vec<u8>, Untranslatable>`, the whole body in,
-//!   the translated body out with `model` set to `upstream_model`.
+//!   the translated body out with `model` set to `upstream_model` ([`messages_request_to_chat`]:
+//!   a [`TranslatedRequest`], the body and what it dropped).
 //!   [`chat_request_to_messages_with_default`] takes the `max_tokens` to use when the OpenAI
 //!   request names none (otherwise [`DEFAULT_MAX_TOKENS`]).
 //! - Answers: `(body, model) -> Result<Vec<u8>, String>`, `model` being what the client asked
@@ -31,21 +32,24 @@
 //!   status's type.
 //! - [`sse::SseSplitter`]: the incremental event splitter the streams run on.
 //!
-//! # What is refused
+//! # What is dropped, what is refused
 //!
-//! A request field the other dialect cannot express is refused with [`Untranslatable`] naming its
-//! path (the caller answers 400): nothing is dropped silently. A body that is not a JSON object
-//! is refused as `body`.
+//! Nothing is dropped silently. A body that is not a JSON object is refused as `body`.
 //!
-//! - Anthropic → OpenAI: `top_k`; `thinking` of an unknown type or `enabled` without a budget;
-//!   `output_config` keys other than `effort` (low/medium/high) and a `json_schema` `format`;
-//!   `service_tier` other than `auto`; `metadata` keys other than `user_id` (and LiteLLM's `session_id`, which the gateway reads and drops); server tools
-//!   (`tools[i].type` other than `custom`) and unknown tool keys; `tool_choice` of an unknown
-//!   type; `system` blocks other than text; roles other than user/assistant; content blocks
-//!   other than text, image (base64 or URL), document (base64 PDF), tool_use, tool_result and,
-//!   in assistant turns, thinking; in a tool_result, blocks other than text and image; every
-//!   other top-level field (`container`, `mcp_servers`, `context_management`, …).
-//! - OpenAI → Anthropic: `n` ≠ 1, `logprobs`, `top_logprobs`, non-zero `frequency_penalty` /
+//! - Anthropic → OpenAI drops, and names in [`TranslatedRequest::dropped`], what chat
+//!   completions cannot say — its clients (Claude Code) cannot leave their fields out: `top_k`;
+//!   `thinking` of an unknown type or `enabled` without a budget; `output_config` keys other
+//!   than `effort` (low/medium/high) and a `json_schema` `format`; `service_tier` other than
+//!   `auto`; `metadata` keys other than `user_id` (and LiteLLM's `session_id`, which the gateway
+//!   reads and drops); server tools (`tools[i].type` other than `custom`) and unknown tool keys;
+//!   `tool_choice` of an unknown type; `system` blocks other than text; content blocks other
+//!   than text, image (base64 or URL), document (base64 PDF), tool_use, tool_result and, in
+//!   assistant turns, thinking; in a tool_result, blocks other than text and image; every other
+//!   top-level field (`container`, `mcp_servers`, `context_management`, …). It refuses, with
+//!   [`Untranslatable`] naming the path, only a body of the wrong shape (`messages` not an
+//!   array, a role other than user/assistant, a tool that is not an object).
+//! - OpenAI → Anthropic refuses with [`Untranslatable`] naming the field's path (the caller
+//!   answers 400): `n` ≠ 1, `logprobs`, `top_logprobs`, non-zero `frequency_penalty` /
 //!   `presence_penalty`, a non-empty `logit_bias`, `seed`, `store: true`, `response_format`
 //!   `json_object`, `temperature` above 1 (Anthropic's range is 0–1), `reasoning_effort` other
 //!   than none/minimal/low/medium/high/xhigh or one that leaves `max_tokens` no room,
@@ -110,6 +114,7 @@ mod mapping;
 mod messages_to_chat_request;
 mod messages_to_chat_response;
 mod messages_to_chat_stream;
+pub mod responses;
 pub mod sse;
 
 #[cfg(test)]
@@ -135,6 +140,14 @@ use serde_json::{Map, Value};
 /// `max_tokens` for an OpenAI request that names none: Anthropic requires the field, and 4096 is
 /// what every current Claude model can produce (LiteLLM's default for Anthropic too).
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// A translated request body, and the paths of the request's fields that were dropped because
+/// the target dialect has no equivalent (the gateway names them in `x-pointwork-dropped`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranslatedRequest {
+    pub body: Vec<u8>,
+    pub dropped: Vec<String>,
+}
 
 /// A request field that cannot be expressed in the other dialect: refused with a 400 naming it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,5 +287,4 @@ pub(crate) fn no_equivalent(field: impl Into<String>, target: &str) -> Untransla
     Untranslatable::new(field, message)
 }
 
-pub(crate) const OPENAI: &str = "OpenAI chat completions API";
 pub(crate) const ANTHROPIC: &str = "Anthropic Messages API";

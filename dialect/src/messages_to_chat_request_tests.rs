@@ -3,12 +3,18 @@
 use super::*;
 
 fn chat(request: Value) -> Value {
-    let bytes = messages_request_to_chat(request.to_string().as_bytes(), "gpt-up").unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    let translated = messages_request_to_chat(request.to_string().as_bytes(), "gpt-up").unwrap();
+    serde_json::from_slice(&translated.body).unwrap()
 }
 
 fn refused(request: Value) -> String {
     messages_request_to_chat(request.to_string().as_bytes(), "m").unwrap_err().field
+}
+
+/// What the translation dropped, and the chat body without it.
+fn dropped(request: Value) -> (Vec<String>, Value) {
+    let translated = messages_request_to_chat(request.to_string().as_bytes(), "m").unwrap();
+    (translated.dropped, serde_json::from_slice(&translated.body).unwrap())
 }
 
 #[test]
@@ -59,35 +65,60 @@ fn structured_output_becomes_a_json_schema_response_format() {
 }
 
 #[test]
-fn what_openai_cannot_say_is_refused_by_name() {
-    assert_eq!(refused(json!({"messages": [], "top_k": 5})), "top_k");
-    assert_eq!(refused(json!({"messages": [], "container": "c"})), "container");
-    assert_eq!(refused(json!({"messages": [], "metadata": {"user_id": "u", "x": 1}})), "metadata.x");
+fn what_openai_cannot_say_is_dropped_by_name() {
+    let names = |request| dropped(request).0;
+    assert_eq!(
+        names(json!({"messages": [], "top_k": 5, "context_management": {"edits": []}})),
+        ["top_k", "context_management"]
+    );
+    let (names_of, out) = dropped(json!({"messages": [], "container": "c", "max_tokens": 9}));
+    assert_eq!(
+        (names_of, out["max_tokens"].as_u64(), out.get("container")),
+        (vec!["container".to_string()], Some(9), None)
+    );
+    let (names_of, out) = dropped(json!({"messages": [], "metadata": {"user_id": "u", "x": 1}}));
+    assert_eq!((names_of, out["user"].as_str()), (vec!["metadata.x".to_string()], Some("u")));
     // LiteLLM's session id is the gateway's to read, not the provider's.
     let out = chat(json!({"messages": [], "metadata": {"user_id": "u", "session_id": "p1"}}));
     assert_eq!((out["user"].as_str(), out.get("metadata")), (Some("u"), None));
+    let tools = json!({"messages": [], "tools": [{"type": "web_search_20250305", "name": "w"},
+        {"name": "Bash", "input_schema": {"type": "object"}, "defer_loading": false, "cache_control": {"type": "ephemeral"}}]});
+    let (names_of, out) = dropped(tools);
+    assert_eq!(names_of, ["tools[0]", "tools[1].defer_loading"]);
     assert_eq!(
-        refused(json!({"messages": [], "tools": [{"type": "web_search_20250305", "name": "w"}]})),
-        "tools[0].type"
+        out["tools"],
+        json!([{"type": "function", "function": {"name": "Bash", "parameters": {"type": "object"}}}])
     );
-    assert_eq!(refused(json!({"messages": [], "service_tier": "standard_only"})), "service_tier");
-    assert_eq!(refused(json!({"messages": [], "thinking": {"type": "enabled"}})), "thinking.budget_tokens");
-    assert_eq!(refused(json!({"messages": [], "output_config": {"effort": "max"}})), "output_config.effort");
+    assert_eq!(names(json!({"messages": [], "service_tier": "standard_only"})), ["service_tier"]);
+    assert_eq!(names(json!({"messages": [], "thinking": {"type": "enabled"}})), ["thinking"]);
+    assert_eq!(names(json!({"messages": [], "output_config": {"effort": "max"}})), ["output_config.effort"]);
     let document_in_result = json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
         "content": [{"type": "document", "source": {"type": "url", "url": "u"}}]}]}]});
-    assert_eq!(refused(document_in_result), "messages[0].content[0].content[0].type");
+    assert_eq!(names(document_in_result), ["messages[0].content[0].content[0]"]);
     let file_in_result = json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
         "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}]}]});
-    assert_eq!(refused(file_in_result), "messages[0].content[0].content[0].source.type");
-    let file = json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}]});
-    assert_eq!(refused(file), "messages[0].content[0].source.type");
+    assert_eq!(names(file_in_result), ["messages[0].content[0].content[0]"]);
+    let file = json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}},
+        {"type": "text", "text": "and"}]}]});
+    let (names_of, out) = dropped(file);
+    assert_eq!(names_of, ["messages[0].content[0]"]);
+    assert_eq!(out["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "and"}]}]));
     let text_doc = json!({"messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "text", "data": "x"}}]}]});
-    assert_eq!(refused(text_doc), "messages[0].content[0].source");
-    let server = json!({"messages": [{"role": "assistant", "content": [{"type": "server_tool_use"}]}]});
-    assert_eq!(refused(server), "messages[0].content[0].type");
+    assert_eq!(names(text_doc), ["messages[0].content[0]"]);
+    let server = json!({"messages": [{"role": "assistant", "content": [{"type": "server_tool_use"}, {"type": "text", "text": "k"}]}]});
+    let (names_of, out) = dropped(server);
+    assert_eq!((names_of, &out["messages"][0]["content"]), (vec!["messages[0].content[0]".to_string()], &json!("k")));
+    assert!(dropped(json!({"messages": [], "max_tokens": 5, "thinking": {"type": "enabled", "budget_tokens": 2000}}))
+        .0
+        .is_empty());
+}
+
+#[test]
+fn a_body_of_the_wrong_shape_is_refused_by_name() {
     assert_eq!(refused(json!({"messages": [{"role": "system", "content": "x"}]})), "messages[0].role");
     assert_eq!(refused(json!([1])), "body");
     assert_eq!(refused(json!({"messages": {}})), "messages");
+    assert_eq!(refused(json!({"messages": [], "tools": [3]})), "tools[0]");
 }
 
 #[test]

@@ -150,7 +150,7 @@ proptest! {
     #[test]
     fn openai_to_anthropic_to_openai_keeps_the_request(request in request()) {
         let anthropic = chat_request_to_messages(request.to_string().as_bytes(), "claude").unwrap();
-        let back = messages_request_to_chat(&anthropic, "m2").unwrap();
+        let back = messages_request_to_chat(&anthropic, "m2").unwrap().body;
         let back: Value = serde_json::from_slice(&back).unwrap();
         prop_assert_eq!(back, request);
     }

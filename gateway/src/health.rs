@@ -167,7 +167,7 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
     let body = match upstream.probe_route {
         RouteKind::Embeddings => serde_json::json!({"model": model, "input": settings.prompt}),
         // A one-turn chat is a valid Messages request too (an Anthropic deployment's probe).
-        RouteKind::ChatCompletions | RouteKind::Messages => serde_json::json!({
+        RouteKind::ChatCompletions | RouteKind::Messages | RouteKind::Responses => serde_json::json!({
             "model": model,
             "messages": [{"role": "user", "content": settings.prompt}],
             "max_tokens": settings.max_tokens,

@@ -54,6 +54,9 @@ pub struct Hub {
     pub cluster: OnceLock<Arc<dyn MetricsPart>>,
     /// The certificates and handshake counts, when Pointwork terminates TLS itself.
     pub tls: OnceLock<Arc<crate::tls::listener::TlsListener>>,
+    /// The Responses API's kept conversations and learned chat-only deployments (touched only
+    /// by Responses requests).
+    pub responses: Arc<crate::responses::ResponsesShared>,
 }
 
 impl Hub {
@@ -68,6 +71,7 @@ impl Hub {
             pareto: Arc::new(ParetoShared::default()),
             cluster: OnceLock::new(),
             tls: OnceLock::new(),
+            responses: Arc::default(),
         })
     }
 

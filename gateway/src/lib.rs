@@ -25,6 +25,7 @@ pub mod pipeline;
 pub mod providers;
 pub mod request;
 pub mod respond;
+pub mod responses;
 pub mod route;
 pub mod routers;
 pub mod routes;

@@ -13,6 +13,9 @@ use crate::http::write;
 pub const HEADER_DEPLOYMENT: &str = "x-pointwork-deployment";
 pub const HEADER_MODEL_GROUP: &str = "x-pointwork-model-group";
 pub const HEADER_ATTEMPTS: &str = "x-pointwork-attempts";
+/// The request's fields a translation left out, comma-separated (`context_management,top_k`):
+/// what the provider's API has no equivalent for.
+pub const HEADER_DROPPED: &str = "x-pointwork-dropped";
 /// The decision's one-line reason (`simple-shuffle picked d1 of 2 candidates (1 in cooldown)`).
 pub const HEADER_ROUTE: &str = "x-pointwork-route";
 

@@ -4,10 +4,12 @@
 
 use std::time::Instant;
 
+use pointwork_core::RouteKind;
+
 use super::{answer, forward, record, translate};
 use crate::request::{Ending, RequestInfo};
 use crate::routers::Cx;
-use crate::routers::{AfterFailure, Next, Router};
+use crate::routers::{AfterFailure, Attempt, Next, Router};
 use crate::tcp_or_tls::ClientConn;
 use crate::upstream::body_block::BodyBlock;
 use crate::upstream::exchange::{self, ClientSide, Exchange, Outcome};
@@ -26,53 +28,42 @@ pub(super) async fn run<R: Router>(
     // The first choice is made now (facts extraction took a microsecond or less): one clock read.
     let mut now = info.started;
     loop {
-        let (attempt, chosen) = match router.choose(now) {
+        let (mut attempt, chosen) = match router.choose(now) {
             Next::Attempt(attempt, chosen) => (attempt, chosen),
             Next::End(reply, ending) => return answer(shard, routes, info, client, keep_alive, reply, ending).await,
         };
-        let request = match forward::attempt_request(cx, &attempt) {
+        let (idx, started) = (attempt.deployment, attempt.started);
+        let deployment = snap.deployment(idx);
+        let mut translating = translate::needed(cx, deployment);
+        let mut request = match forward::attempt_request(cx, &mut attempt, translating) {
             Ok(request) => request,
             Err(reply) => {
                 router.unforwardable(&reply);
                 return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0)).await;
             }
         };
-        let (idx, started) = (attempt.deployment, attempt.started);
-        let upstream = &routes.upstreams[idx.get()];
-        let deployment = snap.deployment(idx);
-        let translating = deployment.translates(cx.route);
         record::attempt_started(shard, routes, idx, started);
         router.sending(&chosen, started);
-        let outcome = match forward::authorize(cx, idx, request) {
-            Err(err) => Outcome::Failed(err),
-            Ok(request) => {
-                let exchange = Exchange {
-                    target: &upstream.target,
-                    provider: deployment.provider.prefix(),
-                    request,
-                    stream: facts.stream,
-                    read_usage: attempt.read_usage,
-                    timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
-                    started,
-                };
-                let router = &*router;
-                let on_body_end = |usage| router.spent(idx, started, usage);
-                let side = ClientSide {
-                    stream: client,
-                    extra_headers: &attempt.labels,
-                    keep_alive,
-                    on_body_end: &on_body_end,
-                    body_block: match &attempt.block {
-                        Some((name, json)) if !translating => Some(BodyBlock { name, json }),
-                        _ => None,
-                    },
-                    translate: translating.then(|| {
-                        let (dialect, upstream_model) = (deployment.dialect(), &deployment.upstream_model);
-                        translate::answer(cx.route, dialect, upstream_model, &facts.model, cx.request.body)
-                    }),
-                    dialect: cx.route.dialect(),
-                };
-                exchange::run(&shard.upstream, exchange, side).await
+        let outcome = loop {
+            let outcome = exchange(cx, &*router, &attempt, request, translating, client, keep_alive).await;
+            // A server without `/responses` is learned, and the same attempt goes again translated.
+            let learned = match &outcome {
+                Outcome::Failed(err) if cx.route == RouteKind::Responses && !translating => {
+                    shard.hub.responses.learn_from(deployment, err)
+                }
+                _ => false,
+            };
+            if !learned {
+                break outcome;
+            }
+            translating = true;
+            match forward::attempt_request(cx, &mut attempt, translating) {
+                Ok(translated) => request = translated,
+                Err(reply) => {
+                    record::attempt_unsent(shard, routes, idx);
+                    router.unforwardable(&reply);
+                    return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+                }
             }
         };
         match outcome {
@@ -98,4 +89,48 @@ pub(super) async fn run<R: Router>(
             }
         }
     }
+}
+
+/// Sends `request`, the attempt's, and relays the answer: translated back (`translating`), with
+/// the router's labels, its body block and its spend callback.
+async fn exchange<R: Router>(
+    cx: &Cx<'_>,
+    router: &R,
+    attempt: &Attempt,
+    request: Vec<u8>,
+    translating: bool,
+    client: &mut ClientConn,
+    keep_alive: bool,
+) -> Outcome {
+    let (idx, started) = (attempt.deployment, attempt.started);
+    let (routes, facts) = (cx.routes, &cx.extracted.facts);
+    let upstream = &routes.upstreams[idx.get()];
+    let deployment = routes.snapshot.deployment(idx);
+    let request = match forward::authorize(cx, idx, request) {
+        Ok(request) => request,
+        Err(err) => return Outcome::Failed(err),
+    };
+    let exchange = Exchange {
+        target: &upstream.target,
+        provider: deployment.provider.prefix(),
+        request,
+        stream: facts.stream,
+        read_usage: attempt.read_usage,
+        timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
+        started,
+    };
+    let on_body_end = |usage| router.spent(idx, started, usage);
+    let side = ClientSide {
+        stream: client,
+        extra_headers: &attempt.labels,
+        keep_alive,
+        on_body_end: &on_body_end,
+        body_block: match &attempt.block {
+            Some((name, json)) if !translating => Some(BodyBlock { name, json }),
+            _ => None,
+        },
+        translate: translate::answer(cx, deployment, translating),
+        dialect: cx.route.dialect(),
+    };
+    exchange::run(&cx.shard.upstream, exchange, side).await
 }

@@ -2,28 +2,39 @@
 //! headers of this request, and the body with `model` spliced, the deployment's `extra_body`
 //! added, or translated into the provider's dialect (`translate`).
 
-use pointwork_core::DeploymentIdx;
+use pointwork_core::{DeploymentIdx, RouteKind};
 
 use super::translate;
 use crate::buffers::Buffers;
 use crate::facts::Extracted;
 use crate::http::write;
-use crate::request::UpstreamHead;
+use crate::request::{UpstreamHead, HEADER_DROPPED};
 use crate::respond::Reply;
 use crate::routers::pareto::body::with_extra_body;
 use crate::routers::{Attempt, Cx, ExtraBody};
 use crate::upstream::attempt_error::AttemptError;
 
-/// The request `attempt` sends, or the 400 naming what cannot be translated.
-pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &Attempt) -> Result<Vec<u8>, Reply> {
+/// The request `attempt` sends, translated into the deployment's dialect or not, or the 400
+/// naming what cannot be translated. What a translation dropped is named in the attempt's
+/// labels (`x-pointwork-dropped`).
+pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &mut Attempt, translating: bool) -> Result<Vec<u8>, Reply> {
     let (routes, body, extracted) = (cx.routes, cx.request.body, cx.extracted);
     let idx = attempt.deployment;
     let upstream = &routes.upstreams[idx.get()];
     let deployment = routes.snapshot.deployment(idx);
     let model_json = attempt.model_json.as_deref().unwrap_or(&upstream.model_json);
-    let head = UpstreamHead::new(deployment.dialect(), upstream.head(cx.route, extracted.facts.stream), cx.request);
-    if deployment.translates(cx.route) || deployment.rewrites_body() {
-        return translate::request(cx.route, deployment, head, body, extracted, model_json);
+    // A translated Responses request is a chat request from here on.
+    let sent_as = match (cx.route, translating) {
+        (RouteKind::Responses, true) => RouteKind::ChatCompletions,
+        (route, _) => route,
+    };
+    let head = UpstreamHead::new(deployment.dialect(), upstream.head(sent_as, extracted.facts.stream), cx.request);
+    if translating || deployment.rewrites_body() {
+        let translated = translate::request(cx, deployment, head, model_json)?;
+        if !translated.dropped.is_empty() {
+            write::header(&mut attempt.labels, HEADER_DROPPED, translated.dropped.join(",").as_bytes());
+        }
+        return Ok(translated.body);
     }
     Ok(match &attempt.extra_body {
         ExtraBody::Added(edit) if edit.is_some() || !deployment.extra_body.is_empty() => {

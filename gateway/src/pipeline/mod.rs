@@ -28,6 +28,7 @@ use crate::facts;
 use crate::keys::Caller;
 use crate::request::{Ending, Request, RequestInfo};
 use crate::respond::{self, Reply};
+use crate::responses::Turn;
 use crate::routers::litellm::LiteLlm;
 use crate::routers::policy::Policy;
 use crate::routers::Cx;
@@ -63,7 +64,15 @@ pub async fn serve(
         return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
     }
     let info = info(&extracted.facts.model);
-    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key: caller.virtual_key() };
+    let turn = match route {
+        RouteKind::Responses => match Turn::new(&shard.hub.responses, body, &extracted.facts.model) {
+            Ok(turn) => Some(turn),
+            Err(reply) => return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await,
+        },
+        _ => None,
+    };
+    let key = caller.virtual_key();
+    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_ref() };
     if let Some(mut policy) = Policy::applying(&cx) {
         let info = RequestInfo { policy: Some(policy.id()), ..info };
         // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).

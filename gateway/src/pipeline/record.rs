@@ -72,8 +72,14 @@ pub(super) fn delivered(
 /// An attempt that failed before anything reached the client: no longer in flight, and its
 /// failure counted toward a cooldown.
 pub(super) fn attempt_failed(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, f: Failure) {
-    shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
+    attempt_unsent(shard, routes, idx);
     failure(shard, routes, idx, f);
+}
+
+/// An attempt that ended with nothing to learn of the deployment (its request, sent again
+/// translated, could not be translated): no longer in flight.
+pub(super) fn attempt_unsent(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx) {
+    shard.record(routes, idx, |state, _, i| (state.request_ended(i), None));
 }
 
 fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {

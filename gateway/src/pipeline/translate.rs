@@ -1,79 +1,107 @@
 //! An attempt whose deployment speaks another dialect than the client's API (a Messages
-//! request to an OpenAI-compatible provider, a chat request to Anthropic, either to Gemini or
-//! Bedrock): the request body translated (`crate::dialect`), and how the answer is to be
-//! translated back. Gemini and Bedrock are reached from chat completions: a Messages request
-//! goes to chat first.
+//! request to an OpenAI-compatible provider, a chat request to Anthropic, any to Gemini or
+//! Bedrock, a Responses request to any deployment without `/responses`): the request body
+//! translated (`crate::dialect`), and how the answer is to be translated back. Gemini and
+//! Bedrock are reached from chat completions: a Messages request goes to chat first, and a
+//! Responses request always does.
 
 use pointwork_core::{Deployment, Dialect, RouteKind};
 
-use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat, Untranslatable};
+use crate::dialect::responses::responses_request_to_chat;
+use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat};
+use crate::dialect::{TranslatedRequest, Untranslatable};
 use crate::errors::openai_error;
-use crate::facts::Extracted;
 use crate::http::write;
 use crate::request::UpstreamHead;
 use crate::respond::Reply;
-use crate::upstream::exchange::Translate;
+use crate::responses::Turn;
+use crate::routers::Cx;
+use crate::upstream::exchange::{Responding, Translate};
 
-/// The upstream request: `head`, then the body as it would be forwarded (model spliced, the
-/// gateway's own members cut) translated into the provider's dialect — or the 400 naming the
-/// field that cannot be translated.
-pub(crate) fn request(
-    route: RouteKind,
-    to: &Deployment,
-    head: UpstreamHead<'_>,
-    body: &[u8],
-    extracted: &Extracted,
-    model_json: &[u8],
-) -> Result<Vec<u8>, Reply> {
-    let mut forwarded = Vec::with_capacity(extracted.forwarded_len(body, model_json));
-    extracted.append_forwarded(&mut forwarded, body, model_json);
-    let upstream_model: String = serde_json::from_slice(model_json).unwrap_or_default();
-    let translated = translate_request(route, to.dialect(), &forwarded, &upstream_model);
-    let translated = translated.and_then(|body| crate::providers::rewrite_body(to, body));
-    let translated = translated.map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
-    let mut out = Vec::with_capacity(head.len() + 32 + translated.len());
-    head.write_to(&mut out);
-    write::header_decimal(&mut out, "content-length", translated.len() as u64);
-    write::end_head(&mut out);
-    out.extend_from_slice(&translated);
-    Ok(out)
-}
-
-/// `forwarded` (the client's body, model spliced) in dialect `to`.
-fn translate_request(route: RouteKind, to: Dialect, forwarded: &[u8], model: &str) -> Result<Vec<u8>, Untranslatable> {
-    let via_chat;
-    let chat = match (route, to) {
-        (RouteKind::Messages, Dialect::Gemini | Dialect::BedrockConverse) => {
-            via_chat = messages_request_to_chat(forwarded, model)?;
-            &via_chat[..]
-        }
-        _ => forwarded,
-    };
-    match (route, to) {
-        (RouteKind::Embeddings, Dialect::Gemini) => gemini::embeddings_request_to_gemini(forwarded, model),
-        (RouteKind::Embeddings, Dialect::BedrockConverse) => bedrock::embeddings_request_to_bedrock(forwarded, model),
-        (_, Dialect::Gemini) => gemini::chat_request_to_gemini(chat),
-        (_, Dialect::BedrockConverse) => bedrock::chat_request_to_converse_for(chat, model),
-        (RouteKind::Messages, Dialect::AnthropicMessages) => Ok(forwarded.to_vec()),
-        (RouteKind::Messages, _) => messages_request_to_chat(forwarded, model),
-        _ => chat_request_to_messages(forwarded, model),
+/// Whether an attempt of `cx`'s request on `d` is translated.
+pub(crate) fn needed(cx: &Cx<'_>, d: &Deployment) -> bool {
+    match cx.route {
+        RouteKind::Responses => !cx.shard.hub.responses.native(d),
+        route => d.translates(route),
     }
 }
 
-/// How the answer goes back from the deployment's dialect `from` (its model `upstream_model`)
-/// into the client's, named `model` as the client asked.
-pub(crate) fn answer<'a>(
+/// The upstream request: `head`, then the body as it would be forwarded (model spliced, the
+/// gateway's own members cut) translated into the provider's dialect, with what the translation
+/// dropped — or the 400 naming the field that cannot be translated.
+pub(crate) fn request(
+    cx: &Cx<'_>,
+    to: &Deployment,
+    head: UpstreamHead<'_>,
+    model_json: &[u8],
+) -> Result<TranslatedRequest, Reply> {
+    let (body, extracted) = (cx.request.body, cx.extracted);
+    let mut forwarded = Vec::with_capacity(extracted.forwarded_len(body, model_json));
+    extracted.append_forwarded(&mut forwarded, body, model_json);
+    let upstream_model: String = serde_json::from_slice(model_json).unwrap_or_default();
+    let translated = translate_request(cx.route, to.dialect(), &forwarded, &upstream_model, cx.responses);
+    let translated = translated.and_then(|t| {
+        let body = crate::providers::rewrite_body(to, t.body)?;
+        Ok(TranslatedRequest { body, dropped: t.dropped })
+    });
+    let translated = translated.map_err(|u| Reply::json(400, openai_error(400, &u.to_string(), Some(&u.field))))?;
+    let mut out = Vec::with_capacity(head.len() + 32 + translated.body.len());
+    head.write_to(&mut out);
+    write::header_decimal(&mut out, "content-length", translated.body.len() as u64);
+    write::end_head(&mut out);
+    out.extend_from_slice(&translated.body);
+    Ok(TranslatedRequest { body: out, dropped: translated.dropped })
+}
+
+/// `forwarded` (the client's body, model spliced) in dialect `to`.
+fn translate_request(
     route: RouteKind,
-    from: Dialect,
-    upstream_model: &'a str,
-    model: &'a str,
-    body: &[u8],
-) -> Translate<'a> {
+    to: Dialect,
+    forwarded: &[u8],
+    model: &str,
+    turn: Option<&Turn>,
+) -> Result<TranslatedRequest, Untranslatable> {
+    let kept = |body| TranslatedRequest { body, dropped: Vec::new() };
+    let chat = match (route, to, turn) {
+        (RouteKind::Responses, _, Some(turn)) => {
+            let chat = responses_request_to_chat(forwarded, model, &turn.history)?;
+            turn.input_read(chat.input_items);
+            TranslatedRequest { body: chat.body, dropped: chat.dropped }
+        }
+        (RouteKind::Messages, Dialect::Gemini | Dialect::BedrockConverse | Dialect::OpenAiChat, _) => {
+            messages_request_to_chat(forwarded, model)?
+        }
+        _ => kept(forwarded.to_vec()),
+    };
+    let body = match (route, to) {
+        (RouteKind::Embeddings, Dialect::Gemini) => gemini::embeddings_request_to_gemini(forwarded, model)?,
+        (RouteKind::Embeddings, Dialect::BedrockConverse) => bedrock::embeddings_request_to_bedrock(forwarded, model)?,
+        (_, Dialect::Gemini) => gemini::chat_request_to_gemini(&chat.body)?,
+        (_, Dialect::BedrockConverse) => bedrock::chat_request_to_converse_for(&chat.body, model)?,
+        (RouteKind::Messages, Dialect::AnthropicMessages) => return Ok(chat),
+        (_, Dialect::AnthropicMessages) => chat_request_to_messages(&chat.body, model)?,
+        (_, Dialect::OpenAiChat | Dialect::OpenAiResponses) => return Ok(chat),
+    };
+    Ok(TranslatedRequest { body, dropped: chat.dropped })
+}
+
+/// How the answer goes back from deployment `d` into the client's dialect, named `model` as
+/// the client asked: translated (`translating`), or, for a native Responses answer that is
+/// kept, read for its id on the way; `None` when it goes through as it is.
+pub(crate) fn answer<'a>(cx: &'a Cx<'a>, d: &'a Deployment, translating: bool) -> Option<Translate<'a>> {
+    let responses = cx.responses.map(|turn| Responding { turn, deployment: &d.id });
+    let from = match translating {
+        true => d.dialect(),
+        false if responses.is_some_and(|r| r.turn.remembers()) => Dialect::OpenAiResponses,
+        false => return None,
+    };
+    let (route, body) = (cx.route, cx.request.body);
     // An OpenAI client's stream gets the usage chunk only when it asked for it, as from OpenAI.
     let include_usage = route.dialect() == Dialect::OpenAiChat
         && serde_json::from_slice::<serde_json::Value>(body)
             .is_ok_and(|v| v["stream_options"]["include_usage"] == serde_json::Value::Bool(true));
     let base64 = route == RouteKind::Embeddings
         && serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|v| v["encoding_format"] == "base64");
-    Translate { route, from, upstream_model, model, include_usage, base64 }
+    let (upstream_model, model) = (&d.upstream_model, &cx.extracted.facts.model);
+    Some(Translate { route, from, upstream_model, model, include_usage, base64, responses })
 }

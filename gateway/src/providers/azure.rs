@@ -1,6 +1,7 @@
 //! Azure OpenAI: OpenAI's wire format under a resource endpoint,
 //! `{api_base}/openai/deployments/{deployment}/chat/completions?api-version=V` (the deployment
-//! name percent-encoded; the version checked at load, else the default), the key as `api-key`,
+//! name percent-encoded; the version checked at load, else the default) and
+//! `{api_base}/openai/responses?api-version=V` (the deployment is the body's `model`), the key as `api-key`,
 //! or a Microsoft Entra ID token as `authorization: Bearer` — a fixed `azure_ad_token`, or one
 //! obtained with client credentials and refreshed (`crate::credentials::tokens`).
 
@@ -14,9 +15,14 @@ pub(super) struct Azure;
 
 impl ProviderAdapter for Azure {
     fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, _stream: bool) {
-        out.extend_from_slice(b"/openai/deployments/");
-        percent_encode_into(out, &d.upstream_model);
-        out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+        if route == RouteKind::Responses {
+            // The Responses API names the deployment in the body's `model`, not in the path.
+            out.extend_from_slice(b"/openai/responses");
+        } else {
+            out.extend_from_slice(b"/openai/deployments/");
+            percent_encode_into(out, &d.upstream_model);
+            out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
+        }
         out.extend_from_slice(b"?api-version=");
         let version = d.api_version.as_deref().unwrap_or(pointwork_config::AZURE_DEFAULT_API_VERSION);
         out.extend_from_slice(version.as_bytes());

@@ -40,6 +40,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) caller: &'a Caller,
     /// The caller's virtual key, if it has one.
     pub(crate) key: Option<&'a VirtualKey>,
+    /// A Responses request's place in its conversation.
+    pub(crate) responses: Option<&'a crate::responses::Turn>,
 }
 
 /// One router's part in a request: asked before every attempt and after every failure.

@@ -33,6 +33,10 @@ pub struct Upstream {
     /// What a `/v1/messages` request is sent with: the Messages API of an Anthropic deployment,
     /// the chat completions of any other (translated).
     pub messages_head: Vec<u8>,
+    /// `POST {prefix}/responses`: a Responses request passed through to a provider that serves
+    /// it (OpenAI, Azure OpenAI); empty for every other (translated to chat completions, sent
+    /// with `chat_head`).
+    pub responses_head: Vec<u8>,
     /// Whole-response timeout for non-streaming calls.
     pub timeout: Duration,
     /// Head and idle timeout for streaming calls.
@@ -52,6 +56,7 @@ impl Upstream {
             RouteKind::ChatCompletions => &self.chat_head,
             RouteKind::Embeddings => &self.embeddings_head,
             RouteKind::Messages => &self.messages_head,
+            RouteKind::Responses => &self.responses_head,
         }
     }
 
@@ -169,6 +174,10 @@ impl Routes {
                 chat_head: head(RouteKind::ChatCompletions, false),
                 embeddings_head: head(RouteKind::Embeddings, false),
                 messages_head: head(RouteKind::Messages, false),
+                responses_head: match d.provider.serves_responses() {
+                    true => head(RouteKind::Responses, false),
+                    false => Vec::new(),
+                },
                 stream_heads: providers::streams_elsewhere(d)
                     .then(|| Box::new([head(RouteKind::ChatCompletions, true), head(RouteKind::Messages, true)])),
                 auth,

@@ -7,6 +7,7 @@ use crate::http::request::Method;
 use crate::pipeline;
 use crate::request::Request;
 use crate::respond::{self, Reply};
+use crate::responses;
 use crate::server::admin;
 use crate::shard::Shard;
 use crate::tcp_or_tls::ClientConn;
@@ -25,6 +26,8 @@ enum Endpoint<'a> {
     DryRun,
     /// `/v1/messages/count_tokens`: answered with the gateway's own estimate.
     CountTokens,
+    /// `/v1/responses/{id}` and `/v1/responses/{id}/input_items`: the path after `/responses/`.
+    StoredResponse(&'a str),
 }
 
 fn endpoint(path: &str) -> Option<Endpoint<'_>> {
@@ -35,12 +38,14 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/embeddings" => Some(Endpoint::Api(RouteKind::Embeddings)),
         "/messages" => Some(Endpoint::Api(RouteKind::Messages)),
         "/messages/count_tokens" => Some(Endpoint::CountTokens),
+        "/responses" => Some(Endpoint::Api(RouteKind::Responses)),
         "/models" => Some(Endpoint::Models),
         "/health/liveliness" | "/health/liveness" => Some(Endpoint::Liveliness),
         "/health/readiness" => Some(Endpoint::Readiness),
         "/metrics" => Some(Endpoint::Metrics),
         "/admin/reload" => Some(Endpoint::AdminReload),
         "/route" => Some(Endpoint::DryRun),
+        _ if path.starts_with("/responses/") => Some(Endpoint::StoredResponse(&path["/responses/".len()..])),
         _ => path
             .strip_prefix("/admin/endpoints/")
             .and_then(|p| p.strip_suffix("/status"))
@@ -65,6 +70,13 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             Ok(_) => admin::count_tokens(req.body),
             Err(reply) => reply,
         },
+        (Some(Endpoint::StoredResponse(rest)), Method::Get | Method::Delete) => {
+            match (admin::authorize_api(shard, &req), responses::endpoints::parse(rest, method == Method::Delete)) {
+                (Err(reply), _) => reply,
+                (Ok(_), Some((id, ask))) => responses::endpoints::answer(shard, id, ask).await,
+                (Ok(_), None) => Reply::json(404, openai_error(404, &format!("no route for {}", head.path), None)),
+            }
+        }
         (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req) {
             Ok(caller) => admin::models(shard, &caller),
             Err(reply) => reply,
@@ -107,6 +119,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             } else {
                 b"GET, HEAD"
             };
+            let allowed = if matches!(e, Endpoint::StoredResponse(_)) { &b"GET, HEAD, DELETE"[..] } else { allowed };
             r.header("allow", allowed);
             r
         }
@@ -134,6 +147,9 @@ mod tests {
         assert_eq!(endpoint("/metrics"), Some(Endpoint::Metrics));
         assert_eq!(endpoint("/admin/reload"), Some(Endpoint::AdminReload));
         assert_eq!(endpoint("/v1/route?seed=3"), Some(Endpoint::DryRun));
+        assert_eq!(endpoint("/v1/responses"), Some(Endpoint::Api(RouteKind::Responses)));
+        assert_eq!(endpoint("/responses?x=1"), Some(Endpoint::Api(RouteKind::Responses)));
+        assert_eq!(endpoint("/v1/responses/resp_1/input_items"), Some(Endpoint::StoredResponse("resp_1/input_items")));
         assert_eq!(endpoint("/admin/endpoints/eu-1/status"), Some(Endpoint::AdminEndpointStatus("eu-1")));
         assert_eq!(endpoint("/admin/endpoints/a/b/status?x=1"), Some(Endpoint::AdminEndpointStatus("a/b")));
         assert_eq!(endpoint("/admin/endpoints//status"), Some(Endpoint::AdminEndpointStatus("")));

@@ -491,7 +491,8 @@ async fn relay_body(
 }
 
 /// The end of a chunked response whose upstream failed mid-body: one SSE error event in the
-/// client's API's shape (OpenAI's `data: {"error":…}`, Anthropic's `event: error`), then the
+/// client's API's shape (OpenAI's `data: {"error":…}`, Anthropic's and the Responses API's
+/// `event: error`), then the
 /// last chunk, so the client sees an error rather than a silent end.
 fn stream_error_chunk(dialect: Dialect) -> Vec<u8> {
     const WHY: &str = "the upstream connection failed in the middle of the response";
@@ -503,6 +504,7 @@ fn stream_error_chunk(dialect: Dialect) -> Vec<u8> {
             event
         }
         Dialect::AnthropicMessages => crate::dialect::anthropic_stream_error(502, WHY),
+        Dialect::OpenAiResponses => crate::dialect::responses::responses_stream_error(502, WHY),
     };
     let mut out = Vec::new();
     encode_chunk(&event, &mut out);
@@ -556,7 +558,7 @@ use whole::{collect_body, respond_with_block};
 #[path = "exchange_translate.rs"]
 mod translate;
 use translate::respond_translated;
-pub use translate::Translate;
+pub use translate::{Responding, Translate};
 
 #[cfg(test)]
 #[path = "exchange_tests.rs"]

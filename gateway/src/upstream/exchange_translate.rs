@@ -5,9 +5,12 @@
 use super::*;
 use crate::dialect::bedrock::{self, ConverseStreamToChat};
 use crate::dialect::gemini::{self, GeminiToChatStream};
+use crate::dialect::responses::{chat_response_to_responses, ChatToResponsesStream};
+use crate::dialect::sse::SseSplitter;
 use crate::dialect::{
     chat_response_to_messages, messages_response_to_chat, ChatToMessagesStream, MessagesToChatStream, StreamTranslator,
 };
+use crate::responses::Turn;
 use pointwork_core::RouteKind;
 
 /// Which way an answer is translated, and the model name the client asked for.
@@ -15,7 +18,8 @@ use pointwork_core::RouteKind;
 pub struct Translate<'a> {
     /// The client's route (its dialect is the answer's).
     pub route: RouteKind,
-    /// The deployment's dialect, and its model.
+    /// The deployment's dialect, and its model. `OpenAiResponses`: a native Responses answer,
+    /// passed through as it is and read for its id.
     pub from: Dialect,
     pub upstream_model: &'a str,
     pub model: &'a str,
@@ -23,6 +27,15 @@ pub struct Translate<'a> {
     pub include_usage: bool,
     /// An embeddings client asked for `encoding_format: base64`.
     pub base64: bool,
+    /// A Responses request: what its answer is kept as.
+    pub responses: Option<Responding<'a>>,
+}
+
+/// A Responses answer's turn, and the deployment that answers.
+#[derive(Clone, Copy)]
+pub struct Responding<'a> {
+    pub turn: &'a Turn,
+    pub deployment: &'a str,
 }
 
 impl Translate<'_> {
@@ -36,33 +49,63 @@ impl Translate<'_> {
                 let (model, id) = (self.model, self.upstream_model);
                 return bedrock::bedrock_embeddings_to_openai_with(body, model, id, self.base64, tokens);
             }
+            (_, Dialect::OpenAiResponses) => {
+                if let Some(r) = self.responses {
+                    r.turn.remember_native(&native_response_id(body), r.deployment);
+                }
+                return Ok(body.to_vec());
+            }
             (_, Dialect::Gemini) => gemini::gemini_response_to_chat(body, self.model)?,
             (_, Dialect::BedrockConverse) => bedrock::converse_response_to_chat(body, self.model)?,
             (RouteKind::Messages, _) => return chat_response_to_messages(body, self.model),
-            _ => return messages_response_to_chat(body, self.model),
+            (_, Dialect::AnthropicMessages) => messages_response_to_chat(body, self.model)?,
+            (_, Dialect::OpenAiChat) => body.to_vec(),
         };
-        match self.route {
-            RouteKind::Messages => chat_response_to_messages(&chat, self.model),
+        match (self.route, self.responses) {
+            (RouteKind::Messages, _) => chat_response_to_messages(&chat, self.model),
+            (RouteKind::Responses, Some(r)) => {
+                let (bytes, response) = chat_response_to_responses(&chat, &r.turn.echo)?;
+                r.turn.remember(&response);
+                Ok(bytes)
+            }
             _ => Ok(chat),
         }
     }
 
-    fn stream(&self) -> Box<dyn StreamTranslator> {
-        // A Messages client of Gemini or Bedrock hears the chat translation translated again.
-        let usage = self.include_usage || self.route == RouteKind::Messages;
-        let to_chat: Box<dyn StreamTranslator> = match self.from {
-            Dialect::Gemini => Box::new(GeminiToChatStream::new(self.model, usage)),
-            Dialect::BedrockConverse => Box::new(ConverseStreamToChat::new(self.model, usage)),
-            _ if self.route == RouteKind::Messages => return Box::new(ChatToMessagesStream::new(self.model)),
-            _ => return Box::new(MessagesToChatStream::new(self.model, self.include_usage)),
+    fn stream<'s>(&self) -> Box<dyn StreamTranslator + 's>
+    where
+        Self: 's,
+    {
+        // A Messages or Responses client of another dialect hears a chat translation translated
+        // again, with usage.
+        let usage = self.include_usage || matches!(self.route, RouteKind::Messages | RouteKind::Responses);
+        let to_chat: Option<Box<dyn StreamTranslator>> = match self.from {
+            Dialect::Gemini => Some(Box::new(GeminiToChatStream::new(self.model, usage))),
+            Dialect::BedrockConverse => Some(Box::new(ConverseStreamToChat::new(self.model, usage))),
+            Dialect::AnthropicMessages => Some(Box::new(MessagesToChatStream::new(self.model, usage))),
+            Dialect::OpenAiChat => None,
+            Dialect::OpenAiResponses => {
+                return Box::new(NativeResponses {
+                    splitter: SseSplitter::new(),
+                    read: false,
+                    responding: self.responses,
+                })
+            }
         };
-        match self.route {
-            RouteKind::Messages => Box::new(Chained {
-                first: to_chat,
-                then: Box::new(ChatToMessagesStream::new(self.model)),
+        match (self.route, self.responses, to_chat) {
+            (RouteKind::Messages, _, None) => Box::new(ChatToMessagesStream::new(self.model)),
+            (RouteKind::Messages, _, Some(first)) => {
+                Box::new(Chained { first, then: Box::new(ChatToMessagesStream::new(self.model)), between: Vec::new() })
+            }
+            (RouteKind::Responses, Some(r), first) => Box::new(ToResponses {
+                first,
+                then: ChatToResponsesStream::new(r.turn.echo.clone()),
                 between: Vec::new(),
+                turn: r.turn,
             }),
-            _ => to_chat,
+            (_, _, Some(first)) => first,
+            // Unreachable: a chat client of a chat deployment is not translated.
+            (_, _, None) => Box::new(MessagesToChatStream::new(self.model, self.include_usage)),
         }
     }
 }
@@ -91,6 +134,89 @@ impl StreamTranslator for Chained {
     fn usage(&self) -> Option<(u64, u64)> {
         self.first.usage()
     }
+}
+
+/// A chat stream (translated from the deployment's dialect first, unless it is chat) as the
+/// Responses API's events; the completed response is kept for the conversation's next turn.
+struct ToResponses<'a> {
+    first: Option<Box<dyn StreamTranslator>>,
+    then: ChatToResponsesStream,
+    between: Vec<u8>,
+    turn: &'a Turn,
+}
+
+impl StreamTranslator for ToResponses<'_> {
+    fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        match &mut self.first {
+            Some(first) => {
+                self.between.clear();
+                first.feed(input, &mut self.between);
+                self.then.feed(&self.between, out);
+            }
+            None => self.then.feed(input, out),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, complete: bool) {
+        if let Some(first) = &mut self.first {
+            self.between.clear();
+            first.finish(&mut self.between, complete);
+            self.then.feed(&self.between, out);
+        }
+        self.then.finish(out, complete);
+        if let Some(response) = self.then.completed() {
+            self.turn.remember(response);
+        }
+    }
+
+    fn usage(&self) -> Option<(u64, u64)> {
+        match &self.first {
+            Some(first) => first.usage(),
+            None => self.then.usage(),
+        }
+    }
+}
+
+/// A native Responses stream, passed through as it is; its first event names the response,
+/// whose deployment is remembered for the follow-ups.
+struct NativeResponses<'a> {
+    splitter: SseSplitter,
+    read: bool,
+    responding: Option<Responding<'a>>,
+}
+
+impl StreamTranslator for NativeResponses<'_> {
+    fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(input);
+        if self.read {
+            return;
+        }
+        let mut id = None;
+        let _ = self.splitter.feed(input, |event| {
+            if id.is_none() {
+                id = Some(native_response_id(event.data));
+            }
+        });
+        if let (Some(id), Some(r)) = (id, self.responding) {
+            self.read = true;
+            self.splitter = SseSplitter::new();
+            r.turn.remember_native(&id, r.deployment);
+        }
+    }
+
+    fn finish(&mut self, _out: &mut Vec<u8>, _complete: bool) {}
+
+    fn usage(&self) -> Option<(u64, u64)> {
+        None
+    }
+}
+
+/// The response id of a native answer's body, or of a stream event that carries the response
+/// (`response.created`); empty when there is none.
+fn native_response_id(json: &[u8]) -> String {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(json) else { return String::new() };
+    let id = value.pointer("/response/id").or_else(|| value.get("id"));
+    id.and_then(serde_json::Value::as_str).unwrap_or("").to_string()
 }
 
 /// A response header's value (`name` lowercase), from the head as received.

@@ -17,7 +17,7 @@ impl Filter for RouteCapabilityFilter<'_> {
         let sets = self.snap.sets();
         let without = match self.route {
             // Every provider serves chat and Messages, in its dialect or translated.
-            RouteKind::ChatCompletions | RouteKind::Messages => return,
+            RouteKind::ChatCompletions | RouteKind::Messages | RouteKind::Responses => return,
             RouteKind::Embeddings if !sets.groups[candidates.group().get()].any_no_embeddings => return,
             RouteKind::Embeddings => &sets.no_embeddings,
         };

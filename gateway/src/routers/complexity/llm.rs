@@ -71,7 +71,7 @@ pub async fn classify(shard: &Shard, routes: &Arc<Routes>, llm: &LlmClassifier, 
             json!({"model": d.upstream_model, "max_tokens": MAX_TOKENS, "system": INSTRUCTIONS,
                 "messages": [{"role": "user", "content": ask}]}),
         ),
-        Dialect::Gemini | Dialect::BedrockConverse => {
+        Dialect::Gemini | Dialect::BedrockConverse | Dialect::OpenAiResponses => {
             let why = format!("the classifier model's deployment {} is not OpenAI-compatible or Anthropic", d.id);
             return Err(Failure::Error(why));
         }
@@ -133,7 +133,7 @@ fn tier_of_answer(dialect: Dialect, answer: &[u8]) -> Option<Tier> {
         Dialect::AnthropicMessages => {
             serde_json::from_slice::<MessagesAnswer>(answer).ok()?.content.into_iter().find_map(|b| b.text)?
         }
-        Dialect::Gemini | Dialect::BedrockConverse => return None,
+        Dialect::Gemini | Dialect::BedrockConverse | Dialect::OpenAiResponses => return None,
     };
     tier_of_text(&text)
 }

@@ -133,7 +133,17 @@ impl<'a> Router for LiteLlm<'a> {
                     return Next::End(pareto::refusal_reply(&refusal), Ending { route: Some(walked), ..self.ending() });
                 }
             };
-            let excluded = steered.as_ref().map_or(&[][..], |s| &s.excluded[..]);
+            // A Responses follow-up goes where its conversation is (most requests: nothing).
+            let held = self.cx.responses.map(|turn| turn.excluded(snap)).unwrap_or_default();
+            let both;
+            let excluded: &[DeploymentIdx] = match (&steered, held.is_empty()) {
+                (None, _) => &held,
+                (Some(s), true) => &s.excluded,
+                (Some(s), false) => {
+                    both = [&s.excluded[..], &held[..]].concat();
+                    &both
+                }
+            };
             let walk = &self.walk;
             let req = PickRequest { excluded, ..pick_request(facts, body, walk.target(), walk.order(), walk.failed()) };
             let timed = shard.metrics.borrow_mut().time_this_pick();

@@ -1,0 +1,166 @@
+//! One Responses request's place in its conversation: the id its translated answer gets, the
+//! items of the response it continues (`previous_response_id`), where a native follow-up must
+//! go, and what is kept of its answer.
+
+use std::cell::OnceCell;
+use std::sync::Arc;
+use std::time::Instant;
+
+use pointwork_core::{Deployment, DeploymentIdx, Snapshot};
+use serde_json::Value;
+
+use super::{Conversation, ResponsesShared, Stored};
+use crate::dialect::responses::ResponseEcho;
+use crate::respond::Reply;
+
+/// The prefix of the ids the gateway gives translated responses (`resp_pw…`): an id with it that
+/// is not kept is expired, not a provider's.
+const OWN_ID_PREFIX: &str = "resp_pw";
+
+pub struct Turn {
+    /// The translated answer's id and what it echoes of the request.
+    pub(crate) echo: ResponseEcho,
+    /// The kept conversation this request continues, as items.
+    pub(crate) history: Vec<Value>,
+    /// Where the request may go: anywhere, only to the deployment that holds its native
+    /// previous response, or to any native deployment (a previous response the gateway never
+    /// saw: the provider's to find).
+    pub(crate) goes: Goes,
+    /// `store` is not `false`: the answer is kept.
+    store: bool,
+    /// This request's input as items, from the first translated attempt.
+    input_items: OnceCell<Vec<Value>>,
+    shared: Arc<ResponsesShared>,
+}
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) enum Goes {
+    Anywhere,
+    To(Arc<str>),
+    Native,
+}
+
+/// The members read before routing; the rest of the body is skipped.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    previous_response_id: Value,
+    #[serde(default)]
+    store: Value,
+}
+
+impl Turn {
+    /// The turn of a request for `model` with `body`, or the error answer: a
+    /// `previous_response_id` of the wrong type, or one of the gateway's own that is no longer
+    /// kept.
+    pub(crate) fn new(shared: &Arc<ResponsesShared>, body: &[u8], model: &str) -> Result<Turn, Reply> {
+        let head: Head =
+            serde_json::from_slice(body).unwrap_or(Head { previous_response_id: Value::Null, store: Value::Null });
+        let store = match head.store {
+            Value::Null => true,
+            Value::Bool(store) => store,
+            _ => return Err(invalid("store", "Invalid type for 'store': expected a boolean.")),
+        };
+        let (mut history, mut goes) = (Vec::new(), Goes::Anywhere);
+        match head.previous_response_id {
+            Value::Null => {}
+            Value::String(id) => {
+                let stored = shared.conversations.lock().ok().and_then(|mut c| c.get(&id, Instant::now()));
+                match stored {
+                    Some(Stored::Translated(conversation)) => history = conversation.items(),
+                    Some(Stored::Native(deployment)) => goes = Goes::To(deployment),
+                    None if id.starts_with(OWN_ID_PREFIX) => return Err(previous_not_found(&id)),
+                    None => goes = Goes::Native,
+                }
+            }
+            _ => {
+                let why = "Invalid type for 'previous_response_id': expected a string.";
+                return Err(invalid("previous_response_id", why));
+            }
+        }
+        let echo = ResponseEcho::new(body, &new_id(), crate::clock::unix_now(), model);
+        Ok(Turn { echo, history, goes, store, input_items: OnceCell::new(), shared: shared.clone() })
+    }
+
+    /// Whether `d` may serve this request.
+    pub(crate) fn allows(&self, d: &Deployment) -> bool {
+        match &self.goes {
+            Goes::Anywhere => true,
+            Goes::To(id) => d.id == **id,
+            Goes::Native => self.shared.native(d),
+        }
+    }
+
+    /// The deployments of `snap` this request may not go to (none for most).
+    pub(crate) fn excluded(&self, snap: &Snapshot) -> Vec<DeploymentIdx> {
+        if self.goes == Goes::Anywhere {
+            return Vec::new();
+        }
+        let all = snap.deployments.iter().enumerate();
+        all.filter(|(_, d)| !self.allows(d)).map(|(i, _)| DeploymentIdx(i as u32)).collect()
+    }
+
+    /// Keeps this request's input items (from its first translation).
+    pub(crate) fn input_read(&self, items: Vec<Value>) {
+        let _ = self.input_items.set(items);
+    }
+
+    /// Keeps a translated answer, `response`, for the conversation's next turn.
+    pub(crate) fn remember(&self, response: &Value) {
+        if !self.store {
+            return;
+        }
+        let mut input_items = self.history.clone();
+        input_items.extend(self.input_items.get().into_iter().flatten().cloned());
+        let bytes = json_len(response) + input_items.iter().map(json_len).sum::<usize>();
+        let conversation = Conversation { response: response.clone(), input_items };
+        let stored = Stored::Translated(Arc::new(conversation));
+        if let Ok(mut c) = self.shared.conversations.lock() {
+            c.put(self.echo.id(), stored, bytes, Instant::now());
+        }
+    }
+
+    /// Remembers that deployment `d` holds the native response whose body (or first event)
+    /// is `body`, so that its follow-ups go there.
+    pub(crate) fn remember_native(&self, response_id: &str, d: &str) {
+        if !self.store || response_id.is_empty() {
+            return;
+        }
+        if let Ok(mut c) = self.shared.conversations.lock() {
+            c.put(response_id, Stored::Native(d.into()), response_id.len() + d.len() + 64, Instant::now());
+        }
+    }
+
+    /// Whether a native answer is worth reading for its id: only when it is kept.
+    pub(crate) fn remembers(&self) -> bool {
+        self.store
+    }
+}
+
+/// A response id of the gateway's own: [`OWN_ID_PREFIX`] and 48 random hex digits.
+fn new_id() -> String {
+    let mut bytes = [0u8; 24];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes);
+    let mut id = String::with_capacity(OWN_ID_PREFIX.len() + 48);
+    id.push_str(OWN_ID_PREFIX);
+    for b in bytes {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
+}
+
+fn json_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(0, |v| v.len())
+}
+
+/// OpenAI's answer to a `previous_response_id` it does not hold.
+pub(crate) fn previous_not_found(id: &str) -> Reply {
+    let message = format!("Previous response with id '{id}' not found.");
+    let body = serde_json::json!({"error": {"message": message, "type": "invalid_request_error",
+        "param": "previous_response_id", "code": "previous_response_not_found"}});
+    Reply::json(404, body.to_string().into_bytes())
+}
+
+fn invalid(param: &str, message: &str) -> Reply {
+    Reply::json(400, crate::errors::openai_error(400, message, Some(param)))
+}
