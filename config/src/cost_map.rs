@@ -44,6 +44,7 @@ struct Entry {
     max_input_tokens: Option<serde_json::Value>,
     #[serde(default)]
     max_tokens: Option<serde_json::Value>,
+    max_output_tokens: Option<serde_json::Value>,
     #[serde(default)]
     supports_vision: Option<serde_json::Value>,
     #[serde(default)]
@@ -69,6 +70,7 @@ struct ModelFacts {
     output: Option<f64>,
     max_input_tokens: Option<u64>,
     max_tokens: Option<u64>,
+    max_output_tokens: Option<u64>,
     supports_vision: Option<bool>,
     /// `supports_*` for each of [`Param::ALL`], in that order.
     supports: [Option<bool>; Param::ALL.len()],
@@ -103,6 +105,7 @@ impl CostMap {
                     output: price(e.output_cost_per_token),
                     max_input_tokens: count(e.max_input_tokens),
                     max_tokens: count(e.max_tokens),
+                    max_output_tokens: count(e.max_output_tokens),
                     supports_vision: flag(e.supports_vision),
                     supports: [
                         flag(e.supports_function_calling),
@@ -151,6 +154,7 @@ impl CostMap {
             d.max_input_tokens = m.max_input_tokens;
             d.max_tokens = m.max_tokens;
         }
+        d.max_output_tokens = d.max_output_tokens.or(m.max_output_tokens);
         d.supports_vision = d.supports_vision.or(m.supports_vision);
         // Only "declared false" removes a deployment; whatever `model_info` declares wins.
         for (param, supported) in Param::ALL.into_iter().zip(m.supports) {

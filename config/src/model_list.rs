@@ -153,6 +153,7 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
     deployment.supports_vision = knobs.supports_vision;
     deployment.max_input_tokens = knobs.max_input_tokens;
     deployment.max_tokens = knobs.max_tokens;
+    deployment.max_output_tokens = knobs.max_output_tokens;
     deployment.native_responses = info
         .supported_endpoints
         .as_ref()
@@ -305,6 +306,7 @@ struct InfoKnobs {
     supports_vision: Option<bool>,
     max_input_tokens: Option<u64>,
     max_tokens: Option<u64>,
+    max_output_tokens: Option<u64>,
     /// `supports_*` for each of [`Param::ALL`], in that order.
     supports: [Option<bool>; Param::ALL.len()],
 }
@@ -345,6 +347,7 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
         supports_vision: c.optional(&mut info, "supports_vision", &kinds::BOOL),
         max_input_tokens: c.optional(&mut info, "max_input_tokens", &kinds::NON_NEGATIVE_INT),
         max_tokens: c.optional(&mut info, "max_tokens", &kinds::NON_NEGATIVE_INT),
+        max_output_tokens: c.optional(&mut info, "max_output_tokens", &kinds::NON_NEGATIVE_INT),
         supports: Param::ALL.map(|p| c.optional(&mut info, p.supports_key(), &kinds::BOOL)),
     };
     let access_groups = c.optional(&mut info, "access_groups", &kinds::STRING_LIST);
@@ -364,6 +367,7 @@ fn read_model_info(c: &mut Checker, entry: &mut Fields) -> ModelInfo {
     let limits = [
         ("max_input_tokens", knobs.max_input_tokens.map(serde_json::Value::from)),
         ("max_tokens", knobs.max_tokens.map(serde_json::Value::from)),
+        ("max_output_tokens", knobs.max_output_tokens.map(serde_json::Value::from)),
     ];
     let lists = [
         ("access_groups", &access_groups),

@@ -81,6 +81,9 @@ pub struct Deployment {
     /// does not set them itself, each as its name and its value's JSON text, in config order
     /// (an OpenRouter `provider` block pins a provider this way).
     pub extra_body: Vec<(Box<str>, Box<str>)>,
+    /// The most tokens one answer may hold (`max_output_tokens` of `model_info` or the cost
+    /// map), told to clients that ask for a model's limits (Anthropic's models list).
+    pub max_output_tokens: Option<u64>,
     /// Whether the server serves OpenAI's Responses API itself, as `model_info.supported_endpoints`
     /// states it (LiteLLM's opt-in: `/v1/responses` listed or not); `None` when unstated: the
     /// provider's own default ([`Provider::serves_responses`]), corrected on a 404/405.
@@ -120,6 +123,7 @@ impl Deployment {
             unsupported_params: RequestParams::NONE,
             policy: None,
             extra_body: Vec::new(),
+            max_output_tokens: None,
             native_responses: None,
         }
     }

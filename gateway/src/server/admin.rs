@@ -28,27 +28,16 @@ pub fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, Reply> 
     shard.hub.routes.load().keys.api_caller(req.authorization, req.anthropic.api_key)
 }
 
-/// `POST /v1/messages/count_tokens`: the gateway's own prompt estimate (the one the context
-/// window check uses; docs/routing.md, "The prompt estimate"), answered without a provider.
-pub fn count_tokens(body: &[u8]) -> Reply {
-    match crate::facts::extract_to(
-        pointwork_core::RouteKind::Messages,
-        body,
-        crate::facts::Needs { prompt: true, ..crate::facts::Needs::NONE },
-    ) {
-        Ok(e) => Reply::json(
-            200,
-            serde_json::json!({"input_tokens": e.facts.estimated_prompt_tokens}).to_string().into_bytes(),
-        ),
-        Err(e) => Reply::json(400, crate::errors::openai_error(400, &e.to_string(), e.param())),
-    }
-}
-
-/// `GET /v1/models`: what the caller's key may use.
-pub fn models(shard: &Shard, caller: &Caller) -> Reply {
+/// `GET /v1/models`: what the caller's key may use — in Anthropic's shape, with context
+/// windows, for an Anthropic client (one that sends `anthropic-version` or `x-api-key`).
+pub fn models(shard: &Shard, caller: &Caller, anthropic: bool) -> Reply {
     let routes = shard.hub.routes.load();
     let body = caller.virtual_key().and_then(|k| k.models_body.clone());
-    Reply::json(200, body.unwrap_or_else(|| routes.models_body.clone()))
+    let body = body.unwrap_or_else(|| routes.models_body.clone());
+    match anthropic {
+        true => Reply::json(200, crate::models_list::anthropic_models_list(&body, &routes.snapshot)),
+        false => Reply::json(200, body),
+    }
 }
 
 pub fn metrics(shard: &Shard) -> Reply {

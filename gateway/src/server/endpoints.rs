@@ -8,7 +8,7 @@ use crate::pipeline;
 use crate::request::Request;
 use crate::respond::{self, Reply};
 use crate::responses;
-use crate::server::admin;
+use crate::server::{admin, count_tokens};
 use crate::shard::Shard;
 use crate::tcp_or_tls::ClientConn;
 
@@ -24,7 +24,7 @@ enum Endpoint<'a> {
     /// `/admin/endpoints/{id}/status`: the id as sent (percent-encoded, may hold `/`).
     AdminEndpointStatus(&'a str),
     DryRun,
-    /// `/v1/messages/count_tokens`: answered with the gateway's own estimate.
+    /// `/v1/messages/count_tokens`: Anthropic's count, or the gateway's own estimate.
     CountTokens,
     /// `/v1/responses/{id}` and `/v1/responses/{id}/input_items`: the path after `/responses/`.
     StoredResponse(&'a str),
@@ -67,7 +67,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             Err(reply) => reply,
         },
         (Some(Endpoint::CountTokens), Method::Post) => match admin::authorize_api(shard, &req) {
-            Ok(_) => admin::count_tokens(req.body),
+            Ok(_) => count_tokens::count_tokens(shard, &req).await,
             Err(reply) => reply,
         },
         (Some(Endpoint::StoredResponse(rest)), Method::Get | Method::Delete) => {
@@ -78,7 +78,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             }
         }
         (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req) {
-            Ok(caller) => admin::models(shard, &caller),
+            Ok(caller) => admin::models(shard, &caller, req.anthropic.version.is_some() || req.anthropic.api_key.is_some()),
             Err(reply) => reply,
         },
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod conn;
+mod count_tokens;
 pub mod endpoints;
 pub mod handshake;
 

@@ -85,11 +85,8 @@ impl Translate<'_> {
             Dialect::AnthropicMessages => Some(Box::new(MessagesToChatStream::new(self.model, usage))),
             Dialect::OpenAiChat => None,
             Dialect::OpenAiResponses => {
-                return Box::new(NativeResponses {
-                    splitter: SseSplitter::new(),
-                    read: false,
-                    responding: self.responses,
-                })
+                let (splitter, usage) = (SseSplitter::new(), UsageTail::new(true));
+                return Box::new(NativeResponses { splitter, read: false, responding: self.responses, usage })
             }
         };
         match (self.route, self.responses, to_chat) {
@@ -178,16 +175,18 @@ impl StreamTranslator for ToResponses<'_> {
 }
 
 /// A native Responses stream, passed through as it is; its first event names the response,
-/// whose deployment is remembered for the follow-ups.
+/// whose deployment is remembered for the follow-ups, and its last its usage.
 struct NativeResponses<'a> {
     splitter: SseSplitter,
     read: bool,
     responding: Option<Responding<'a>>,
+    usage: UsageTail,
 }
 
 impl StreamTranslator for NativeResponses<'_> {
     fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(input);
+        self.usage.push(input);
         if self.read {
             return;
         }
@@ -204,10 +203,15 @@ impl StreamTranslator for NativeResponses<'_> {
         }
     }
 
-    fn finish(&mut self, _out: &mut Vec<u8>, _complete: bool) {}
+    fn finish(&mut self, out: &mut Vec<u8>, complete: bool) {
+        if !complete {
+            let why = "the upstream connection failed in the middle of the response";
+            out.extend_from_slice(&crate::dialect::responses::responses_stream_error(502, why));
+        }
+    }
 
     fn usage(&self) -> Option<(u64, u64)> {
-        None
+        self.usage.usage().map(|u| (u.prompt_tokens, u.completion_tokens))
     }
 }
 

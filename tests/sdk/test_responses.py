@@ -1,0 +1,213 @@
+"""OpenAI's Responses API through the official `openai` SDK against the running gateway:
+natively to OpenAI-compatible mocks that serve `/v1/responses`, translated to chat completions
+(a `hosted_vllm/` deployment, an `openai/` server learned to have no `/responses`, a deployment
+whose `supported_endpoints` leaves it out) and to Anthropic's Messages API; streams with every
+event type; `previous_response_id` natively and translated; retrieve, input items, delete."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import openai
+import pytest
+
+from conftest import Process, _start_gateway, _start_mock
+
+NO_RESPONSES = "--no-responses"  # the mock flag of an OpenAI-compatible server without /responses
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    started: list[Process] = []
+    try:
+        mocks = {
+            "native-a": _start_mock("native-a"),
+            "native-b": _start_mock("native-b"),
+            "chat-only": _start_mock("chat-only", NO_RESPONSES),
+            "vllm": _start_mock("vllm", NO_RESPONSES),
+            "claude": _start_mock("claude"),
+        }
+        started.extend(m.process for m in mocks.values())
+
+        def entry(group: str, ident: str, model: str, mock: str, info: str = "") -> str:
+            base = mocks[mock].api_base if not model.startswith("anthropic/") else f"http://{mocks[mock].addr}"
+            return (
+                f"  - model_name: {group}\n"
+                f"    litellm_params: {{model: {model}, api_base: \"{base}\", api_key: sk-up-{ident}}}\n"
+                f"    model_info: {{id: {ident}{info}}}\n"
+            )
+
+        config = (
+            "model_list:\n"
+            + entry("gpt-native", "native-a", "openai/gpt-4o", "native-a")
+            + entry("gpt-native", "native-b", "openai/gpt-4o", "native-b")
+            + entry("gpt-learned", "learned", "openai/local-model", "chat-only")
+            + entry("llama", "vllm", "hosted_vllm/llama-3", "vllm")
+            + entry("gpt-stated", "stated", "openai/gpt-4o", "native-a", ", supported_endpoints: [/v1/chat/completions]")
+            + entry("claude", "claude", "anthropic/claude-sonnet-4-5", "claude")
+            + "general_settings: {master_key: sk-master}\n"
+        )
+        gateway = _start_gateway(config, tmp_path_factory.mktemp("responses"))
+        started.append(gateway)
+        yield f"http://{gateway.wait_for_address()}", mocks
+    finally:
+        for process in reversed(started):
+            process.stop()
+
+
+def _client(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key="sk-master", max_retries=0)
+
+
+def _seen(mock, since: int = 0) -> list[dict]:
+    """The mock's requests since index `since`: path, authorization, body."""
+    out = []
+    for r in mock.requests()[since:]:
+        headers = {k.lower(): v for k, v in r["headers"]}
+        out.append({"path": r["path"], "auth": headers.get("authorization") or headers.get("x-api-key"), "body": r["body"]})
+    return out
+
+
+@pytest.mark.parametrize(
+    "group, mock, path",
+    [
+        ("gpt-native", None, "/v1/responses"),
+        ("llama", "vllm", "/v1/chat/completions"),
+        ("gpt-stated", "native-a", "/v1/chat/completions"),
+        ("claude", "claude", "/v1/messages"),
+    ],
+)
+def test_create_on_every_kind_of_deployment(stack, group, mock, path):
+    url, mocks = stack
+    watched = [mocks[mock]] if mock else [mocks["native-a"], mocks["native-b"]]
+    before = [len(m.requests()) for m in watched]
+    response = _client(url).responses.create(model=group, input="Say hello.", instructions="Be brief.")
+    assert response.status == "completed"
+    assert response.output_text
+    assert response.model == group
+    assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+    assert response.usage.output_tokens_details.reasoning_tokens == 0
+    seen = [r for m, b in zip(watched, before) for r in _seen(m, b)]
+    assert [r["path"] for r in seen] == [path]
+    assert seen[0]["auth"] in (f"Bearer sk-up-{group_id(group, seen[0])}", f"sk-up-{group_id(group, seen[0])}")
+    assert "sk-master" not in json.dumps(seen)
+
+
+def group_id(group: str, seen: dict) -> str:
+    return {"llama": "vllm", "gpt-stated": "stated", "claude": "claude"}.get(group) or seen["auth"].split("sk-up-")[1]
+
+
+def test_a_server_without_responses_is_learned_without_failing_the_request(stack):
+    url, mocks = stack
+    mock = mocks["chat-only"]
+    before = len(mock.requests())
+    first = _client(url).responses.create(model="gpt-learned", input="one")
+    second = _client(url).responses.create(model="gpt-learned", input="two")
+    assert first.output_text and second.output_text
+    paths = [r["path"] for r in _seen(mock, before)]
+    assert paths == ["/v1/responses", "/v1/chat/completions", "/v1/chat/completions"]
+
+
+@pytest.mark.parametrize("group", ["gpt-native", "llama", "claude"])
+def test_stream_carries_every_event_in_order(stack, group):
+    url, _ = stack
+    with _client(url).responses.stream(model=group, input="Tell me a story.") as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    types = [e.type for e in events]
+    for expected in [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]:
+        assert expected in types, f"{expected} missing from {types}"
+    assert types[0] == "response.created" and types[-1] == "response.completed"
+    numbers = [e.sequence_number for e in events]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text and final.output_text == text
+    assert final.usage.input_tokens > 0 and final.usage.output_tokens > 0
+
+
+def test_previous_response_id_translated_keeps_the_conversation(stack):
+    url, mocks = stack
+    client = _client(url)
+    first = client.responses.create(model="llama", input="My name is Ada.")
+    assert first.id.startswith("resp_")
+    before = len(mocks["vllm"].requests())
+    second = client.responses.create(model="llama", input="What is my name?", previous_response_id=first.id)
+    assert second.output_text
+    sent = json.loads(_seen(mocks["vllm"], before)[0]["body"])
+    contents = [m.get("content") for m in sent["messages"]]
+    flat = json.dumps(contents)
+    assert "My name is Ada." in flat and first.output_text in flat and "What is my name?" in flat
+    assert client.responses.retrieve(first.id).output_text == first.output_text
+    items = client.responses.input_items.list(second.id)
+    texts = json.dumps([i.model_dump() for i in items.data])
+    assert "My name is Ada." in texts and "What is my name?" in texts
+    client.responses.delete(first.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(first.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.create(model="llama", input="again", previous_response_id=first.id)
+
+
+def test_store_false_keeps_nothing(stack):
+    url, _ = stack
+    client = _client(url)
+    response = client.responses.create(model="llama", input="forget me", store=False)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(response.id)
+
+
+def test_previous_response_id_native_goes_to_the_deployment_that_holds_it(stack):
+    url, mocks = stack
+    client = _client(url)
+    first = client.responses.create(model="gpt-native", input="Remember 42.")
+    holder = next(name for name in ("native-a", "native-b") if first.id in json.dumps(mocks[name].requests()[-3:]))
+    other = "native-b" if holder == "native-a" else "native-a"
+    before = {name: len(mocks[name].requests()) for name in (holder, other)}
+    for _ in range(4):
+        follow = client.responses.create(model="gpt-native", input="Which number?", previous_response_id=first.id)
+        assert follow.output_text
+    assert len(mocks[holder].requests()) - before[holder] == 4
+    assert len(mocks[other].requests()) == before[other]
+    assert client.responses.retrieve(first.id).id == first.id
+
+
+def test_errors_take_the_responses_shape(stack):
+    url, _ = stack
+    client = _client(url)
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.responses.create(model="llama", input="x", previous_response_id="resp_pw" + "0" * 48)
+    assert missing.value.body["code"] == "previous_response_not_found"
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(model="llama", input="x", previous_response_id=7)  # type: ignore[arg-type]
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve("resp_unknown")
+
+
+def test_what_chat_cannot_say_is_dropped_and_named(stack):
+    url, mocks = stack
+    body = {
+        "model": "llama",
+        "input": "hello",
+        "tools": [{"type": "web_search"}],
+        "include": ["reasoning.encrypted_content"],
+    }
+    request = urllib.request.Request(
+        f"{url}/v1/responses",
+        data=json.dumps(body).encode(),
+        headers={"authorization": "Bearer sk-master", "content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        dropped = answer.headers["x-pointwork-dropped"]
+        assert json.load(answer)["status"] == "completed"
+    assert "include" in dropped and "tools[0]" in dropped
