@@ -9,6 +9,7 @@
 //! |---|---|---|---|
 //! | Anthropic → OpenAI | [`messages_request_to_chat`] | [`chat_response_to_messages`] | [`ChatToMessagesStream`] |
 //! | OpenAI → Anthropic | [`chat_request_to_messages`] | [`messages_response_to_chat`] | [`MessagesToChatStream`] |
+//! | OpenAI Responses → OpenAI chat | [`responses::responses_request_to_chat`] | [`responses::chat_response_to_responses`] | [`responses::ChatToResponsesStream`] |
 //!
 //! # The API
 //!
@@ -110,6 +111,7 @@ mod mapping;
 mod messages_to_chat_request;
 mod messages_to_chat_response;
 mod messages_to_chat_stream;
+pub mod responses;
 pub mod sse;
 
 #[cfg(test)]
