@@ -18,21 +18,35 @@ pub struct ResponseEcho {
     pub(crate) tool_kinds: ToolKinds,
 }
 
-/// Echoed request fields and their values when the request did not set them.
-const ECHOED: [(&str, fn() -> Value); 12] = [
-    ("instructions", || Value::Null),
-    ("tools", || json!([])),
-    ("tool_choice", || json!("auto")),
-    ("parallel_tool_calls", || json!(true)),
-    ("temperature", || Value::Null),
-    ("top_p", || Value::Null),
-    ("max_output_tokens", || Value::Null),
-    ("previous_response_id", || Value::Null),
-    ("metadata", || json!({})),
-    ("text", || json!({"format": {"type": "text"}})),
-    ("reasoning", || json!({"effort": null, "summary": null})),
-    ("truncation", || json!("disabled")),
+/// Echoed request fields, always present.
+const ECHOED: [&str; 12] = [
+    "instructions",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+    "previous_response_id",
+    "metadata",
+    "text",
+    "reasoning",
+    "truncation",
 ];
+
+/// An echoed field's value when the request did not set it (OpenAI's defaults).
+fn echoed_default(key: &str) -> Value {
+    match key {
+        "tools" => json!([]),
+        "tool_choice" => json!("auto"),
+        "parallel_tool_calls" => json!(true),
+        "metadata" => json!({}),
+        "text" => json!({"format": {"type": "text"}}),
+        "reasoning" => json!({"effort": null, "summary": null}),
+        "truncation" => json!("disabled"),
+        _ => Value::Null,
+    }
+}
 
 /// Echoed when the request set them, absent otherwise.
 const ECHOED_IF_SET: [&str; 5] = ["store", "user", "safety_identifier", "prompt_cache_key", "service_tier"];
@@ -46,8 +60,8 @@ impl ResponseEcho {
             _ => Map::new(),
         };
         let mut fields = Map::new();
-        for (key, default) in ECHOED {
-            let value = request.get(key).filter(|v| !v.is_null()).cloned().unwrap_or_else(default);
+        for key in ECHOED {
+            let value = request.get(key).filter(|v| !v.is_null()).cloned().unwrap_or_else(|| echoed_default(key));
             fields.insert(key.into(), value);
         }
         for key in ECHOED_IF_SET {
@@ -84,7 +98,14 @@ impl ResponseEcho {
 
     /// The `response` object: `status`, `output`, `usage` (`None`: absent, as while in progress),
     /// `error` and `incomplete_details` as given, the rest echoed.
-    pub(crate) fn response(&self, status: &str, output: Vec<Value>, usage: Option<Value>, error: Value, incomplete: Value) -> Value {
+    pub(crate) fn response(
+        &self,
+        status: &str,
+        output: Vec<Value>,
+        usage: Option<Value>,
+        error: Value,
+        incomplete: Value,
+    ) -> Value {
         let mut response = self.fields.clone();
         response.insert("id".into(), self.id.clone().into());
         response.insert("object".into(), "response".into());

@@ -25,7 +25,12 @@ impl ChatMessages {
 
     /// Translates one item; `at` is its path (`input[3]`). Items with no chat equivalent are
     /// named in `dropped`.
-    pub(crate) fn push_item(&mut self, mut item: Value, at: &str, dropped: &mut Vec<String>) -> Result<(), Untranslatable> {
+    pub(crate) fn push_item(
+        &mut self,
+        mut item: Value,
+        at: &str,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), Untranslatable> {
         if !item.is_object() {
             return Err(Untranslatable::new(at, "an input item must be an object"));
         }
@@ -107,19 +112,35 @@ impl ChatMessages {
             Some("user") => "user",
             Some("assistant") => "assistant",
             Some("system" | "developer") => "system",
-            _ => return Err(Untranslatable::new(format!("{at}.role"), "role must be user, assistant, system or developer")),
+            _ => {
+                return Err(Untranslatable::new(
+                    format!("{at}.role"),
+                    "role must be user, assistant, system or developer",
+                ))
+            }
         };
         let parts = match content {
-            text @ Value::String(_) => return Ok(self.push(json!({"role": role, "content": text}))),
+            text @ Value::String(_) => {
+                self.push(json!({"role": role, "content": text}));
+                return Ok(());
+            }
             Value::Array(parts) => parts,
-            _ => return Err(Untranslatable::new(format!("{at}.content"), "content must be a string or an array of parts")),
+            _ => {
+                return Err(Untranslatable::new(
+                    format!("{at}.content"),
+                    "content must be a string or an array of parts",
+                ))
+            }
         };
         let mut chat_parts = Vec::with_capacity(parts.len());
         for (j, part) in parts.into_iter().enumerate() {
             let part_at = format!("{at}.content[{j}]");
             let part = chat_part(part, &part_at)?;
             if role != "user" && part.get("type").and_then(Value::as_str) != Some("text") {
-                return Err(Untranslatable::new(format!("{part_at}.type"), format!("a {role} message holds text only")));
+                return Err(Untranslatable::new(
+                    format!("{part_at}.type"),
+                    format!("a {role} message holds text only"),
+                ));
             }
             chat_parts.push(part);
         }
@@ -227,10 +248,16 @@ fn chat_part(mut part: Value, at: &str) -> Result<Value, Untranslatable> {
             _ => Err(Untranslatable::new(format!("{at}.file_data"), "an input_file must carry its `file_data`")),
         },
         "input_audio" => Ok(json!({"type": "input_audio", "input_audio": take(&mut part, "input_audio")})),
-        _ => Err(Untranslatable::new(format!("{at}.type"), "a content part of this type cannot be sent to a chat completions API")),
+        _ => Err(Untranslatable::new(
+            format!("{at}.type"),
+            "a content part of this type cannot be sent to a chat completions API",
+        )),
     }
 }
 
 fn not_by_file_id(at: &str) -> Untranslatable {
-    Untranslatable::new(format!("{at}.file_id"), "files uploaded to OpenAI cannot be read by this deployment; send the file's data")
+    Untranslatable::new(
+        format!("{at}.file_id"),
+        "files uploaded to OpenAI cannot be read by this deployment; send the file's data",
+    )
 }

@@ -37,8 +37,14 @@ pub fn responses_request_to_chat(
             continue;
         }
         match key.as_str() {
-            "model" | "metadata" | "store" | "previous_response_id" | "prompt_cache_key" | "prompt_cache_retention"
-            | "service_tier" | "stream_options" => {}
+            "model"
+            | "metadata"
+            | "store"
+            | "previous_response_id"
+            | "prompt_cache_key"
+            | "prompt_cache_retention"
+            | "service_tier"
+            | "stream_options" => {}
             "instructions" => instructions = value,
             "input" => input = value,
             "tools" => tools = Some(chat_tools(value, &mut dropped)?),
@@ -153,7 +159,12 @@ fn text_config(text: &Value, out: &mut Map<String, Value>, dropped: &mut Vec<Str
             }
             out.insert("response_format".into(), json!({"type": "json_schema", "json_schema": schema}));
         }
-        _ => return Err(Untranslatable::new("text.format.type", "`text.format.type` must be text, json_object or json_schema")),
+        _ => {
+            return Err(Untranslatable::new(
+                "text.format.type",
+                "`text.format.type` must be text, json_object or json_schema",
+            ))
+        }
     }
     Ok(())
 }
@@ -161,7 +172,10 @@ fn text_config(text: &Value, out: &mut Map<String, Value>, dropped: &mut Vec<Str
 fn reasoning_effort(effort: &Value) -> Result<Value, Untranslatable> {
     match effort.as_str() {
         Some("none" | "minimal" | "low" | "medium" | "high" | "xhigh") => Ok(effort.clone()),
-        _ => Err(Untranslatable::new("reasoning.effort", "`reasoning.effort` must be none, minimal, low, medium, high or xhigh")),
+        _ => Err(Untranslatable::new(
+            "reasoning.effort",
+            "`reasoning.effort` must be none, minimal, low, medium, high or xhigh",
+        )),
     }
 }
 

@@ -74,24 +74,22 @@ fn message_items_and_their_parts() {
 #[test]
 fn calls_join_the_assistant_message_and_outputs_become_tool_messages() {
     let (chat, dropped, _) = translate(json!({
-        "tools": [{"type": "custom", "name": "apply_patch"}, {"type": "local_shell"}],
-        "input": [
-            {"role": "user", "content": "fix it"},
-            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "hmm"}], "encrypted_content": "x"},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "On it."}]},
-            {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"p\":1}"},
-            {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "*** Begin Patch"},
-            {"type": "local_shell_call", "id": "lsh", "call_id": "c3", "status": "completed",
-             "action": {"type": "exec", "command": ["ls", "-a"], "env": {}, "working_directory": "/w"}},
-            {"type": "function_call_output", "call_id": "c1", "output": "text"},
-            {"type": "custom_tool_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "ok"}]},
-            {"type": "local_shell_call_output", "id": "c3", "output": "a b"},
-            {"type": "item_reference", "id": "msg_9"},
-            {"type": "function_call", "call_id": "c4", "name": "read", "arguments": "{}"},
-        ]}));
-    let call = |id: &str, name: &str, arguments: &str| {
-        json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
-    };
+    "tools": [{"type": "custom", "name": "apply_patch"}, {"type": "local_shell"}],
+    "input": [
+        {"role": "user", "content": "fix it"},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "hmm"}], "encrypted_content": "x"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "On it."}]},
+        {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"p\":1}"},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "*** Begin Patch"},
+        {"type": "local_shell_call", "id": "lsh", "call_id": "c3", "status": "completed",
+         "action": {"type": "exec", "command": ["ls", "-a"], "env": {}, "working_directory": "/w"}},
+        {"type": "function_call_output", "call_id": "c1", "output": "text"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "ok"}]},
+        {"type": "local_shell_call_output", "id": "c3", "output": "a b"},
+        {"type": "item_reference", "id": "msg_9"},
+        {"type": "function_call", "call_id": "c4", "name": "read", "arguments": "{}"},
+    ]}));
+    let call = |id: &str, name: &str, arguments: &str| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
     assert_eq!(
         chat["messages"],
         json!([
@@ -122,7 +120,10 @@ fn a_tool_output_s_image_follows_the_tool_messages_in_a_user_message() {
     let messages = chat["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 5);
     assert_eq!(messages[0]["tool_calls"].as_array().unwrap().len(), 2, "consecutive calls share one message");
-    assert_eq!(messages[1], json!({"role": "tool", "tool_call_id": "a", "content": "The tool's output is in the next user message."}));
+    assert_eq!(
+        messages[1],
+        json!({"role": "tool", "tool_call_id": "a", "content": "The tool's output is in the next user message."})
+    );
     assert_eq!(messages[2]["role"], "tool");
     assert_eq!(
         messages[3],
@@ -141,7 +142,8 @@ fn tools_and_tool_choices() {
         {"type": "local_shell"},
         {"type": "web_search", "search_context_size": "low"},
     ]);
-    let (chat, dropped, _) = translate(json!({"input": "x", "tools": tools, "tool_choice": "required", "parallel_tool_calls": false}));
+    let (chat, dropped, _) =
+        translate(json!({"input": "x", "tools": tools, "tool_choice": "required", "parallel_tool_calls": false}));
     let chat_tools = chat["tools"].as_array().unwrap();
     assert_eq!(chat_tools.len(), 3);
     assert_eq!(
@@ -152,20 +154,27 @@ fn tools_and_tool_choices() {
     assert_eq!(custom["name"], "apply_patch");
     assert_eq!(custom["parameters"]["required"], json!(["input"]));
     let description = custom["description"].as_str().unwrap();
-    assert!(description.starts_with("Patches.\n\n") && description.contains("lark grammar:\nstart: \"x\""), "{description}");
+    assert!(
+        description.starts_with("Patches.\n\n") && description.contains("lark grammar:\nstart: \"x\""),
+        "{description}"
+    );
     assert_eq!(chat_tools[2]["function"]["name"], "local_shell");
     assert_eq!(chat_tools[2]["function"]["parameters"]["properties"]["command"]["type"], "array");
     assert_eq!(dropped, ["tools[3] web_search"]);
     assert_eq!((&chat["tool_choice"], &chat["parallel_tool_calls"]), (&json!("required"), &json!(false)));
 
     let choice = |choice: Value| translate(json!({"input": "x", "tools": tools, "tool_choice": choice}));
-    assert_eq!(choice(json!({"type": "function", "name": "get"})).0["tool_choice"], json!({"type": "function", "function": {"name": "get"}}));
+    assert_eq!(
+        choice(json!({"type": "function", "name": "get"})).0["tool_choice"],
+        json!({"type": "function", "function": {"name": "get"}})
+    );
     let forced_custom = json!({"type": "function", "function": {"name": "apply_patch"}});
     assert_eq!(choice(json!({"type": "custom", "name": "apply_patch"})).0["tool_choice"], forced_custom);
     assert_eq!(choice(json!("none")).0["tool_choice"], "none");
     let (hosted, dropped, _) = choice(json!({"type": "web_search_preview"}));
     assert_eq!((hosted.get("tool_choice"), dropped.last().unwrap().as_str()), (None, "tool_choice web_search_preview"));
-    let (allowed, _, _) = choice(json!({"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get"}]}));
+    let (allowed, _, _) =
+        choice(json!({"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get"}]}));
     assert_eq!(allowed["tool_choice"], "required");
     assert_eq!(allowed["tools"].as_array().unwrap().len(), 1);
     assert_eq!(refusal(json!({"input": "x", "tool_choice": 3})).field, "tool_choice");
@@ -175,8 +184,9 @@ fn tools_and_tool_choices() {
 fn text_formats() {
     let format = |text: Value| translate(json!({"input": "x", "text": text}));
     let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
-    let (chat, dropped, _) =
-        format(json!({"format": {"type": "json_schema", "name": "out", "schema": schema, "strict": true}, "verbosity": "low"}));
+    let (chat, dropped, _) = format(
+        json!({"format": {"type": "json_schema", "name": "out", "schema": schema, "strict": true}, "verbosity": "low"}),
+    );
     assert_eq!(
         chat["response_format"],
         json!({"type": "json_schema", "json_schema": {"name": "out", "schema": schema, "strict": true}})
@@ -195,16 +205,31 @@ fn fields_that_change_the_answer_are_named_once_in_order() {
         "top_logprobs": 2, "max_tool_calls": 3, "prompt": {"id": "pmpt_1"}, "some_future_field": 1,
         "tools": [{"type": "file_search"}, {"type": "file_search"}],
     }));
-    let want = ["include", "truncation", "background", "top_logprobs", "max_tool_calls", "prompt", "some_future_field",
-        "tools[0] file_search", "tools[1] file_search", "input[0] reasoning", "input[1] reasoning"];
+    let want = [
+        "include",
+        "truncation",
+        "background",
+        "top_logprobs",
+        "max_tool_calls",
+        "prompt",
+        "some_future_field",
+        "tools[0] file_search",
+        "tools[1] file_search",
+        "input[0] reasoning",
+        "input[1] reasoning",
+    ];
     let mut sorted_want = want.to_vec();
     sorted_want.sort_unstable();
     let mut sorted = dropped.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, sorted_want, "every field named once");
-    assert!(dropped.iter().position(|d| d == "tools[0] file_search") < dropped.iter().position(|d| d == "input[0] reasoning"));
+    assert!(
+        dropped.iter().position(|d| d == "tools[0] file_search")
+            < dropped.iter().position(|d| d == "input[0] reasoning")
+    );
     assert_eq!(chat.get("tools"), None, "no chat tools left");
-    let (_, dup, _) = translate(json!({"input": "x", "tools": [{"type": "mcp"}], "tool_choice": {"type": "mcp"}, "include": ["a"]}));
+    let (_, dup, _) =
+        translate(json!({"input": "x", "tools": [{"type": "mcp"}], "tool_choice": {"type": "mcp"}, "include": ["a"]}));
     assert_eq!(dup, ["include", "tools[0] mcp", "tool_choice mcp"]);
 }
 
@@ -234,13 +259,16 @@ fn refusals_name_their_path() {
     assert_eq!(path(json!({"input": ["x", 1]})), "input[0]");
     assert_eq!(path(json!({"input": [{"role": "user", "content": "a"}, {"content": "b"}]})), "input[1].type");
     assert_eq!(path(json!({"input": [{"role": "tool", "content": "a"}]})), "input[0].role");
-    let part = |part: Value| path(json!({"input": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"},
-        {"role": "user", "content": [part]}]}));
+    let part = |part: Value| {
+        path(json!({"input": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"},
+        {"role": "user", "content": [part]}]}))
+    };
     assert_eq!(part(json!({"type": "input_video"})), "input[2].content[0].type");
     assert_eq!(part(json!({"type": "input_image", "file_id": "file-1"})), "input[2].content[0].file_id");
     assert_eq!(part(json!({"type": "input_file", "file_id": "file-1"})), "input[2].content[0].file_id");
     assert_eq!(part(json!({"type": "input_text", "text": 5})), "input[2].content[0].text");
-    let image_from_assistant = json!({"input": [{"role": "assistant", "content": [{"type": "input_image", "image_url": "u"}]}]});
+    let image_from_assistant =
+        json!({"input": [{"role": "assistant", "content": [{"type": "input_image", "image_url": "u"}]}]});
     assert_eq!(path(image_from_assistant), "input[0].content[0].type");
     assert_eq!(path(json!({"input": [{"type": "function_call", "name": "f", "arguments": "{}"}]})), "input[0].call_id");
     assert_eq!(path(json!({"input": [{"type": "function_call_output", "output": "x"}]})), "input[0].call_id");

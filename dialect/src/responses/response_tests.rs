@@ -6,7 +6,8 @@ use super::test_support::{dump, echo_for};
 use super::{chat_response_to_responses, output_items};
 
 fn answer(request: &Value, chat: Value) -> Value {
-    let (bytes, response) = chat_response_to_responses(&serde_json::to_vec(&chat).unwrap(), &echo_for(request)).unwrap();
+    let (bytes, response) =
+        chat_response_to_responses(&serde_json::to_vec(&chat).unwrap(), &echo_for(request)).unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), response, "the bytes are the value");
     dump(&bytes);
     response
@@ -90,7 +91,10 @@ fn a_local_shell_name_without_the_local_shell_tool_is_a_function_call() {
 fn length_and_content_filter_are_incomplete() {
     let message = json!({"role": "assistant", "content": "Half"});
     let response = answer(&json!({}), completion(message.clone(), "length", None));
-    assert_eq!((&response["status"], &response["incomplete_details"]), (&json!("incomplete"), &json!({"reason": "max_output_tokens"})));
+    assert_eq!(
+        (&response["status"], &response["incomplete_details"]),
+        (&json!("incomplete"), &json!({"reason": "max_output_tokens"}))
+    );
     assert_eq!(response["output"][0]["status"], "incomplete");
     let filtered = answer(&json!({}), completion(message, "content_filter", None));
     assert_eq!(filtered["incomplete_details"], json!({"reason": "content_filter"}));
@@ -118,5 +122,38 @@ fn a_body_that_is_not_json_echoes_the_defaults() {
     assert_eq!(echo.id(), "resp_x");
     let chat = completion(json!({"role": "assistant", "content": "a"}), "stop", None);
     let (_, response) = chat_response_to_responses(&serde_json::to_vec(&chat).unwrap(), &echo).unwrap();
-    assert_eq!((&response["tools"], &response["tool_choice"], &response["output"][0]["id"]), (&json!([]), &json!("auto"), &json!("msg_x_0")));
+    assert_eq!(
+        (&response["tools"], &response["tool_choice"], &response["output"][0]["id"]),
+        (&json!([]), &json!("auto"), &json!("msg_x_0"))
+    );
+}
+
+#[test]
+fn an_answer_s_output_items_are_history_for_the_next_request() {
+    let request = json!({"tools": [{"type": "custom", "name": "apply_patch"}, {"type": "local_shell"}], "input": "go"});
+    let message = json!({"role": "assistant", "reasoning_content": "r", "content": "Doing it.", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "apply_patch", "arguments": "{\"input\":\"p\"}"}},
+        {"id": "c2", "type": "function", "function": {"name": "local_shell", "arguments": "{\"command\":[\"ls\"]}"}},
+    ]});
+    let response = answer(&request, completion(message, "tool_calls", None));
+    let first = super::responses_request_to_chat(&serde_json::to_vec(&request).unwrap(), "up", &[]).unwrap();
+    let mut history = first.input_items;
+    history.extend(output_items(&response));
+    let next = json!({"tools": request["tools"], "input": [
+        {"type": "custom_tool_call_output", "call_id": "c1", "output": "patched"},
+        {"type": "function_call_output", "call_id": "c2", "output": "a.txt"}]});
+    let chat = super::responses_request_to_chat(&serde_json::to_vec(&next).unwrap(), "up", &history).unwrap();
+    let body: Value = serde_json::from_slice(&chat.body).unwrap();
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "Doing it.", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "apply_patch", "arguments": "{\"input\":\"p\"}"}},
+                {"id": "c2", "type": "function", "function": {"name": "local_shell", "arguments": "{\"command\":[\"ls\"]}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "patched"},
+            {"role": "tool", "tool_call_id": "c2", "content": "a.txt"},
+        ])
+    );
+    assert_eq!(chat.dropped, ["history[1] reasoning"]);
 }

@@ -44,9 +44,16 @@ impl StreamState {
             let (output_index, item_id) = self.new_item(REASONING_PREFIX);
             let item = json!({"type": "reasoning", "id": item_id, "summary": []});
             self.events.push(out, "response.output_item.added", &json!({"output_index": output_index, "item": item}));
-            let fields = json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "part": summary_part("")});
+            let fields =
+                json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "part": summary_part("")});
             self.events.push(out, "response.reasoning_summary_part.added", &fields);
-            self.text = Some(OpenText { is_message: false, output_index, item_id, parts: Vec::new(), part: Some((false, String::new())) });
+            self.text = Some(OpenText {
+                is_message: false,
+                output_index,
+                item_id,
+                parts: Vec::new(),
+                part: Some((false, String::new())),
+            });
         }
         let Some(open) = self.text.as_mut() else { return };
         let kind = "response.reasoning_summary_text.delta";
@@ -116,7 +123,13 @@ impl StreamState {
         let at = match self.calls.iter().position(|call| call.chat_index == chat_index) {
             Some(at) => at,
             None => {
-                let call = OpenCall { chat_index, started: None, call_id: None, name: String::new(), arguments: String::new() };
+                let call = OpenCall {
+                    chat_index,
+                    started: None,
+                    call_id: None,
+                    name: String::new(),
+                    arguments: String::new(),
+                };
                 self.calls.push(call);
                 self.calls.len() - 1
             }
@@ -216,7 +229,8 @@ fn close_part(events: &mut super::EventWriter, open: &mut OpenText, out: &mut Ve
     let Some((refusal, text)) = open.part.take() else { return };
     let (item_id, output_index, content_index) = (&open.item_id, open.output_index, open.parts.len());
     let part = if refusal {
-        let fields = json!({"item_id": item_id, "output_index": output_index, "content_index": content_index, "refusal": text});
+        let fields =
+            json!({"item_id": item_id, "output_index": output_index, "content_index": content_index, "refusal": text});
         events.push(out, "response.refusal.done", &fields);
         refusal_part(&text)
     } else {
@@ -225,7 +239,8 @@ fn close_part(events: &mut super::EventWriter, open: &mut OpenText, out: &mut Ve
         events.push(out, "response.output_text.done", &fields);
         text_part(&text)
     };
-    let fields = json!({"item_id": item_id, "output_index": output_index, "content_index": content_index, "part": part});
+    let fields =
+        json!({"item_id": item_id, "output_index": output_index, "content_index": content_index, "part": part});
     events.push(out, "response.content_part.done", &fields);
     open.parts.push(part);
 }

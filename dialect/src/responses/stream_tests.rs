@@ -21,14 +21,25 @@ fn a_text_answer_from_the_openai_fixture() {
     let mut want = HEAD.to_vec();
     want.extend(text_events());
     want.extend(std::iter::repeat_n("response.output_text.delta", deltas.len()));
-    want.extend(["response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
+    want.extend([
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]);
     assert_eq!(run.types(), want);
     let text: String = deltas.iter().map(|d| d["delta"].as_str().unwrap()).collect();
     assert_eq!(run.of_type("response.output_text.done")[0]["text"], text.as_str());
     assert_eq!(deltas[0]["item_id"], "msg_t1_0");
-    assert_eq!((&deltas[0]["output_index"], &deltas[0]["content_index"], &deltas[0]["logprobs"]), (&json!(0), &json!(0), &json!([])));
+    assert_eq!(
+        (&deltas[0]["output_index"], &deltas[0]["content_index"], &deltas[0]["logprobs"]),
+        (&json!(0), &json!(0), &json!([]))
+    );
     let created = &run.events[0]["response"];
-    assert_eq!((&created["status"], &created["output"], created.get("usage")), (&json!("in_progress"), &json!([]), None));
+    assert_eq!(
+        (&created["status"], &created["output"], created.get("usage")),
+        (&json!("in_progress"), &json!([]), None)
+    );
     let response = run.last_response();
     assert_eq!(response["status"], "completed");
     assert_eq!(response["output"][0]["content"][0]["text"], text.as_str());
@@ -62,7 +73,11 @@ fn reasoning_then_text_then_two_interleaved_tool_calls() {
         usage_and_done(30, 20),
     ]
     .concat();
-    let run = run_stream(&json!({"tools": [{"type": "function", "name": "weather"}, {"type": "function", "name": "time"}]}), input.as_bytes(), true);
+    let run = run_stream(
+        &json!({"tools": [{"type": "function", "name": "weather"}, {"type": "function", "name": "time"}]}),
+        input.as_bytes(),
+        true,
+    );
     let mut want = HEAD.to_vec();
     want.extend([
         "response.output_item.added",
@@ -91,16 +106,28 @@ fn reasoning_then_text_then_two_interleaved_tool_calls() {
     ]);
     assert_eq!(run.types(), want);
     let added: Vec<&Value> = run.of_type("response.output_item.added").into_iter().map(|e| &e["item"]).collect();
-    assert_eq!(added[2], &json!({"type": "function_call", "id": "fc_t1_2", "call_id": "call_a", "name": "weather",
-        "arguments": "", "status": "in_progress"}));
+    assert_eq!(
+        added[2],
+        &json!({"type": "function_call", "id": "fc_t1_2", "call_id": "call_a", "name": "weather",
+        "arguments": "", "status": "in_progress"})
+    );
     let late = &run.of_type("response.function_call_arguments.delta")[2];
-    assert_eq!((&late["item_id"], &late["output_index"], &late["delta"]), (&json!("fc_t1_2"), &json!(2), &json!("\"Oslo\"}")));
+    assert_eq!(
+        (&late["item_id"], &late["output_index"], &late["delta"]),
+        (&json!("fc_t1_2"), &json!(2), &json!("\"Oslo\"}"))
+    );
     let response = run.last_response();
     let output = response["output"].as_array().unwrap();
-    assert_eq!(output[0], json!({"type": "reasoning", "id": "rs_t1_0", "summary": [{"type": "summary_text", "text": "Need weather."}]}));
+    assert_eq!(
+        output[0],
+        json!({"type": "reasoning", "id": "rs_t1_0", "summary": [{"type": "summary_text", "text": "Need weather."}]})
+    );
     assert_eq!(output[1]["content"][0]["text"], "Checking.");
     assert_eq!(output[2]["arguments"], "{\"city\":\"Oslo\"}");
-    assert_eq!((&output[3]["call_id"], &output[3]["arguments"], &output[3]["status"]), (&json!("call_b"), &json!("{}"), &json!("completed")));
+    assert_eq!(
+        (&output[3]["call_id"], &output[3]["arguments"], &output[3]["status"]),
+        (&json!("call_b"), &json!("{}"), &json!("completed"))
+    );
     assert_eq!(response["usage"]["total_tokens"], 50);
     assert_eq!(run.usage, Some((30, 20)));
 }
@@ -124,11 +151,17 @@ fn a_custom_tool_call_s_input_is_written_whole_without_its_wrapper() {
         "response.completed",
     ]);
     assert_eq!(run.types(), want);
-    assert_eq!(run.events[2]["item"], json!({"type": "custom_tool_call", "id": "ctc_t1_0", "call_id": "call_p", "name": "apply_patch", "input": ""}));
+    assert_eq!(
+        run.events[2]["item"],
+        json!({"type": "custom_tool_call", "id": "ctc_t1_0", "call_id": "call_p", "name": "apply_patch", "input": ""})
+    );
     assert_eq!(run.events[3]["delta"], "*** Begin Patch\n");
     assert_eq!(run.events[4]["input"], "*** Begin Patch\n");
     assert!(!String::from_utf8_lossy(&run.bytes).contains("\\\"input\\\""), "the wrapper never reaches the client");
-    assert_eq!(run.last_response()["usage"]["input_tokens_details"], json!({"cached_tokens": 0, "cache_write_tokens": 0}));
+    assert_eq!(
+        run.last_response()["usage"]["input_tokens_details"],
+        json!({"cached_tokens": 0, "cache_write_tokens": 0})
+    );
 }
 
 #[test]
@@ -143,11 +176,15 @@ fn a_local_shell_call_is_announced_then_done_with_its_action() {
 
 #[test]
 fn length_ends_with_response_incomplete() {
-    let input = [chunk(json!({"content": "Half"}), None), chunk(json!({}), Some("length")), "data: [DONE]\n\n".into()].concat();
+    let input =
+        [chunk(json!({"content": "Half"}), None), chunk(json!({}), Some("length")), "data: [DONE]\n\n".into()].concat();
     let run = run_stream(&json!({}), input.as_bytes(), true);
     assert_eq!(run.types().last(), Some(&"response.incomplete"));
     let response = run.last_response();
-    assert_eq!((&response["status"], &response["incomplete_details"]), (&json!("incomplete"), &json!({"reason": "max_output_tokens"})));
+    assert_eq!(
+        (&response["status"], &response["incomplete_details"]),
+        (&json!("incomplete"), &json!({"reason": "max_output_tokens"}))
+    );
     assert_eq!(response["output"][0]["status"], "incomplete");
     assert_eq!(response["usage"]["output_tokens_details"]["reasoning_tokens"], 0);
     assert_eq!(run.usage, None, "no usage was seen");
@@ -155,27 +192,48 @@ fn length_ends_with_response_incomplete() {
 
 #[test]
 fn a_refusal_after_text_is_its_own_content_part() {
-    let input = [chunk(json!({"content": "Well"}), None), chunk(json!({"refusal": "no"}), None), chunk(json!({}), Some("stop")), usage_and_done(1, 1)].concat();
+    let input = [
+        chunk(json!({"content": "Well"}), None),
+        chunk(json!({"refusal": "no"}), None),
+        chunk(json!({}), Some("stop")),
+        usage_and_done(1, 1),
+    ]
+    .concat();
     let run = run_stream(&json!({}), input.as_bytes(), true);
     let mut want = HEAD.to_vec();
     want.extend(text_events());
-    want.extend(["response.output_text.delta", "response.output_text.done", "response.content_part.done",
-        "response.content_part.added", "response.refusal.delta", "response.refusal.done", "response.content_part.done",
-        "response.output_item.done", "response.completed"]);
+    want.extend([
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.content_part.added",
+        "response.refusal.delta",
+        "response.refusal.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]);
     assert_eq!(run.types(), want);
     assert_eq!(run.last_response()["output"][0]["content"][1], json!({"type": "refusal", "refusal": "no"}));
 }
 
 #[test]
 fn an_upstream_error_event_fails_the_response() {
-    let input = [chunk(json!({"content": "Hi"}), None), "data: {\"error\":{\"message\":\"Rate limited\",\"code\":429}}\n\n".into()].concat();
+    let input = [
+        chunk(json!({"content": "Hi"}), None),
+        "data: {\"error\":{\"message\":\"Rate limited\",\"code\":429}}\n\n".into(),
+    ]
+    .concat();
     let run = run_stream(&json!({}), input.as_bytes(), true);
     let mut want = HEAD.to_vec();
     want.extend(text_events());
     want.extend(["response.output_text.delta", "response.failed"]);
     assert_eq!(run.types(), want);
     let response = run.last_response();
-    assert_eq!((&response["status"], &response["error"]), (&json!("failed"), &json!({"code": "rate_limit_exceeded", "message": "Rate limited"})));
+    assert_eq!(
+        (&response["status"], &response["error"]),
+        (&json!("failed"), &json!({"code": "rate_limit_exceeded", "message": "Rate limited"}))
+    );
     assert_eq!(response["output"], json!([]), "the open message is not closed");
     assert_eq!(run.completed, None);
 }
@@ -194,8 +252,13 @@ fn a_stream_cut_short_or_garbled_fails() {
     let run = run_stream(&json!({}), cut.as_bytes(), false);
     let mut want = HEAD.to_vec();
     want.extend(text_events());
-    want.extend(["response.output_text.delta", "response.output_text.done", "response.content_part.done",
-        "response.output_item.done", "response.failed"]);
+    want.extend([
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.failed",
+    ]);
     assert_eq!(run.types(), want);
     assert_eq!(run.last_response()["output"][0]["content"][0]["text"], "Hi", "items finished before the cut are kept");
     assert_eq!(run.last_response()["error"]["code"], "server_error");

@@ -117,7 +117,9 @@ fn custom_description(description: Value, format: &Value) -> String {
     match (format.get("type").and_then(Value::as_str), format.get("definition").and_then(Value::as_str)) {
         (Some("grammar"), Some(definition)) => {
             let syntax = format.get("syntax").and_then(Value::as_str).unwrap_or("lark");
-            text.push_str(&format!("Pass the tool's input as `input`, text that matches this {syntax} grammar:\n{definition}"));
+            text.push_str(&format!(
+                "Pass the tool's input as `input`, text that matches this {syntax} grammar:\n{definition}"
+            ));
         }
         _ => text.push_str("Pass the tool's input as free-form text in `input`."),
     }
@@ -154,7 +156,9 @@ pub(crate) fn chat_tool_choice(
                     _ => tool.get("name").and_then(Value::as_str),
                 })
                 .collect();
-            tools.retain(|tool| tool.pointer("/function/name").and_then(Value::as_str).is_some_and(|n| allowed.contains(&n)));
+            tools.retain(|tool| {
+                tool.pointer("/function/name").and_then(Value::as_str).is_some_and(|n| allowed.contains(&n))
+            });
             match object.get("mode").and_then(Value::as_str).unwrap_or("auto") {
                 mode @ ("auto" | "required") => Ok(Some(mode.into())),
                 _ => Err(Untranslatable::new("tool_choice.mode", "`mode` must be auto or required")),
