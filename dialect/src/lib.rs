@@ -9,6 +9,7 @@
 //! |---|---|---|---|
 //! | Anthropic → OpenAI | [`messages_request_to_chat`] | [`chat_response_to_messages`] | [`ChatToMessagesStream`] |
 //! | OpenAI → Anthropic | [`chat_request_to_messages`] | [`messages_response_to_chat`] | [`MessagesToChatStream`] |
+//! | OpenAI Responses → OpenAI chat | [`responses::responses_request_to_chat`] | [`responses::chat_response_to_responses`] | [`responses::ChatToResponsesStream`] |
 //!
 //! # The API
 //!
