@@ -18,6 +18,7 @@ use crate::openai::body::{
 };
 use crate::openai::stream::StreamPlan;
 use crate::record::RecordedRequest;
+use crate::responses::answer::{Answered as ResponsesAnswered, ResponsesCall};
 use crate::state::Shared;
 use crate::wire::head::Method;
 use crate::wire::response::status_of;
@@ -225,6 +226,10 @@ impl Answer<'_> {
             (route, _) if route.is_anthropic() => {
                 self.anthropic().error(out, 405, "method not allowed on this endpoint")
             }
+            (route, method) if route.is_responses() => match self.responses(method).answer(out, abort_after) {
+                ResponsesAnswered::Written { head_len } => head_len,
+                ResponsesAnswered::Stream(stream) => return Action::Chunked(stream),
+            },
             (Route::Embeddings, Method::Post) => self.embeddings(out),
             (Route::Models, Method::Get) => ok.write_with_body(out, &models_body(self.created)),
             (Route::Health, Method::Get) => ok.write_with_body(out, br#"{"status":"ok"}"#),
@@ -239,6 +244,23 @@ impl Answer<'_> {
 
     fn anthropic(&self) -> Exchange<'_> {
         Exchange { shared: self.shared, body: self.request.body, number: self.number, close: self.close }
+    }
+
+    fn responses(&self, method: Method) -> ResponsesCall<'_> {
+        let target = request_target(self.request.head_bytes);
+        ResponsesCall {
+            shared: self.shared,
+            route: self.request.head.route,
+            method,
+            path: target.split_once('?').map_or(target, |(path, _)| path),
+            body: self.request.body,
+            number: self.number,
+            created: self.created,
+            chunks: self.chunks,
+            chunk_delay: self.chunk_delay,
+            reply: self.reply,
+            close: self.close,
+        }
     }
 
     fn pacing(&self, abort_after: Option<u32>) -> Pacing {
