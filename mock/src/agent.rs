@@ -46,6 +46,7 @@ pub(crate) fn shell_command(surface: Surface) -> String {
 }
 
 /// What [`shell_command`] prints: `POINTWORK-AGENT-42-TAG`.
+#[cfg(test)]
 pub(crate) fn marker(surface: Surface) -> String {
     format!("{MARKER_PREFIX}42-{}", surface.tag())
 }

@@ -77,7 +77,8 @@ mod tests {
 
     #[test]
     fn bash_is_called_until_its_result_comes_back() {
-        let bash = json!({"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}});
+        let bash =
+            json!({"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}});
         let read = json!({"name": "Read", "input_schema": {"type": "object"}});
         let ask = json!({"role": "user", "content": [{"type": "text", "text": "run it"}]});
         let (call, forced) = turn(json!({"tools": [read, bash], "messages": [ask]}));
@@ -87,7 +88,8 @@ mod tests {
             {"type": "tool_result", "tool_use_id": "toolu_mock_1", "content": [{"type": "text", "text": "POINTWORK-AGENT-42-messages"}]},
             {"type": "text", "text": "<system-reminder>…</system-reminder>"}
         ]});
-        let (report, _) = turn(json!({"tools": [bash], "messages": [ask, {"role": "assistant", "content": []}, result]}));
+        let (report, _) =
+            turn(json!({"tools": [bash], "messages": [ask, {"role": "assistant", "content": []}, result]}));
         assert_eq!(report, AgentTurn::Report("POINTWORK-AGENT-42-messages".into()));
     }
 

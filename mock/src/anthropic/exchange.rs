@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::anthropic::errors::{error_body, fault_body, prompt_too_long, DEFAULT_CONTEXT_WINDOW};
 use crate::agent::{report_text, AgentTurn, Surface, CALL_TEXT};
 use crate::anthropic::agent::agent_turn;
+use crate::anthropic::errors::{error_body, fault_body, prompt_too_long, DEFAULT_CONTEXT_WINDOW};
 use crate::anthropic::messages::{read_count_tokens_request, read_messages_request, Message, MessagesCall, ToolCall};
 use crate::anthropic::stream::{plan_stream, AnthropicStreamPlan};
 use crate::state::Shared;

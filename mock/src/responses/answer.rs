@@ -103,7 +103,14 @@ impl ResponsesCall<'_> {
         if request.stream {
             let mut head = Vec::new();
             Head { content_type: EVENT_STREAM, ..self.head(200) }.write_chunked(&mut head);
-            return Answered::Stream(plan_stream(&answer, head, self.chunks, self.chunk_delay, abort_after, self.close));
+            return Answered::Stream(plan_stream(
+                &answer,
+                head,
+                self.chunks,
+                self.chunk_delay,
+                abort_after,
+                self.close,
+            ));
         }
         let body = answer.json(true).to_string();
         Answered::Written { head_len: self.head(200).write_with_body(out, body.as_bytes()) }

@@ -88,7 +88,10 @@ impl ResponseAnswer {
         object.insert("model".into(), Value::from(self.model.as_str()));
         let output = if completed { self.output.iter().map(|item| item.json(true)).collect() } else { Vec::new() };
         object.insert("output".into(), Value::Array(output));
-        object.insert("previous_response_id".into(), self.previous_response_id.as_deref().map_or(Value::Null, Value::from));
+        object.insert(
+            "previous_response_id".into(),
+            self.previous_response_id.as_deref().map_or(Value::Null, Value::from),
+        );
         object.insert("store".into(), Value::Bool(self.store));
         object.extend(self.echoed.clone());
         object.insert("usage".into(), if completed { self.usage() } else { Value::Null });

@@ -5,8 +5,11 @@ use serde_json::{Map, Value};
 
 use crate::agent::{content_text, ShellTool};
 
-/// The request fields a response object repeats, with OpenAI's value when the request has none.
-const ECHOED_FIELDS: [(&str, fn() -> Value); 13] = [
+/// A request field a response object repeats, and OpenAI's value when the request has none.
+type EchoedField = (&'static str, fn() -> Value);
+
+/// The request fields a response object repeats.
+const ECHOED_FIELDS: [EchoedField; 13] = [
     ("instructions", || Value::Null),
     ("max_output_tokens", || Value::Null),
     ("metadata", || Value::Object(Map::new())),

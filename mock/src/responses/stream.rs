@@ -22,29 +22,47 @@ pub(crate) fn events(answer: &ResponseAnswer, chunks: u32) -> Vec<(Value, bool)>
     ];
     for (output_index, item) in answer.output.iter().enumerate() {
         let item_id = item.id();
-        events.push((json!({"type": "response.output_item.added", "output_index": output_index, "item": item.json(false)}), false));
+        events.push((
+            json!({"type": "response.output_item.added", "output_index": output_index, "item": item.json(false)}),
+            false,
+        ));
         let content = item.content();
         let pieces = (0..chunks).map(|index| content_piece(content, index, chunks));
         match item {
             OutputItem::Message { text, .. } => {
                 let at = json!({"item_id": item_id, "output_index": output_index, "content_index": 0});
-                events.push((with(&at, json!({"type": "response.content_part.added", "part": output_text("")})), false));
+                events
+                    .push((with(&at, json!({"type": "response.content_part.added", "part": output_text("")})), false));
                 for piece in pieces {
-                    events.push((with(&at, json!({"type": "response.output_text.delta", "delta": piece, "logprobs": []})), true));
+                    events.push((
+                        with(&at, json!({"type": "response.output_text.delta", "delta": piece, "logprobs": []})),
+                        true,
+                    ));
                 }
-                events.push((with(&at, json!({"type": "response.output_text.done", "text": text, "logprobs": []})), false));
-                events.push((with(&at, json!({"type": "response.content_part.done", "part": output_text(text)})), false));
+                events.push((
+                    with(&at, json!({"type": "response.output_text.done", "text": text, "logprobs": []})),
+                    false,
+                ));
+                events
+                    .push((with(&at, json!({"type": "response.content_part.done", "part": output_text(text)})), false));
             }
             OutputItem::FunctionCall { arguments, name, .. } => {
                 let at = json!({"item_id": item_id, "output_index": output_index});
                 for piece in pieces {
-                    events.push((with(&at, json!({"type": "response.function_call_arguments.delta", "delta": piece})), true));
+                    events.push((
+                        with(&at, json!({"type": "response.function_call_arguments.delta", "delta": piece})),
+                        true,
+                    ));
                 }
-                let done = json!({"type": "response.function_call_arguments.done", "name": name, "arguments": arguments});
+                let done =
+                    json!({"type": "response.function_call_arguments.done", "name": name, "arguments": arguments});
                 events.push((with(&at, done), false));
             }
         }
-        events.push((json!({"type": "response.output_item.done", "output_index": output_index, "item": item.json(true)}), false));
+        events.push((
+            json!({"type": "response.output_item.done", "output_index": output_index, "item": item.json(true)}),
+            false,
+        ));
     }
     events.push((json!({"type": "response.completed", "response": answer.json(true)}), false));
     for (number, (event, _)) in events.iter_mut().enumerate() {

@@ -277,7 +277,9 @@ mod tests {
 
     #[test]
     fn responses_paths() {
-        for path in ["/v1/responses", "/responses", "/openai/v1/responses", "/openai/responses?api-version=2025-04-01-preview"] {
+        for path in
+            ["/v1/responses", "/responses", "/openai/v1/responses", "/openai/responses?api-version=2025-04-01-preview"]
+        {
             assert_eq!(Route::from_path(path), Route::Responses, "{path}");
         }
         assert_eq!(Route::from_path("/together/v1/responses"), Route::Responses);

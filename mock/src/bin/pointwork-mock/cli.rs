@@ -277,7 +277,7 @@ fn names(what: &'static str) -> impl Fn(&str) -> Result<Names, String> + Clone +
 mod tests {
     use super::*;
 
-    const FLAGS: [&str; 30] = [
+    const FLAGS: [&str; 32] = [
         "--listen",
         "--threads",
         "--name",
