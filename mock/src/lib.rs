@@ -25,6 +25,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod agent;
 mod anthropic;
 mod azure;
 mod bedrock;
@@ -37,6 +38,7 @@ mod openai;
 mod openrouter;
 mod options;
 mod record;
+mod responses;
 mod server;
 mod shutdown;
 mod state;

@@ -78,6 +78,16 @@ pub struct MockOptions {
     pub aws_region: Option<String>,
     /// Bedrock: the model ids that exist (others get `ValidationException`); `None`: all.
     pub bedrock_models: Option<Vec<String>>,
+    /// Agent mode: a request offering a shell tool (Claude Code's `Bash`, Codex's
+    /// `exec_command`) is answered with one call of it printing a marker, a conversation ending
+    /// with a tool's result with that output; on chat completions, Messages and Responses.
+    pub agent: bool,
+    /// Serve OpenAI's Responses API (`/v1/responses`); `false`: those paths answer 404
+    /// `{"detail":"Not Found"}`, as a self-hosted server without it does.
+    pub serve_responses: bool,
+    /// How many answers of `/v1/responses` are kept for `previous_response_id` and
+    /// `GET /v1/responses/{id}`; the oldest go first.
+    pub responses_limit: usize,
 }
 
 impl Default for MockOptions {
@@ -111,6 +121,9 @@ impl Default for MockOptions {
             aws_session_token: None,
             aws_region: None,
             bedrock_models: None,
+            agent: false,
+            serve_responses: true,
+            responses_limit: 1000,
         }
     }
 }
@@ -204,6 +217,8 @@ mod tests {
         assert_eq!(options.vertex_token_ttl_secs, 3599);
         assert_eq!((options.aws_access_key_id.as_deref(), options.aws_region.as_deref()), (None, None));
         assert_eq!(options.bedrock_models, None);
+        assert!(!options.agent && options.serve_responses);
+        assert_eq!(options.responses_limit, 1000);
         assert!(options.validate().is_ok());
     }
 

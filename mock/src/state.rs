@@ -13,6 +13,7 @@ use crate::openai::body::AnswerText;
 use crate::openrouter::router::OpenRouter;
 use crate::options::{Behaviour, MockOptions};
 use crate::record::{Recorder, Stats};
+use crate::responses::store::ResponseStore;
 use crate::vertex::token::GoogleAuth;
 
 #[derive(Debug)]
@@ -46,6 +47,12 @@ pub(crate) struct Shared {
     pub vertex_project: Option<String>,
     /// Google's token endpoint, its service account (loaded by `spawn`) and the tokens it issued.
     pub google: GoogleAuth,
+    /// `--agent`: answer coding agents' tool loops (see [`agent`](crate::agent)).
+    pub agent: bool,
+    /// `--no-responses` turns it off: `/v1/responses` answers 404.
+    pub serve_responses: bool,
+    /// The answers of `/v1/responses` kept for `previous_response_id` and `GET`.
+    pub responses: ResponseStore,
 }
 
 impl Shared {
@@ -74,6 +81,9 @@ impl Shared {
             gemini_api_key: options.gemini_api_key.clone(),
             vertex_project: options.vertex_project.clone(),
             google: GoogleAuth::new(options.vertex_token_ttl_secs),
+            agent: options.agent,
+            serve_responses: options.serve_responses,
+            responses: ResponseStore::new(options.responses_limit),
         }
     }
 

@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
+use crate::agent::{report_text, AgentTurn, Surface, CALL_TEXT};
+use crate::anthropic::agent::agent_turn;
 use crate::anthropic::errors::{error_body, fault_body, prompt_too_long, DEFAULT_CONTEXT_WINDOW};
-use crate::anthropic::messages::{read_count_tokens_request, read_messages_request, Message};
+use crate::anthropic::messages::{read_count_tokens_request, read_messages_request, Message, MessagesCall, ToolCall};
 use crate::anthropic::stream::{plan_stream, AnthropicStreamPlan};
 use crate::state::Shared;
 use crate::wire::response::Head;
@@ -72,6 +74,9 @@ impl Exchange<'_> {
             .is_some_and(|word| memchr::memmem::find(self.body, word.as_bytes()).is_some());
         let message = if refused {
             Message::refusal(self.number, call.model, self.body.len())
+        } else if self.shared.agent {
+            let (call, text) = self.agent_answer(call, reply);
+            Message::answer(self.number, call, &text, self.body.len())
         } else {
             Message::answer(self.number, call, self.shared.text.content_or(reply), self.body.len())
         };
@@ -87,6 +92,24 @@ impl Exchange<'_> {
         let mut body = Vec::new();
         message.write(&mut body, false);
         Answered::Written { head_len: self.head(200).write_with_body(out, &body) }
+    }
+
+    /// Agent mode's answer: `Bash` called with the marker command, a tool's result reported, or
+    /// the plain text without a tool call (unless `tool_choice` forces one).
+    fn agent_answer(&self, mut call: MessagesCall, reply: Option<&str>) -> (MessagesCall, String) {
+        let (turn, forced) = agent_turn(self.body);
+        let text = match turn {
+            AgentTurn::CallShell(tool) => {
+                call.tool = Some(ToolCall { input: tool.arguments(Surface::Messages), name: tool.name });
+                return (call, CALL_TEXT.to_owned());
+            }
+            AgentTurn::Report(output) => report_text(&output),
+            AgentTurn::Plain => self.shared.text.content_or(reply).to_owned(),
+        };
+        if !forced {
+            call.tool = None;
+        }
+        (call, text)
     }
 
     /// `POST /v1/messages/count_tokens`: `{"input_tokens": body bytes / 4}`.

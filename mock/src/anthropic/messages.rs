@@ -102,7 +102,11 @@ fn check_messages(request: &MessagesRequest<'_>) -> Result<(), String> {
         return Err("messages: at least one message is required".to_owned());
     }
     for (index, message) in messages.iter().enumerate() {
-        if !matches!(message.role.as_deref(), Some("user" | "assistant")) {
+        // A `system` message after the first is a mid-conversation system message: Claude Code
+        // sends them with the `mid-conversation-system-2026-04-07` beta (the mock does not check
+        // the beta header).
+        let mid_conversation_system = index > 0 && message.role.as_deref() == Some("system");
+        if !mid_conversation_system && !matches!(message.role.as_deref(), Some("user" | "assistant")) {
             return Err(format!("messages.{index}.role: Input should be 'user' or 'assistant'"));
         }
         if message.content.is_none() {

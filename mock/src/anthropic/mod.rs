@@ -1,3 +1,4 @@
+pub(crate) mod agent;
 pub(crate) mod errors;
 pub(crate) mod exchange;
 pub(crate) mod messages;

@@ -45,6 +45,10 @@ fn model_max_tokens_and_messages_are_required() {
         ),
         (json!({"model": "c", "max_tokens": 5, "messages": [{"role": "user"}]}), "messages.0.content: Field required"),
         (
+            json!({"model": "c", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "x"}]}),
+            "messages.1.role: Input should be 'user' or 'assistant'",
+        ),
+        (
             json!({"model": "c", "max_tokens": 5, "messages": hi, "tool_choice": {"type": "maybe"}}),
             "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'",
         ),
@@ -135,4 +139,11 @@ fn the_tool_use_answer_has_the_fixtures_shape() {
     assert_eq!(start["content"], json!([]));
     assert_eq!(start["stop_reason"], Value::Null);
     assert_eq!(start["usage"]["output_tokens"], 1);
+}
+
+#[test]
+fn a_mid_conversation_system_message_is_accepted() {
+    // Claude Code 2.1.197 on its default model (beta `mid-conversation-system-2026-04-07`).
+    let messages = json!([{"role": "user", "content": "x"}, {"role": "system", "content": "reminder"}]);
+    assert!(request(json!({"model": "c", "max_tokens": 5, "messages": messages})).is_ok());
 }

@@ -4,24 +4,28 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::agent::{report_text, AgentTurn};
 use crate::anthropic::exchange::{Answered, Exchange, Pacing};
 use crate::azure::answer::AzureCall;
 use crate::azure::filter::content_filter_body;
+use crate::conn::chunked::ChunkedPlan;
 use crate::conn::link::ConnectionFacts;
 use crate::control::behaviour_json;
 use crate::dispatch::call::Call;
 use crate::dispatch::plan::{Action, Plan, Request};
 use crate::fault::Fault;
+use crate::openai::agent::{agent_turn as openai_agent_turn, ToolCallAnswer};
 use crate::openai::body::{
     embedding_input_count, embeddings_body, models_body, write_chat_completion, AnswerId, ChatRequest,
     EmbeddingsRequest, Usage,
 };
 use crate::openai::stream::StreamPlan;
 use crate::record::RecordedRequest;
+use crate::responses::answer::{Answered as ResponsesAnswered, ResponsesCall};
 use crate::state::Shared;
 use crate::wire::head::Method;
 use crate::wire::response::status_of;
-use crate::wire::response::{write_openai_error, write_openai_error_with_code, Head};
+use crate::wire::response::{write_openai_error, write_openai_error_with_code, Head, EVENT_STREAM};
 use crate::wire::routes::Route;
 use crate::wire::target::request_target;
 
@@ -182,8 +186,12 @@ fn answer_by_provider_module(
 }
 
 enum ChatAnswer {
-    Written { head_len: usize },
+    Written {
+        head_len: usize,
+    },
     Stream(StreamPlan),
+    /// Agent mode's streamed tool call.
+    Chunked(ChunkedPlan),
 }
 
 /// The normal answer to a provider request.
@@ -210,10 +218,12 @@ impl Answer<'_> {
             (Route::ChatCompletions, Method::Post) => match self.chat(out, scratch, abort_after, None) {
                 ChatAnswer::Written { head_len } => head_len,
                 ChatAnswer::Stream(stream) => return Action::Stream(stream),
+                ChatAnswer::Chunked(stream) => return Action::Chunked(stream),
             },
             (Route::OpenRouterChat, Method::Post) => match self.openrouter_chat(out, scratch, abort_after) {
                 ChatAnswer::Written { head_len } => head_len,
                 ChatAnswer::Stream(stream) => return Action::Stream(stream),
+                ChatAnswer::Chunked(stream) => return Action::Chunked(stream),
             },
             (Route::AnthropicMessages, Method::Post) => {
                 match self.anthropic().messages(out, self.pacing(abort_after), self.reply) {
@@ -225,6 +235,10 @@ impl Answer<'_> {
             (route, _) if route.is_anthropic() => {
                 self.anthropic().error(out, 405, "method not allowed on this endpoint")
             }
+            (route, method) if route.is_responses() => match self.responses(method).answer(out, abort_after) {
+                ResponsesAnswered::Written { head_len } => head_len,
+                ResponsesAnswered::Stream(stream) => return Action::Chunked(stream),
+            },
             (Route::Embeddings, Method::Post) => self.embeddings(out),
             (Route::Models, Method::Get) => ok.write_with_body(out, &models_body(self.created)),
             (Route::Health, Method::Get) => ok.write_with_body(out, br#"{"status":"ok"}"#),
@@ -239,6 +253,23 @@ impl Answer<'_> {
 
     fn anthropic(&self) -> Exchange<'_> {
         Exchange { shared: self.shared, body: self.request.body, number: self.number, close: self.close }
+    }
+
+    fn responses(&self, method: Method) -> ResponsesCall<'_> {
+        let target = request_target(self.request.head_bytes);
+        ResponsesCall {
+            shared: self.shared,
+            route: self.request.head.route,
+            method,
+            path: target.split_once('?').map_or(target, |(path, _)| path),
+            body: self.request.body,
+            number: self.number,
+            created: self.created,
+            chunks: self.chunks,
+            chunk_delay: self.chunk_delay,
+            reply: self.reply,
+            close: self.close,
+        }
     }
 
     fn pacing(&self, abort_after: Option<u32>) -> Pacing {
@@ -259,7 +290,7 @@ impl Answer<'_> {
         };
         let status = match answer {
             ChatAnswer::Written { .. } => status_of(out),
-            ChatAnswer::Stream(_) => 200,
+            ChatAnswer::Stream(_) | ChatAnswer::Chunked(_) => 200,
         };
         self.shared.openrouter.record(routed, status);
         answer
@@ -304,8 +335,35 @@ impl Answer<'_> {
             return ChatAnswer::Written { head_len };
         }
         let usage = Usage::new(body.len(), self.chunks);
+        let include_usage = parsed.stream_options.and_then(|options| options.include_usage) == Some(true);
+        let mut agent_reply = None;
+        if self.shared.agent {
+            match openai_agent_turn(body) {
+                AgentTurn::CallShell(tool) => {
+                    let answer = ToolCallAnswer {
+                        number: self.number,
+                        created: self.created,
+                        model: &model,
+                        system_fingerprint: &self.shared.text.system_fingerprint,
+                        tool: &tool,
+                    };
+                    let head = Head { provider, ..Head::json(200, &self.shared.name, self.close) };
+                    if parsed.stream == Some(true) {
+                        let mut stream_head = Vec::new();
+                        Head { content_type: EVENT_STREAM, ..head }.write_chunked(&mut stream_head);
+                        let usage = include_usage.then_some(&usage);
+                        let plan =
+                            answer.stream(stream_head, self.chunks, self.chunk_delay, usage, abort_after, self.close);
+                        return ChatAnswer::Chunked(plan);
+                    }
+                    return ChatAnswer::Written { head_len: head.write_with_body(out, &answer.body(&usage)) };
+                }
+                AgentTurn::Report(output) => agent_reply = Some(report_text(&output)),
+                AgentTurn::Plain => {}
+            }
+        }
+        let reply = agent_reply.as_deref().or(self.reply);
         if parsed.stream == Some(true) {
-            let include_usage = parsed.stream_options.and_then(|options| options.include_usage) == Some(true);
             return ChatAnswer::Stream(StreamPlan {
                 number: self.number,
                 created: self.created,
@@ -316,13 +374,13 @@ impl Answer<'_> {
                 abort_after,
                 close: self.close,
                 provider: provider.map(str::to_owned),
-                reply: self.reply.map(str::to_owned),
+                reply: reply.map(str::to_owned),
             });
         }
         let id = AnswerId { number: self.number, created: self.created, model: &model, provider };
         scratch.clear();
         let text = &self.shared.text;
-        write_chat_completion(scratch, &id, text, text.content_or(self.reply), &usage);
+        write_chat_completion(scratch, &id, text, text.content_or(reply), &usage);
         let head_len =
             Head { provider, ..Head::json(200, &self.shared.name, self.close) }.write_with_body(out, scratch);
         ChatAnswer::Written { head_len }

@@ -1,2 +1,3 @@
+pub(crate) mod agent;
 pub(crate) mod body;
 pub(crate) mod stream;

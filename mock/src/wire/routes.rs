@@ -11,6 +11,11 @@ pub(crate) enum Route {
     AnthropicMessages,
     /// `POST /v1/messages/count_tokens`: Anthropic's token count.
     AnthropicCountTokens,
+    /// `POST /v1/responses` (and `/responses`, Azure's `/openai/v1/responses` and
+    /// `/openai/responses?api-version=V`): OpenAI's Responses API.
+    Responses,
+    /// `GET` / `DELETE /v1/responses/{id}`: a kept Responses answer.
+    ResponseById,
     MockControl,
     MockRequests,
     MockStats,
@@ -75,7 +80,14 @@ impl Route {
             "/models" => return Route::Models,
             "/messages" => return Route::AnthropicMessages,
             "/messages/count_tokens" => return Route::AnthropicCountTokens,
+            "/responses" | "/openai/v1/responses" | "/openai/responses" => return Route::Responses,
             _ => {}
+        }
+        if let Some(id) = ["/responses/", "/openai/v1/responses/", "/openai/responses/"]
+            .iter()
+            .find_map(|prefix| provider_path.strip_prefix(prefix))
+        {
+            return if id.is_empty() { Route::Unknown } else { Route::ResponseById };
         }
         match path {
             "/health" => Route::Health,
@@ -96,6 +108,7 @@ impl Route {
             // `/together/v1`, Cohere's `/compatibility/v1`).
             _ if path.ends_with("/chat/completions") => Route::ChatCompletions,
             _ if path.ends_with("/embeddings") => Route::Embeddings,
+            _ if path.ends_with("/responses") => Route::Responses,
             _ => Route::Unknown,
         }
     }
@@ -193,6 +206,11 @@ impl Route {
         matches!(self, Route::AzureChat | Route::AzureEmbeddings | Route::AzureOther)
     }
 
+    /// OpenAI's Responses API: its errors are OpenAI's, `--no-responses` turns it off.
+    pub(crate) fn is_responses(self) -> bool {
+        matches!(self, Route::Responses | Route::ResponseById)
+    }
+
     /// `/mock/*` endpoints steer the mock itself: they are never faulted, delayed or recorded.
     pub(crate) fn is_mock_control(self) -> bool {
         matches!(self, Route::MockControl | Route::MockRequests | Route::MockStats | Route::MockOpenRouter)
@@ -255,6 +273,21 @@ mod tests {
         // An OpenAI-compatible API under a prefix of its own.
         assert_eq!(Route::from_path("/together/v1/chat/completions"), Route::ChatCompletions);
         assert_eq!(Route::from_path("/v2/chat/other"), Route::Unknown);
+    }
+
+    #[test]
+    fn responses_paths() {
+        for path in
+            ["/v1/responses", "/responses", "/openai/v1/responses", "/openai/responses?api-version=2025-04-01-preview"]
+        {
+            assert_eq!(Route::from_path(path), Route::Responses, "{path}");
+        }
+        assert_eq!(Route::from_path("/together/v1/responses"), Route::Responses);
+        assert_eq!(Route::from_path("/v1/responses/resp_mock_1"), Route::ResponseById);
+        assert_eq!(Route::from_path("/openai/v1/responses/resp_1?api-version=preview"), Route::ResponseById);
+        assert_eq!(Route::from_path("/v1/responses/"), Route::Unknown);
+        assert!(Route::Responses.is_responses() && Route::ResponseById.is_recorded());
+        assert!(!Route::Responses.is_azure() && !Route::Responses.is_anthropic());
     }
 
     #[test]

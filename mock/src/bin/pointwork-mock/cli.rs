@@ -15,6 +15,8 @@ per request: headers x-mock-fault, x-mock-latency-ms, x-mock-chunks, x-mock-chun
              x-mock-reply.
 endpoints: POST /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /health,
            GET|POST /mock/control, GET|DELETE /mock/requests, GET /mock/stats.
+responses: POST /v1/responses (and /responses, /openai/v1/responses, /openai/responses),
+           GET|DELETE /v1/responses/{id}; previous_response_id continues a kept answer.
 anthropic: POST /v1/messages (and /messages), POST /v1/messages/count_tokens; errors and
            faults there in Anthropic's shape, abort-after:K a stream's `event: error`.
 openrouter: POST /api/v1/chat/completions, GET /api/v1/models,
@@ -133,6 +135,13 @@ pub struct Cli {
     /// do not keep requests for GET /mock/requests
     #[arg(long)]
     pub no_record: bool,
+    /// agent mode: a request offering a shell tool (Bash, exec_command) gets one call of it
+    /// printing POINTWORK-AGENT-42-SURFACE; one ending with a tool's result, that output
+    #[arg(long)]
+    pub agent: bool,
+    /// answer /v1/responses with 404 {"detail":"Not Found"}, as a server without it does
+    #[arg(long)]
+    pub no_responses: bool,
     /// serve HTTPS with this PEM certificate (chain); needs --tls-key
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub tls_cert: Option<PathBuf>,
@@ -209,6 +218,8 @@ impl Cli {
             aws_session_token: self.aws_session_token.or(defaults.aws_session_token),
             aws_region: self.aws_region.or(defaults.aws_region),
             bedrock_models: self.bedrock_models.map(|names| names.0).or(defaults.bedrock_models),
+            agent: self.agent || defaults.agent,
+            serve_responses: !self.no_responses && defaults.serve_responses,
             ..defaults
         })
     }
@@ -266,7 +277,7 @@ fn names(what: &'static str) -> impl Fn(&str) -> Result<Names, String> + Clone +
 mod tests {
     use super::*;
 
-    const FLAGS: [&str; 30] = [
+    const FLAGS: [&str; 32] = [
         "--listen",
         "--threads",
         "--name",
@@ -296,6 +307,8 @@ mod tests {
         "--tls-cert",
         "--tls-key",
         "-h",
+        "--agent",
+        "--no-responses",
         "--help",
     ];
 
@@ -366,6 +379,8 @@ mod tests {
             "--fault-ratio",
             "0.5",
             "--no-record",
+            "--agent",
+            "--no-responses",
             "--tls-cert",
             "c.pem",
             "--tls-key",
@@ -391,6 +406,7 @@ mod tests {
         assert_eq!(options.bedrock_models, Some(vec!["m1".to_owned(), "m2".to_owned()]));
         assert_eq!((options.fault, options.fault_ratio), (Some(Fault::Reset), 0.5));
         assert!(!options.record);
+        assert!(options.agent && !options.serve_responses);
         assert_eq!(options.tls, Some(TlsFiles { cert: "c.pem".into(), key: "k.pem".into() }));
         for help in ["-h", "--help"] {
             assert!(matches!(parse_args([help.to_owned()].into_iter()), Ok(Command::Help)), "{help}");
