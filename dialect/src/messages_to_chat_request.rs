@@ -218,7 +218,8 @@ fn turns(conversation: Value, messages: &mut Vec<Value>, dropped: &mut Dropped) 
         match turn.get("role").and_then(Value::as_str) {
             Some("user") => user_turn(i, content, messages, dropped)?,
             Some("assistant") => messages.push(assistant_turn(i, content, dropped)),
-            _ => return Err(Untranslatable::new(format!("messages[{i}].role"), "a role is `user` or `assistant`")),
+            Some("system") => system_messages(content, messages, dropped)?,
+            _ => return Err(Untranslatable::new(format!("messages[{i}].role"), "a role is `user`, `assistant` or `system`")),
         }
     }
     Ok(())

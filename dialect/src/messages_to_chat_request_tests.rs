@@ -114,8 +114,19 @@ fn what_openai_cannot_say_is_dropped_by_name() {
 }
 
 #[test]
+fn a_system_message_in_the_conversation_stays_where_it_is() {
+    // Claude Code sends them mid-conversation (its `mid-conversation-system` beta).
+    let out = chat(json!({"messages": [{"role": "user", "content": "a"},
+        {"role": "system", "content": [{"type": "text", "text": "now b"}]}, {"role": "user", "content": "b"}]}));
+    assert_eq!(
+        out["messages"],
+        json!([{"role": "user", "content": "a"}, {"role": "system", "content": "now b"}, {"role": "user", "content": "b"}])
+    );
+}
+
+#[test]
 fn a_body_of_the_wrong_shape_is_refused_by_name() {
-    assert_eq!(refused(json!({"messages": [{"role": "system", "content": "x"}]})), "messages[0].role");
+    assert_eq!(refused(json!({"messages": [{"role": "tool", "content": "x"}]})), "messages[0].role");
     assert_eq!(refused(json!([1])), "body");
     assert_eq!(refused(json!({"messages": {}})), "messages");
     assert_eq!(refused(json!({"messages": [], "tools": [3]})), "tools[0]");
