@@ -85,7 +85,8 @@ def test_create_on_every_kind_of_deployment(stack, group, mock, path):
     response = _client(url).responses.create(model=group, input="Say hello.", instructions="Be brief.")
     assert response.status == "completed"
     assert response.output_text
-    assert response.model == group
+    # Passed through, the provider's model name; translated, the name the client asked for.
+    assert response.model == ("gpt-4o" if group == "gpt-native" else group)
     assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
     assert response.usage.output_tokens_details.reasoning_tokens == 0
     seen = [r for m, b in zip(watched, before) for r in _seen(m, b)]
@@ -170,14 +171,14 @@ def test_store_false_keeps_nothing(stack):
 def test_previous_response_id_native_goes_to_the_deployment_that_holds_it(stack):
     url, mocks = stack
     client = _client(url)
-    first = client.responses.create(model="gpt-native", input="Remember 42.")
-    holder = next(name for name in ("native-a", "native-b") if first.id in json.dumps(mocks[name].requests()[-3:]))
+    raw = client.responses.with_raw_response.create(model="gpt-native", input="Remember 42.")
+    first, holder = raw.parse(), raw.headers["x-pointwork-deployment"]
     other = "native-b" if holder == "native-a" else "native-a"
     before = {name: len(mocks[name].requests()) for name in (holder, other)}
-    for _ in range(4):
+    for _ in range(8):
         follow = client.responses.create(model="gpt-native", input="Which number?", previous_response_id=first.id)
         assert follow.output_text
-    assert len(mocks[holder].requests()) - before[holder] == 4
+    assert len(mocks[holder].requests()) - before[holder] == 8
     assert len(mocks[other].requests()) == before[other]
     assert client.responses.retrieve(first.id).id == first.id
 
