@@ -219,7 +219,12 @@ fn turns(conversation: Value, messages: &mut Vec<Value>, dropped: &mut Dropped) 
             Some("user") => user_turn(i, content, messages, dropped)?,
             Some("assistant") => messages.push(assistant_turn(i, content, dropped)),
             Some("system") => system_messages(content, messages, dropped)?,
-            _ => return Err(Untranslatable::new(format!("messages[{i}].role"), "a role is `user`, `assistant` or `system`")),
+            _ => {
+                return Err(Untranslatable::new(
+                    format!("messages[{i}].role"),
+                    "a role is `user`, `assistant` or `system`",
+                ))
+            }
         }
     }
     Ok(())

@@ -33,6 +33,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Route(args) => route(&args),
         Command::Demo { overrides } => crate::demo::run(&overrides),
         Command::HashKey => hash_key(),
+        Command::Launch(args) => crate::launch::run(&args),
     }
 }
 

@@ -17,6 +17,7 @@ pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver aut
        pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
                    [--tls-cert CERT.pem --tls-key KEY.pem]
        pointwork hash-key < KEY
+       pointwork claude|codex [--url URL | --config FILE] [--key KEY] [--model MODEL] [AGENT ARGS…]
        pointwork --version | --help";
 
 /// What the HTTPS flags do, after the help of the commands that take them.
@@ -27,7 +28,7 @@ HTTPS:
             $SSL_KEYFILE_PATH. LiteLLM's --ssl_certfile_path / --ssl_keyfile_path are the same flags.";
 
 /// The commands `pointwork` knows, as its error for an unknown one lists them.
-const COMMANDS: [&str; 5] = ["serve", "check", "route", "demo", "hash-key"];
+const COMMANDS: [&str; 7] = ["serve", "check", "route", "demo", "hash-key", "claude", "codex"];
 
 #[derive(Parser, Debug)]
 #[command(
@@ -94,9 +95,33 @@ enum Sub {
         #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
         arguments: Vec<String>,
     },
+    /// Run Claude Code against the gateway (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL)
+    Claude(LaunchFlags),
+    /// Run Codex against the gateway (a temporary CODEX_HOME with a Responses API provider)
+    Codex(LaunchFlags),
     /// `pointwork version`, as `--version`.
     #[command(hide = true)]
     Version,
+}
+
+/// A coding agent's launch: which gateway, key and model, and the agent's own arguments.
+#[derive(Args, Debug)]
+struct LaunchFlags {
+    /// the running gateway to use [default: http://127.0.0.1:4000]
+    #[arg(long, value_name = "URL", conflicts_with = "config")]
+    url: Option<String>,
+    /// start a gateway on this config for the session (on a free loopback port)
+    #[arg(short = 'c', long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// the key the agent sends [default: $POINTWORK_API_KEY, else the config's master key]
+    #[arg(long, value_name = "KEY")]
+    key: Option<String>,
+    /// the gateway model the agent asks for [default: the config's first model]
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// the agent's own arguments (after `--` when they start with `-`)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "AGENT ARGS")]
+    args: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -205,6 +230,7 @@ pub enum Command {
         overrides: Overrides,
     },
     HashKey,
+    Launch(LaunchArgs),
     /// `pointwork --help` (or no command at all).
     Help,
     /// `pointwork COMMAND --help`: that command's help.
@@ -231,7 +257,33 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             return Err("hash-key takes no arguments: it reads the key from standard input".to_string())
         }
         Sub::Version => Command::Version,
+        Sub::Claude(flags) => Command::Launch(LaunchArgs::new(Agent::Claude, flags)),
+        Sub::Codex(flags) => Command::Launch(LaunchArgs::new(Agent::Codex, flags)),
     })
+}
+
+/// The coding agents `pointwork claude|codex` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchArgs {
+    pub agent: Agent,
+    pub url: Option<String>,
+    pub config: Option<PathBuf>,
+    pub key: Option<String>,
+    pub model: Option<String>,
+    /// The agent's own arguments.
+    pub args: Vec<String>,
+}
+
+impl LaunchArgs {
+    fn new(agent: Agent, f: LaunchFlags) -> LaunchArgs {
+        LaunchArgs { agent, url: f.url, config: f.config, key: f.key, model: f.model, args: f.args }
+    }
 }
 
 impl TryFrom<OverrideFlags> for Overrides {
@@ -270,7 +322,7 @@ fn answer_or_refuse(e: &clap::Error, args: &[String]) -> Result<Command, String>
         ErrorKind::DisplayVersion => return Ok(Command::Version),
         ErrorKind::InvalidSubcommand | ErrorKind::UnknownArgument if command.is_none() => {
             let word = args.first().map(String::as_str).unwrap_or_default();
-            format!("unknown command {word:?} (expected serve, check, route, demo or hash-key)")
+            format!("unknown command {word:?} (expected serve, check, route, demo, hash-key, claude or codex)")
         }
         ErrorKind::UnknownArgument => {
             let flag = context(ContextKind::InvalidArg).concat();

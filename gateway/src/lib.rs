@@ -16,6 +16,7 @@ mod facts_scan;
 pub mod health;
 pub mod hub;
 pub mod keys;
+pub mod launch;
 pub mod line_log;
 pub mod metrics;
 pub mod models_list;

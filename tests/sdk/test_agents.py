@@ -122,3 +122,88 @@ def test_claude_code_runs_bash_through_the_gateway(stack, tmp_path, model, mock,
     for _, credential in seen:
         assert credential in (f"Bearer sk-up-{mock}", f"sk-up-{mock}"), seen
     assert CALLER_KEY not in json.dumps(mocks[mock].requests())
+
+
+def _launcher_env(home) -> dict[str, str]:
+    """The environment of `pointwork claude|codex` in a test: the agents on PATH, a HOME of its
+    own, and Claude Code's switches for a non-interactive run as root with no other host."""
+    import os
+
+    from agents import AGENTS_BIN
+
+    return {
+        "PATH": f"{AGENTS_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "IS_SANDBOX": "1",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+
+
+def _launch(args: list[str], env: dict[str, str], cwd) -> tuple[int, str, str]:
+    import subprocess
+
+    from conftest import _binary
+
+    done = subprocess.run(
+        [str(_binary("POINTWORK_BIN", "pointwork")), *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_pointwork_codex_starts_a_gateway_from_a_config_for_the_session(stack, tmp_path):
+    _, mocks = stack
+    _clear(mocks["vllm"])
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "model_list:\n"
+        "  - model_name: coder\n"
+        f"    litellm_params: {{model: hosted_vllm/qwen-coder, api_base: \"http://{mocks['vllm'].addr}/v1\", api_key: sk-up-vllm}}\n"
+        "general_settings: {master_key: sk-session-master}\n"
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    result = _launch(
+        ["codex", "--config", str(config), "--", "exec", "--skip-git-repo-check",
+         "--dangerously-bypass-approvals-and-sandbox", "Run the marker command."],
+        _launcher_env(home),
+        tmp_path,
+    )
+    assert result[0] == 0, _report(result)
+    assert MARKER + "chat" in result[1], _report(result)
+    assert "gateway for this session at http://127.0.0.1:" in result[2]
+    seen = _upstream(mocks["vllm"])
+    assert {p for p, _ in seen} == {"/v1/chat/completions"} and len(seen) >= 2, seen
+    assert not (home / ".codex").exists(), "the user's CODEX_HOME is not touched"
+
+
+def test_pointwork_claude_uses_a_running_gateway(stack, tmp_path):
+    url, mocks = stack
+    _clear(mocks["native"])
+    home = tmp_path / "home"
+    home.mkdir()
+    result = _launch(
+        ["claude", "--url", url, "--key", CALLER_KEY, "--model", "claude-on-chat", "--",
+         "-p", "Run the marker command with Bash.", "--output-format", "text",
+         "--allowedTools", "Bash", "--dangerously-skip-permissions"],
+        _launcher_env(home),
+        tmp_path,
+    )
+    assert result[0] == 0, _report(result)
+    assert MARKER + "chat" in result[1], _report(result)
+    assert {p for p, _ in _upstream(mocks["native"])} == {"/v1/chat/completions"}
+
+
+def test_a_missing_agent_gets_one_line_saying_how_to_install_it(tmp_path):
+    result = _launch(["codex", "--url", "http://127.0.0.1:9"], {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, tmp_path)
+    assert result[0] == 1
+    assert result[2].strip() == "pointwork: `codex` was not found on PATH; install it with `npm install -g @openai/codex`"

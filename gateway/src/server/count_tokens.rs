@@ -39,7 +39,8 @@ async fn ask_anthropic(shard: &Shard, req: &Request<'_>, model: &str) -> Option<
     let mut body: serde_json::Value = serde_json::from_slice(req.body).ok()?;
     body["model"] = d.upstream_model.clone().into();
     // Fields a count refuses (it counts the prompt, it does not answer it).
-    for field in ["max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "service_tier"] {
+    for field in ["max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "service_tier"]
+    {
         body.as_object_mut()?.remove(field);
     }
     let body = serde_json::to_vec(&body).ok()?;

@@ -78,7 +78,9 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             }
         }
         (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req) {
-            Ok(caller) => admin::models(shard, &caller, req.anthropic.version.is_some() || req.anthropic.api_key.is_some()),
+            Ok(caller) => {
+                admin::models(shard, &caller, req.anthropic.version.is_some() || req.anthropic.api_key.is_some())
+            }
             Err(reply) => reply,
         },
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),

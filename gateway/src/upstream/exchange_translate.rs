@@ -86,7 +86,7 @@ impl Translate<'_> {
             Dialect::OpenAiChat => None,
             Dialect::OpenAiResponses => {
                 let (splitter, usage) = (SseSplitter::new(), UsageTail::new(true));
-                return Box::new(NativeResponses { splitter, read: false, responding: self.responses, usage })
+                return Box::new(NativeResponses { splitter, read: false, responding: self.responses, usage });
             }
         };
         match (self.route, self.responses, to_chat) {
