@@ -107,7 +107,13 @@ impl Ending {
 pub struct UpstreamHead<'a> {
     pub fixed: &'a [u8],
     pub extra: [Option<(&'static str, &'a [u8])>; 2],
+    /// What the provider accepts of the `anthropic-beta` betas, each as it takes it (Vertex AI
+    /// refuses betas it does not know); `None`: all, as sent.
+    pub betas: Option<BetaFilter>,
 }
+
+/// The name a provider takes a beta by, or `None` when it does not take it.
+pub type BetaFilter = fn(&str) -> Option<&'static str>;
 
 impl<'a> UpstreamHead<'a> {
     /// The head for a deployment speaking `dialect`: Anthropic's Messages API gets the caller's
@@ -121,7 +127,12 @@ impl<'a> UpstreamHead<'a> {
             ],
             _ => [None, None],
         };
-        UpstreamHead { fixed, extra }
+        UpstreamHead { fixed, extra, betas: None }
+    }
+
+    /// The head with only the betas `filter` accepts.
+    pub(crate) fn with_betas(self, filter: Option<BetaFilter>) -> UpstreamHead<'a> {
+        UpstreamHead { betas: filter, ..self }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -131,7 +142,17 @@ impl<'a> UpstreamHead<'a> {
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.fixed);
         for (name, value) in self.extra.iter().flatten() {
-            write::header(out, name, value);
+            match self.betas.filter(|_| *name == "anthropic-beta") {
+                None => write::header(out, name, value),
+                Some(filter) => {
+                    let value = String::from_utf8_lossy(value);
+                    let mut kept: Vec<&str> = value.split(',').filter_map(|beta| filter(beta.trim())).collect();
+                    kept.dedup();
+                    if !kept.is_empty() {
+                        write::header(out, name, kept.join(",").as_bytes());
+                    }
+                }
+            }
         }
     }
 }

@@ -103,13 +103,21 @@ fn errors_on_the_messages_api_are_anthropics_shape() {
 }
 
 #[test]
-fn count_tokens_is_the_gateways_estimate() {
-    let mock = Mock::start("anthropic", &[]);
-    let gateway = gateway(&mock);
-    let r = post(&gateway, "/v1/messages/count_tokens", &[("x-api-key", "sk-master")], &messages(false));
+fn count_tokens_asks_an_anthropic_deployment_and_estimates_for_the_others() {
+    let (anthropic, openai) = (Mock::start("anthropic", &[]), Mock::start("openai", &[]));
+    let gateway = mixed(&anthropic, &openai);
+    let r = post(&gateway, "/v1/messages/count_tokens", &[], &messages(false));
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.json()["input_tokens"].as_u64().unwrap() > 0);
-    assert_eq!(mock.request_count(), 0, "answered without a provider");
+    let asked = anthropic.requests();
+    assert_eq!(asked.len(), 1, "Anthropic's own count");
+    assert_eq!(asked[0]["path"], "/v1/messages/count_tokens");
+    let sent: Value = serde_json::from_str(asked[0]["body"].as_str().unwrap()).unwrap();
+    assert_eq!((sent["model"].as_str(), sent.get("max_tokens")), (Some("claude-sonnet-4-5"), None));
+    let r = post(&gateway, "/v1/messages/count_tokens", &[], &messages(false).replace("\"claude\"", "\"gpt\""));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.json()["input_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(openai.request_count(), 0, "the gateway's estimate, without a provider");
 }
 
 /// A gateway with `claude` on an Anthropic mock and `gpt` on an OpenAI one.
@@ -160,11 +168,12 @@ fn a_messages_request_to_an_openai_compatible_deployment_is_translated_both_ways
     );
     let walk = gateway.post("/v1/route?api=messages", &messages(false)).json();
     assert_eq!(walk["winner"]["wire"], "native");
-    // What cannot be translated is refused, naming the field.
+    // What chat completions cannot say is dropped and named, never refused.
     let top_k = json!({"model": "gpt", "max_tokens": 8, "top_k": 5, "messages": [{"role": "user", "content": "x"}]});
     let r = post(&gateway, "/v1/messages", &[], &top_k.to_string());
-    assert_eq!((r.status, r.json()["error"]["type"].clone()), (400, json!("invalid_request_error")), "{}", r.text());
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("top_k"));
+    assert_eq!((r.status, r.header("x-pointwork-dropped")), (200, Some("top_k")), "{}", r.text());
+    let sent: Value = serde_json::from_str(openai.requests().last().unwrap()["body"].as_str().unwrap()).unwrap();
+    assert_eq!(sent.get("top_k"), None);
 }
 
 #[test]

@@ -28,7 +28,8 @@ pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &mut Attempt, translating: b
         (RouteKind::Responses, true) => RouteKind::ChatCompletions,
         (route, _) => route,
     };
-    let head = UpstreamHead::new(deployment.dialect(), upstream.head(sent_as, extracted.facts.stream), cx.request);
+    let head = UpstreamHead::new(deployment.dialect(), upstream.head(sent_as, extracted.facts.stream), cx.request)
+        .with_betas(crate::providers::betas(deployment));
     if translating || deployment.rewrites_body() {
         let translated = translate::request(cx, deployment, head, model_json)?;
         if !translated.dropped.is_empty() {

@@ -49,6 +49,11 @@ pub(crate) trait ProviderAdapter: Sync {
         false
     }
 
+    /// Which of a caller's `anthropic-beta` betas the provider takes; `None`: all.
+    fn betas(&self) -> Option<crate::request::BetaFilter> {
+        None
+    }
+
     /// A body already in the deployment's dialect, as the provider takes it.
     fn rewrite_body(&self, _d: &Deployment, body: Vec<u8>) -> Result<Vec<u8>, Untranslatable> {
         Ok(body)
@@ -110,6 +115,11 @@ pub(crate) fn streams_elsewhere(d: &Deployment) -> bool {
 /// `body`, translated into `d`'s dialect, as its provider takes it (Vertex AI's Anthropic body).
 pub(crate) fn rewrite_body(d: &Deployment, body: Vec<u8>) -> Result<Vec<u8>, Untranslatable> {
     adapter(d.provider).rewrite_body(d, body)
+}
+
+/// Which of a caller's `anthropic-beta` betas `d`'s provider takes (`None`: all, as sent).
+pub(crate) fn betas(d: &Deployment) -> Option<crate::request::BetaFilter> {
+    adapter(d.provider).betas()
 }
 
 /// `authorization: Bearer {token}`.
