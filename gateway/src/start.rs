@@ -89,6 +89,9 @@ pub fn serve(
     if let (Some(cluster), Some(cluster_settings)) = (cluster, &gateway.cluster) {
         match cluster.start(hub.clone(), mesh.clone(), running.addr) {
             Ok(started) => {
+                if let Err(e) = hub.responses.share_through(started.client().clone(), &cluster_settings.key_prefix) {
+                    return fail(&format!("cluster: the Responses API's conversations: {e}"));
+                }
                 eprintln!(
                     "pointwork: cluster: sharing state through Redis at {} as instance {:?}",
                     started.server, started.instance

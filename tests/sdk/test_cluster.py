@@ -1,7 +1,8 @@
 """Two Pointwork instances sharing state through a real redis-server, through the official
 `openai` SDK: a key's budget spent through one instance is refused through the other (the SDK
 raises BadRequestError with LiteLLM's budget text), and a conversation pinned on one instance
-stays on its deployment through the other."""
+stays on its deployment through the other; a Responses conversation answered through one
+instance continues, is retrieved and is deleted through the other."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ def cluster(tmp_path_factory):
                 "model_list:\n"
                 + _deployment("gpt-4o-mini", "dep-x", "openai/gpt-4o-mini", x).replace("sk-dep-x}", f"sk-dep-x, {priced}}}")
                 + _deployment("gpt-4o-mini", "dep-y", "openai/gpt-4o-mini", y).replace("sk-dep-y}", f"sk-dep-y, {priced}}}")
+                + _deployment("llama", "dep-llama", "hosted_vllm/llama-3", x)
                 + f"router_settings:\n  redis_host: 127.0.0.1\n  redis_port: {port}\n"
                 + "  optional_pre_call_checks: [session_affinity]\n"
                 + f"pointwork:\n  cluster: {{instance: {name}, sync_interval: 50ms}}\n"
@@ -132,3 +134,29 @@ def test_a_budget_spent_through_one_instance_is_refused_through_the_other(cluste
     with pytest.raises(openai.BadRequestError) as on_b:
         _client(b).chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
     assert "Budget has been exceeded" in str(on_b.value)
+
+
+def test_a_responses_conversation_continues_through_the_other_instance(cluster):
+    a, b = cluster
+    first = _client(a, FREE).responses.create(model="llama", input="My name is Ada.")
+    second = _client(b, FREE).responses.create(model="llama", input="What is my name?", previous_response_id=first.id)
+    assert second.output_text
+    # Kept through b, read through a: the whole conversation up to the second turn.
+    items = json.dumps([i.model_dump() for i in _client(a, FREE).responses.input_items.list(second.id).data])
+    assert "My name is Ada." in items and first.output_text in items and "What is my name?" in items
+    assert _client(a, FREE).responses.retrieve(first.id).output_text == first.output_text
+    _client(b, FREE).responses.delete(first.id)
+    for url in (a, b):
+        with pytest.raises(openai.NotFoundError):
+            _client(url, FREE).responses.retrieve(first.id)
+
+
+def test_a_native_responses_follow_up_through_the_other_instance_goes_to_the_holder(cluster):
+    a, b = cluster
+    raw = _client(a, FREE).responses.with_raw_response.create(model="gpt-4o-mini", input="Remember 42.")
+    first, holder = raw.parse(), raw.headers["x-pointwork-deployment"]
+    for _ in range(8):
+        follow = _client(b, FREE).responses.with_raw_response.create(
+            model="gpt-4o-mini", input="Which number?", previous_response_id=first.id
+        )
+        assert follow.headers["x-pointwork-deployment"] == holder

@@ -65,7 +65,8 @@ pub async fn serve(
     }
     let info = info(&extracted.facts.model);
     let turn = match route {
-        RouteKind::Responses => match Turn::new(&shard.hub.responses, body, &extracted.facts.model) {
+        // Boxed: only Responses requests wait here (for Redis, when a conversation is shared).
+        RouteKind::Responses => match Box::pin(Turn::new(&shard.hub.responses, body, &extracted.facts.model)).await {
             Ok(turn) => Some(turn),
             Err(reply) => return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await,
         },

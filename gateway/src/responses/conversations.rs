@@ -38,6 +38,30 @@ pub(crate) enum Stored {
     Native(Arc<str>),
 }
 
+impl Stored {
+    /// As kept in Redis: `{"response", "input_items"}`, or `{"deployment"}` for a native one.
+    pub(crate) fn to_json(&self) -> Vec<u8> {
+        let value = match self {
+            Stored::Translated(c) => serde_json::json!({"response": c.response, "input_items": c.input_items}),
+            Stored::Native(deployment) => serde_json::json!({"deployment": &**deployment}),
+        };
+        value.to_string().into_bytes()
+    }
+
+    pub(crate) fn from_json(json: &[u8]) -> Option<Stored> {
+        let mut value: Value = serde_json::from_slice(json).ok()?;
+        if let Some(deployment) = value.get("deployment").and_then(Value::as_str) {
+            return Some(Stored::Native(deployment.into()));
+        }
+        let response = value.get_mut("response")?.take();
+        let input_items = match value.get_mut("input_items")?.take() {
+            Value::Array(items) => items,
+            _ => return None,
+        };
+        Some(Stored::Translated(Arc::new(Conversation { response, input_items })))
+    }
+}
+
 struct Entry {
     stored: Stored,
     used: Instant,

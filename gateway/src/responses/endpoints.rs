@@ -2,7 +2,7 @@
 //! `GET /v1/responses/{id}/input_items`: answered from the kept conversation for a translated
 //! response, asked of the deployment that holds a native one.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -34,15 +34,12 @@ pub(crate) fn parse(rest: &str, delete: bool) -> Option<(&str, Ask)> {
 
 /// Answers `ask` of response `id`.
 pub(crate) async fn answer(shard: &Shard, id: &str, ask: Ask) -> Reply {
-    let stored = shard.hub.responses.conversations.lock().ok().and_then(|mut c| c.get(id, Instant::now()));
-    match (stored, ask) {
+    match (shard.hub.responses.find(id).await, ask) {
         (None, _) => not_found(id),
         (Some(Stored::Translated(c)), Ask::Retrieve) => Reply::json(200, c.response.to_string().into_bytes()),
         (Some(Stored::Translated(c)), Ask::InputItems) => Reply::json(200, input_items(&c).to_string().into_bytes()),
         (Some(Stored::Translated(_)), Ask::Delete) => {
-            if let Ok(mut c) = shard.hub.responses.conversations.lock() {
-                c.remove(id);
-            }
+            shard.hub.responses.forget(id);
             deleted(id)
         }
         (Some(Stored::Native(deployment)), ask) => ask_native(shard, id, &deployment, ask).await,
@@ -94,9 +91,7 @@ async fn ask_native(shard: &Shard, id: &str, deployment: &str, ask: Ask) -> Repl
     match fetch::send(&client, &upstream.target, request).await {
         Ok(body) => {
             if ask == Ask::Delete {
-                if let Ok(mut c) = shard.hub.responses.conversations.lock() {
-                    c.remove(id);
-                }
+                shard.hub.responses.forget(id);
             }
             Reply::json(200, body)
         }

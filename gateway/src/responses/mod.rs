@@ -18,27 +18,81 @@
 
 mod conversations;
 pub(crate) mod endpoints;
+mod redis_copy;
 mod turn;
 
 use std::collections::HashSet;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Mutex, OnceLock, RwLock};
+use std::time::Instant;
 
 use pointwork_core::Deployment;
 
 use crate::upstream::attempt_error::AttemptError;
 pub(crate) use conversations::{Conversation, Conversations, Stored};
+use redis_copy::{Lookup, RedisCopy};
 pub use turn::Turn;
 
 /// What every shard shares of the Responses API.
 #[derive(Default)]
 pub struct ResponsesShared {
     /// Translated conversations, and the deployment of each native response.
-    pub(crate) conversations: Mutex<Conversations>,
+    conversations: Mutex<Conversations>,
+    /// The same in Redis, shared with the other instances, when the cluster is configured.
+    redis: OnceLock<RedisCopy>,
     /// Deployments (by id) whose server was found to have no `/responses`.
     chat_only: RwLock<HashSet<String>>,
 }
 
 impl ResponsesShared {
+    /// Shares the kept conversations through Redis (the cluster's `client`, its key prefix).
+    pub fn share_through(&self, client: redis::Client, key_prefix: &str) -> std::io::Result<()> {
+        let copy = RedisCopy::start(client, key_prefix)?;
+        let _ = self.redis.set(copy);
+        Ok(())
+    }
+
+    /// Keeps `stored` as `id` (`bytes` its size), here and in Redis.
+    pub(crate) fn keep(&self, id: &str, stored: Stored, bytes: usize) {
+        if let Some(redis) = self.redis.get() {
+            redis.put(id, stored.to_json());
+        }
+        if let Ok(mut c) = self.conversations.lock() {
+            c.put(id, stored, bytes, Instant::now());
+        }
+    }
+
+    /// The response `id`: as Redis has it when the cluster is configured (another instance may
+    /// have answered it, or deleted it), else — or with Redis out of reach — as kept here.
+    pub(crate) async fn find(&self, id: &str) -> Option<Stored> {
+        let lookup = match self.redis.get() {
+            Some(redis) => redis.get(id).await,
+            None => Lookup::Unknown,
+        };
+        let mut kept = self.conversations.lock().ok()?;
+        match lookup {
+            Lookup::Found(json) => {
+                let stored = Stored::from_json(&json)?;
+                kept.put(id, stored.clone(), json.len(), Instant::now());
+                Some(stored)
+            }
+            Lookup::Missing => {
+                kept.remove(id);
+                None
+            }
+            Lookup::Unknown => kept.get(id, Instant::now()),
+        }
+    }
+
+    /// Forgets the response `id`, here and in Redis.
+    pub(crate) fn forget(&self, id: &str) {
+        if let Some(redis) = self.redis.get() {
+            redis.delete(id);
+        }
+        if let Ok(mut c) = self.conversations.lock() {
+            c.remove(id);
+        }
+    }
+
     /// Whether a Responses request goes to `d`'s own `/responses`.
     pub(crate) fn native(&self, d: &Deployment) -> bool {
         match d.native_responses {

@@ -4,7 +4,6 @@
 
 use std::cell::OnceCell;
 use std::sync::Arc;
-use std::time::Instant;
 
 use pointwork_core::{Deployment, DeploymentIdx, Snapshot};
 use serde_json::Value;
@@ -53,7 +52,7 @@ impl Turn {
     /// The turn of a request for `model` with `body`, or the error answer: a
     /// `previous_response_id` of the wrong type, or one of the gateway's own that is no longer
     /// kept.
-    pub(crate) fn new(shared: &Arc<ResponsesShared>, body: &[u8], model: &str) -> Result<Turn, Reply> {
+    pub(crate) async fn new(shared: &Arc<ResponsesShared>, body: &[u8], model: &str) -> Result<Turn, Reply> {
         let head: Head =
             serde_json::from_slice(body).unwrap_or(Head { previous_response_id: Value::Null, store: Value::Null });
         let store = match head.store {
@@ -64,15 +63,12 @@ impl Turn {
         let (mut history, mut goes) = (Vec::new(), Goes::Anywhere);
         match head.previous_response_id {
             Value::Null => {}
-            Value::String(id) => {
-                let stored = shared.conversations.lock().ok().and_then(|mut c| c.get(&id, Instant::now()));
-                match stored {
-                    Some(Stored::Translated(conversation)) => history = conversation.items(),
-                    Some(Stored::Native(deployment)) => goes = Goes::To(deployment),
-                    None if id.starts_with(OWN_ID_PREFIX) => return Err(previous_not_found(&id)),
-                    None => goes = Goes::Native,
-                }
-            }
+            Value::String(id) => match shared.find(&id).await {
+                Some(Stored::Translated(conversation)) => history = conversation.items(),
+                Some(Stored::Native(deployment)) => goes = Goes::To(deployment),
+                None if id.starts_with(OWN_ID_PREFIX) => return Err(previous_not_found(&id)),
+                None => goes = Goes::Native,
+            },
             _ => {
                 let why = "Invalid type for 'previous_response_id': expected a string.";
                 return Err(invalid("previous_response_id", why));
@@ -114,10 +110,7 @@ impl Turn {
         input_items.extend(self.input_items.get().into_iter().flatten().cloned());
         let bytes = json_len(response) + input_items.iter().map(json_len).sum::<usize>();
         let conversation = Conversation { response: response.clone(), input_items };
-        let stored = Stored::Translated(Arc::new(conversation));
-        if let Ok(mut c) = self.shared.conversations.lock() {
-            c.put(self.echo.id(), stored, bytes, Instant::now());
-        }
+        self.shared.keep(self.echo.id(), Stored::Translated(Arc::new(conversation)), bytes);
     }
 
     /// Remembers that deployment `d` holds the native response whose body (or first event)
@@ -126,9 +119,7 @@ impl Turn {
         if !self.store || response_id.is_empty() {
             return;
         }
-        if let Ok(mut c) = self.shared.conversations.lock() {
-            c.put(response_id, Stored::Native(d.into()), response_id.len() + d.len() + 64, Instant::now());
-        }
+        self.shared.keep(response_id, Stored::Native(d.into()), response_id.len() + d.len() + 64);
     }
 
     /// Whether a native answer is worth reading for its id: only when it is kept.
