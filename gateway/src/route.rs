@@ -83,7 +83,14 @@ pub fn explain(
         Ok(d) => {
             let winner = &snap.deployment(d.deployment).id;
             // Whether the winner speaks the client's dialect or is reached through a translation.
-            let wire = if snap.deployment(d.deployment).translates(route) { "translated" } else { "native" };
+            // (A Responses request: by the config; a server learned to have no `/responses` is
+            // the live gateway's to know.)
+            let deployment = snap.deployment(d.deployment);
+            let translated = match route {
+                RouteKind::Responses => !deployment.native_responses(),
+                route => deployment.translates(route),
+            };
+            let wire = if translated { "translated" } else { "native" };
             let basis = basis(&d.basis);
             out.insert("winner".into(), json!({"id": winner, "cause": d.cause.as_str(), "basis": basis, "wire": wire}));
             out.insert("route".into(), json!(d.route_reason(snap)));

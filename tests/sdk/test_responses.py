@@ -212,3 +212,17 @@ def test_what_chat_cannot_say_is_dropped_and_named(stack):
         dropped = answer.headers["x-pointwork-dropped"]
         assert json.load(answer)["status"] == "completed"
     assert "include" in dropped and "tools[0]" in dropped
+
+
+@pytest.mark.parametrize("group, wire", [("gpt-native", "native"), ("llama", "translated"), ("gpt-stated", "translated")])
+def test_the_dry_run_says_native_or_translated(stack, group, wire):
+    url, _ = stack
+    request = urllib.request.Request(
+        f"{url}/v1/route?api=responses",
+        data=json.dumps({"model": group, "input": "hi"}).encode(),
+        headers={"authorization": "Bearer sk-master", "content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        decision = json.load(answer)
+    assert decision["endpoint"] == "/responses"
+    assert decision["winner"]["wire"] == wire

@@ -92,7 +92,7 @@ pub(crate) fn answer<'a>(cx: &'a Cx<'a>, d: &'a Deployment, translating: bool) -
     let responses = cx.responses.map(|turn| Responding { turn, deployment: &d.id });
     let from = match translating {
         true => d.dialect(),
-        false if responses.is_some_and(|r| r.turn.remembers()) => Dialect::OpenAiResponses,
+        false if cx.responses.is_some_and(Turn::remembers) => Dialect::OpenAiResponses,
         false => return None,
     };
     let (route, body) = (cx.route, cx.request.body);

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::{Conversation, ResponsesShared, Stored};
 use crate::dialect::responses::ResponseEcho;
 use crate::respond::Reply;
+use crate::upstream::exchange::ResponsesTurn;
 
 /// The prefix of the ids the gateway gives translated responses (`resp_pw…`): an id with it that
 /// is not kept is expired, not a provider's.
@@ -18,7 +19,7 @@ const OWN_ID_PREFIX: &str = "resp_pw";
 
 pub struct Turn {
     /// The translated answer's id and what it echoes of the request.
-    pub(crate) echo: ResponseEcho,
+    echo: ResponseEcho,
     /// The kept conversation this request continues, as items.
     pub(crate) history: Vec<Value>,
     /// Where the request may go: anywhere, only to the deployment that holds its native
@@ -96,13 +97,24 @@ impl Turn {
         all.filter(|(_, d)| !self.allows(d)).map(|(i, _)| DeploymentIdx(i as u32)).collect()
     }
 
+    /// Whether a native answer is worth reading for its id: only when it is kept.
+    pub(crate) fn remembers(&self) -> bool {
+        self.store
+    }
+
     /// Keeps this request's input items (from its first translation).
     pub(crate) fn input_read(&self, items: Vec<Value>) {
         let _ = self.input_items.set(items);
     }
 
-    /// Keeps a translated answer, `response`, for the conversation's next turn.
-    pub(crate) fn remember(&self, response: &Value) {
+}
+
+impl ResponsesTurn for Turn {
+    fn echo(&self) -> &ResponseEcho {
+        &self.echo
+    }
+
+    fn remember(&self, response: &Value) {
         if !self.store {
             return;
         }
@@ -113,18 +125,11 @@ impl Turn {
         self.shared.keep(self.echo.id(), Stored::Translated(Arc::new(conversation)), bytes);
     }
 
-    /// Remembers that deployment `d` holds the native response whose body (or first event)
-    /// is `body`, so that its follow-ups go there.
-    pub(crate) fn remember_native(&self, response_id: &str, d: &str) {
+    fn remember_native(&self, response_id: &str, d: &str) {
         if !self.store || response_id.is_empty() {
             return;
         }
         self.shared.keep(response_id, Stored::Native(d.into()), response_id.len() + d.len() + 64);
-    }
-
-    /// Whether a native answer is worth reading for its id: only when it is kept.
-    pub(crate) fn remembers(&self) -> bool {
-        self.store
     }
 }
 

@@ -93,10 +93,10 @@ fn cooling_down(snap: &Snapshot, state: &pointwork_core::State, now: std::time::
     (0..snap.deployments.len()).filter(|&i| state.is_cooling_down(pointwork_core::DeploymentIdx(i as u32), now)).count()
 }
 
-/// `POST /v1/route[?seed=N][&policy=NAME][&api=messages]`: the decision for the body on the live
-/// routes and this shard's state (after applying the other shards' events), without calling a
-/// provider; under policy NAME, else the default policy when there is one; `api=messages`: the
-/// body is a `/v1/messages` request.
+/// `POST /v1/route[?seed=N][&policy=NAME][&api=messages|responses]`: the decision for the body on
+/// the live routes and this shard's state (after applying the other shards' events), without
+/// calling a provider; under policy NAME, else the default policy when there is one;
+/// `api=messages` / `api=responses`: the body is a `/v1/messages` / `/v1/responses` request.
 pub fn dry_run(shard: &Shard, path: &str, body: &[u8]) -> Reply {
     let query = |name: &str| {
         let query = path.split_once('?').map(|(_, q)| q)?;
@@ -113,6 +113,7 @@ pub fn dry_run(shard: &Shard, path: &str, body: &[u8]) -> Reply {
     };
     let kind = match serde_json::from_slice::<serde_json::Value>(body) {
         Ok(_) if query("api") == Some("messages") => pointwork_core::RouteKind::Messages,
+        Ok(_) if query("api") == Some("responses") => pointwork_core::RouteKind::Responses,
         Ok(v) => route::route_kind_of(&v),
         Err(e) => return Reply::json(400, openai_error(400, &format!("the request body is not JSON: {e}"), None)),
     };

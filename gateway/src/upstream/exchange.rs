@@ -558,7 +558,7 @@ use whole::{collect_body, respond_with_block};
 #[path = "exchange_translate.rs"]
 mod translate;
 use translate::respond_translated;
-pub use translate::{Responding, Translate};
+pub use translate::{Responding, ResponsesTurn, Translate};
 
 #[cfg(test)]
 #[path = "exchange_tests.rs"]

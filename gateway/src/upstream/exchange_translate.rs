@@ -10,7 +10,7 @@ use crate::dialect::sse::SseSplitter;
 use crate::dialect::{
     chat_response_to_messages, messages_response_to_chat, ChatToMessagesStream, MessagesToChatStream, StreamTranslator,
 };
-use crate::responses::Turn;
+use crate::dialect::responses::ResponseEcho;
 use pointwork_core::RouteKind;
 
 /// Which way an answer is translated, and the model name the client asked for.
@@ -34,8 +34,18 @@ pub struct Translate<'a> {
 /// A Responses answer's turn, and the deployment that answers.
 #[derive(Clone, Copy)]
 pub struct Responding<'a> {
-    pub turn: &'a Turn,
+    pub turn: &'a dyn ResponsesTurn,
     pub deployment: &'a str,
+}
+
+/// What a Responses answer is kept as: a request's turn (`crate::responses::Turn`).
+pub trait ResponsesTurn {
+    /// What a translated answer echoes of its request, and its id.
+    fn echo(&self) -> &ResponseEcho;
+    /// Keeps a translated answer for the conversation's next turn.
+    fn remember(&self, response: &serde_json::Value);
+    /// Remembers that `deployment` holds the native response `response_id`.
+    fn remember_native(&self, response_id: &str, deployment: &str);
 }
 
 impl Translate<'_> {
@@ -64,7 +74,7 @@ impl Translate<'_> {
         match (self.route, self.responses) {
             (RouteKind::Messages, _) => chat_response_to_messages(&chat, self.model),
             (RouteKind::Responses, Some(r)) => {
-                let (bytes, response) = chat_response_to_responses(&chat, &r.turn.echo)?;
+                let (bytes, response) = chat_response_to_responses(&chat, r.turn.echo())?;
                 r.turn.remember(&response);
                 Ok(bytes)
             }
@@ -96,7 +106,7 @@ impl Translate<'_> {
             }
             (RouteKind::Responses, Some(r), first) => Box::new(ToResponses {
                 first,
-                then: ChatToResponsesStream::new(r.turn.echo.clone()),
+                then: ChatToResponsesStream::new(r.turn.echo().clone()),
                 between: Vec::new(),
                 turn: r.turn,
             }),
@@ -139,7 +149,7 @@ struct ToResponses<'a> {
     first: Option<Box<dyn StreamTranslator>>,
     then: ChatToResponsesStream,
     between: Vec<u8>,
-    turn: &'a Turn,
+    turn: &'a dyn ResponsesTurn,
 }
 
 impl StreamTranslator for ToResponses<'_> {
