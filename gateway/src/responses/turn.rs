@@ -106,7 +106,6 @@ impl Turn {
     pub(crate) fn input_read(&self, items: Vec<Value>) {
         let _ = self.input_items.set(items);
     }
-
 }
 
 impl ResponsesTurn for Turn {

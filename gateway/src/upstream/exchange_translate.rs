@@ -5,12 +5,12 @@
 use super::*;
 use crate::dialect::bedrock::{self, ConverseStreamToChat};
 use crate::dialect::gemini::{self, GeminiToChatStream};
+use crate::dialect::responses::ResponseEcho;
 use crate::dialect::responses::{chat_response_to_responses, ChatToResponsesStream};
 use crate::dialect::sse::SseSplitter;
 use crate::dialect::{
     chat_response_to_messages, messages_response_to_chat, ChatToMessagesStream, MessagesToChatStream, StreamTranslator,
 };
-use crate::dialect::responses::ResponseEcho;
 use pointwork_core::RouteKind;
 
 /// Which way an answer is translated, and the model name the client asked for.

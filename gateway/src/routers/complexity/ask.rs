@@ -27,6 +27,9 @@ pub struct Ask<'b> {
 struct Body<'b> {
     #[serde(borrow, default)]
     messages: Lenient<LastAsk<'b>>,
+    /// The Responses API's: a string, or items (its messages read as `messages` are).
+    #[serde(borrow, default)]
+    input: Lenient<InputAsk<'b>>,
     #[serde(borrow, default)]
     metadata: Lenient<Metadata<'b>>,
 }
@@ -174,7 +177,7 @@ impl<'de: 'b, 'b> Kind<'de> for Content<'b> {
         let mut joined: Option<Cow<'b, str>> = None;
         while let Some(Lenient(part)) = seq.next_element::<Lenient<Part<'b>>>()? {
             let Some(Part { kind: Lenient(Some(kind)), text: Lenient(Some(text)) }) = part else { continue };
-            if kind.0 != "text" {
+            if kind.0 != "text" && kind.0 != "input_text" {
                 continue;
             }
             joined = Some(match joined {
@@ -188,6 +191,18 @@ impl<'de: 'b, 'b> Kind<'de> for Content<'b> {
 
 /// The newest user message's text, found while the list is read (no list is built).
 struct LastAsk<'b>(Cow<'b, str>);
+
+/// The Responses API's `input`: a string is the ask; items are read as `messages` are.
+struct InputAsk<'b>(Cow<'b, str>);
+
+impl<'de: 'b, 'b> Kind<'de> for InputAsk<'b> {
+    fn text(s: Cow<'de, str>) -> Option<Self> {
+        Some(InputAsk(s))
+    }
+    fn seq<A: SeqAccess<'de>>(seq: A) -> Result<Option<Self>, A::Error> {
+        Ok(LastAsk::seq(seq)?.map(|last| InputAsk(last.0)))
+    }
+}
 
 impl<'de: 'b, 'b> Kind<'de> for LastAsk<'b> {
     fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
@@ -211,7 +226,8 @@ pub fn read(route: RouteKind, body: &[u8]) -> Ask<'_> {
     let metadata = body.metadata.0.unwrap_or_default();
     let user_id = metadata.user_id.0.filter(|_| route == RouteKind::Messages);
     let session = metadata.session_id.0.or(user_id).map(|id| id.0).filter(|id| !id.is_empty());
-    Ask { text: body.messages.0.map(|a| a.0).unwrap_or_default(), session }
+    let last = body.messages.0.map(|a| a.0).or(body.input.0.map(|i| i.0));
+    Ask { text: last.unwrap_or_default(), session }
 }
 
 #[cfg(test)]
@@ -254,6 +270,16 @@ mod tests {
         let body = r#"{"model":"a","metadata":"x","messages":[{"role":"user","content":"hello"},
             {"role":5,"content":"x"},{"role":"user","content":7},{"role":"user","content":[3,{"type":"text","text":null}]}]}"#;
         assert_eq!(ask(RouteKind::ChatCompletions, body), ("hello".into(), None));
+    }
+
+    #[test]
+    fn a_responses_input_is_the_ask() {
+        assert_eq!(ask(RouteKind::Responses, r#"{"model":"m","input":"plain"}"#).0, "plain");
+        let items = r#"{"model":"m","instructions":"sys","input":[{"role":"user","content":"first"},
+            {"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},
+            {"type":"function_call_output","call_id":"c","output":"42"},
+            {"type":"message","role":"user","content":[{"type":"input_text","text":"second"}]}]}"#;
+        assert_eq!(ask(RouteKind::Responses, items).0, "second");
     }
 
     #[test]
