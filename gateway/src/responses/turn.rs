@@ -17,9 +17,13 @@ use crate::upstream::exchange::ResponsesTurn;
 /// is not kept is expired, not a provider's.
 const OWN_ID_PREFIX: &str = "resp_pw";
 
-pub struct Turn {
-    /// The translated answer's id and what it echoes of the request.
-    echo: ResponseEcho,
+pub struct Turn<'a> {
+    /// The request's body and the model it asked for, for the echo.
+    body: &'a [u8],
+    model: &'a str,
+    /// The translated answer's id and what it echoes of the request: made for the first
+    /// translated answer (a native one needs neither).
+    echo: OnceCell<ResponseEcho>,
     /// The kept conversation this request continues, as items.
     pub(crate) history: Vec<Value>,
     /// Where the request may go: anywhere, only to the deployment that holds its native
@@ -40,22 +44,40 @@ pub(crate) enum Goes {
     Native,
 }
 
-/// The members read before routing; the rest of the body is skipped.
-#[derive(serde::Deserialize)]
+/// The members read before routing (found by the facts' scanner, the rest not decoded).
+#[derive(Default)]
 struct Head {
-    #[serde(default)]
     previous_response_id: Value,
-    #[serde(default)]
     store: Value,
 }
 
-impl Turn {
+impl Head {
+    fn read(body: &[u8]) -> Head {
+        let mut head = Head::default();
+        let value = |span: std::ops::Range<usize>| serde_json::from_slice(&body[span]).unwrap_or(Value::Null);
+        let scanned = crate::facts_scan::top_level_members(body, |key, span| {
+            match key {
+                b"previous_response_id" => head.previous_response_id = value(span),
+                b"store" => head.store = value(span),
+                _ => {}
+            }
+            true
+        });
+        if scanned.is_none() {
+            // A body the scanner leaves to serde (deep nesting, escaped keys): read whole.
+            let whole: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+            head = Head { previous_response_id: whole["previous_response_id"].clone(), store: whole["store"].clone() };
+        }
+        head
+    }
+}
+
+impl<'a> Turn<'a> {
     /// The turn of a request for `model` with `body`, or the error answer: a
     /// `previous_response_id` of the wrong type, or one of the gateway's own that is no longer
     /// kept.
-    pub(crate) async fn new(shared: &Arc<ResponsesShared>, body: &[u8], model: &str) -> Result<Turn, Reply> {
-        let head: Head =
-            serde_json::from_slice(body).unwrap_or(Head { previous_response_id: Value::Null, store: Value::Null });
+    pub(crate) async fn new(shared: &Arc<ResponsesShared>, body: &'a [u8], model: &'a str) -> Result<Turn<'a>, Reply> {
+        let head = Head::read(body);
         let store = match head.store {
             Value::Null => true,
             Value::Bool(store) => store,
@@ -75,8 +97,8 @@ impl Turn {
                 return Err(invalid("previous_response_id", why));
             }
         }
-        let echo = ResponseEcho::new(body, &new_id(), crate::clock::unix_now(), model);
-        Ok(Turn { echo, history, goes, store, input_items: OnceCell::new(), shared: shared.clone() })
+        let (echo, input_items, shared) = (OnceCell::new(), OnceCell::new(), shared.clone());
+        Ok(Turn { body, model, echo, history, goes, store, input_items, shared })
     }
 
     /// Whether `d` may serve this request.
@@ -108,9 +130,9 @@ impl Turn {
     }
 }
 
-impl ResponsesTurn for Turn {
+impl ResponsesTurn for Turn<'_> {
     fn echo(&self) -> &ResponseEcho {
-        &self.echo
+        self.echo.get_or_init(|| ResponseEcho::new(self.body, &new_id(), crate::clock::unix_now(), self.model))
     }
 
     fn remember(&self, response: &Value) {
@@ -121,7 +143,7 @@ impl ResponsesTurn for Turn {
         input_items.extend(self.input_items.get().into_iter().flatten().cloned());
         let bytes = json_len(response) + input_items.iter().map(json_len).sum::<usize>();
         let conversation = Conversation { response: response.clone(), input_items };
-        self.shared.keep(self.echo.id(), Stored::Translated(Arc::new(conversation)), bytes);
+        self.shared.keep(self.echo().id(), Stored::Translated(Arc::new(conversation)), bytes);
     }
 
     fn remember_native(&self, response_id: &str, d: &str) {

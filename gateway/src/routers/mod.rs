@@ -41,7 +41,7 @@ pub(crate) struct Cx<'a> {
     /// The caller's virtual key, if it has one.
     pub(crate) key: Option<&'a VirtualKey>,
     /// A Responses request's place in its conversation.
-    pub(crate) responses: Option<&'a crate::responses::Turn>,
+    pub(crate) responses: Option<&'a crate::responses::Turn<'a>>,
 }
 
 /// One router's part in a request: asked before every attempt and after every failure.

@@ -1,10 +1,21 @@
 //! Counting server-sent events in a response body as it arrives, in pieces of any size.
 //!
 //! An event ends at a blank line (`\n`, `\r\n` or `\r` line endings); only the first bytes of an
-//! event's first line are kept, enough to recognise `data: [DONE]`.
+//! event's first line are kept, enough to recognise a stream's last event: OpenAI chat's
+//! `data: [DONE]`, Anthropic's `event: message_stop`, the Responses API's
+//! `event: response.completed` (or `response.incomplete`).
 
-/// The first bytes of an event kept to recognise `[DONE]`.
-const PREFIX: usize = 16;
+/// The first bytes of an event kept to recognise the last.
+const PREFIX: usize = 32;
+
+/// The first lines of the events that end a stream.
+const LAST_EVENTS: [&[u8]; 5] = [
+    b"data: [DONE]",
+    b"data:[DONE]",
+    b"event: message_stop",
+    b"event: response.completed",
+    b"event: response.incomplete",
+];
 
 #[derive(Debug, Default, Clone)]
 pub struct SseScanner {
@@ -18,9 +29,9 @@ pub struct SseScanner {
     first_line: bool,
     prefix: [u8; PREFIX],
     prefix_len: usize,
-    /// Events dispatched, `[DONE]` not included.
+    /// Events dispatched, the last (`[DONE]`, …) not included.
     pub events: u64,
-    /// `data: [DONE]` was seen as a whole event.
+    /// The stream's last event was seen whole.
     pub done: bool,
 }
 
@@ -79,7 +90,7 @@ impl SseScanner {
         }
         self.in_event = false;
         let first = &self.prefix[..self.prefix_len];
-        if first == b"data: [DONE]" || first == b"data:[DONE]" {
+        if LAST_EVENTS.contains(&first) {
             self.done = true;
         } else {
             self.events += 1;
@@ -90,6 +101,21 @@ impl SseScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn anthropic_and_responses_streams_end_at_their_last_event() {
+        for stream in [
+            &b"event: message_start\ndata: {}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"[..],
+            b"event: response.created\ndata: {}\n\nevent: response.completed\ndata: {}\n\n",
+        ] {
+            let mut scanner = SseScanner::default();
+            assert_eq!(scanner.feed(stream), 1);
+            assert!(scanner.done);
+        }
+        let mut cut = SseScanner::default();
+        cut.feed(b"event: response.created\ndata: {}\n\nevent: response.output_text.delta\ndata: {}\n\n");
+        assert!(!cut.done);
+    }
 
     const STREAM: &[u8] = b"data: {\"a\":1}\n\ndata: {\"b\":2}\r\n\r\n: comment\n\ndata: [DONE]\n\n";
 
