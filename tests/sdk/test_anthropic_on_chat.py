@@ -18,7 +18,7 @@ from conftest import Process, _start_gateway, _start_mock
 def stack(tmp_path_factory):
     started: list[Process] = []
     try:
-        chat = _start_mock("chat")
+        chat = _start_mock("chat", "--agent")  # a Bash tool offered: one call, then its output
         claude = _start_mock("claude")
         started += [chat.process, claude.process]
         config = (
@@ -70,19 +70,35 @@ def test_claude_codes_fields_are_dropped_by_name_never_refused(stack):
     assert "context_management" not in sent
 
 
-def test_stream_with_tools_and_thinking_on_a_chat_deployment(stack):
+BASH = {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
+
+
+def test_a_tool_loop_with_thinking_streamed_on_a_chat_deployment(stack):
     url, _, _ = stack
-    with _client(url).messages.stream(
-        model="gpt-4o",
-        max_tokens=2048,
-        thinking={"type": "enabled", "budget_tokens": 1024},
-        messages=[{"role": "user", "content": "hi"}],
-        tools=[{"name": "Bash", "input_schema": {"type": "object"}}],
-        extra_body=CLAUDE_CODE_FIELDS,
+    client = _client(url)
+    asked = [{"role": "user", "content": "Run the marker command."}]
+    with client.messages.stream(
+        model="gpt-4o", max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024},
+        messages=asked, tools=[BASH], extra_body=CLAUDE_CODE_FIELDS,
     ) as stream:
-        final = stream.get_final_message()
-    assert final.stop_reason in ("end_turn", "tool_use")
-    assert final.content
+        first = stream.get_final_message()
+    assert first.stop_reason == "tool_use"
+    call = next(block for block in first.content if block.type == "tool_use")
+    assert call.name == "Bash" and call.input["command"].startswith("echo POINTWORK-AGENT-")
+    # The history as Claude Code sends it back: a thinking block beside the tool call.
+    history = asked + [
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "I should run it.", "signature": "sig"},
+            {"type": "tool_use", "id": call.id, "name": "Bash", "input": call.input}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "MARKER-7"}]},
+    ]
+    with client.messages.stream(
+        model="gpt-4o", max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024},
+        messages=history, tools=[BASH], extra_body=CLAUDE_CODE_FIELDS,
+    ) as stream:
+        second = stream.get_final_message()
+    assert second.stop_reason == "end_turn"
+    assert "MARKER-7" in "".join(block.text for block in second.content if block.type == "text")
 
 
 def test_count_tokens_answers_for_every_model(stack):

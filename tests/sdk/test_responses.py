@@ -226,3 +226,70 @@ def test_the_dry_run_says_native_or_translated(stack, group, wire):
         decision = json.load(answer)
     assert decision["endpoint"] == "/responses"
     assert decision["winner"]["wire"] == wire
+
+
+EXEC_COMMAND = {
+    "type": "function",
+    "name": "exec_command",
+    "description": "Run a shell command.",
+    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+}
+
+
+@pytest.fixture(scope="module")
+def agents(tmp_path_factory):
+    """A gateway whose mocks answer in agent mode: a native, a translated (hosted_vllm/) and an
+    Anthropic deployment; each asks for one `exec_command` call, then answers with its output."""
+    started: list[Process] = []
+    try:
+        native, chat, claude = (_start_mock(n, "--agent", *f) for n, f in
+                                [("native", ()), ("chat", (NO_RESPONSES,)), ("claude", ())])
+        started += [native.process, chat.process, claude.process]
+        config = (
+            "model_list:\n"
+            f"  - model_name: native\n    litellm_params: {{model: openai/gpt-5, api_base: \"{native.api_base}\", api_key: sk-up}}\n"
+            f"  - model_name: translated\n    litellm_params: {{model: hosted_vllm/qwen, api_base: \"{chat.api_base}\", api_key: sk-up}}\n"
+            f"  - model_name: claude\n    litellm_params: {{model: anthropic/claude-sonnet-4-5, api_base: \"http://{claude.addr}\", api_key: sk-up}}\n"
+            "general_settings: {master_key: sk-master}\n"
+        )
+        gateway = _start_gateway(config, tmp_path_factory.mktemp("responses-agents"))
+        started.append(gateway)
+        yield f"http://{gateway.wait_for_address()}"
+    finally:
+        for process in reversed(started):
+            process.stop()
+
+
+@pytest.mark.parametrize("group", ["native", "translated", "claude"])
+def test_a_function_call_and_its_output_make_the_whole_loop(agents, group):
+    client = _client(agents)
+    first = client.responses.create(model=group, input="Run the marker command.", tools=[EXEC_COMMAND])
+    calls = [item for item in first.output if item.type == "function_call"]
+    assert len(calls) == 1 and calls[0].name == "exec_command", first.output
+    command = json.loads(calls[0].arguments)["cmd"]
+    assert command.startswith("echo POINTWORK-AGENT-")
+    output = "POINTWORK-AGENT-42-from-the-shell"
+    second = client.responses.create(
+        model=group,
+        tools=[EXEC_COMMAND],
+        input=[
+            {"role": "user", "content": "Run the marker command."},
+            {"type": "function_call", "call_id": calls[0].call_id, "name": "exec_command", "arguments": calls[0].arguments},
+            {"type": "function_call_output", "call_id": calls[0].call_id, "output": output},
+        ],
+    )
+    assert output in second.output_text
+
+
+@pytest.mark.parametrize("group", ["native", "translated", "claude"])
+def test_a_streamed_function_call_carries_its_argument_events(agents, group):
+    with _client(agents).responses.stream(model=group, input="Run it.", tools=[EXEC_COMMAND]) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    types = [e.type for e in events]
+    assert "response.function_call_arguments.delta" in types and "response.function_call_arguments.done" in types
+    done = next(e for e in events if e.type == "response.function_call_arguments.done")
+    arguments = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")
+    assert done.arguments == arguments and json.loads(arguments)["cmd"].startswith("echo ")
+    assert [i.type for i in final.output if i.type == "function_call"] == ["function_call"]
+    assert types[-1] == "response.completed"
