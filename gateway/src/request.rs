@@ -139,20 +139,25 @@ impl<'a> UpstreamHead<'a> {
         self.fixed.len() + self.extra.iter().flatten().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
     }
 
+    #[inline]
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.fixed);
         for (name, value) in self.extra.iter().flatten() {
-            match self.betas.filter(|_| *name == "anthropic-beta") {
-                None => write::header(out, name, value),
-                Some(filter) => {
-                    let value = String::from_utf8_lossy(value);
-                    let mut kept: Vec<&str> = value.split(',').filter_map(|beta| filter(beta.trim())).collect();
-                    kept.dedup();
-                    if !kept.is_empty() {
-                        write::header(out, name, kept.join(",").as_bytes());
-                    }
-                }
+            match self.betas {
+                Some(filter) if *name == "anthropic-beta" => write_betas(out, filter, value),
+                _ => write::header(out, name, value),
             }
         }
+    }
+}
+
+/// `anthropic-beta` with only the betas `filter` takes, by its names; no header when none is.
+#[cold]
+fn write_betas(out: &mut Vec<u8>, filter: BetaFilter, betas: &[u8]) {
+    let betas = String::from_utf8_lossy(betas);
+    let mut kept: Vec<&str> = betas.split(',').filter_map(|beta| filter(beta.trim())).collect();
+    kept.dedup();
+    if !kept.is_empty() {
+        write::header(out, "anthropic-beta", kept.join(",").as_bytes());
     }
 }

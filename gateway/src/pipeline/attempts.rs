@@ -34,8 +34,8 @@ pub(super) async fn run<R: Router>(
         };
         let (idx, started) = (attempt.deployment, attempt.started);
         let deployment = snap.deployment(idx);
-        let mut translating = translate::needed(cx, deployment);
-        let mut request = match forward::attempt_request(cx, &mut attempt, translating) {
+        let translating = translate::needed(cx, deployment);
+        let request = match forward::attempt_request(cx, &mut attempt, translating) {
             Ok(request) => request,
             Err(reply) => {
                 router.unforwardable(&reply);
@@ -44,28 +44,25 @@ pub(super) async fn run<R: Router>(
         };
         record::attempt_started(shard, routes, idx, started);
         router.sending(&chosen, started);
-        let outcome = loop {
-            let outcome = exchange(cx, &*router, &attempt, request, translating, client, keep_alive).await;
-            // A server without `/responses` is learned, and the same attempt goes again translated.
-            let learned = match &outcome {
-                Outcome::Failed(err) if cx.route == RouteKind::Responses && !translating => {
-                    shard.hub.responses.learn_from(deployment, err)
-                }
-                _ => false,
-            };
-            if !learned {
-                break outcome;
+        let mut outcome = match forward::authorize(cx, idx, request) {
+            Err(err) => Outcome::Failed(err),
+            Ok(request) => {
+                let on_body_end = |usage| router.spent(idx, started, usage);
+                let (exchange, side) = exchange(cx, &attempt, request, translating, client, keep_alive, &on_body_end);
+                exchange::run(&shard.upstream, exchange, side).await
             }
-            translating = true;
-            match forward::attempt_request(cx, &mut attempt, translating) {
-                Ok(translated) => request = translated,
+        };
+        if cx.route == RouteKind::Responses && !translating {
+            // Boxed: only a native Responses attempt may go again, translated.
+            match Box::pin(again_if_learned(cx, &*router, &mut attempt, outcome, client, keep_alive)).await {
+                Ok(again) => outcome = again,
                 Err(reply) => {
                     record::attempt_unsent(shard, routes, idx);
                     router.unforwardable(&reply);
                     return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0)).await;
                 }
             }
-        };
+        }
         match outcome {
             Outcome::Delivered(d) => {
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
@@ -91,25 +88,52 @@ pub(super) async fn run<R: Router>(
     }
 }
 
-/// Sends `request`, the attempt's, and relays the answer: translated back (`translating`), with
-/// the router's labels, its body block and its spend callback.
-async fn exchange<R: Router>(
+/// A native Responses attempt's `outcome`, or — when it says the server has no `/responses`
+/// (learned from then on) — the outcome of the same attempt sent again translated; `Err`: the
+/// request cannot be translated.
+async fn again_if_learned<R: Router>(
     cx: &Cx<'_>,
     router: &R,
-    attempt: &Attempt,
-    request: Vec<u8>,
-    translating: bool,
+    attempt: &mut Attempt,
+    outcome: Outcome,
     client: &mut ClientConn,
     keep_alive: bool,
-) -> Outcome {
+) -> Result<Outcome, crate::respond::Reply> {
+    let deployment = cx.routes.snapshot.deployment(attempt.deployment);
+    match &outcome {
+        Outcome::Failed(err) if cx.shard.hub.responses.learn_from(deployment, err) => {
+            let request = forward::attempt_request(cx, attempt, true)?;
+            let (idx, started) = (attempt.deployment, attempt.started);
+            let request = match forward::authorize(cx, idx, request) {
+                Ok(request) => request,
+                Err(err) => return Ok(Outcome::Failed(err)),
+            };
+            let on_body_end = |usage| router.spent(idx, started, usage);
+            let (exchange, side) = exchange(cx, attempt, request, true, client, keep_alive, &on_body_end);
+            Ok(exchange::run(&cx.shard.upstream, exchange, side).await)
+        }
+        _ => Ok(outcome),
+    }
+}
+
+/// The exchange of `request`, the attempt's (its credential added), and the client side its
+/// answer goes to: translated back (`translating`), with the router's labels, its body block and
+/// its spend callback `on_body_end`. Inlined: its result is two large structs, which a call
+/// would copy.
+#[inline(always)]
+fn exchange<'a>(
+    cx: &'a Cx<'_>,
+    attempt: &'a Attempt,
+    request: Vec<u8>,
+    translating: bool,
+    client: &'a mut ClientConn,
+    keep_alive: bool,
+    on_body_end: &'a dyn Fn(Option<crate::usage::Usage>),
+) -> (Exchange<'a>, ClientSide<'a>) {
     let (idx, started) = (attempt.deployment, attempt.started);
     let (routes, facts) = (cx.routes, &cx.extracted.facts);
     let upstream = &routes.upstreams[idx.get()];
     let deployment = routes.snapshot.deployment(idx);
-    let request = match forward::authorize(cx, idx, request) {
-        Ok(request) => request,
-        Err(err) => return Outcome::Failed(err),
-    };
     let exchange = Exchange {
         target: &upstream.target,
         provider: deployment.provider.prefix(),
@@ -119,12 +143,11 @@ async fn exchange<R: Router>(
         timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         started,
     };
-    let on_body_end = |usage| router.spent(idx, started, usage);
     let side = ClientSide {
         stream: client,
         extra_headers: &attempt.labels,
         keep_alive,
-        on_body_end: &on_body_end,
+        on_body_end,
         body_block: match &attempt.block {
             Some((name, json)) if !translating => Some(BodyBlock { name, json }),
             _ => None,
@@ -132,5 +155,5 @@ async fn exchange<R: Router>(
         translate: translate::answer(cx, deployment, translating),
         dialect: cx.route.dialect(),
     };
-    exchange::run(&cx.shard.upstream, exchange, side).await
+    (exchange, side)
 }

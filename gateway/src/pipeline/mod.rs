@@ -65,15 +65,15 @@ pub async fn serve(
     }
     let info = info(&extracted.facts.model);
     let turn = match route {
-        // Boxed: only Responses requests wait here (for Redis, when a conversation is shared).
+        // Boxed, the wait and the turn: only Responses requests have them.
         RouteKind::Responses => match Box::pin(Turn::new(&shard.hub.responses, body, &extracted.facts.model)).await {
-            Ok(turn) => Some(turn),
+            Ok(turn) => Some(Box::new(turn)),
             Err(reply) => return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await,
         },
         _ => None,
     };
     let key = caller.virtual_key();
-    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_ref() };
+    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_deref() };
     if let Some(mut policy) = Policy::applying(&cx) {
         let info = RequestInfo { policy: Some(policy.id()), ..info };
         // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).

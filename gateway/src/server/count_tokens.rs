@@ -21,7 +21,7 @@ pub async fn count_tokens(shard: &Shard, req: &Request<'_>) -> Reply {
         Ok(e) => e,
         Err(e) => return Reply::json(400, crate::errors::openai_error(400, &e.to_string(), e.param())),
     };
-    if let Some(counted) = Box::pin(ask_anthropic(shard, req, &extracted.facts.model)).await {
+    if let Some(counted) = ask_anthropic(shard, req, &extracted.facts.model).await {
         return Reply::json(200, counted);
     }
     let estimate = serde_json::json!({"input_tokens": extracted.facts.estimated_prompt_tokens});

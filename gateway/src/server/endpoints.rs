@@ -66,16 +66,11 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             Ok(caller) => return pipeline::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
             Err(reply) => reply,
         },
-        (Some(Endpoint::CountTokens), Method::Post) => match admin::authorize_api(shard, &req) {
-            Ok(_) => count_tokens::count_tokens(shard, &req).await,
-            Err(reply) => reply,
-        },
-        (Some(Endpoint::StoredResponse(rest)), Method::Get | Method::Delete) => {
-            match (admin::authorize_api(shard, &req), responses::endpoints::parse(rest, method == Method::Delete)) {
-                (Err(reply), _) => reply,
-                (Ok(_), Some((id, ask))) => responses::endpoints::answer(shard, id, ask).await,
-                (Ok(_), None) => Reply::json(404, openai_error(404, &format!("no route for {}", head.path), None)),
-            }
+        (Some(e @ Endpoint::CountTokens), Method::Post)
+        | (Some(e @ Endpoint::StoredResponse(_)), Method::Get | Method::Delete) => {
+            // Boxed, one wait for both: they may ask a provider (or Redis), and most requests
+            // are neither.
+            Box::pin(asked_of_others(shard, e, method, &req)).await
         }
         (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req) {
             Ok(caller) => {
@@ -133,6 +128,22 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
         reply = respond::for_route(RouteKind::Messages, reply);
     }
     respond::send(client, reply, keep_alive).await
+}
+
+/// `POST /v1/messages/count_tokens` and the stored responses: answers that may come from a
+/// provider.
+async fn asked_of_others(shard: &Shard, endpoint: Endpoint<'_>, method: Method, req: &Request<'_>) -> Reply {
+    if let Err(reply) = admin::authorize_api(shard, req) {
+        return reply;
+    }
+    let stored = match endpoint {
+        Endpoint::StoredResponse(rest) => responses::endpoints::parse(rest, method == Method::Delete),
+        _ => return count_tokens::count_tokens(shard, req).await,
+    };
+    match stored {
+        Some((id, ask)) => responses::endpoints::answer(shard, id, ask).await,
+        None => Reply::json(404, openai_error(404, &format!("no route for {}", req.head.path), None)),
+    }
 }
 
 #[cfg(test)]
