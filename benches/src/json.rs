@@ -61,6 +61,8 @@ fn extracted(model: String, stream: bool, model_span: Range<usize>) -> Extracted
         model_span,
         cut_members: Vec::new(),
         llmeu: None,
+        previous_response_id: None,
+        store: None,
     }
 }
 

@@ -25,6 +25,10 @@ pub struct Extracted {
     /// The `llmeu` object's value (request overrides for the policy router), read only when a
     /// policy applies.
     pub llmeu: Option<Range<usize>>,
+    /// The Responses API's `previous_response_id` and `store` values, where a request names
+    /// them (not null).
+    pub previous_response_id: Option<Range<usize>>,
+    pub store: Option<Range<usize>>,
 }
 
 /// Why a body cannot be routed; each becomes a 400 in the OpenAI error shape.
@@ -104,6 +108,11 @@ struct TopLevel<'a, M> {
     llmeu: Member<'a>,
     #[serde(borrow)]
     allowed_model_region: Option<Raw<'a>>,
+    /// The Responses API's.
+    #[serde(borrow)]
+    previous_response_id: Option<Raw<'a>>,
+    #[serde(borrow)]
+    store: Option<Raw<'a>>,
 }
 
 /// A member's raw value, `null` included: an `Option<Raw>` reads `null` as absent, and a
@@ -308,7 +317,9 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
         // text cannot form `"image_url"`); a false positive only prefers vision deployments.
         facts.has_image = IMAGE_KEY.find(body).is_some();
     }
-    Ok(Extracted { facts, model_span, cut_members, llmeu })
+    let span = |raw: Option<Raw<'_>>| raw.map(|raw| value_span(body, raw));
+    let (previous_response_id, store) = (span(top.previous_response_id), span(top.store));
+    Ok(Extracted { facts, model_span, cut_members, llmeu, previous_response_id, store })
 }
 
 /// The top level as [`facts_scan`] finds it: what serde reads into [`TopLevel`], for the bodies
@@ -338,10 +349,12 @@ fn scanned<'a, M: Messages>(text: &'a str) -> Option<Result<TopLevel<'a, M>, ser
             b"messages" => (13, &mut messages),
             b"tags" => (14, &mut top.tags.0),
             b"llmeu" => (15, &mut top.llmeu.0),
+            b"previous_response_id" => (16, &mut top.previous_response_id),
+            b"store" => (17, &mut top.store),
             _ => return true,
         };
         // `messages`, `tags` and `llmeu` are read whatever their value (serde's default, Member).
-        *slot = if bit >= 13 { Some(raw) } else { value };
+        *slot = if matches!(bit, 13..=15) { Some(raw) } else { value };
         let first = seen & 1 << bit == 0;
         seen |= 1 << bit;
         first

@@ -1,5 +1,9 @@
 //! What a Responses `response` object repeats from its request, read once per request.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::tools::ToolKinds;
@@ -55,30 +59,32 @@ impl ResponseEcho {
     /// `id` ("resp_…", chosen by the gateway), `created_at` in Unix seconds, `model` the name
     /// the client asked for. A body that is not a JSON object echoes the defaults.
     pub fn new(request_body: &[u8], id: &str, created_at: u64, model: &str) -> ResponseEcho {
-        let request = match serde_json::from_slice::<Value>(request_body) {
-            Ok(Value::Object(request)) => request,
-            _ => Map::new(),
+        // The members as they are written: only the echoed ones are decoded (not `input`).
+        let members: HashMap<Cow<'_, str>, &RawValue> = serde_json::from_slice(request_body).unwrap_or_default();
+        let member = |key: &str| {
+            let raw = members.get(key)?;
+            serde_json::from_str::<Value>(raw.get()).ok().filter(|v| !v.is_null())
         };
         let mut fields = Map::new();
         for key in ECHOED {
-            let value = request.get(key).filter(|v| !v.is_null()).cloned().unwrap_or_else(|| echoed_default(key));
-            fields.insert(key.into(), value);
+            fields.insert(key.into(), member(key).unwrap_or_else(|| echoed_default(key)));
         }
         for key in ECHOED_IF_SET {
-            if let Some(value) = request.get(key).filter(|v| !v.is_null()) {
-                fields.insert(key.into(), value.clone());
+            if let Some(value) = member(key) {
+                fields.insert(key.into(), value);
             }
         }
         if !fields["instructions"].is_string() {
             fields.insert("instructions".into(), Value::Null);
         }
+        let tool_kinds = ToolKinds::of_request_tools(fields.get("tools"));
         ResponseEcho {
             id: id.to_string(),
             id_stem: id.strip_prefix("resp_").unwrap_or(id).to_string(),
             created_at,
             model: model.to_string(),
             fields,
-            tool_kinds: ToolKinds::of_request_tools(request.get("tools")),
+            tool_kinds,
         }
     }
 

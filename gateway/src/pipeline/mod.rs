@@ -66,7 +66,7 @@ pub async fn serve(
     let info = info(&extracted.facts.model);
     let turn = match route {
         // Boxed, the wait and the turn: only Responses requests have them.
-        RouteKind::Responses => match Box::pin(Turn::new(&shard.hub.responses, body, &extracted.facts.model)).await {
+        RouteKind::Responses => match Box::pin(Turn::new(&shard.hub.responses, body, &extracted)).await {
             Ok(turn) => Some(Box::new(turn)),
             Err(reply) => return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await,
         },

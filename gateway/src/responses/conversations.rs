@@ -21,6 +21,8 @@ pub(crate) struct Conversation {
     /// Every input item of the conversation up to this response: the earlier turns' inputs and
     /// outputs, then this request's input.
     pub(crate) input_items: Vec<Value>,
+    /// About the bytes of JSON it holds.
+    pub(crate) bytes: usize,
 }
 
 impl Conversation {
@@ -58,7 +60,7 @@ impl Stored {
             Value::Array(items) => items,
             _ => return None,
         };
-        Some(Stored::Translated(Arc::new(Conversation { response, input_items })))
+        Some(Stored::Translated(Arc::new(Conversation { response, input_items, bytes: json.len() })))
     }
 }
 
@@ -190,7 +192,7 @@ mod tests {
     #[test]
     fn a_follow_up_continues_the_input_and_the_output() {
         let response = serde_json::json!({"output": [{"type": "message", "id": "m2"}]});
-        let conversation = Conversation { response, input_items: vec![serde_json::json!({"id": "m1"})] };
+        let conversation = Conversation { response, input_items: vec![serde_json::json!({"id": "m1"})], bytes: 0 };
         let ids: Vec<_> = conversation.items().iter().map(|i| i["id"].as_str().unwrap().to_string()).collect();
         assert_eq!(ids, ["m1", "m2"]);
     }

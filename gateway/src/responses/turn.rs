@@ -3,6 +3,7 @@
 //! go, and what is kept of its answer.
 
 use std::cell::OnceCell;
+use std::ops::Range;
 use std::sync::Arc;
 
 use pointwork_core::{Deployment, DeploymentIdx, Snapshot};
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use super::{Conversation, ResponsesShared, Stored};
 use crate::dialect::responses::ResponseEcho;
+use crate::facts::Extracted;
 use crate::respond::Reply;
 use crate::upstream::exchange::ResponsesTurn;
 
@@ -24,8 +26,9 @@ pub struct Turn<'a> {
     /// The translated answer's id and what it echoes of the request: made for the first
     /// translated answer (a native one needs neither).
     echo: OnceCell<ResponseEcho>,
-    /// The kept conversation this request continues, as items.
+    /// The kept conversation this request continues, as items, and its size.
     pub(crate) history: Vec<Value>,
+    history_bytes: usize,
     /// Where the request may go: anywhere, only to the deployment that holds its native
     /// previous response, or to any native deployment (a previous response the gateway never
     /// saw: the provider's to find).
@@ -44,50 +47,32 @@ pub(crate) enum Goes {
     Native,
 }
 
-/// The members read before routing (found by the facts' scanner, the rest not decoded).
-#[derive(Default)]
-struct Head {
-    previous_response_id: Value,
-    store: Value,
-}
-
-impl Head {
-    fn read(body: &[u8]) -> Head {
-        let mut head = Head::default();
-        let value = |span: std::ops::Range<usize>| serde_json::from_slice(&body[span]).unwrap_or(Value::Null);
-        let scanned = crate::facts_scan::top_level_members(body, |key, span| {
-            match key {
-                b"previous_response_id" => head.previous_response_id = value(span),
-                b"store" => head.store = value(span),
-                _ => {}
-            }
-            true
-        });
-        if scanned.is_none() {
-            // A body the scanner leaves to serde (deep nesting, escaped keys): read whole.
-            let whole: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-            head = Head { previous_response_id: whole["previous_response_id"].clone(), store: whole["store"].clone() };
-        }
-        head
-    }
-}
-
 impl<'a> Turn<'a> {
     /// The turn of a request for `model` with `body`, or the error answer: a
     /// `previous_response_id` of the wrong type, or one of the gateway's own that is no longer
     /// kept.
-    pub(crate) async fn new(shared: &Arc<ResponsesShared>, body: &'a [u8], model: &'a str) -> Result<Turn<'a>, Reply> {
-        let head = Head::read(body);
-        let store = match head.store {
+    pub(crate) async fn new(
+        shared: &Arc<ResponsesShared>,
+        body: &'a [u8],
+        extracted: &'a Extracted,
+    ) -> Result<Turn<'a>, Reply> {
+        // Found by the facts' extraction; decoded only when the request names them.
+        let member = |span: &Option<Range<usize>>| {
+            span.clone().map_or(Value::Null, |span| serde_json::from_slice(&body[span]).unwrap_or(Value::Null))
+        };
+        let model = &extracted.facts.model;
+        let store = match member(&extracted.store) {
             Value::Null => true,
             Value::Bool(store) => store,
             _ => return Err(invalid("store", "Invalid type for 'store': expected a boolean.")),
         };
-        let (mut history, mut goes) = (Vec::new(), Goes::Anywhere);
-        match head.previous_response_id {
+        let (mut history, mut history_bytes, mut goes) = (Vec::new(), 0, Goes::Anywhere);
+        match member(&extracted.previous_response_id) {
             Value::Null => {}
             Value::String(id) => match shared.find(&id).await {
-                Some(Stored::Translated(conversation)) => history = conversation.items(),
+                Some(Stored::Translated(conversation)) => {
+                    (history, history_bytes) = (conversation.items(), conversation.bytes);
+                }
                 Some(Stored::Native(deployment)) => goes = Goes::To(deployment),
                 None if id.starts_with(OWN_ID_PREFIX) => return Err(previous_not_found(&id)),
                 None => goes = Goes::Native,
@@ -98,7 +83,7 @@ impl<'a> Turn<'a> {
             }
         }
         let (echo, input_items, shared) = (OnceCell::new(), OnceCell::new(), shared.clone());
-        Ok(Turn { body, model, echo, history, goes, store, input_items, shared })
+        Ok(Turn { body, model, echo, history, history_bytes, goes, store, input_items, shared })
     }
 
     /// Whether `d` may serve this request.
@@ -135,14 +120,15 @@ impl ResponsesTurn for Turn<'_> {
         self.echo.get_or_init(|| ResponseEcho::new(self.body, &new_id(), crate::clock::unix_now(), self.model))
     }
 
-    fn remember(&self, response: &Value) {
+    fn remember(&self, response: &Value, response_bytes: usize) {
         if !self.store {
             return;
         }
         let mut input_items = self.history.clone();
         input_items.extend(self.input_items.get().into_iter().flatten().cloned());
-        let bytes = json_len(response) + input_items.iter().map(json_len).sum::<usize>();
-        let conversation = Conversation { response: response.clone(), input_items };
+        // The input is in the request body (and the history was a kept conversation's).
+        let bytes = response_bytes + self.body.len() + self.history_bytes;
+        let conversation = Conversation { response: response.clone(), input_items, bytes };
         self.shared.keep(self.echo().id(), Stored::Translated(Arc::new(conversation)), bytes);
     }
 
@@ -164,10 +150,6 @@ fn new_id() -> String {
         id.push_str(&format!("{b:02x}"));
     }
     id
-}
-
-fn json_len(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(0, |v| v.len())
 }
 
 /// OpenAI's answer to a `previous_response_id` it does not hold.

@@ -42,8 +42,8 @@ pub struct Responding<'a> {
 pub trait ResponsesTurn {
     /// What a translated answer echoes of its request, and its id.
     fn echo(&self) -> &ResponseEcho;
-    /// Keeps a translated answer for the conversation's next turn.
-    fn remember(&self, response: &serde_json::Value);
+    /// Keeps a translated answer (`bytes` its size, about) for the conversation's next turn.
+    fn remember(&self, response: &serde_json::Value, bytes: usize);
     /// Remembers that `deployment` holds the native response `response_id`.
     fn remember_native(&self, response_id: &str, deployment: &str);
 }
@@ -75,7 +75,7 @@ impl Translate<'_> {
             (RouteKind::Messages, _) => chat_response_to_messages(&chat, self.model),
             (RouteKind::Responses, Some(r)) => {
                 let (bytes, response) = chat_response_to_responses(&chat, r.turn.echo())?;
-                r.turn.remember(&response);
+                r.turn.remember(&response, bytes.len());
                 Ok(bytes)
             }
             _ => Ok(chat),
@@ -109,6 +109,7 @@ impl Translate<'_> {
                 then: ChatToResponsesStream::new(r.turn.echo().clone()),
                 between: Vec::new(),
                 turn: r.turn,
+                written: 0,
             }),
             (_, _, Some(first)) => first,
             // Unreachable: a chat client of a chat deployment is not translated.
@@ -150,10 +151,13 @@ struct ToResponses<'a> {
     then: ChatToResponsesStream,
     between: Vec<u8>,
     turn: &'a dyn ResponsesTurn,
+    /// Bytes of events written: about the completed response's size (its text is in them).
+    written: usize,
 }
 
 impl StreamTranslator for ToResponses<'_> {
     fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let before = out.len();
         match &mut self.first {
             Some(first) => {
                 self.between.clear();
@@ -162,6 +166,7 @@ impl StreamTranslator for ToResponses<'_> {
             }
             None => self.then.feed(input, out),
         }
+        self.written += out.len() - before;
     }
 
     fn finish(&mut self, out: &mut Vec<u8>, complete: bool) {
@@ -172,7 +177,7 @@ impl StreamTranslator for ToResponses<'_> {
         }
         self.then.finish(out, complete);
         if let Some(response) = self.then.completed() {
-            self.turn.remember(response);
+            self.turn.remember(response, self.written);
         }
     }
 
@@ -228,9 +233,20 @@ impl StreamTranslator for NativeResponses<'_> {
 /// The response id of a native answer's body, or of a stream event that carries the response
 /// (`response.created`); empty when there is none.
 fn native_response_id(json: &[u8]) -> String {
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(json) else { return String::new() };
-    let id = value.pointer("/response/id").or_else(|| value.get("id"));
-    id.and_then(serde_json::Value::as_str).unwrap_or("").to_string()
+    // Found by the facts' scanner, which stops there: the rest is not read.
+    let mut id = String::new();
+    crate::facts_scan::top_level_members(json, |key, span| match key {
+        b"id" => {
+            id = serde_json::from_slice(&json[span]).unwrap_or_default();
+            false
+        }
+        b"response" => {
+            id = native_response_id(&json[span]);
+            false
+        }
+        _ => true,
+    });
+    id
 }
 
 /// A response header's value (`name` lowercase), from the head as received.
@@ -382,5 +398,18 @@ async fn relay_translated(
                 failure = Some(Failure::Timeout);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::native_response_id;
+
+    #[test]
+    fn a_native_answer_names_its_response_first() {
+        assert_eq!(native_response_id(br#"{"id":"resp_1","object":"response","output":[{"id":"msg_2"}]}"#), "resp_1");
+        let created = br#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_3","output":[]}}"#;
+        assert_eq!(native_response_id(created), "resp_3");
+        assert_eq!(native_response_id(b"<html>"), "");
     }
 }
