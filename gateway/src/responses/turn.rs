@@ -120,7 +120,7 @@ impl ResponsesTurn for Turn<'_> {
         self.echo.get_or_init(|| ResponseEcho::new(self.body, &new_id(), crate::clock::unix_now(), self.model))
     }
 
-    fn remember(&self, response: &Value, response_bytes: usize) {
+    fn remember(&self, response: Value, response_bytes: usize) {
         if !self.store {
             return;
         }
@@ -128,7 +128,7 @@ impl ResponsesTurn for Turn<'_> {
         input_items.extend(self.input_items.get().into_iter().flatten().cloned());
         // The input is in the request body (and the history was a kept conversation's).
         let bytes = response_bytes + self.body.len() + self.history_bytes;
-        let conversation = Conversation { response: response.clone(), input_items, bytes };
+        let conversation = Conversation { response, input_items, bytes };
         self.shared.keep(self.echo().id(), Stored::Translated(Arc::new(conversation)), bytes);
     }
 
@@ -144,10 +144,12 @@ impl ResponsesTurn for Turn<'_> {
 fn new_id() -> String {
     let mut bytes = [0u8; 24];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut id = String::with_capacity(OWN_ID_PREFIX.len() + 48);
     id.push_str(OWN_ID_PREFIX);
     for b in bytes {
-        id.push_str(&format!("{b:02x}"));
+        id.push(HEX[usize::from(b >> 4)].into());
+        id.push(HEX[usize::from(b & 15)].into());
     }
     id
 }
@@ -162,4 +164,17 @@ pub(crate) fn previous_not_found(id: &str) -> Reply {
 
 fn invalid(param: &str, message: &str) -> Reply {
     Reply::json(400, crate::errors::openai_error(400, message, Some(param)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_ids_are_the_prefix_and_48_hex_digits_each_new() {
+        let (a, b) = (new_id(), new_id());
+        assert!(a.starts_with(OWN_ID_PREFIX) && a.len() == OWN_ID_PREFIX.len() + 48, "{a}");
+        assert!(a[OWN_ID_PREFIX.len()..].bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert_ne!(a, b);
+    }
 }

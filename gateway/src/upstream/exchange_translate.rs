@@ -43,7 +43,7 @@ pub trait ResponsesTurn {
     /// What a translated answer echoes of its request, and its id.
     fn echo(&self) -> &ResponseEcho;
     /// Keeps a translated answer (`bytes` its size, about) for the conversation's next turn.
-    fn remember(&self, response: &serde_json::Value, bytes: usize);
+    fn remember(&self, response: serde_json::Value, bytes: usize);
     /// Remembers that `deployment` holds the native response `response_id`.
     fn remember_native(&self, response_id: &str, deployment: &str);
 }
@@ -75,7 +75,7 @@ impl Translate<'_> {
             (RouteKind::Messages, _) => chat_response_to_messages(&chat, self.model),
             (RouteKind::Responses, Some(r)) => {
                 let (bytes, response) = chat_response_to_responses(&chat, r.turn.echo())?;
-                r.turn.remember(&response, bytes.len());
+                r.turn.remember(response, bytes.len());
                 Ok(bytes)
             }
             _ => Ok(chat),
@@ -177,7 +177,7 @@ impl StreamTranslator for ToResponses<'_> {
         }
         self.then.finish(out, complete);
         if let Some(response) = self.then.completed() {
-            self.turn.remember(response, self.written);
+            self.turn.remember(response.clone(), self.written);
         }
     }
 
