@@ -124,3 +124,20 @@ def test_a_bedrock_throttle_is_a_rate_limit_error(providers):
     client, _, _ = providers
     with pytest.raises(openai.RateLimitError):
         client.chat.completions.create(model="throttled", messages=[{"role": "user", "content": "Say hello."}])
+
+
+@pytest.mark.parametrize("model", ["claude", "flash"])
+def test_the_responses_api_reaches_bedrock_and_gemini_through_chat(providers, model):
+    client, bedrock, gemini = providers
+    mock = bedrock if model == "claude" else gemini
+    before = len(mock.requests())
+    response = client.responses.create(model=model, input="Say hello.", instructions="Be brief.")
+    assert response.status == "completed" and response.output_text and response.model == model
+    assert response.usage.input_tokens > 0
+    with client.responses.stream(model=model, input="Say hello.") as stream:
+        text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+        final = stream.get_final_response()
+    assert text and final.output_text == text
+    paths = [r["path"] for r in mock.requests()[before:]]
+    wanted = ("/converse", "/converse-stream") if model == "claude" else (":generateContent", ":streamGenerateContent")
+    assert len(paths) == 2 and paths[0].split("?")[0].endswith(wanted[0]) and wanted[1] in paths[1], paths
