@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::turn::previous_not_found;
 use super::{Conversation, Stored};
 use crate::http::write;
 use crate::respond::Reply;
@@ -58,13 +57,12 @@ fn deleted(id: &str) -> Reply {
     Reply::json(200, json!({"id": id, "object": "response.deleted", "deleted": true}).to_string().into_bytes())
 }
 
+/// OpenAI's answer for a response it does not hold.
 fn not_found(id: &str) -> Reply {
-    let mut reply = previous_not_found(id);
     let message = format!("Response with id '{id}' not found.");
     let body = json!({"error": {"message": message, "type": "invalid_request_error", "param": Value::Null,
         "code": Value::Null}});
-    reply.body = body.to_string().into_bytes();
-    reply
+    Reply::json(404, body.to_string().into_bytes())
 }
 
 /// How long asking a provider for a stored response may take.
