@@ -144,3 +144,17 @@ def test_a_key_without_a_policy_routes_as_before(catalogue):
         if len(served) == 2:
             break
     assert served == {"qwen-de", "qwen-us"}
+
+
+def test_a_responses_request_runs_under_the_policy_and_fails_over_within_it(catalogue):
+    base_url, mocks = catalogue
+    client = _client(base_url)
+    raw = client.responses.with_raw_response.create(model="qwen3-coder-30b", input="Write a sort.")
+    assert raw.parse().output_text
+    assert raw.headers["x-pointwork-deployment"] == "qwen-de"
+    assert raw.headers["x-llmeu-route-reason"]
+    before = mocks["us"].stats()["requests"]
+    # flaky-de answers 503; under eu-strict the non-EU endpoint is never tried.
+    with pytest.raises(openai.APIStatusError):
+        client.responses.create(model="flaky-coder", input="Write a sort.")
+    assert mocks["us"].stats()["requests"] == before
