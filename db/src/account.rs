@@ -1,0 +1,201 @@
+//! What the shards share of a database key: its row as read ([`KeyRecord`]), and the live
+//! counters of the key, its team and its user ([`Account`]), one of each per instance, shared by
+//! every key that names the same team or user.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use pointwork_core::KeyMeter;
+
+const MICROS: f64 = 1_000_000.0;
+
+/// The spend and limits' counters of one key, team or user on this instance.
+#[derive(Debug, Default)]
+pub struct Account {
+    /// Requests and tokens this minute (rpm / tpm), shared with the gateway's view of the key.
+    pub meter: Arc<KeyMeter>,
+    /// The spend the database holds, as last read or written (micro-dollars).
+    db_micros: AtomicU64,
+    /// What this instance charged and has not written yet.
+    unwritten_micros: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+impl Account {
+    pub(crate) fn with_spend(dollars: f64) -> Account {
+        let account = Account::default();
+        account.set_db_spend(dollars);
+        account
+    }
+
+    /// US dollars spent: the database's figure plus what is not written yet.
+    pub fn spend(&self) -> f64 {
+        let micros = self.db_micros.load(Ordering::Relaxed) + self.unwritten_micros.load(Ordering::Relaxed);
+        micros as f64 / MICROS
+    }
+
+    /// Charges a request's cost at once (budgets hold before the database hears of it).
+    pub fn charge(&self, dollars: f64) {
+        self.unwritten_micros.fetch_add(to_micros(dollars), Ordering::Relaxed);
+    }
+
+    /// A batch wrote `dollars` of this account's charges; the database now holds `db_total`.
+    pub(crate) fn written(&self, dollars: f64, db_total: f64) {
+        let micros = to_micros(dollars);
+        let _ = self.unwritten_micros.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_sub(micros)));
+        self.set_db_spend(db_total);
+    }
+
+    /// What the database holds now (a read, a budget reset).
+    pub(crate) fn set_db_spend(&self, dollars: f64) {
+        self.db_micros.store(to_micros(dollars), Ordering::Relaxed);
+    }
+
+    /// One more request in flight, unless `max` are already.
+    pub fn enter(&self, max: Option<u64>) -> bool {
+        match max {
+            None => {
+                self.in_flight.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Some(max) => self
+                .in_flight
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1))
+                .is_ok(),
+        }
+    }
+
+    pub fn leave(&self) {
+        let _ = self.in_flight.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n.saturating_sub(1)));
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+}
+
+fn to_micros(dollars: f64) -> u64 {
+    if dollars.is_finite() && dollars > 0.0 {
+        (dollars * MICROS).round() as u64
+    } else {
+        0
+    }
+}
+
+/// A key's row of `LiteLLM_VerificationToken` (with its team's and user's), as read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyRecord {
+    /// The SHA-256 of the key in hex (`token`).
+    pub token: String,
+    /// `key_alias`, else `key_name` (`sk-...abcd`): what logs and errors call the key.
+    pub name: String,
+    pub key_alias: Option<String>,
+    /// Empty = every model (LiteLLM's meaning), `all-proxy-models` too.
+    pub models: Vec<String>,
+    pub blocked: bool,
+    /// Unix seconds.
+    pub expires: Option<f64>,
+    pub max_budget: Option<f64>,
+    pub budget_duration: Option<String>,
+    pub rpm_limit: Option<u64>,
+    pub tpm_limit: Option<u64>,
+    pub max_parallel_requests: Option<u64>,
+    /// `model_max_budget`: per model, `{"budget_limit": dollars, "time_period": "1d"}`.
+    pub model_max_budget: HashMap<String, f64>,
+    /// `model_spend`: what the key spent per model, as the database holds it.
+    pub model_spend: HashMap<String, f64>,
+    /// `aliases`: a model name the key asks for → the model it means.
+    pub aliases: HashMap<String, String>,
+    /// `metadata.tags`: added to every request's tags.
+    pub tags: Vec<String>,
+    pub user_id: Option<String>,
+    pub user_max_budget: Option<f64>,
+    pub team: Option<TeamRecord>,
+    /// The spend figures the row held when read.
+    pub spend: f64,
+    pub team_spend: f64,
+    pub user_spend: f64,
+}
+
+/// The key's team (`LiteLLM_TeamTable`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TeamRecord {
+    pub team_id: String,
+    pub team_alias: Option<String>,
+    /// Empty = every model.
+    pub models: Vec<String>,
+    pub blocked: bool,
+    pub max_budget: Option<f64>,
+    pub rpm_limit: Option<u64>,
+    pub tpm_limit: Option<u64>,
+    pub max_parallel_requests: Option<u64>,
+}
+
+/// A key as every shard shares it: its record and its accounts. Immutable but for `stale`: a
+/// change to the key, its team or its user makes a new entry (with the same accounts) and marks
+/// the old one stale, so that a shard holding it asks the database thread again.
+#[derive(Debug)]
+pub struct KeyEntry {
+    pub record: KeyRecord,
+    pub key: Arc<Account>,
+    pub team: Option<Arc<Account>>,
+    pub user: Option<Arc<Account>>,
+    stale: AtomicBool,
+}
+
+impl KeyEntry {
+    pub(crate) fn new(
+        record: KeyRecord,
+        key: Arc<Account>,
+        team: Option<Arc<Account>>,
+        user: Option<Arc<Account>>,
+    ) -> KeyEntry {
+        KeyEntry { record, key, team, user, stale: AtomicBool::new(false) }
+    }
+
+    pub fn is_stale(&self) -> bool {
+        self.stale.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn retire(&self) {
+        self.stale.store(true, Ordering::Relaxed);
+    }
+
+    /// Charges a request's cost to the key, its team and its user.
+    pub fn charge(&self, dollars: f64) {
+        for account in [Some(&self.key), self.team.as_ref(), self.user.as_ref()].into_iter().flatten() {
+            account.charge(dollars);
+        }
+    }
+}
+
+/// The models LiteLLM reads as "every model" in a key's or team's list.
+pub fn means_every_model(models: &[String]) -> bool {
+    models.is_empty() || models.iter().any(|m| m == "all-proxy-models" || m == "*")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spend_is_the_database_figure_plus_what_is_not_written() {
+        let a = Account::with_spend(1.5);
+        a.charge(0.25);
+        assert_eq!(a.spend(), 1.75);
+        // The batch wrote our 0.25, and another instance had spent 1.0 meanwhile.
+        a.written(0.25, 2.75);
+        assert_eq!(a.spend(), 2.75);
+    }
+
+    #[test]
+    fn in_flight_is_capped() {
+        let a = Account::default();
+        assert!(a.enter(Some(2)) && a.enter(Some(2)));
+        assert!(!a.enter(Some(2)));
+        a.leave();
+        assert!(a.enter(Some(2)));
+        assert_eq!(a.in_flight(), 2);
+    }
+}

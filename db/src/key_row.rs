@@ -1,0 +1,95 @@
+//! Reading a key with its team and user: one query, LiteLLM's columns.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use tokio_postgres::Row;
+
+use crate::account::{KeyRecord, TeamRecord};
+
+/// The key's row joined with its team's and user's, by `token` ($1).
+pub(crate) const SELECT_KEY: &str = r#"
+SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS blocked,
+       extract(epoch FROM k.expires)::float8 AS expires, k.max_budget, k.budget_duration,
+       k.rpm_limit, k.tpm_limit, k.max_parallel_requests, k.model_max_budget, k.model_spend,
+       k.aliases, k.metadata, k.user_id, k.spend,
+       t.team_id, t.team_alias, t.models AS team_models, t.blocked AS team_blocked,
+       t.max_budget AS team_max_budget, t.rpm_limit AS team_rpm_limit, t.tpm_limit AS team_tpm_limit,
+       t.max_parallel_requests AS team_max_parallel_requests, t.spend AS team_spend,
+       u.max_budget AS user_max_budget, u.spend AS user_spend
+FROM "LiteLLM_VerificationToken" k
+LEFT JOIN "LiteLLM_TeamTable" t ON t.team_id = k.team_id
+LEFT JOIN "LiteLLM_UserTable" u ON u.user_id = k.user_id
+WHERE k.token = $1"#;
+
+pub(crate) fn record(row: &Row) -> KeyRecord {
+    let token: String = row.get("token");
+    let key_alias: Option<String> = row.get("key_alias");
+    let key_name: Option<String> = row.get("key_name");
+    let name = key_alias.clone().or(key_name).unwrap_or_else(|| format!("{}…", &token[..token.len().min(8)]));
+    let metadata: Option<Value> = row.get("metadata");
+    let team = row.get::<_, Option<String>>("team_id").map(|team_id| TeamRecord {
+        team_id,
+        team_alias: row.get("team_alias"),
+        models: row.get::<_, Option<Vec<String>>>("team_models").unwrap_or_default(),
+        blocked: row.get::<_, Option<bool>>("team_blocked").unwrap_or(false),
+        max_budget: row.get("team_max_budget"),
+        rpm_limit: limit(row.get("team_rpm_limit")),
+        tpm_limit: limit(row.get("team_tpm_limit")),
+        max_parallel_requests: limit(row.get::<_, Option<i32>>("team_max_parallel_requests").map(i64::from)),
+    });
+    KeyRecord {
+        name,
+        key_alias,
+        models: row.get::<_, Option<Vec<String>>>("models").unwrap_or_default(),
+        blocked: row.get("blocked"),
+        expires: row.get("expires"),
+        max_budget: row.get("max_budget"),
+        budget_duration: row.get("budget_duration"),
+        rpm_limit: limit(row.get("rpm_limit")),
+        tpm_limit: limit(row.get("tpm_limit")),
+        max_parallel_requests: limit(row.get::<_, Option<i32>>("max_parallel_requests").map(i64::from)),
+        model_max_budget: model_budgets(row.get("model_max_budget")),
+        model_spend: numbers(row.get("model_spend")),
+        aliases: strings(row.get("aliases")),
+        tags: metadata.as_ref().map(tags).unwrap_or_default(),
+        user_id: row.get("user_id"),
+        user_max_budget: row.get("user_max_budget"),
+        spend: row.get::<_, Option<f64>>("spend").unwrap_or(0.0),
+        team_spend: row.get::<_, Option<f64>>("team_spend").unwrap_or(0.0),
+        user_spend: row.get::<_, Option<f64>>("user_spend").unwrap_or(0.0),
+        team,
+        token,
+    }
+}
+
+/// A limit column: NULL or negative = none.
+fn limit(value: Option<i64>) -> Option<u64> {
+    value.and_then(|v| u64::try_from(v).ok())
+}
+
+/// `model_max_budget`: `{"gpt-4o": {"budget_limit": 10, "time_period": "1d"}}` (or a bare number).
+fn model_budgets(value: Option<Value>) -> HashMap<String, f64> {
+    let Some(Value::Object(map)) = value else { return HashMap::new() };
+    map.into_iter()
+        .filter_map(|(model, v)| {
+            let limit = v.get("budget_limit").and_then(Value::as_f64).or_else(|| v.as_f64())?;
+            Some((model, limit))
+        })
+        .collect()
+}
+
+fn numbers(value: Option<Value>) -> HashMap<String, f64> {
+    let Some(Value::Object(map)) = value else { return HashMap::new() };
+    map.into_iter().filter_map(|(k, v)| Some((k, v.as_f64()?))).collect()
+}
+
+fn strings(value: Option<Value>) -> HashMap<String, String> {
+    let Some(Value::Object(map)) = value else { return HashMap::new() };
+    map.into_iter().filter_map(|(k, v)| Some((k, v.as_str()?.to_string()))).collect()
+}
+
+fn tags(metadata: &Value) -> Vec<String> {
+    let Some(Value::Array(tags)) = metadata.get("tags") else { return Vec::new() };
+    tags.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()
+}
