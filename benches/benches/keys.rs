@@ -25,7 +25,7 @@ fn keys() -> Keys {
     );
     let config = load_str(&yaml, Path::new("."), &|_| None).expect("config").config;
     let snapshot = config.snapshot().expect("snapshot");
-    Keys::new(&config.auth, config.master_key.clone(), &snapshot, None)
+    Keys::new(&config.auth, config.master_key.clone(), &snapshot, None, false)
 }
 
 fn identify(c: &mut Criterion) {

@@ -33,6 +33,9 @@ pub struct Config {
     pub master_key: Option<String>,
     /// `pointwork.auth`: virtual keys, admin keys, whether metrics need a key.
     pub auth: Auth,
+    /// LiteLLM's database (`DATABASE_URL` or `general_settings.database_url`): keys, teams,
+    /// users and spend at run time.
+    pub database: Option<Database>,
     /// `pointwork.policies`, in the order written; each one's `id` is its name.
     pub policies: Vec<Policy>,
     /// `pointwork.default_policy`: the policy of requests whose key names none (it names one of
@@ -55,6 +58,26 @@ pub struct Config {
     pub files: Vec<PathBuf>,
     /// How many warnings loading produced (the summary reports it).
     pub warning_count: usize,
+}
+
+/// Where LiteLLM's database is, and how to use it.
+#[derive(Clone, PartialEq)]
+pub struct Database {
+    /// A PostgreSQL URL (never printed whole: see `pointwork_db::DbSettings::redacted_url`).
+    pub url: String,
+    /// `general_settings.allow_requests_on_db_unavailable`.
+    pub allow_requests_on_db_unavailable: bool,
+    /// `general_settings.store_model_in_db`.
+    pub store_model_in_db: bool,
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Database")
+            .field("allow_requests_on_db_unavailable", &self.allow_requests_on_db_unavailable)
+            .field("store_model_in_db", &self.store_model_in_db)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What the config says about one deployment beyond the router's view of it.

@@ -55,7 +55,7 @@ pub use cluster::{
     ClusterSettings, HealthCheckSharing, RedisServer, DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL,
     SYNC_INTERVAL_RANGE,
 };
-pub use config::{Config, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
+pub use config::{Config, Database, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use gateway_settings::{
     AccessLogTarget, CostMapSource, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT,

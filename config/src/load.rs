@@ -91,6 +91,7 @@ fn compile(
     let cluster_off;
     (gateway.cluster, cluster_off) = resolve_cluster(&mut c, redis, cluster);
     general.apply_health_checks(&mut gateway.health_checks);
+    let database = general.database(&c);
     let master_key = general.master_key;
     if let (true, None, true, Some(section)) =
         (auth.metrics_need_key, &master_key, auth.admin_keys.is_empty(), doc.section(POINTWORK))
@@ -146,6 +147,7 @@ fn compile(
             gateway,
             master_key,
             auth,
+            database,
             policies,
             default_policy,
             policy_routers,

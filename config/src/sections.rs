@@ -75,6 +75,9 @@ pub(crate) struct GeneralSettings {
     pub(crate) background_health_checks: Option<bool>,
     pub(crate) health_check_interval: Option<Duration>,
     pub(crate) background_health_check_model_groups: Option<Vec<String>>,
+    pub(crate) database_url: Option<String>,
+    pub(crate) allow_requests_on_db_unavailable: Option<bool>,
+    pub(crate) store_model_in_db: Option<bool>,
 }
 
 /// `general_settings.master_key` and the background health-check keys; every other general
@@ -98,12 +101,26 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
             "background_health_check_model_groups",
             &kinds::STRING_LIST,
         ),
+        database_url: c.optional(&mut fields, "database_url", &kinds::SECRET),
+        allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
+        store_model_in_db: c.optional(&mut fields, "store_model_in_db", &kinds::BOOL),
     };
     c.warn_ignored(&fields);
     general
 }
 
 impl GeneralSettings {
+    /// The database: `general_settings.database_url`, else the environment's `DATABASE_URL`
+    /// (LiteLLM's names); `None` = none.
+    pub(crate) fn database(&self, c: &Checker) -> Option<crate::config::Database> {
+        let url = self.database_url.clone().or_else(|| c.env.lookup("DATABASE_URL")).filter(|u| !u.is_empty())?;
+        Some(crate::config::Database {
+            url,
+            allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
+            store_model_in_db: self.store_model_in_db.unwrap_or(false),
+        })
+    }
+
     /// Moves the health-check keys into the gateway's settings.
     pub(crate) fn apply_health_checks(&mut self, health: &mut HealthChecks) {
         if let Some(on) = self.background_health_checks {

@@ -43,7 +43,9 @@ impl Account {
     /// A batch wrote `dollars` of this account's charges; the database now holds `db_total`.
     pub(crate) fn written(&self, dollars: f64, db_total: f64) {
         let micros = to_micros(dollars);
-        let _ = self.unwritten_micros.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_sub(micros)));
+        let _ = self
+            .unwritten_micros
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_sub(micros)));
         self.set_db_spend(db_total);
     }
 
@@ -91,6 +93,8 @@ pub struct KeyRecord {
     /// `key_alias`, else `key_name` (`sk-...abcd`): what logs and errors call the key.
     pub name: String,
     pub key_alias: Option<String>,
+    /// `key_name`: the key abbreviated, `sk-...abcd`.
+    pub key_name: Option<String>,
     /// Empty = every model (LiteLLM's meaning), `all-proxy-models` too.
     pub models: Vec<String>,
     pub blocked: bool,

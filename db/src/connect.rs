@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{Client, Config, Connection, Socket};
 use tokio_postgres::tls::MakeTlsConnect;
+use tokio_postgres::{Client, Config, Connection, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 pub(crate) type TlsConnection = Connection<Socket, <MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream>;

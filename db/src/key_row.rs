@@ -26,7 +26,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
     let token: String = row.get("token");
     let key_alias: Option<String> = row.get("key_alias");
     let key_name: Option<String> = row.get("key_name");
-    let name = key_alias.clone().or(key_name).unwrap_or_else(|| format!("{}…", &token[..token.len().min(8)]));
+    let name = key_alias.clone().or(key_name.clone()).unwrap_or_else(|| format!("{}…", &token[..token.len().min(8)]));
     let metadata: Option<Value> = row.get("metadata");
     let team = row.get::<_, Option<String>>("team_id").map(|team_id| TeamRecord {
         team_id,
@@ -41,6 +41,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
     KeyRecord {
         name,
         key_alias,
+        key_name,
         models: row.get::<_, Option<Vec<String>>>("models").unwrap_or_default(),
         blocked: row.get("blocked"),
         expires: row.get("expires"),

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use futures_channel::oneshot;
 
-pub use account::{Account, KeyEntry, KeyRecord, TeamRecord};
+pub use account::{means_every_model, Account, KeyEntry, KeyRecord, TeamRecord};
 pub use manage::{ManageCall, ManageReply};
 pub use settings::DbSettings;
 pub use spend::SpendRow;

@@ -120,7 +120,9 @@ fn missing(present: &std::collections::HashSet<(String, String)>) -> Vec<String>
         }
         for (column, migration) in *columns {
             if !present.contains(&(table.to_string(), column.to_string())) {
-                missing.push(format!("table \"{table}\" has no column \"{column}\" (LiteLLM's migration {migration} adds it)"));
+                missing.push(format!(
+                    "table \"{table}\" has no column \"{column}\" (LiteLLM's migration {migration} adds it)"
+                ));
             }
         }
     }

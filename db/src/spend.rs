@@ -224,8 +224,9 @@ pub(crate) fn read_pending(path: &Path) -> Result<Vec<SpendRow>, String> {
         if line.trim().is_empty() {
             continue;
         }
-        let row = serde_json::from_str(&line)
-            .map_err(|e| format!("{} line {}: not a spend row ({e}); move the file away to start over", path.display(), n + 1))?;
+        let row = serde_json::from_str(&line).map_err(|e| {
+            format!("{} line {}: not a spend row ({e}); move the file away to start over", path.display(), n + 1)
+        })?;
         rows.push(row);
     }
     Ok(rows)

@@ -39,13 +39,48 @@ impl DbStatus {
     /// Prometheus lines.
     pub fn render(&self, out: &mut String) {
         let lines: [(&str, &str, &str, u64); 7] = [
-            ("pointwork_db_up", "gauge", "1 while the database answers, 0 while it is away.", self.is_connected() as u64),
-            ("pointwork_db_spend_rows_pending", "gauge", "Spend rows waiting to be written.", self.rows_pending.load(Ordering::Relaxed)),
-            ("pointwork_db_spend_rows_written_total", "counter", "Spend rows written to LiteLLM_SpendLogs.", self.rows_written.load(Ordering::Relaxed)),
-            ("pointwork_db_spend_rows_dropped_total", "counter", "Spend rows lost to a full queue (their spend was still counted).", self.rows_dropped.load(Ordering::Relaxed)),
-            ("pointwork_db_write_failures_total", "counter", "Spend batches the database refused or did not answer.", self.write_failures.load(Ordering::Relaxed)),
-            ("pointwork_db_key_lookups_total", "counter", "Keys looked up in the database.", self.lookups.load(Ordering::Relaxed)),
-            ("pointwork_db_keys_cached", "gauge", "Database keys held in memory.", self.keys_cached.load(Ordering::Relaxed)),
+            (
+                "pointwork_db_up",
+                "gauge",
+                "1 while the database answers, 0 while it is away.",
+                self.is_connected() as u64,
+            ),
+            (
+                "pointwork_db_spend_rows_pending",
+                "gauge",
+                "Spend rows waiting to be written.",
+                self.rows_pending.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_spend_rows_written_total",
+                "counter",
+                "Spend rows written to LiteLLM_SpendLogs.",
+                self.rows_written.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_spend_rows_dropped_total",
+                "counter",
+                "Spend rows lost to a full queue (their spend was still counted).",
+                self.rows_dropped.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_write_failures_total",
+                "counter",
+                "Spend batches the database refused or did not answer.",
+                self.write_failures.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_key_lookups_total",
+                "counter",
+                "Keys looked up in the database.",
+                self.lookups.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_keys_cached",
+                "gauge",
+                "Database keys held in memory.",
+                self.keys_cached.load(Ordering::Relaxed),
+            ),
         ];
         for (name, kind, help, value) in lines {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");

@@ -86,7 +86,11 @@ async fn run(
             }
         }
         Ok(Err(e)) => thread.lost(&format!("cannot connect to {}: {e}", thread.settings.redacted_url())),
-        Err(_) => thread.lost(&format!("{} did not answer within {:?}", thread.settings.redacted_url(), thread.settings.connect_timeout)),
+        Err(_) => thread.lost(&format!(
+            "{} did not answer within {:?}",
+            thread.settings.redacted_url(),
+            thread.settings.connect_timeout
+        )),
     }
     if let Some(path) = &thread.settings.pending_file {
         match spend::read_pending(path) {
@@ -139,7 +143,8 @@ impl Thread {
         tokio::task::spawn_local(async move {
             let error = connection.await.err().map(|e| e.to_string()).unwrap_or_else(|| "connection closed".into());
             // Only if this connection is still the current one.
-            let current = this.client.borrow().as_ref().is_some_and(|c| weak.upgrade().is_some_and(|w| Rc::ptr_eq(c, &w)));
+            let current =
+                this.client.borrow().as_ref().is_some_and(|c| weak.upgrade().is_some_and(|w| Rc::ptr_eq(c, &w)));
             if current {
                 this.lost(&error);
             }

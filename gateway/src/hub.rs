@@ -57,6 +57,8 @@ pub struct Hub {
     /// The Responses API's kept conversations and learned chat-only deployments (touched only
     /// by Responses requests).
     pub responses: Arc<crate::responses::ResponsesShared>,
+    /// LiteLLM's database, when `DATABASE_URL` (or `general_settings.database_url`) names one.
+    pub database: OnceLock<pointwork_db::Database>,
 }
 
 impl Hub {
@@ -72,6 +74,7 @@ impl Hub {
             cluster: OnceLock::new(),
             tls: OnceLock::new(),
             responses: Arc::default(),
+            database: OnceLock::new(),
         })
     }
 

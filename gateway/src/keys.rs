@@ -19,9 +19,9 @@ use crate::respond::Reply;
 pub struct VirtualKey {
     /// What logs and metrics call it.
     pub name: String,
-    digest: [u8; 32],
+    pub(crate) digest: [u8; 32],
     /// `None` = every model.
-    models: Option<Vec<String>>,
+    pub(crate) models: Option<Vec<String>>,
     pub limits: KeyLimits,
     /// Added to every request's tags (tag routing).
     pub tags: Vec<String>,
@@ -30,6 +30,8 @@ pub struct VirtualKey {
     pub models_body: Option<Vec<u8>>,
     /// The policy (`pointwork.policies`) its requests run under.
     pub policy: Option<String>,
+    /// A key from LiteLLM's database: its row and its key's, team's and user's accounts.
+    pub db: Option<Arc<pointwork_db::KeyEntry>>,
 }
 
 /// Who a request is from, once authenticated.
@@ -70,6 +72,16 @@ pub struct Keys {
     /// In config order, for metrics.
     listed: Vec<Arc<VirtualKey>>,
     pub metrics_need_key: bool,
+    /// Keys are also looked up in LiteLLM's database.
+    pub database: bool,
+}
+
+/// Why a presented key is not a caller yet.
+pub enum Denied {
+    /// The answer to send.
+    Reply(Reply),
+    /// Not a config key: its SHA-256, to look up in the database.
+    Unknown([u8; 32]),
 }
 
 /// Never shows the master key (redacted to its last four characters).
@@ -86,7 +98,13 @@ impl std::fmt::Debug for Keys {
 
 impl Keys {
     /// The keys `auth` describes; meters of keys `previous` knew (same digest) carry over.
-    pub fn new(auth: &Auth, master: Option<String>, snapshot: &Snapshot, previous: Option<&Keys>) -> Keys {
+    pub fn new(
+        auth: &Auth,
+        master: Option<String>,
+        snapshot: &Snapshot,
+        previous: Option<&Keys>,
+        database: bool,
+    ) -> Keys {
         let admins = auth.admin_keys.iter().map(|k| (k.sha256, Arc::from(k.name.as_str()))).collect();
         let listed: Vec<Arc<VirtualKey>> = auth
             .virtual_keys
@@ -102,6 +120,7 @@ impl Keys {
                     meter: meter.unwrap_or_default(),
                     models_body: None,
                     policy: k.policy.clone(),
+                    db: None,
                 };
                 if key.models.is_some() {
                     let names = snapshot.public_model_names().filter(|name| key.may_use(name, snapshot));
@@ -111,7 +130,7 @@ impl Keys {
             })
             .collect();
         let virtuals = listed.iter().map(|k| (k.digest, k.clone())).collect();
-        Keys { master, admins, virtuals, listed, metrics_need_key: auth.metrics_need_key }
+        Keys { master, admins, virtuals, listed, metrics_need_key: auth.metrics_need_key, database }
     }
 
     /// The virtual keys in config order.
@@ -121,38 +140,43 @@ impl Keys {
 
     /// Whether `/v1/*` needs a key: the master key or a virtual key is configured.
     pub fn api_needs_key(&self) -> bool {
-        self.master.is_some() || !self.virtuals.is_empty()
+        self.master.is_some() || !self.virtuals.is_empty() || self.database
     }
 
     /// Whether `/admin/*`, the dry run (and `/metrics` when so configured) need a key: as soon
     /// as any key is configured. With virtual keys alone, nothing opens them (SIGHUP still
     /// reloads): a gateway that checks its callers never leaves its operator endpoints open.
     pub fn admin_needs_key(&self) -> bool {
-        self.master.is_some() || !self.admins.is_empty() || !self.virtuals.is_empty()
+        self.master.is_some() || !self.admins.is_empty() || !self.virtuals.is_empty() || self.database
     }
 
-    /// The API caller the `Authorization` header names, or the 401 to answer.
+    /// The API caller the `Authorization` header names, the 401 to answer, or (with a
+    /// database) the digest of a key the config does not know.
     /// `x_api_key`: the Anthropic API's `x-api-key` header, read when no `Authorization` came.
-    pub fn api_caller(&self, authorization: Option<&[u8]>, x_api_key: Option<&[u8]>) -> Result<Caller, Reply> {
+    pub fn api_caller(&self, authorization: Option<&[u8]>, x_api_key: Option<&[u8]>) -> Result<Caller, Denied> {
         if !self.api_needs_key() {
             return Ok(Caller::Anyone);
         }
         let presented = match (authorization.map(bearer), x_api_key) {
             (None, Some(key)) => key,
-            (None, None) => return Err(unauthorized(
+            (None, None) => return Err(Denied::Reply(unauthorized(
                 "Authentication Error, no API key passed in: send Authorization: Bearer <key> (or x-api-key: <key>)",
-            )),
+            ))),
             (Some(None), _) => {
-                return Err(unauthorized("Authentication Error, the Authorization header is not Bearer <key>"))
+                return Err(Denied::Reply(unauthorized(
+                    "Authentication Error, the Authorization header is not Bearer <key>",
+                )))
             }
             (Some(Some(key)), _) => key,
         };
         if self.is_master(presented) {
             return Ok(Caller::Master);
         }
-        match self.virtuals.get(&sha256(presented)) {
+        let digest = sha256(presented);
+        match self.virtuals.get(&digest) {
             Some(key) => Ok(Caller::Virtual(key.clone())),
-            None => Err(unauthorized("Authentication Error, invalid API key")),
+            None if self.database => Err(Denied::Unknown(digest)),
+            None => Err(Denied::Reply(unauthorized("Authentication Error, invalid API key"))),
         }
     }
 
@@ -247,6 +271,12 @@ pub fn key_changes(old: &Keys, new: &Keys) -> Option<String> {
 }
 
 impl VirtualKey {
+    /// Whether responses must report their usage for this key: its tokens or spend are
+    /// counted, or (a database key) its spend is written.
+    pub fn counts_usage(&self) -> bool {
+        self.limits.counts_usage() || self.db.is_some()
+    }
+
     /// The key's SHA-256 in hex, as the config writes it.
     pub fn digest_hex(&self) -> String {
         hex(&self.digest)
@@ -255,21 +285,8 @@ impl VirtualKey {
     /// Whether the key may ask for `requested`: named in its list (exactly, by a `prefix*`
     /// pattern, or by the group an alias or deployment id resolves to).
     pub fn may_use(&self, requested: &str, snapshot: &Snapshot) -> bool {
-        let Some(models) = &self.models else { return true };
-        let group = match snapshot.resolve(requested) {
-            Resolution::Group { group, .. } => Some(snapshot.group(group).name.as_str()),
-            Resolution::Deployment(d) => Some(snapshot.group(snapshot.group_of(d)).name.as_str()),
-            Resolution::Unknown => None,
-        };
-        models.iter().any(|allowed| {
-            let matches = |name: &str| match allowed.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
-                None => name == allowed,
-            };
-            matches(requested) || group.is_some_and(matches)
-        })
+        self.models.as_deref().is_none_or(|models| allows(models, requested, snapshot))
     }
-
     /// The 401 for a model this key may not use (LiteLLM's wording).
     pub fn model_refused(&self, requested: &str) -> Reply {
         let allowed: Vec<String> = self.models.iter().flatten().map(|m| format!("'{m}'")).collect();
@@ -309,6 +326,23 @@ impl VirtualKey {
         }
         reply
     }
+}
+
+/// Whether a list of models (names, `prefix*` patterns) allows `requested`: by its own name or
+/// by the group an alias or deployment id resolves to.
+pub(crate) fn allows(models: &[String], requested: &str, snapshot: &Snapshot) -> bool {
+    let group = match snapshot.resolve(requested) {
+        Resolution::Group { group, .. } => Some(snapshot.group(group).name.as_str()),
+        Resolution::Deployment(d) => Some(snapshot.group(snapshot.group_of(d)).name.as_str()),
+        Resolution::Unknown => None,
+    };
+    models.iter().any(|allowed| {
+        let matches = |name: &str| match allowed.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == allowed,
+        };
+        matches(requested) || group.is_some_and(matches)
+    })
 }
 
 /// The token after `Bearer ` (the scheme is case-insensitive, RFC 9110 §11.1).

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod cluster;
 pub mod control;
 pub mod credentials;
+pub mod database;
 pub mod demo;
 pub mod errors;
 pub mod events;

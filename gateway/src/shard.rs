@@ -54,6 +54,8 @@ pub struct Shard {
     pub active_requests: Cell<usize>,
     /// Client connections open on this shard (`limits.max_connections_per_shard`).
     pub open_connections: Cell<usize>,
+    /// The database keys this shard has seen.
+    pub db_keys: crate::database::ShardKeys,
 }
 
 /// What a shard is made of, besides what it builds itself.
@@ -91,6 +93,7 @@ impl Shard {
             access_log: RefCell::new(parts.access_log),
             active_requests: Cell::new(0),
             open_connections: Cell::new(0),
+            db_keys: Default::default(),
             hub: parts.hub,
             settings: parts.settings,
         }

@@ -70,6 +70,14 @@ pub fn serve(
         hub.pareto.share_between_instances();
     }
     hub.pareto.configure(pareto);
+    if let Some(database) = &config.database {
+        match start_database(database, &config) {
+            Ok(db) => {
+                let _ = hub.database.set(db);
+            }
+            Err(e) => return fail(&e),
+        }
+    }
     let (outbox, cluster) = gateway.cluster.as_ref().map(crate::cluster::prepare).unzip();
     settings.tls = overrides.tls(gateway.tls.as_ref());
     if let Some(tls) = &settings.tls {
@@ -125,6 +133,10 @@ pub fn serve(
         spend_file,
     }
     .run();
+    // Drained: the spend not yet written goes to the database (or the pending file).
+    if let Some(db) = hub.database.get() {
+        db.flush_blocking(std::time::Duration::from_secs(5));
+    }
     // Drained: the last counts go to Redis, and another instance takes over this one's leases
     // at once.
     if let Some(status) = status {
@@ -132,6 +144,29 @@ pub fn serve(
         status.release_leases();
     }
     exit
+}
+
+/// Starts the database thread: it checks the schema now, and goes on trying a database that is
+/// away. Spend that waits for it is kept beside `pointwork.auth.spend_file`, when there is one.
+fn start_database(database: &pointwork_config::Database, config: &Config) -> Result<pointwork_db::Database, String> {
+    let mut settings = pointwork_db::DbSettings::new(database.url.clone());
+    settings.allow_requests_on_db_unavailable = database.allow_requests_on_db_unavailable;
+    settings.master_key = config.master_key.clone();
+    settings.salt_key = std::env::var("LITELLM_SALT_KEY").ok().filter(|k| !k.is_empty());
+    settings.pending_file = config.auth.spend_file.as_ref().map(|p| {
+        let mut path = p.as_os_str().to_owned();
+        path.push(".database-pending");
+        std::path::PathBuf::from(path)
+    });
+    let url = settings.redacted_url();
+    let db = pointwork_db::Database::start(settings)?;
+    match db.status.is_connected() {
+        true => eprintln!("pointwork: database: LiteLLM's schema at {url}"),
+        false => {
+            eprintln!("pointwork: database: {url} is away ({}); trying again every second", db.status.last_error())
+        }
+    }
+    Ok(db)
 }
 
 /// `settings` with at most as many client connections per shard as the open-file limit allows

@@ -6,21 +6,31 @@
 use pointwork_core::{affinity_hash, AffinitySettings, Snapshot};
 
 use crate::clock::unix_now;
+use crate::database::admit::InFlight;
 use crate::facts::Extracted;
 use crate::keys::{Caller, VirtualKey};
 use crate::request::Request;
 use crate::respond::Reply;
 use crate::routes::Routes;
 
-/// Admits the request, or the answer that refuses it.
+/// Admits the request, or the answer that refuses it. A database key with a cap on its
+/// parallel requests holds its place until the returned guard is dropped.
 pub(super) fn admit(
     routes: &Routes,
     caller: &Caller,
     request: &Request<'_>,
     extracted: &mut Extracted,
-) -> Result<(), Reply> {
+) -> Result<Option<InFlight>, Reply> {
+    let mut in_flight = None;
     if let Some(key) = caller.virtual_key() {
-        admit_key(key, &routes.snapshot, &extracted.facts.model)?;
+        match &key.db {
+            None => admit_key(key, &routes.snapshot, &extracted.facts.model)?,
+            Some(entry) => {
+                let facts = &mut extracted.facts;
+                in_flight =
+                    crate::database::admit::admit(key, entry, &routes.snapshot, &mut facts.model, unix_now_f64())?;
+            }
+        }
         extracted.facts.tags.extend(key.tags.iter().cloned());
     }
     if keeps_api_key_affinity(&routes.snapshot.settings.affinity) {
@@ -30,7 +40,11 @@ pub(super) fn admit(
     if let Some(tags) = request.tags {
         extracted.facts.tags.extend(header_tags(tags));
     }
-    Ok(())
+    Ok(in_flight)
+}
+
+fn unix_now_f64() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// A virtual key's rpm / tpm / budget and model list admit the request, or the answer to send.

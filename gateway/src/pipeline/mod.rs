@@ -59,10 +59,14 @@ pub async fn serve(
             return answer(shard, routes, &info(""), client, keep_alive, reply, Ending::refused(0, 0)).await;
         }
     };
-    if let Err(reply) = authenticate::admit(routes, caller, request, &mut extracted) {
-        let info = info(&extracted.facts.model);
-        return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
-    }
+    // Held until the request ends: a database key's place among its parallel requests.
+    let _in_flight = match authenticate::admit(routes, caller, request, &mut extracted) {
+        Ok(in_flight) => in_flight,
+        Err(reply) => {
+            let info = info(&extracted.facts.model);
+            return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+        }
+    };
     let info = info(&extracted.facts.model);
     let turn = match route {
         // Boxed, the wait and the turn: only Responses requests have them.

@@ -108,7 +108,8 @@ impl Routes {
         let snapshot = config.snapshot().map_err(|e| e.to_string())?;
         let mut routes = Routes::build_with(snapshot, tokens)?;
         let previous_keys = previous.map(|p| &p.keys);
-        routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys);
+        let database = config.database.is_some();
+        routes.keys = Keys::new(&config.auth, config.master_key.clone(), &routes.snapshot, previous_keys, database);
         routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
         routes.pareto = pareto::ParetoRoutes::new(config, &routes.snapshot);
         routes.complexity = complexity::ComplexityRoutes::new(config, &routes.snapshot)?;

@@ -11,7 +11,7 @@ use pointwork_core::{DeploymentIdx, Event, Snapshot, State};
 use crate::clock::unix_now;
 use crate::errors::openai_error;
 use crate::hub::ControlMsg;
-use crate::keys::Caller;
+use crate::keys::{Caller, Denied};
 use crate::metrics::{render, Gauges};
 use crate::request::Request;
 use crate::respond::Reply;
@@ -23,9 +23,19 @@ pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<Caller, 
     shard.hub.routes.load().keys.admin_caller(authorization)
 }
 
-/// The caller of an API endpoint (`/v1/*`), or the 401 to answer.
-pub fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, Reply> {
-    shard.hub.routes.load().keys.api_caller(req.authorization, req.anthropic.api_key)
+/// The caller of an API endpoint (`/v1/*`), or the 401 to answer. A key the config does not
+/// know is looked for among the database's keys: this shard's, else (boxed: the one wait)
+/// the database thread's.
+pub async fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, Reply> {
+    let digest = match shard.hub.routes.load().keys.api_caller(req.authorization, req.anthropic.api_key) {
+        Ok(caller) => return Ok(caller),
+        Err(Denied::Reply(reply)) => return Err(reply),
+        Err(Denied::Unknown(digest)) => digest,
+    };
+    match shard.db_keys.get(&digest) {
+        Some(key) => Ok(Caller::Virtual(key)),
+        None => Box::pin(crate::database::cache::find(shard, digest)).await,
+    }
 }
 
 /// `GET /v1/models`: what the caller's key may use — in Anthropic's shape, with context
@@ -65,6 +75,9 @@ pub fn metrics(shard: &Shard) -> Reply {
     }
     if let Some(tls) = shard.hub.tls.get() {
         tls.render(&mut text);
+    }
+    if let Some(db) = shard.hub.database.get() {
+        db.status.render(&mut text);
     }
     let mut reply = Reply::json(200, text.into_bytes());
     reply.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -28,6 +28,8 @@ enum Endpoint<'a> {
     CountTokens,
     /// `/v1/responses/{id}` and `/v1/responses/{id}/input_items`: the path after `/responses/`.
     StoredResponse(&'a str),
+    /// LiteLLM's management API: `/key/*`, `/team/*`, `/user/*`, `/spend/logs`.
+    Management,
 }
 
 fn endpoint(path: &str) -> Option<Endpoint<'_>> {
@@ -46,6 +48,7 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/admin/reload" => Some(Endpoint::AdminReload),
         "/route" => Some(Endpoint::DryRun),
         _ if path.starts_with("/responses/") => Some(Endpoint::StoredResponse(&path["/responses/".len()..])),
+        _ if crate::database::manage::is_management(path) => Some(Endpoint::Management),
         _ => path
             .strip_prefix("/admin/endpoints/")
             .and_then(|p| p.strip_suffix("/status"))
@@ -62,7 +65,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
     let method = if head.method == Method::Head { Method::Get } else { head.method };
     let found = endpoint(&head.path);
     let mut reply = match (found, method) {
-        (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, &req) {
+        (Some(Endpoint::Api(route)), Method::Post) => match admin::authorize_api(shard, &req).await {
             Ok(caller) => return pipeline::serve(shard, route, &head.path, &req, &caller, client, keep_alive).await,
             Err(reply) => reply,
         },
@@ -72,17 +75,20 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             // are neither.
             Box::pin(asked_of_others(shard, e, method, &req)).await
         }
-        (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req) {
+        (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req).await {
             Ok(caller) => {
                 admin::models(shard, &caller, req.anthropic.version.is_some() || req.anthropic.api_key.is_some())
             }
             Err(reply) => reply,
         },
+        (Some(Endpoint::Management), Method::Get | Method::Post | Method::Delete) => {
+            Box::pin(crate::database::manage::serve(shard, &req, method)).await
+        }
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
         (Some(Endpoint::Readiness), Method::Get) if shard.hub.is_draining() => {
             Reply::json(503, br#"{"status":"draining"}"#.to_vec())
         }
-        (Some(Endpoint::Readiness), Method::Get) => Reply::json(200, br#"{"status":"healthy"}"#.to_vec()),
+        (Some(Endpoint::Readiness), Method::Get) => readiness(shard),
         (Some(Endpoint::Metrics), Method::Get) if shard.hub.routes.load().keys.metrics_need_key => {
             match admin::authorize(shard, req.authorization) {
                 Ok(_) => admin::metrics(shard),
@@ -117,6 +123,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
                 b"GET, HEAD"
             };
             let allowed = if matches!(e, Endpoint::StoredResponse(_)) { &b"GET, HEAD, DELETE"[..] } else { allowed };
+            let allowed = if matches!(e, Endpoint::Management) { &b"GET, POST, DELETE"[..] } else { allowed };
             r.header("allow", allowed);
             r
         }
@@ -130,10 +137,23 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
     respond::send(client, reply, keep_alive).await
 }
 
+/// `GET /health/readiness`: healthy, and with a database whether it answers (LiteLLM's `db`
+/// field; 503 while it is away, unless `allow_requests_on_db_unavailable`).
+fn readiness(shard: &Shard) -> Reply {
+    let Some(db) = shard.hub.database.get() else {
+        return Reply::json(200, br#"{"status":"healthy","db":"Not connected"}"#.to_vec());
+    };
+    if db.status.is_connected() {
+        return Reply::json(200, br#"{"status":"healthy","db":"connected"}"#.to_vec());
+    }
+    let status = if db.settings.allow_requests_on_db_unavailable { 200 } else { 503 };
+    Reply::json(status, br#"{"status":"unhealthy","db":"disconnected"}"#.to_vec())
+}
+
 /// `POST /v1/messages/count_tokens` and the stored responses: answers that may come from a
 /// provider.
 async fn asked_of_others(shard: &Shard, endpoint: Endpoint<'_>, method: Method, req: &Request<'_>) -> Reply {
-    if let Err(reply) = admin::authorize_api(shard, req) {
+    if let Err(reply) = admin::authorize_api(shard, req).await {
         return reply;
     }
     let stored = match endpoint {

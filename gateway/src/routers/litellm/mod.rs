@@ -183,7 +183,7 @@ impl<'a> Router for LiteLlm<'a> {
             let edit = steered.as_ref().zip(routes.pareto.as_ref()).map(|(s, p)| s.edit(&p.pins[idx.get()]));
             let read_usage = routes.counts_usage()
                 || snap.settings.budget_of(deployment.provider).is_some()
-                || self.cx.key.is_some_and(|k| k.limits.counts_usage());
+                || self.cx.key.is_some_and(|k| k.counts_usage());
             let attempt = Attempt {
                 deployment: idx,
                 started: now,
@@ -207,6 +207,7 @@ impl<'a> Router for LiteLlm<'a> {
 
     fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
         record::spend(self.cx.shard, self.cx.routes, idx, started, usage, self.cx.key);
+        crate::database::spend::spent(self.cx, idx, started, usage);
     }
 
     fn delivered(&mut self, decision: Decision, idx: DeploymentIdx, d: &Delivered) -> Ending {

@@ -146,8 +146,9 @@ impl<'a> Router for Policy<'a> {
         Next::Attempt(attempt, i)
     }
 
-    fn spent(&self, idx: DeploymentIdx, _started: Instant, usage: Option<Usage>) {
+    fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
         spend(self.cx.routes, self.policies, self.p, idx, usage, self.cx.key);
+        crate::database::spend::spent(self.cx, idx, started, usage);
     }
 
     fn delivered(&mut self, _i: usize, idx: DeploymentIdx, d: &Delivered) -> Ending {

@@ -1,0 +1,106 @@
+//! A database key's request, once its usage is known: the cost charged at once to the key's,
+//! team's and user's accounts (budgets hold from the next request), and a `LiteLLM_SpendLogs`
+//! row handed to the database thread, which writes it within a second or two.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use pointwork_core::{response_cost, DeploymentIdx, Rng, RouteKind};
+use pointwork_db::SpendRow;
+
+use crate::routers::Cx;
+use crate::usage::Usage;
+
+/// Charges and logs what a database key's answer cost (nothing for any other caller).
+pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
+    let (Some(entry), Some(usage)) = (cx.key.and_then(|k| k.db.as_ref()), usage) else { return };
+    let Some(db) = cx.shard.hub.database.get() else { return };
+    let snap = &cx.routes.snapshot;
+    let deployment = snap.deployment(idx);
+    let dollars = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens).unwrap_or(0.0);
+    entry.charge(dollars);
+    let end = SystemTime::now();
+    let start = end.checked_sub(started.elapsed()).unwrap_or(end);
+    let r = &entry.record;
+    db.spend(SpendRow {
+        request_id: IDS.with(|rng| request_id(&mut rng.borrow_mut())),
+        call_type: call_type(cx.route).to_string(),
+        api_key: r.token.clone(),
+        key_alias: r.key_alias.clone(),
+        spend: dollars,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        start_ms: unix_ms(start),
+        end_ms: unix_ms(end),
+        model: deployment.upstream_model.clone(),
+        model_id: deployment.id.clone(),
+        model_group: snap.group(snap.group_of(idx)).name.clone(),
+        custom_llm_provider: deployment.provider.prefix().to_string(),
+        api_base: deployment.api_base.clone(),
+        end_user: String::new(),
+        team_id: r.team.as_ref().map(|t| t.team_id.clone()),
+        user_id: r.user_id.clone(),
+        tags: cx.extracted.facts.tags.clone(),
+        status: "success".to_string(),
+        session_id: None,
+        cache_hit: false,
+        entry: Some(entry.clone()),
+    });
+}
+
+thread_local! {
+    /// Request ids' randomness: seeded from the OS once per thread (the routing rng may be
+    /// seeded for repeatable picks; two instances must never draw the same ids).
+    static IDS: std::cell::RefCell<Rng> = std::cell::RefCell::new(Rng::new(os_seed()));
+}
+
+fn os_seed() -> u64 {
+    let mut seed = [0u8; 8];
+    // Without the OS's randomness, the clock and the thread still differ between instances.
+    if ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed).is_err() {
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        return nanos ^ u64::from(std::process::id()).rotate_left(32);
+    }
+    u64::from_le_bytes(seed)
+}
+
+/// LiteLLM's `call_type` for each API.
+fn call_type(route: RouteKind) -> &'static str {
+    match route {
+        RouteKind::ChatCompletions => "acompletion",
+        RouteKind::Embeddings => "aembedding",
+        RouteKind::Messages => "anthropic_messages",
+        RouteKind::Responses => "aresponses",
+    }
+}
+
+/// A random UUID (version 4), the request's id in the spend logs.
+fn request_id(rng: &mut Rng) -> String {
+    let (a, b) = (rng.next_u64(), rng.next_u64());
+    let a = (a & !0xf000) | 0x4000;
+    let b = (b & !(0xc << 60)) | (0x8 << 60);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_ids_are_version_4_uuids() {
+        let mut rng = pointwork_core::Rng::new(7);
+        let id = super::request_id(&mut rng);
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+        assert_ne!(id, super::request_id(&mut rng));
+    }
+}

@@ -1,0 +1,59 @@
+//! LiteLLM's words and numbers, where its clients read them: Python's float and datetime
+//! formatting.
+
+/// A float as Python's `str()` writes it: `1.0`, `0.0012`, `25.5`.
+pub(crate) fn py_float(value: f64) -> String {
+    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e16 {
+        format!("{value:.1}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// Unix seconds as Python's `str()` of an aware UTC datetime: `2026-12-06 07:40:12.123456+00:00`
+/// (no fraction when it is whole).
+pub(crate) fn py_datetime(unix: f64) -> String {
+    let secs = unix.floor() as i64;
+    let micros = ((unix - secs as f64) * 1_000_000.0).round() as i64;
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    let (hh, mm, ss) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    let fraction = if micros > 0 { format!(".{micros:06}") } else { String::new() };
+    format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}{fraction}+00:00")
+}
+
+/// Unix seconds as `2026-12-06 07:41:00 UTC` (LiteLLM's rate limiter's reset time).
+pub(crate) fn utc_minute(unix: u64) -> String {
+    let (y, m, d) = civil_from_days((unix / 86_400) as i64);
+    let rest = unix % 86_400;
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (Howard Hinnant's method).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_formats() {
+        assert_eq!(py_float(1.0), "1.0");
+        assert_eq!(py_float(0.0012), "0.0012");
+        assert_eq!(py_float(25.5), "25.5");
+        assert_eq!(py_datetime(1_704_067_200.0), "2024-01-01 00:00:00+00:00");
+        assert_eq!(py_datetime(1_704_067_200.25), "2024-01-01 00:00:00.250000+00:00");
+        assert_eq!(utc_minute(1_704_067_260), "2024-01-01 00:01:00 UTC");
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+}
