@@ -105,7 +105,7 @@ impl Postgres {
             .arg("-D")
             .arg(self.dir.join("data"))
             .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
-            .args(["-c", "full_page_writes=off", "-c", "synchronous_commit=off", "-c", "max_connections=200"])
+            .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
             .arg("-k")
             .arg(&self.dir)
             .stdout(Stdio::null())
