@@ -101,12 +101,28 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
             "background_health_check_model_groups",
             &kinds::STRING_LIST,
         ),
-        database_url: c.optional(&mut fields, "database_url", &kinds::SECRET),
+        database_url: read_database_url(c, &mut fields),
         allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
         store_model_in_db: c.optional(&mut fields, "store_model_in_db", &kinds::BOOL),
     };
     c.warn_ignored(&fields);
     general
+}
+
+/// `database_url`, where an unset `os.environ/` variable means no database (as LiteLLM reads it:
+/// real configs name `os.environ/DATABASE_URL` on machines without one), with a warning.
+fn read_database_url(c: &mut Checker, fields: &mut crate::check::Fields) -> Option<String> {
+    let (node, path) = fields.take("database_url")?;
+    if let Node::Str(text) = node {
+        if let Some(name) = crate::env::env_reference(text).filter(|n| !n.is_empty() && c.env.lookup(n).is_none()) {
+            c.warn(&path, format!("environment variable {name} is not set: no database (keys come from the config)"));
+            return None;
+        }
+    }
+    match node {
+        Node::Null => None,
+        node => c.read(node, &path, &kinds::SECRET),
+    }
 }
 
 impl GeneralSettings {
