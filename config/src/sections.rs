@@ -77,7 +77,6 @@ pub(crate) struct GeneralSettings {
     pub(crate) background_health_check_model_groups: Option<Vec<String>>,
     pub(crate) database_url: Option<String>,
     pub(crate) allow_requests_on_db_unavailable: Option<bool>,
-    pub(crate) store_model_in_db: Option<bool>,
 }
 
 /// `general_settings.master_key` and the background health-check keys; every other general
@@ -103,7 +102,6 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
         ),
         database_url: read_database_url(c, &mut fields),
         allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
-        store_model_in_db: c.optional(&mut fields, "store_model_in_db", &kinds::BOOL),
     };
     c.warn_ignored(&fields);
     general
@@ -133,7 +131,8 @@ impl GeneralSettings {
         Some(crate::config::Database {
             url,
             allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
-            store_model_in_db: self.store_model_in_db.unwrap_or(false),
+            // Read (and acted on) once models stored in the database are served; warned until then.
+            store_model_in_db: false,
         })
     }
 
