@@ -8,7 +8,6 @@ mod common;
 #[path = "../../db/tests/support/postgres.rs"]
 mod postgres;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{chat_body, config, deployment, Gateway, GatewayOptions, Mock, Response};
@@ -17,15 +16,21 @@ use postgres::Postgres;
 
 const MASTER: &str = "sk-master-3141";
 
-/// One server for the whole file; each test its own database.
-fn server() -> &'static Postgres {
-    static SERVER: OnceLock<Postgres> = OnceLock::new();
-    SERVER.get_or_init(Postgres::start)
+/// Each test its own server, stopped when the test ends (a static one would outlive the test
+/// binary).
+fn server() -> Postgres {
+    Postgres::start()
 }
 
 /// Every response costs 0.001 per token (the mock reports 30 for `chat_body`: 0.03).
 fn priced(mock: &Mock) -> String {
-    deployment("gpt", "dep-gpt", "openai/gpt-4o-mini", mock, "input_cost_per_token: 0.001, output_cost_per_token: 0.001")
+    deployment(
+        "gpt",
+        "dep-gpt",
+        "openai/gpt-4o-mini",
+        mock,
+        "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
+    )
 }
 
 fn yaml(mock: &Mock, url: &str, extra: &str) -> String {
@@ -66,7 +71,7 @@ fn error(response: &Response) -> (u16, String, String) {
 
 #[test]
 fn keys_as_litellm_wrote_them_are_honoured_on_two_instances() {
-    let pg = server();
+    let pg = &server();
     let url = pg.litellm_database("honoured");
     let db = "honoured";
     pg.psql(db, "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, max_budget, spend) VALUES ('t-poor', '{}', 1.0, 1.5), ('t-gpt', '{gpt}', NULL, 0), ('t-off', '{}', NULL, 0)");
@@ -75,12 +80,24 @@ fn keys_as_litellm_wrote_them_are_honoured_on_two_instances() {
     insert_key(pg, db, "sk-blocked-000000002", ", blocked", ", true");
     insert_key(pg, db, "sk-expired-000000003", ", expires", ", now() - interval '1 hour'");
     insert_key(pg, db, "sk-spent-00000000004", ", max_budget, key_alias", ", 2.0, 'spent'");
-    pg.psql(db, &format!("UPDATE \"LiteLLM_VerificationToken\" SET spend = 2.5 WHERE token = '{}'", digest_hex(b"sk-spent-00000000004")));
+    pg.psql(
+        db,
+        &format!(
+            "UPDATE \"LiteLLM_VerificationToken\" SET spend = 2.5 WHERE token = '{}'",
+            digest_hex(b"sk-spent-00000000004")
+        ),
+    );
     insert_key(pg, db, "sk-poorteam-00000005", ", team_id", ", 't-poor'");
     insert_key(pg, db, "sk-gptteam-000000006", ", team_id", ", 't-gpt'");
     insert_key(pg, db, "sk-offteam-000000007", ", team_id", ", 't-off'");
     insert_key(pg, db, "sk-onlybig-000000008", "", "");
-    pg.psql(db, &format!("UPDATE \"LiteLLM_VerificationToken\" SET models = '{{big}}' WHERE token = '{}'", digest_hex(b"sk-onlybig-000000008")));
+    pg.psql(
+        db,
+        &format!(
+            "UPDATE \"LiteLLM_VerificationToken\" SET models = '{{big}}' WHERE token = '{}'",
+            digest_hex(b"sk-onlybig-000000008")
+        ),
+    );
     let mock = Mock::start("m", &[]);
     let config = yaml(&mock, &url, "");
     let (a, b) = (start(&config), start(&config));
@@ -94,26 +111,48 @@ fn keys_as_litellm_wrote_them_are_honoured_on_two_instances() {
         );
         assert_eq!(
             error(&chat(gateway, "sk-blocked-000000002", "gpt")),
-            (401, "auth_error".into(), "Authentication Error, Key is blocked. Update via `/key/unblock` if you're an admin.".into())
+            (
+                401,
+                "auth_error".into(),
+                "Authentication Error, Key is blocked. Update via `/key/unblock` if you're an admin.".into()
+            )
         );
         let (status, kind, message) = error(&chat(gateway, "sk-expired-000000003", "gpt"));
         assert_eq!((status, kind.as_str()), (401, "expired_key"));
         assert!(message.starts_with("Authentication Error - Expired Key. Key Expiry time "), "{message}");
         assert_eq!(
             error(&chat(gateway, "sk-spent-00000000004", "gpt")),
-            (422, "budget_exceeded".into(), "Budget has been exceeded! Key=spent (sk-...0004) Current cost: 2.5, Max budget: 2.0".into())
+            (
+                422,
+                "budget_exceeded".into(),
+                "Budget has been exceeded! Key=spent (sk-...0004) Current cost: 2.5, Max budget: 2.0".into()
+            )
         );
         assert_eq!(
             error(&chat(gateway, "sk-poorteam-00000005", "gpt")),
-            (422, "budget_exceeded".into(), "Budget has been exceeded! Team=t-poor Current cost: 1.5, Max budget: 1.0".into())
+            (
+                422,
+                "budget_exceeded".into(),
+                "Budget has been exceeded! Team=t-poor Current cost: 1.5, Max budget: 1.0".into()
+            )
         );
         let denied = "The requested model 'big' is not available for this API key, or the model name is invalid. Check the models available to you and try again.";
-        assert_eq!(error(&chat(gateway, "sk-gptteam-000000006", "big")), (403, "team_model_access_denied".into(), denied.into()));
+        assert_eq!(
+            error(&chat(gateway, "sk-gptteam-000000006", "big")),
+            (403, "team_model_access_denied".into(), denied.into())
+        );
         let denied = denied.replace("'big'", "'gpt'");
-        assert_eq!(error(&chat(gateway, "sk-onlybig-000000008", "gpt")), (403, "key_model_access_denied".into(), denied));
+        assert_eq!(
+            error(&chat(gateway, "sk-onlybig-000000008", "gpt")),
+            (403, "key_model_access_denied".into(), denied)
+        );
         assert_eq!(
             error(&chat(gateway, "sk-offteam-000000007", "gpt")),
-            (401, "auth_error".into(), "Authentication Error, Team=t-off is blocked. Update via `/team/unblock` if you're an admin.".into())
+            (
+                401,
+                "auth_error".into(),
+                "Authentication Error, Team=t-off is blocked. Update via `/team/unblock` if you're an admin.".into()
+            )
         );
     }
     let ready = a.get("/health/readiness");
@@ -129,7 +168,7 @@ fn scalar(pg: &Postgres, db: &str, sql: &str) -> f64 {
 
 #[test]
 fn spend_is_written_once_per_request_into_the_key_team_and_logs() {
-    let pg = server();
+    let pg = &server();
     let url = pg.litellm_database("spend");
     let db = "spend";
     pg.psql(db, "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend) VALUES ('t-1', '{}', 0)");
@@ -168,7 +207,7 @@ fn spend_is_written_once_per_request_into_the_key_team_and_logs() {
 
 #[test]
 fn a_budget_spent_on_one_instance_refuses_on_the_other() {
-    let pg = server();
+    let pg = &server();
     let url = pg.litellm_database("crossed");
     let db = "crossed";
     insert_key(pg, db, "sk-budget-0000000001", ", max_budget, key_alias", ", 0.1, 'budget'");
@@ -187,7 +226,7 @@ fn a_budget_spent_on_one_instance_refuses_on_the_other() {
 
 #[test]
 fn a_change_to_a_key_reaches_every_instance_within_a_second() {
-    let pg = server();
+    let pg = &server();
     let url = pg.litellm_database("changes");
     let db = "changes";
     insert_key(pg, db, "sk-changes-000000001", "", "");
@@ -222,9 +261,13 @@ fn the_database_away_and_back_loses_no_spend_and_counts_none_twice() {
     let extra = format!("pointwork:\n  auth:\n    spend_file: {}\n", spend_file.display());
     let gateway = start(&yaml(&mock, &url, &extra));
     assert_eq!(chat(&gateway, "sk-known-00000000001", "gpt").status, 200);
-    common::wait_until(Duration::from_secs(5), "the first row", || pg.psql(db, "SELECT count(*) FROM \"LiteLLM_SpendLogs\"") == "1");
+    common::wait_until(Duration::from_secs(5), "the first row", || {
+        pg.psql(db, "SELECT count(*) FROM \"LiteLLM_SpendLogs\"") == "1"
+    });
     pg.stop();
-    common::wait_until(Duration::from_secs(5), "readiness to say so", || gateway.get("/health/readiness").status == 503);
+    common::wait_until(Duration::from_secs(5), "readiness to say so", || {
+        gateway.get("/health/readiness").status == 503
+    });
     for _ in 0..10 {
         assert_eq!(chat(&gateway, "sk-known-00000000001", "gpt").status, 200, "a known key keeps serving");
     }
@@ -254,13 +297,14 @@ fn the_database_away_and_back_loses_no_spend_and_counts_none_twice() {
 
 #[test]
 fn a_schema_without_a_column_is_one_start_up_error_naming_it() {
-    let pg = server();
+    let pg = &server();
     let url = pg.litellm_database("old_schema");
     pg.psql("old_schema", "ALTER TABLE \"LiteLLM_SpendLogs\" DROP COLUMN status");
     let mock = Mock::start("m", &[]);
     let dir = common::TempDir::new("db-schema");
     let path = dir.write("config.yaml", &yaml(&mock, &url, ""));
-    let out = std::process::Command::new(common::pointwork_bin()).args(["serve", "--config"]).arg(&path).output().unwrap();
+    let out =
+        std::process::Command::new(common::pointwork_bin()).args(["serve", "--config"]).arg(&path).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(

@@ -3,6 +3,16 @@
 //! admin UI) on the same database reads them. Every change is announced on the changes
 //! channel (`crate::notify`) when it commits, so that every instance acts on it.
 
+mod common;
+mod fields;
+mod key_edit;
+mod key_read;
+mod keys;
+mod spend_logs;
+mod sql;
+mod teams;
+mod users;
+
 use std::rc::Rc;
 
 use tokio_postgres::Client;
@@ -26,6 +36,15 @@ pub struct ManageCall {
 pub enum Caller {
     /// The master key or an admin key (`pointwork.auth.admin_keys`), by name.
     Admin(String),
+}
+
+impl Caller {
+    /// The name written to `created_by` / `updated_by` / `deleted_by`.
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Admin(name) => name,
+        }
+    }
 }
 
 /// The answer: a status and a JSON body.
@@ -64,7 +83,65 @@ pub struct Ctx {
     pub client: Rc<Client>,
 }
 
-/// Serves one call.
-pub async fn handle(_cx: &Ctx, call: &ManageCall) -> ManageReply {
-    ManageReply::error(404, "not_found", &format!("no management route for {} {}", call.method, call.path), None)
+/// Serves one call: routes it, and turns what the route answers into a reply (200 with its
+/// JSON, or the error it chose).
+pub async fn handle(cx: &Ctx, call: &ManageCall) -> ManageReply {
+    let answer = match (call.method, call.path.trim_end_matches('/')) {
+        ("POST", "/key/generate") => keys::generate(cx, call).await,
+        ("POST", "/key/update") => key_edit::update(cx, call).await,
+        ("POST", "/key/delete") => key_read::delete(cx, call).await,
+        ("GET", "/key/info") => key_read::info(cx, call).await,
+        ("GET", "/key/list") => key_read::list(cx, call).await,
+        ("POST", "/key/regenerate") => key_edit::regenerate(cx, call, None).await,
+        ("POST", "/key/block") => key_edit::set_blocked(cx, call, true).await,
+        ("POST", "/key/unblock") => key_edit::set_blocked(cx, call, false).await,
+        ("POST", path) if path.starts_with("/key/") && path.ends_with("/regenerate") => {
+            let key = &path["/key/".len()..path.len() - "/regenerate".len()];
+            key_edit::regenerate(cx, call, Some(common::decode_segment(key))).await
+        }
+        ("POST", "/team/new") => teams::new(cx, call).await,
+        ("POST", "/team/update") => teams::update(cx, call).await,
+        ("POST", "/team/delete") => teams::delete(cx, call).await,
+        ("GET", "/team/info") => teams::info(cx, call).await,
+        ("GET", "/team/list") => teams::list(cx, call).await,
+        ("POST", "/user/new") => users::new(cx, call).await,
+        ("GET", "/user/info") => users::info(cx, call).await,
+        ("GET", "/spend/logs") => spend_logs::logs(cx, call).await,
+        (_, path) if ROUTES.contains(&path) => Err(ManageReply::error(
+            405,
+            "method_not_allowed",
+            &format!("{} is not allowed on {path}", call.method),
+            None,
+        )),
+        _ => Err(ManageReply::error(
+            404,
+            "not_found_error",
+            &format!("no management route for {} {}", call.method, call.path),
+            None,
+        )),
+    };
+    match answer {
+        Ok(value) => ManageReply::json(200, &value),
+        Err(reply) => reply,
+    }
 }
+
+/// Every path served, for telling a wrong method (405) from a wrong path (404).
+const ROUTES: &[&str] = &[
+    "/key/generate",
+    "/key/update",
+    "/key/delete",
+    "/key/info",
+    "/key/list",
+    "/key/regenerate",
+    "/key/block",
+    "/key/unblock",
+    "/team/new",
+    "/team/update",
+    "/team/delete",
+    "/team/info",
+    "/team/list",
+    "/user/new",
+    "/user/info",
+    "/spend/logs",
+];

@@ -34,7 +34,9 @@ impl Postgres {
             .stdout(Stdio::null())
             .status()
             .map(|s| assert!(s.success(), "initdb failed"))
-            .unwrap_or_else(|e| panic!("cannot run initdb ({e}): install PostgreSQL (`apt-get install postgresql`; scripts/test does)"));
+            .unwrap_or_else(|e| {
+                panic!("cannot run initdb ({e}): install PostgreSQL (`apt-get install postgresql`; scripts/test does)")
+            });
         pg.start_again();
         pg.psql("postgres", "CREATE DATABASE litellm_template");
         let migrations = migrations_dir();
@@ -167,9 +169,8 @@ fn bin(name: &str) -> PathBuf {
     if let Ok(dir) = std::env::var("POINTWORK_PG_BIN") {
         return Path::new(&dir).join(name);
     }
-    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let mut versions: Vec<PathBuf> =
+        std::fs::read_dir("/usr/lib/postgresql").map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     versions.sort_by_key(|p| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<u32>().ok()));
     versions.last().map(|v| v.join("bin").join(name)).unwrap_or_else(|| PathBuf::from(name))
 }
