@@ -325,3 +325,35 @@ fn without_a_database_the_management_api_says_it_needs_one() {
     let ready = gateway.get("/health/readiness");
     assert_eq!(ready.json()["db"], "Not connected");
 }
+
+fn manage(gateway: &Gateway, method: &str, path: &str, body: &str) -> Response {
+    let bearer = format!("Bearer {MASTER}");
+    gateway.client().request(method, path, &[("authorization", &bearer)], body.as_bytes())
+}
+
+#[test]
+fn a_key_generated_on_one_instance_serves_on_the_other_and_its_block_reaches_both() {
+    let pg = &server();
+    let url = pg.litellm_database("generated");
+    let mock = Mock::start("m", &[]);
+    let config = yaml(&mock, &url, "");
+    let (a, b) = (start(&config), start(&config));
+    let made = manage(&a, "POST", "/key/generate", r#"{"models": ["gpt"], "key_alias": "from-a"}"#);
+    assert_eq!(made.status, 200, "{}", made.text());
+    let key = made.json()["key"].as_str().unwrap().to_string();
+    assert!(key.starts_with("sk-"));
+    assert_eq!(chat(&b, &key, "gpt").status, 200, "b finds the key a made");
+    assert_eq!(chat(&b, &key, "big").status, 403, "with its models");
+    let refused = gateway_refuses_management(&b, &key);
+    assert_eq!(refused, 401, "a key never calls the management API");
+    assert_eq!(manage(&a, "POST", "/key/block", &format!(r#"{{"key": "{key}"}}"#)).status, 200);
+    let waited = common::wait_until(Duration::from_secs(5), "b to refuse the blocked key", || {
+        chat(&b, &key, "gpt").status == 401
+    });
+    assert!(waited < Duration::from_secs(1), "took {waited:?}");
+}
+
+fn gateway_refuses_management(gateway: &Gateway, key: &str) -> u16 {
+    let bearer = format!("Bearer {key}");
+    gateway.client().request("POST", "/key/generate", &[("authorization", &bearer)], b"{}").status
+}
