@@ -1,6 +1,8 @@
 //! LiteLLM's words and numbers, where its clients read them: Python's float and datetime
 //! formatting.
 
+use crate::access_log::civil_from_days;
+
 /// A float as Python's `str()` writes it: `1.0`, `0.0012`, `25.5`.
 pub(crate) fn py_float(value: f64) -> String {
     if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e16 {
@@ -27,19 +29,6 @@ pub(crate) fn utc_minute(unix: u64) -> String {
     let (y, m, d) = civil_from_days((unix / 86_400) as i64);
     let rest = unix % 86_400;
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rest / 3600, rest % 3600 / 60, rest % 60)
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (Howard Hinnant's method).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]
