@@ -287,6 +287,7 @@ impl VirtualKey {
     pub fn may_use(&self, requested: &str, snapshot: &Snapshot) -> bool {
         self.models.as_deref().is_none_or(|models| allows(models, requested, snapshot))
     }
+
     /// The 401 for a model this key may not use (LiteLLM's wording).
     pub fn model_refused(&self, requested: &str) -> Reply {
         let allowed: Vec<String> = self.models.iter().flatten().map(|m| format!("'{m}'")).collect();

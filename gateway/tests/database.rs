@@ -10,7 +10,7 @@ mod postgres;
 
 use std::time::Duration;
 
-use common::{chat_body, config, deployment, Gateway, GatewayOptions, Mock, Response};
+use common::{chat_body, config, deployment, priced, Gateway, GatewayOptions, Mock, Response};
 use pointwork_gateway::keys::digest_hex;
 use postgres::Postgres;
 
@@ -22,16 +22,7 @@ fn server() -> Postgres {
     Postgres::start()
 }
 
-/// Every response costs 0.001 per token (the mock reports 30 for `chat_body`: 0.03).
-fn priced(mock: &Mock) -> String {
-    deployment(
-        "gpt",
-        "dep-gpt",
-        "openai/gpt-4o-mini",
-        mock,
-        "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
-    )
-}
+// `priced`: 0.001 per token; the mock reports 30 for `chat_body`, so 0.03 a request.
 
 fn yaml(mock: &Mock, url: &str, extra: &str) -> String {
     config(

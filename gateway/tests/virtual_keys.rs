@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{chat_body, config, deployment, send_signal, Gateway, GatewayOptions, Mock, Response};
+use common::{chat_body, config, deployment, priced, send_signal, Gateway, GatewayOptions, Mock, Response};
 use pointwork_gateway::keys::digest_hex;
 
 const MASTER: &str = "sk-master-5555";
@@ -22,17 +22,6 @@ fn auth(keys: &[String], rest: &str) -> String {
     format!(
         "general_settings: {{master_key: {MASTER}}}\npointwork:\n  auth:\n{rest}    virtual_keys:\n{}",
         keys.concat()
-    )
-}
-
-/// A deployment whose every response costs well over a cent (the mock reports ~30 tokens).
-fn priced(mock: &Mock) -> String {
-    deployment(
-        "gpt",
-        "dep-gpt",
-        "openai/gpt-4o-mini",
-        mock,
-        "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
     )
 }
 

@@ -4,19 +4,20 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use pointwork_core::{response_cost, DeploymentIdx, Rng, RouteKind};
+use pointwork_core::{DeploymentIdx, Rng, RouteKind};
 use pointwork_db::SpendRow;
 
 use crate::routers::Cx;
 use crate::usage::Usage;
 
-/// Charges and logs what a database key's answer cost (nothing for any other caller).
-pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
-    let (Some(entry), Some(usage)) = (cx.key.and_then(|k| k.db.as_ref()), usage) else { return };
+/// Charges and logs what a database key's answer cost (`cost`, as the router priced it;
+/// nothing for any other caller).
+pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Usage, cost: Option<f64>) {
+    let Some(entry) = cx.key.and_then(|k| k.db.as_ref()) else { return };
     let Some(db) = cx.shard.hub.database.get() else { return };
     let snap = &cx.routes.snapshot;
     let deployment = snap.deployment(idx);
-    let dollars = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens).unwrap_or(0.0);
+    let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
     let end = SystemTime::now();
     let start = end.checked_sub(started.elapsed()).unwrap_or(end);

@@ -391,6 +391,18 @@ pub fn deployment(group: &str, id: &str, model: &str, mock: &Mock, extra: &str) 
     )
 }
 
+/// Group `gpt`, deployment `dep-gpt` (`openai/gpt-4o-mini`), priced at 0.001 per token: every
+/// response costs well over a cent (the mock reports ~30 tokens).
+pub fn priced(mock: &Mock) -> String {
+    deployment(
+        "gpt",
+        "dep-gpt",
+        "openai/gpt-4o-mini",
+        mock,
+        "input_cost_per_token: 0.001, output_cost_per_token: 0.001",
+    )
+}
+
 /// A config: `model_list:` with `entries`, then `rest` (e.g. a `router_settings:` block).
 pub fn config(entries: &[String], rest: &str) -> String {
     format!("model_list:\n{}{rest}", entries.concat())

@@ -206,8 +206,9 @@ impl<'a> Router for LiteLlm<'a> {
     }
 
     fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
-        record::spend(self.cx.shard, self.cx.routes, idx, started, usage, self.cx.key);
-        crate::database::spend::spent(self.cx, idx, started, usage);
+        let Some(usage) = usage else { return };
+        let cost = record::spend(self.cx.shard, self.cx.routes, idx, started, usage, self.cx.key);
+        crate::database::spend::spent(self.cx, idx, started, usage, cost);
     }
 
     fn delivered(&mut self, decision: Decision, idx: DeploymentIdx, d: &Delivered) -> Ending {

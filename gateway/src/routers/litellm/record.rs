@@ -34,26 +34,27 @@ pub(super) fn pin_conversation(
 
 /// Counts what the response cost against its provider's budget, on every shard, and against
 /// the caller's key (called once the body arrived, before its end goes to the client).
+/// Returns the cost, for the database's spend.
 pub(super) fn spend(
     shard: &Shard,
     routes: &Arc<Routes>,
     idx: DeploymentIdx,
     now: Instant,
-    usage: Option<Usage>,
+    usage: Usage,
     key: Option<&VirtualKey>,
-) {
+) -> Option<f64> {
     let snap = &routes.snapshot;
     let deployment = snap.deployment(idx);
-    let Some(usage) = usage else { return };
     let cost = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens);
     if let Some(key) = key.filter(|k| k.limits.counts_usage()) {
         key.meter.record(&key.limits, usage.total_tokens, cost, unix_now());
     }
-    let Some(budget) = snap.settings.budget_of(deployment.provider) else { return };
-    let Some(dollars) = cost else { return };
-    let (provider, period) = (deployment.provider, budget.time_period);
-    shard.record(routes, idx, |state, _, i| {
-        state.record_spend(provider, dollars, now, period);
-        ((), Some(Event::Spend { idx: i, provider, dollars, at: now, period }))
-    });
+    if let (Some(budget), Some(dollars)) = (snap.settings.budget_of(deployment.provider), cost) {
+        let (provider, period) = (deployment.provider, budget.time_period);
+        shard.record(routes, idx, |state, _, i| {
+            state.record_spend(provider, dollars, now, period);
+            ((), Some(Event::Spend { idx: i, provider, dollars, at: now, period }))
+        });
+    }
+    cost
 }

@@ -147,8 +147,9 @@ impl<'a> Router for Policy<'a> {
     }
 
     fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
-        spend(self.cx.routes, self.policies, self.p, idx, usage, self.cx.key);
-        crate::database::spend::spent(self.cx, idx, started, usage);
+        let Some(usage) = usage else { return };
+        let cost = spend(self.cx.routes, self.policies, self.p, idx, usage, self.cx.key);
+        crate::database::spend::spent(self.cx, idx, started, usage, cost);
     }
 
     fn delivered(&mut self, _i: usize, idx: DeploymentIdx, d: &Delivered) -> Ending {
@@ -233,16 +234,16 @@ fn fails_over(failure: Failure) -> bool {
     }
 }
 
-/// Counts the response's cost against the policy's daily budget (and the key's, as any).
+/// Counts the response's cost against the policy's daily budget (and the key's, as any);
+/// returns the cost, for the database's spend.
 fn spend(
     routes: &Routes,
     policies: &PolicyRoutes,
     p: usize,
     idx: DeploymentIdx,
-    usage: Option<Usage>,
+    usage: Usage,
     key: Option<&VirtualKey>,
-) {
-    let Some(usage) = usage else { return };
+) -> Option<f64> {
     let cost = response_cost(routes.snapshot.deployment(idx), usage.prompt_tokens, usage.completion_tokens);
     let now = unix_now();
     let policy = &policies.policies[p];
@@ -252,4 +253,5 @@ fn spend(
     if let Some(key) = key.filter(|k| k.limits.counts_usage()) {
         key.meter.record(&key.limits, usage.total_tokens, cost, now);
     }
+    cost
 }
