@@ -3,7 +3,6 @@
 -- built, `pg_dump --schema-only`). Idempotent: every statement skips what exists. Foreign keys
 -- to LiteLLM's tables that Pointwork does not create are left out; LiteLLM's own migrations,
 -- run later on the same database, add them.
-\restrict TnFclFsagYS4vG6hTojQQQJ2wxvyCsdZhu4o4WrT5FeofqcU2Dtiml087Zrfn9w
 CREATE TABLE IF NOT EXISTS public."LiteLLM_BudgetTable" (
     budget_id text NOT NULL,
     max_budget double precision,
@@ -249,4 +248,3 @@ DO $$ BEGIN
     ALTER TABLE ONLY public."LiteLLM_VerificationToken"     ADD CONSTRAINT "LiteLLM_VerificationToken_budget_id_fkey" FOREIGN KEY (budget_id) REFERENCES public."LiteLLM_BudgetTable"(budget_id) ON UPDATE CASCADE ON DELETE SET NULL;
   END IF;
 END $$;
-\unrestrict TnFclFsagYS4vG6hTojQQQJ2wxvyCsdZhu4o4WrT5FeofqcU2Dtiml087Zrfn9w;

@@ -19,6 +19,7 @@ pub mod duration;
 mod key_row;
 pub mod manage;
 mod notify;
+pub mod probe;
 pub mod schema;
 mod settings;
 mod spend;

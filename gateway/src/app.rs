@@ -1,4 +1,4 @@
-//! What each command does: `check`, `route` and `hash-key` here; `serve` loads its config and
+//! What each command does: `check`, `route` and `hash-key` here (`db init` in `database`); `serve` loads its config and
 //! starts the gateway (`start`), `demo` starts its mocks first (`demo`).
 
 use std::path::Path;
@@ -33,6 +33,7 @@ pub fn run(args: &[String]) -> ExitCode {
         Command::Route(args) => route(&args),
         Command::Demo { overrides } => crate::demo::run(&overrides),
         Command::HashKey => hash_key(),
+        Command::DbInit { config } => crate::database::commands::init(config.as_deref()),
         Command::Launch(args) => crate::launch::run(&args),
     }
 }
@@ -57,6 +58,13 @@ fn check(config: &Path, strict: bool) -> ExitCode {
             None
         }
     };
+    let database = match loaded.config.database.as_ref().map(crate::database::commands::check_line).transpose() {
+        Ok(line) => line,
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
     if !errors.is_empty() {
         return fail(&format!("{}: invalid config:\n{}", config.display(), errors.join("\n")));
     }
@@ -66,7 +74,11 @@ fn check(config: &Path, strict: bool) -> ExitCode {
             loaded.config.warning_count += 1;
         }
     }
-    let answered = answer(loaded.config.summary_with_tls_expiry(tls_seconds_left));
+    let mut summary = loaded.config.summary_with_tls_expiry(tls_seconds_left);
+    if let Some(line) = database {
+        summary.insert_str(summary.rfind("warnings: ").unwrap_or(summary.len()), &format!("{line}\n"));
+    }
+    let answered = answer(summary);
     let left_out = loaded.config.left_out.len();
     match strict && left_out > 0 && answered == ExitCode::SUCCESS {
         true => fail(&format!("{}: --strict: {left_out} entries left out", config.display())),

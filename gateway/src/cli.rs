@@ -17,6 +17,7 @@ pointwork serve --config FILE [--listen HOST:PORT] [--shards N] [--io-driver aut
        pointwork demo [--listen HOST:PORT] [--shards N] [--io-driver auto|uring|legacy]
                    [--tls-cert CERT.pem --tls-key KEY.pem]
        pointwork hash-key < KEY
+       pointwork db init [--config FILE]
        pointwork claude|codex [--url URL | --config FILE] [--key KEY] [--model MODEL] [AGENT ARGS…]
        pointwork --version | --help";
 
@@ -28,7 +29,7 @@ HTTPS:
             $SSL_KEYFILE_PATH. LiteLLM's --ssl_certfile_path / --ssl_keyfile_path are the same flags.";
 
 /// The commands `pointwork` knows, as its error for an unknown one lists them.
-const COMMANDS: [&str; 7] = ["serve", "check", "route", "demo", "hash-key", "claude", "codex"];
+const COMMANDS: [&str; 8] = ["serve", "check", "route", "demo", "hash-key", "db", "claude", "codex"];
 
 #[derive(Parser, Debug)]
 #[command(
@@ -95,6 +96,9 @@ enum Sub {
         #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
         arguments: Vec<String>,
     },
+    /// LiteLLM's database (DATABASE_URL, or the config's general_settings.database_url)
+    #[command(subcommand)]
+    Db(DbSub),
     /// Run Claude Code against the gateway (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL)
     Claude(LaunchFlags),
     /// Run Codex against the gateway (a temporary CODEX_HOME with a Responses API provider)
@@ -102,6 +106,16 @@ enum Sub {
     /// `pointwork version`, as `--version`.
     #[command(hide = true)]
     Version,
+}
+
+#[derive(Subcommand, Debug)]
+enum DbSub {
+    /// create the tables Pointwork uses, with LiteLLM's names and columns (what exists stays)
+    Init {
+        /// the config whose general_settings.database_url to use [default: $DATABASE_URL]
+        #[arg(short = 'c', long, value_name = "FILE", allow_hyphen_values = true)]
+        config: Option<PathBuf>,
+    },
 }
 
 /// A coding agent's launch: which gateway, key and model, and the agent's own arguments.
@@ -230,6 +244,10 @@ pub enum Command {
         overrides: Overrides,
     },
     HashKey,
+    /// `pointwork db init`: the database of `config` (else `DATABASE_URL`).
+    DbInit {
+        config: Option<PathBuf>,
+    },
     Launch(LaunchArgs),
     /// `pointwork --help` (or no command at all).
     Help,
@@ -256,6 +274,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         Sub::HashKey { .. } => {
             return Err("hash-key takes no arguments: it reads the key from standard input".to_string())
         }
+        Sub::Db(DbSub::Init { config }) => Command::DbInit { config },
         Sub::Version => Command::Version,
         Sub::Claude(flags) => Command::Launch(LaunchArgs::new(Agent::Claude, flags)),
         Sub::Codex(flags) => Command::Launch(LaunchArgs::new(Agent::Codex, flags)),
@@ -322,7 +341,7 @@ fn answer_or_refuse(e: &clap::Error, args: &[String]) -> Result<Command, String>
         ErrorKind::DisplayVersion => return Ok(Command::Version),
         ErrorKind::InvalidSubcommand | ErrorKind::UnknownArgument if command.is_none() => {
             let word = args.first().map(String::as_str).unwrap_or_default();
-            format!("unknown command {word:?} (expected serve, check, route, demo, hash-key, claude or codex)")
+            format!("unknown command {word:?} (expected serve, check, route, demo, hash-key, db, claude or codex)")
         }
         ErrorKind::UnknownArgument => {
             let flag = context(ContextKind::InvalidArg).concat();
@@ -384,6 +403,13 @@ mod tests {
         // LiteLLM's spelling.
         let cmd = parse(&args("demo --ssl_certfile_path c.pem --ssl_keyfile_path=k.pem")).unwrap();
         assert_eq!(cmd, Command::Demo { overrides: Overrides { tls: files, ..Overrides::default() } });
+    }
+
+    #[test]
+    fn db_init_with_or_without_a_config() {
+        assert_eq!(parse(&args("db init")).unwrap(), Command::DbInit { config: None });
+        assert_eq!(parse(&args("db init -c c.yaml")).unwrap(), Command::DbInit { config: Some("c.yaml".into()) });
+        assert!(parse(&args("db drop")).is_err());
     }
 
     #[test]
@@ -475,6 +501,7 @@ mod tests {
             argv.extend(args(match command.as_str() {
                 "serve" | "check" => "--config c.yaml",
                 "route" => "--config c.yaml --request r.json",
+                "db" => "init",
                 _ => "",
             }));
             argv.push(flag.clone());

@@ -149,15 +149,7 @@ pub fn serve(
 /// Starts the database thread: it checks the schema now, and goes on trying a database that is
 /// away. Spend that waits for it is kept beside `pointwork.auth.spend_file`, when there is one.
 fn start_database(database: &pointwork_config::Database, config: &Config) -> Result<pointwork_db::Database, String> {
-    let mut settings = pointwork_db::DbSettings::new(database.url.clone());
-    settings.allow_requests_on_db_unavailable = database.allow_requests_on_db_unavailable;
-    settings.master_key = config.master_key.clone();
-    settings.salt_key = std::env::var("LITELLM_SALT_KEY").ok().filter(|k| !k.is_empty());
-    settings.pending_file = config.auth.spend_file.as_ref().map(|p| {
-        let mut path = p.as_os_str().to_owned();
-        path.push(".database-pending");
-        std::path::PathBuf::from(path)
-    });
+    let settings = crate::database::commands::settings(database, config);
     let url = settings.redacted_url();
     let db = pointwork_db::Database::start(settings)?;
     match db.status.is_connected() {

@@ -348,3 +348,74 @@ fn gateway_refuses_management(gateway: &Gateway, key: &str) -> u16 {
     let bearer = format!("Bearer {key}");
     gateway.client().request("POST", "/key/generate", &[("authorization", &bearer)], b"{}").status
 }
+
+fn pointwork(args: &[&str], config: &std::path::Path) -> (bool, String, String) {
+    let out = std::process::Command::new(common::pointwork_bin()).args(args).arg(config).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn db_init_makes_an_empty_database_one_the_gateway_serves_from_and_check_reports_it() {
+    let pg = &server();
+    let url = pg.empty_database("fresh");
+    let mock = Mock::start("m", &[]);
+    let dir = common::TempDir::new("db-init");
+    let path = dir.write("config.yaml", &yaml(&mock, &url, ""));
+    let (ok, _, stderr) = pointwork(&["check", "--config"], &path);
+    assert!(!ok);
+    assert!(stderr.contains("table \"LiteLLM_VerificationToken\" does not exist"), "{stderr}");
+    assert!(stderr.contains("pointwork db init"), "{stderr}");
+
+    for _ in 0..2 {
+        // Twice: what exists stays.
+        let (ok, stdout, stderr) = pointwork(&["db", "init", "--config"], &path);
+        assert!(ok, "{stderr}");
+        assert!(stdout.contains("LiteLLM's tables are there (0 keys, 0 teams, 0 users, 0 models)"), "{stdout}");
+    }
+    let (ok, stdout, stderr) = pointwork(&["check", "--config"], &path);
+    assert!(ok, "{stderr}");
+    let port = url.rsplit(':').next().unwrap().split('/').next().unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "database: postgresql://postgres@127.0.0.1:{port}/fresh: LiteLLM's schema complete; 0 keys"
+        )),
+        "{stdout}"
+    );
+
+    let gateway = start(&yaml(&mock, &url, ""));
+    let r = manage(&gateway, "POST", "/key/generate", r#"{"models": ["gpt"]}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let key = r.json()["key"].as_str().unwrap().to_string();
+    assert_eq!(chat(&gateway, &key, "gpt").status, 200);
+    let (_, stdout, _) = pointwork(&["check", "--config"], &path);
+    assert!(stdout.contains("schema complete; 1 keys, 0 teams"), "{stdout}");
+
+    // A LiteLLM database as its migrations left it is complete already: init changes nothing.
+    let litellm = pg.litellm_database("migrated");
+    let path = dir.write("litellm.yaml", &yaml(&mock, &litellm, ""));
+    let (ok, _, stderr) = pointwork(&["db", "init", "--config"], &path);
+    assert!(ok, "{stderr}");
+}
+
+#[test]
+fn check_says_a_database_away_without_failing() {
+    let mock = Mock::start("m", &[]);
+    let dir = common::TempDir::new("db-away");
+    // A port nothing listens on (bound, then closed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let path = dir.write("config.yaml", &yaml(&mock, &format!("postgresql://u:secret@127.0.0.1:{port}/x"), ""));
+    let (ok, stdout, stderr) = pointwork(&["check", "--config"], &path);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains(&format!("database: postgresql://u:****@127.0.0.1:{port}/x: away (cannot connect")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("secret") && !stderr.contains("secret"));
+    let out = std::process::Command::new(common::pointwork_bin())
+        .args(["db", "init"])
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("db init: no database: set DATABASE_URL"));
+}

@@ -6,6 +6,7 @@
 
 pub mod admit;
 pub mod cache;
+pub mod commands;
 pub mod manage;
 pub mod spend;
 mod texts;
