@@ -2,10 +2,16 @@
 //! LISTEN/NOTIFY on the database they share: every instance that shares keys shares the
 //! database, while Redis is optional, and a notification is delivered when the change commits
 //! — never before the row is there to read. Payloads: `key:<token>`, `team:<team_id>`,
-//! `user:<user_id>`, `models`.
+//! `user:<user_id>`, `models`, and `mark:<instance>-<n>`, which an instance sends itself to learn
+//! that its listener has seen every change it made before (see [`Marks`]).
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures_channel::oneshot;
 use futures_util::future::poll_fn;
-use tokio_postgres::AsyncMessage;
+use tokio_postgres::{AsyncMessage, Client};
 
 use crate::connect::{connect, TlsConnection};
 
@@ -18,6 +24,8 @@ pub(crate) enum Change {
     Team(String),
     User(String),
     Models,
+    /// One instance's mark, meaningless to every other.
+    Mark(String),
 }
 
 impl Change {
@@ -26,6 +34,7 @@ impl Change {
             Some(("key", token)) => Some(Change::Key(token.to_string())),
             Some(("team", id)) => Some(Change::Team(id.to_string())),
             Some(("user", id)) => Some(Change::User(id.to_string())),
+            Some(("mark", mark)) => Some(Change::Mark(mark.to_string())),
             _ if payload == "models" => Some(Change::Models),
             _ => None,
         }
@@ -37,6 +46,7 @@ impl Change {
             Change::Team(id) => format!("team:{id}"),
             Change::User(id) => format!("user:{id}"),
             Change::Models => "models".to_string(),
+            Change::Mark(mark) => format!("mark:{mark}"),
         }
     }
 }
@@ -77,13 +87,60 @@ pub(crate) async fn listen(
     }
 }
 
+/// Read-your-writes for the management API: a change answered on this instance has reached
+/// this instance's caches. The call's statement sent its notifications when it committed; a
+/// mark sent after it on the same connection arrives after them (PostgreSQL delivers in commit
+/// order), so once the listener sees the mark, it has acted on the change.
+pub(crate) struct Marks {
+    instance: u64,
+    next: Cell<u64>,
+    waiting: RefCell<HashMap<String, oneshot::Sender<()>>>,
+}
+
+/// How long a management call waits for its mark (the listener may be away: then the change
+/// reaches this instance when it listens again, which forgets every cached key).
+const MARK_WAIT: Duration = Duration::from_secs(1);
+
+impl Marks {
+    pub(crate) fn new() -> Marks {
+        let clock = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+        Marks {
+            instance: clock ^ (u64::from(std::process::id()) << 32),
+            next: Cell::new(0),
+            waiting: RefCell::default(),
+        }
+    }
+
+    /// Returns once this instance's listener saw what `client` committed before (or after
+    /// [`MARK_WAIT`]).
+    pub(crate) async fn caught_up(&self, client: &Client) {
+        let mark = format!("{:x}-{}", self.instance, self.next.get());
+        self.next.set(self.next.get() + 1);
+        let (seen, on_seen) = oneshot::channel();
+        self.waiting.borrow_mut().insert(mark.clone(), seen);
+        let payload = Change::Mark(mark.clone()).payload();
+        if client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload]).await.is_ok() {
+            let _ = tokio::time::timeout(MARK_WAIT, on_seen).await;
+        }
+        self.waiting.borrow_mut().remove(&mark);
+    }
+
+    /// The listener saw `mark` (another instance's marks wake no one).
+    pub(crate) fn seen(&self, mark: &str) {
+        if let Some(seen) = self.waiting.borrow_mut().remove(mark) {
+            let _ = seen.send(());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Change;
 
     #[test]
     fn payloads_round_trip() {
-        for c in [Change::Key("ab".into()), Change::Team("t:1".into()), Change::User("u".into()), Change::Models] {
+        let changes = [Change::Key("ab".into()), Change::Team("t:1".into()), Change::User("u".into()), Change::Models];
+        for c in changes.into_iter().chain([Change::Mark("5f-1".into())]) {
             assert_eq!(Change::parse(&c.payload()), Some(c));
         }
         assert_eq!(Change::parse("nonsense"), None);

@@ -58,6 +58,7 @@ struct Thread {
     settings: Arc<DbSettings>,
     status: Arc<DbStatus>,
     client: RefCell<Option<Rc<Client>>>,
+    marks: notify::Marks,
     keys: RefCell<Keys>,
     buffer: RefCell<Buffer>,
 }
@@ -75,6 +76,7 @@ async fn run(
         settings,
         status,
         client: RefCell::new(None),
+        marks: notify::Marks::new(),
         keys: RefCell::new(Keys { negative, ..Keys::default() }),
         buffer: RefCell::new(Buffer::default()),
     });
@@ -119,7 +121,14 @@ async fn run(
                 let thread = thread.clone();
                 tokio::task::spawn_local(async move {
                     let answer = match thread.current() {
-                        Some(client) => manage::handle(&manage::Ctx { client }, &call).await,
+                        Some(client) => {
+                            let answer = manage::handle(&manage::Ctx { client: client.clone() }, &call).await;
+                            // A change answered here is in this instance's caches already.
+                            if call.method == "POST" && answer.status == 200 {
+                                thread.marks.caught_up(&client).await;
+                            }
+                            answer
+                        }
                         None => ManageReply::unavailable(&thread.status.last_error()),
                     };
                     let _ = reply.send(answer);
@@ -229,6 +238,9 @@ impl Thread {
     /// Forgets what changed: the entries it touches are retired (a shard holding one asks
     /// again), and a key is no longer known as wrong.
     fn changed(&self, change: &Change) {
+        if let Change::Mark(mark) = change {
+            return self.marks.seen(mark);
+        }
         let mut keys = self.keys.borrow_mut();
         match change {
             Change::Key(token) => {
@@ -241,7 +253,7 @@ impl Thread {
             }
             Change::Team(id) => keys.retire_where(|r| r.team.as_ref().is_some_and(|t| &t.team_id == id)),
             Change::User(id) => keys.retire_where(|r| r.user_id.as_ref() == Some(id)),
-            Change::Models => {}
+            Change::Models | Change::Mark(_) => {}
         }
         self.status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
     }

@@ -3,12 +3,31 @@
 
 use crate::access_log::civil_from_days;
 
-/// A float as Python's `str()` writes it: `1.0`, `0.0012`, `25.5`.
+/// A float as Python's `str()` writes it: the shortest digits that read back the same, `1.0`,
+/// `0.0012`, `25.5` — and `1e-06`, `1.5e+16` past Python's bounds for plain digits (a decimal
+/// point more than four places before the first digit, or more than sixteen after it).
 pub(crate) fn py_float(value: f64) -> String {
-    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e16 {
-        format!("{value:.1}")
+    if !value.is_finite() {
+        return if value.is_nan() {
+            "nan".into()
+        } else if value > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
+    }
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if value != 0.0 && !(-4..16).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exponent.abs());
+    }
+    let plain = format!("{value}");
+    if plain.contains('.') {
+        plain
     } else {
-        format!("{value}")
+        plain + ".0"
     }
 }
 
@@ -44,5 +63,33 @@ mod tests {
         assert_eq!(py_datetime(1_704_067_200.25), "2024-01-01 00:00:00.250000+00:00");
         assert_eq!(utc_minute(1_704_067_260), "2024-01-01 00:01:00 UTC");
         assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+}
+
+#[cfg(test)]
+mod float_tests {
+    use super::py_float;
+
+    #[test]
+    fn floats_read_as_pythons_str() {
+        // Each pair as `python3 -c 'print(str(x))'` prints it.
+        for (value, python) in [
+            (1.0, "1.0"),
+            (0.0, "0.0"),
+            (25.5, "25.5"),
+            (0.0012, "0.0012"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1e-6, "1e-06"),
+            (1.5e-7, "1.5e-07"),
+            (0.06, "0.06"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (123456789012345678.0, "1.2345678901234568e+17"),
+            (-2.5e-5, "-2.5e-05"),
+        ] {
+            assert_eq!(py_float(value), python, "{value:?}");
+        }
     }
 }
