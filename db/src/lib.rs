@@ -17,6 +17,7 @@ mod account;
 mod connect;
 pub mod duration;
 mod key_row;
+mod limited;
 pub mod manage;
 mod notify;
 pub mod schema;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 use futures_channel::oneshot;
 
 pub use account::{means_every_model, Account, KeyEntry, KeyRecord, TeamRecord};
+pub use limited::LimitedMeters;
 pub use manage::{ManageCall, ManageReply};
 pub use settings::DbSettings;
 pub use spend::SpendRow;
@@ -63,6 +65,8 @@ pub struct Database {
     queue: tokio::sync::mpsc::Sender<Command>,
     pub status: Arc<DbStatus>,
     pub settings: Arc<DbSettings>,
+    /// The keys' and teams' meters with rpm / tpm, for the cluster's reconcile.
+    pub limited: Arc<LimitedMeters>,
 }
 
 impl Database {
@@ -73,10 +77,11 @@ impl Database {
     pub fn start(settings: DbSettings) -> Result<Database, String> {
         let settings = Arc::new(settings);
         let status = Arc::new(DbStatus::default());
+        let limited = Arc::new(LimitedMeters::default());
         let (queue, commands) = tokio::sync::mpsc::channel(QUEUE);
-        let started = thread::spawn(settings.clone(), status.clone(), commands)?;
+        let started = thread::spawn(settings.clone(), status.clone(), limited.clone(), commands)?;
         started.recv().map_err(|_| "database thread ended at start".to_string())??;
-        Ok(Database { queue, status, settings })
+        Ok(Database { queue, status, settings, limited })
     }
 
     /// Asks for the key with this SHA-256; `None` when the thread's queue is full (answer as

@@ -11,6 +11,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
+use pointwork_core::KeyLimits;
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config};
 
@@ -19,7 +20,7 @@ use crate::connect::connect;
 use crate::manage::{self, ManageReply};
 use crate::notify::{self, Change};
 use crate::spend::{self, Buffer, SpendRow};
-use crate::{key_row, schema, Command, DbSettings, DbStatus, Lookup};
+use crate::{key_row, schema, Command, DbSettings, DbStatus, LimitedMeters, Lookup};
 
 /// How long a wrong key stays known as wrong: a key another proxy (LiteLLM's) creates on the
 /// same database is found after at most this long.
@@ -32,6 +33,7 @@ const RESET_EVERY: Duration = Duration::from_secs(30);
 pub(crate) fn spawn(
     settings: Arc<DbSettings>,
     status: Arc<DbStatus>,
+    limited: Arc<LimitedMeters>,
     commands: mpsc::Receiver<Command>,
 ) -> Result<std::sync::mpsc::Receiver<Result<(), String>>, String> {
     let config = crate::connect::parse(&settings.url)?;
@@ -47,7 +49,7 @@ pub(crate) fn spawn(
                 }
             };
             let local = tokio::task::LocalSet::new();
-            local.block_on(&runtime, run(config, settings, status, commands, started));
+            local.block_on(&runtime, run(config, settings, status, limited, commands, started));
         })
         .map_err(|e| format!("cannot start the database thread: {e}"))?;
     Ok(on_start)
@@ -66,6 +68,7 @@ async fn run(
     config: Config,
     settings: Arc<DbSettings>,
     status: Arc<DbStatus>,
+    limited: Arc<LimitedMeters>,
     mut commands: mpsc::Receiver<Command>,
     started: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
@@ -75,7 +78,7 @@ async fn run(
         settings,
         status,
         client: RefCell::new(None),
-        keys: RefCell::new(Keys { negative, ..Keys::default() }),
+        keys: RefCell::new(Keys { negative, limited, ..Keys::default() }),
         buffer: RefCell::new(Buffer::default()),
     });
     match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
@@ -393,6 +396,8 @@ struct Keys {
     waiting: HashMap<[u8; 32], Vec<oneshot::Sender<Lookup>>>,
     /// `key:<token>`, `team:<id>`, `user:<id>` → the account every entry of it shares.
     accounts: HashMap<String, Weak<Account>>,
+    /// The meters of keys and teams with rpm / tpm, shared with the cluster thread.
+    limited: Arc<LimitedMeters>,
 }
 
 impl Keys {
@@ -402,6 +407,12 @@ impl Keys {
         let team = team.map(|id| self.account(id, record.team_spend));
         let user = record.user_id.as_ref().map(|u| format!("user:{u}"));
         let user = user.map(|id| self.account(id, record.user_spend));
+        let limits = KeyLimits { rpm: record.rpm_limit, tpm: record.tpm_limit, ..KeyLimits::default() };
+        self.limited.register(format!("key:{}", record.token), limits, &key.meter);
+        if let (Some(t), Some(account)) = (&record.team, &team) {
+            let limits = KeyLimits { rpm: t.rpm_limit, tpm: t.tpm_limit, ..KeyLimits::default() };
+            self.limited.register(format!("team:{}", t.team_id), limits, &account.meter);
+        }
         if self.accounts.len() > 2 * self.entries.len() + 1024 {
             self.accounts.retain(|_, a| a.strong_count() > 0);
         }

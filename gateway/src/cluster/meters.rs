@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pointwork_core::{KeyLimits, KeyMeter, MeterWindows, OthersCounts, OwnCounts};
+use pointwork_db::LimitedMeters;
 
 use crate::routes::Routes;
 
@@ -76,10 +77,16 @@ impl Meters {
         }
     }
 
-    /// One reconcile of every limited meter of `routes`; returns the instances sharing.
-    pub(super) fn reconcile(&self, con: &mut redis::Connection, routes: &Routes) -> redis::RedisResult<u64> {
+    /// One reconcile of every limited meter of `routes` and of the database's keys and
+    /// teams; returns the instances sharing.
+    pub(super) fn reconcile(
+        &self,
+        con: &mut redis::Connection,
+        routes: &Routes,
+        database: Option<&LimitedMeters>,
+    ) -> redis::RedisResult<u64> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let shared = shared_meters(routes);
+        let shared = shared_meters(routes, database);
         let mut invocation = self.script.prepare_invoke();
         invocation
             .key(format!("{}:instances", self.prefix))
@@ -123,8 +130,8 @@ impl Meters {
     }
 
     /// Every meter goes on alone (Redis is out of reach).
-    pub(super) fn unshare(&self, routes: &Routes) {
-        for s in shared_meters(routes) {
+    pub(super) fn unshare(&self, routes: &Routes, database: Option<&LimitedMeters>) {
+        for s in shared_meters(routes, database) {
             s.meter.unshared();
         }
     }
@@ -172,9 +179,10 @@ fn counted(limits: &KeyLimits) -> Vec<Counter> {
     kinds
 }
 
-/// The limited meters: virtual keys (by the SHA-256 the config names them by, never a key)
-/// and policies with a daily budget (by policy id).
-fn shared_meters(routes: &Routes) -> Vec<Shared> {
+/// The limited meters: virtual keys (by the SHA-256 the config names them by, never a key),
+/// policies with a daily budget (by policy id), and the database's keys (by `token`, the same
+/// SHA-256) and teams (by `team_id`) with rpm / tpm.
+fn shared_meters(routes: &Routes, database: Option<&LimitedMeters>) -> Vec<Shared> {
     let keys = routes.keys.virtual_keys().map(|k| Shared {
         id: format!("key:{}", k.digest_hex()),
         limits: k.limits.clone(),
@@ -187,5 +195,6 @@ fn shared_meters(routes: &Routes) -> Vec<Shared> {
             meter: meter.clone(),
         })
     });
-    keys.chain(policies).filter(|s| !counted(&s.limits).is_empty()).collect()
+    let database = database.into_iter().flat_map(LimitedMeters::live).map(|(id, limits, meter)| Shared { id, limits, meter });
+    keys.chain(policies).chain(database).filter(|s| !counted(&s.limits).is_empty()).collect()
 }

@@ -148,7 +148,8 @@ impl Publisher {
 
     fn reconcile(&mut self, con: &mut redis::Connection) -> redis::RedisResult<()> {
         let routes = self.hub.routes.load_full();
-        match self.meters.reconcile(con, &routes) {
+        let database = self.hub.database.get().map(|db| &*db.limited);
+        match self.meters.reconcile(con, &routes, database) {
             Ok(instances) => {
                 self.status.syncs.fetch_add(1, Ordering::Relaxed);
                 self.status.instances.store(instances, Ordering::Relaxed);
@@ -216,7 +217,7 @@ impl Publisher {
 
     /// Each meter admits on its own counts and the others' last known ones, without a share.
     fn unshare(&mut self) {
-        self.meters.unshare(&self.hub.routes.load_full());
+        self.meters.unshare(&self.hub.routes.load_full(), self.hub.database.get().map(|db| &*db.limited));
         self.status.instances.store(0, Ordering::Relaxed);
     }
 }

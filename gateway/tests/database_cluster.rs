@@ -1,0 +1,151 @@
+//! Database keys' and teams' limits shared by several instances (issue 31): two gateways on one
+//! PostgreSQL (LiteLLM's schema) and one `redis-server`, a row as LiteLLM writes it, requests
+//! alternating between the instances — the limit holds for the pair, not for each.
+
+mod common;
+#[path = "../../db/tests/support/postgres.rs"]
+mod postgres;
+#[allow(dead_code)]
+#[path = "cluster/redis_server.rs"]
+mod redis_server;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::{chat_body, config, deployment, priced, Gateway, GatewayOptions, Mock, Response};
+use pointwork_gateway::keys::digest_hex;
+use postgres::Postgres;
+use redis_server::RedisServer;
+
+const MASTER: &str = "sk-master-2718";
+
+fn start(mock: &Mock, url: &str, redis: &RedisServer, name: &str) -> Gateway {
+    let yaml = config(
+        &[priced(mock), deployment("big", "dep-big", "openai/gpt-4o", mock, "")],
+        &format!(
+            "general_settings:\n  master_key: {MASTER}\n  database_url: {url}\nrouter_settings:\n  redis_host: 127.0.0.1\n  redis_port: {}\npointwork:\n  cluster: {{instance: {name}, sync_interval: 50ms}}\n",
+            redis.port
+        ),
+    );
+    let gateway = Gateway::start_with(&yaml, GatewayOptions { shards: 2, ..GatewayOptions::default() });
+    gateway.process.wait_for_stderr("cluster: Redis at", Duration::from_secs(10));
+    gateway
+}
+
+fn chat(gateway: &Gateway, key: &str, model: &str) -> Response {
+    let bearer = format!("Bearer {key}");
+    let body = chat_body(model, false);
+    gateway.client().request("POST", "/v1/chat/completions", &[("authorization", &bearer)], body.as_bytes())
+}
+
+fn metric(gateway: &Gateway, name: &str) -> f64 {
+    let text = gateway.get("/metrics").text();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
+}
+
+/// Waits until both instances reconciled twice more: each has published what it counted and
+/// read what the other did.
+fn reconciled(gateways: [&Gateway; 2]) {
+    for g in gateways {
+        let before = metric(g, "pointwork_cluster_syncs_total");
+        common::wait_until(Duration::from_secs(5), "two reconciles", || {
+            metric(g, "pointwork_cluster_syncs_total") >= before + 2.0
+        });
+    }
+}
+
+/// Per-minute limits start over with the minute: a test of them starts early in one.
+fn early_in_a_minute() -> u64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    if now % 60 > 40 {
+        std::thread::sleep(Duration::from_secs(61 - now % 60));
+    }
+    minute_now()
+}
+
+fn minute_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() / 60
+}
+
+fn insert_key(pg: &Postgres, db: &str, key: &str, columns: &str, values: &str) {
+    let token = digest_hex(key.as_bytes());
+    let name = format!("sk-...{}", &key[key.len() - 4..]);
+    pg.psql(
+        db,
+        &format!(
+            "INSERT INTO \"LiteLLM_VerificationToken\" (token, key_name, models, spend{columns}) \
+             VALUES ('{token}', '{name}', '{{}}', 0{values})"
+        ),
+    );
+}
+
+/// Sends `limit` requests alternating between `a` and `b` (each instance seeing the other's
+/// count before the next), all admitted; then one more on each, refused. Returns a refusal.
+fn alternate_until_refused(a: &Gateway, b: &Gateway, key: &str, limit: usize) -> Response {
+    let minute = early_in_a_minute();
+    for i in 0..limit {
+        let gateway = if i % 2 == 0 { a } else { b };
+        let r = chat(gateway, key, "gpt");
+        assert_eq!(r.status, 200, "request {} of {limit}: {}", i + 1, r.text());
+        reconciled([a, b]);
+    }
+    let refused = [chat(a, key, "gpt"), chat(b, key, "gpt")];
+    assert_eq!(minute_now(), minute, "the minute turned during the test");
+    for r in &refused {
+        assert_eq!(r.status, 429, "{}", r.text());
+        assert_eq!(r.header("retry-after"), Some("60"));
+    }
+    refused.into_iter().next().unwrap()
+}
+
+fn message(r: &Response) -> (String, String) {
+    let e = &r.json()["error"];
+    (e["type"].as_str().unwrap_or("").to_string(), e["message"].as_str().unwrap_or("").to_string())
+}
+
+#[test]
+fn a_database_keys_and_teams_rpm_hold_across_two_instances() {
+    let redis = RedisServer::start();
+    let pg = Postgres::start();
+    let db = "shared_rpm";
+    let url = pg.litellm_database(db);
+    insert_key(&pg, db, "sk-rpm-six-000000001", ", rpm_limit, key_alias", ", 6, 'six'");
+    pg.psql(db, "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend, rpm_limit) VALUES ('t-four', '{}', 0, 4)");
+    insert_key(&pg, db, "sk-team-four-0000001", ", team_id", ", 't-four'");
+    insert_key(&pg, db, "sk-team-four-0000002", ", team_id", ", 't-four'");
+    let mock = Mock::start("m", &[]);
+    let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
+    for g in [&a, &b] {
+        common::wait_until(Duration::from_secs(5), "2 instances share", || {
+            metric(g, "pointwork_cluster_instances") == 2.0
+        });
+    }
+
+    let refused = alternate_until_refused(&a, &b, "sk-rpm-six-000000001", 6);
+    let token = digest_hex(b"sk-rpm-six-000000001");
+    let (kind, text) = message(&refused);
+    assert_eq!(kind, "throttling_error");
+    let expected = format!("Rate limit exceeded for api_key: {token}. Limit type: requests. Current limit: 6, Remaining: 0. Limit resets at: ");
+    assert!(text.starts_with(&expected) && text.ends_with(" UTC"), "{text}");
+
+    // The team's 4 a minute, spread over its two keys and the two instances.
+    let minute = early_in_a_minute();
+    for (i, key) in ["sk-team-four-0000001", "sk-team-four-0000002"].iter().cycle().take(4).enumerate() {
+        let gateway = if i % 2 == 0 { &a } else { &b };
+        assert_eq!(chat(gateway, key, "gpt").status, 200, "team request {}", i + 1);
+        reconciled([&a, &b]);
+    }
+    for (gateway, key) in [(&a, "sk-team-four-0000002"), (&b, "sk-team-four-0000001")] {
+        let r = chat(gateway, key, "gpt");
+        assert_eq!(r.status, 429, "{}", r.text());
+        let (kind, text) = message(&r);
+        assert_eq!(kind, "throttling_error");
+        assert!(
+            text.starts_with("Rate limit exceeded for team: t-four. Limit type: requests. Current limit: 4, Remaining: 0."),
+            "{text}"
+        );
+    }
+    assert_eq!(minute_now(), minute, "the minute turned during the test");
+}
