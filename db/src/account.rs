@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use pointwork_core::KeyMeter;
 
+use crate::model_budget::{ModelBudget, ModelMeter};
+
 const MICROS: f64 = 1_000_000.0;
 
 /// The spend and limits' counters of one key, team or user on this instance.
@@ -105,8 +107,8 @@ pub struct KeyRecord {
     pub rpm_limit: Option<u64>,
     pub tpm_limit: Option<u64>,
     pub max_parallel_requests: Option<u64>,
-    /// `model_max_budget`: per model, `{"budget_limit": dollars, "time_period": "1d"}`.
-    pub model_max_budget: HashMap<String, f64>,
+    /// `model_max_budget`'s enforced entries (those with a `time_period`).
+    pub model_max_budget: Vec<ModelBudget>,
     /// `model_spend`: what the key spent per model, as the database holds it.
     pub model_spend: HashMap<String, f64>,
     /// `aliases`: a model name the key asks for → the model it means.
@@ -145,6 +147,8 @@ pub struct KeyEntry {
     pub key: Arc<Account>,
     pub team: Option<Arc<Account>>,
     pub user: Option<Arc<Account>>,
+    /// `model_max_budget`, each entry with its spend this period.
+    pub model_meters: Vec<ModelMeter>,
     stale: AtomicBool,
 }
 
@@ -154,8 +158,9 @@ impl KeyEntry {
         key: Arc<Account>,
         team: Option<Arc<Account>>,
         user: Option<Arc<Account>>,
+        model_meters: Vec<ModelMeter>,
     ) -> KeyEntry {
-        KeyEntry { record, key, team, user, stale: AtomicBool::new(false) }
+        KeyEntry { record, key, team, user, model_meters, stale: AtomicBool::new(false) }
     }
 
     pub fn is_stale(&self) -> bool {

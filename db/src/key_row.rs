@@ -50,7 +50,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
         rpm_limit: limit(row.get("rpm_limit")),
         tpm_limit: limit(row.get("tpm_limit")),
         max_parallel_requests: limit(row.get::<_, Option<i32>>("max_parallel_requests").map(i64::from)),
-        model_max_budget: model_budgets(row.get("model_max_budget")),
+        model_max_budget: crate::model_budget::parse(row.get("model_max_budget")),
         model_spend: numbers(row.get("model_spend")),
         aliases: strings(row.get("aliases")),
         tags: metadata.as_ref().map(tags).unwrap_or_default(),
@@ -67,17 +67,6 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
 /// A limit column: NULL or negative = none.
 fn limit(value: Option<i64>) -> Option<u64> {
     value.and_then(|v| u64::try_from(v).ok())
-}
-
-/// `model_max_budget`: `{"gpt-4o": {"budget_limit": 10, "time_period": "1d"}}` (or a bare number).
-fn model_budgets(value: Option<Value>) -> HashMap<String, f64> {
-    let Some(Value::Object(map)) = value else { return HashMap::new() };
-    map.into_iter()
-        .filter_map(|(model, v)| {
-            let limit = v.get("budget_limit").and_then(Value::as_f64).or_else(|| v.as_f64())?;
-            Some((model, limit))
-        })
-        .collect()
 }
 
 fn numbers(value: Option<Value>) -> HashMap<String, f64> {

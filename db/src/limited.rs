@@ -1,7 +1,8 @@
 //! The database keys' and teams' meters that have a limit to share: what the cluster thread
 //! reconciles through Redis beside the config keys' (so that `rpm_limit: 6` means 6 a minute
 //! across every instance, as LiteLLM's Redis-backed limiter does). The database thread adds a
-//! meter when it reads a row with rpm / tpm; the cluster thread reads the list every
+//! meter when it reads a row with rpm / tpm (or a `model_max_budget` entry: its spend this
+//! period); the cluster thread reads the list every
 //! `sync_interval`. Neither is on a request's way: a request only touches its own meter.
 
 use std::collections::HashMap;
@@ -9,19 +10,19 @@ use std::sync::{Arc, Mutex, Weak};
 
 use pointwork_core::{KeyLimits, KeyMeter};
 
-/// Meters by their id in Redis: `key:<token>` (the key's SHA-256, as config keys are named)
-/// and `team:<team_id>`.
+/// Meters by their id in Redis: `key:<token>` (the key's SHA-256, as config keys are named),
+/// `team:<team_id>`, and `key:<token>:model:<model>:<time_period>`.
 #[derive(Debug, Default)]
 pub struct LimitedMeters {
     meters: Mutex<HashMap<String, (KeyLimits, Weak<KeyMeter>)>>,
 }
 
 impl LimitedMeters {
-    /// Shares `meter` under `id` with `limits` (the row's latest); a meter without rpm or tpm
-    /// leaves the list.
+    /// Shares `meter` under `id` with `limits` (the row's latest); a meter without rpm, tpm or
+    /// a budget leaves the list.
     pub(crate) fn register(&self, id: String, limits: KeyLimits, meter: &Arc<KeyMeter>) {
         let mut meters = self.meters.lock().unwrap_or_else(|e| e.into_inner());
-        if limits.rpm.is_none() && limits.tpm.is_none() {
+        if limits.rpm.is_none() && limits.tpm.is_none() && limits.max_budget.is_none() {
             meters.remove(&id);
         } else {
             meters.insert(id, (limits, Arc::downgrade(meter)));
@@ -32,10 +33,7 @@ impl LimitedMeters {
     pub fn live(&self) -> Vec<(String, KeyLimits, Arc<KeyMeter>)> {
         let mut meters = self.meters.lock().unwrap_or_else(|e| e.into_inner());
         meters.retain(|_, (_, meter)| meter.strong_count() > 0);
-        meters
-            .iter()
-            .filter_map(|(id, (limits, meter))| Some((id.clone(), limits.clone(), meter.upgrade()?)))
-            .collect()
+        meters.iter().filter_map(|(id, (limits, meter))| Some((id.clone(), limits.clone(), meter.upgrade()?))).collect()
     }
 }
 

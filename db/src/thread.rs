@@ -11,13 +11,14 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
-use pointwork_core::KeyLimits;
+use pointwork_core::{KeyLimits, KeyMeter};
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config};
 
 use crate::account::{Account, KeyEntry, KeyRecord};
 use crate::connect::connect;
 use crate::manage::{self, ManageReply};
+use crate::model_budget::{ModelBudget, ModelMeter};
 use crate::notify::{self, Change};
 use crate::spend::{self, Buffer, SpendRow};
 use crate::{key_row, schema, Command, DbSettings, DbStatus, LimitedMeters, Lookup};
@@ -398,6 +399,8 @@ struct Keys {
     accounts: HashMap<String, Weak<Account>>,
     /// The meters of keys and teams with rpm / tpm, shared with the cluster thread.
     limited: Arc<LimitedMeters>,
+    /// `key:<token>:model:<model>:<period>` → its `model_max_budget` meter.
+    model_meters: HashMap<String, Weak<KeyMeter>>,
 }
 
 impl Keys {
@@ -413,10 +416,22 @@ impl Keys {
             let limits = KeyLimits { rpm: t.rpm_limit, tpm: t.tpm_limit, ..KeyLimits::default() };
             self.limited.register(format!("team:{}", t.team_id), limits, &account.meter);
         }
+        let model_meters = record.model_max_budget.iter().map(|b| self.model_meter(&record.token, b)).collect();
         if self.accounts.len() > 2 * self.entries.len() + 1024 {
             self.accounts.retain(|_, a| a.strong_count() > 0);
+            self.model_meters.retain(|_, m| m.strong_count() > 0);
         }
-        Arc::new(KeyEntry::new(record, key, team, user))
+        Arc::new(KeyEntry::new(record, key, team, user, model_meters))
+    }
+
+    /// A `model_max_budget` entry's meter: the same one for as long as an entry of the key has
+    /// the same model and period (its spend outlives a change to the row).
+    fn model_meter(&mut self, token: &str, budget: &ModelBudget) -> ModelMeter {
+        let id = budget.meter_id(token);
+        let meter = self.model_meters.get(&id).and_then(Weak::upgrade).unwrap_or_default();
+        self.model_meters.insert(id.clone(), Arc::downgrade(&meter));
+        self.limited.register(id, budget.limits(), &meter);
+        ModelMeter { budget: budget.clone(), meter }
     }
 
     fn account(&mut self, id: String, db_spend: f64) -> Arc<Account> {

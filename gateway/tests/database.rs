@@ -348,3 +348,28 @@ fn gateway_refuses_management(gateway: &Gateway, key: &str) -> u16 {
     let bearer = format!("Bearer {key}");
     gateway.client().request("POST", "/key/generate", &[("authorization", &bearer)], b"{}").status
 }
+
+#[test]
+fn a_keys_model_max_budget_refuses_that_model_once_spent_and_serves_the_others() {
+    let pg = &server();
+    let url = pg.litellm_database("model_budget");
+    let db = "model_budget";
+    let budget = r#"{"gpt": {"budget_limit": 0.0001, "time_period": "1d"}, "big": {"budget_limit": 5}}"#;
+    insert_key(pg, db, "sk-modelbudget-00001", ", model_max_budget, key_alias", &format!(", '{budget}', 'mb'"));
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, ""));
+    // 0.03 a request: the first spends more than 0.0001 on gpt.
+    assert_eq!(chat(&gateway, "sk-modelbudget-00001", "gpt").status, 200);
+    let token = digest_hex(b"sk-modelbudget-00001");
+    assert_eq!(
+        error(&chat(&gateway, "sk-modelbudget-00001", "gpt")),
+        (
+            422,
+            "budget_exceeded".into(),
+            format!("LiteLLM Virtual Key: {token}, key_alias: mb, exceeded budget for model=gpt")
+        )
+    );
+    for _ in 0..3 {
+        assert_eq!(chat(&gateway, "sk-modelbudget-00001", "big").status, 200, "another model still serves");
+    }
+}

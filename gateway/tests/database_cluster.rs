@@ -143,9 +143,36 @@ fn a_database_keys_and_teams_rpm_hold_across_two_instances() {
         let (kind, text) = message(&r);
         assert_eq!(kind, "throttling_error");
         assert!(
-            text.starts_with("Rate limit exceeded for team: t-four. Limit type: requests. Current limit: 4, Remaining: 0."),
+            text.starts_with(
+                "Rate limit exceeded for team: t-four. Limit type: requests. Current limit: 4, Remaining: 0."
+            ),
             "{text}"
         );
     }
     assert_eq!(minute_now(), minute, "the minute turned during the test");
+}
+
+#[test]
+fn a_model_budget_spent_on_one_instance_refuses_on_the_other() {
+    let redis = RedisServer::start();
+    let pg = Postgres::start();
+    let db = "shared_model_budget";
+    let url = pg.litellm_database(db);
+    let budget = r#"{"gpt": {"budget_limit": 0.05, "time_period": "1d"}}"#;
+    insert_key(&pg, db, "sk-model-budget-0001", ", model_max_budget", &format!(", '{budget}'"));
+    let mock = Mock::start("m", &[]);
+    let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
+    // 0.03 a request: one on each instance spends 0.06 of the pair's 0.05.
+    assert_eq!(chat(&a, "sk-model-budget-0001", "gpt").status, 200);
+    assert_eq!(chat(&b, "sk-model-budget-0001", "gpt").status, 200);
+    let token = digest_hex(b"sk-model-budget-0001");
+    for g in [&a, &b] {
+        common::wait_until(Duration::from_secs(5), "the pair's spend refuses", || {
+            chat(g, "sk-model-budget-0001", "gpt").status == 422
+        });
+        let (kind, text) = message(&chat(g, "sk-model-budget-0001", "gpt"));
+        assert_eq!(kind, "budget_exceeded");
+        assert_eq!(text, format!("LiteLLM Virtual Key: {token}, key_alias: None, exceeded budget for model=gpt"));
+        assert_eq!(chat(g, "sk-model-budget-0001", "big").status, 200, "another model still serves");
+    }
 }

@@ -195,6 +195,7 @@ fn shared_meters(routes: &Routes, database: Option<&LimitedMeters>) -> Vec<Share
             meter: meter.clone(),
         })
     });
-    let database = database.into_iter().flat_map(LimitedMeters::live).map(|(id, limits, meter)| Shared { id, limits, meter });
+    let database =
+        database.into_iter().flat_map(LimitedMeters::live).map(|(id, limits, meter)| Shared { id, limits, meter });
     keys.chain(policies).chain(database).filter(|s| !counted(&s.limits).is_empty()).collect()
 }

@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use pointwork_core::{DeploymentIdx, KeyLimits, Rng, RouteKind};
 use pointwork_db::SpendRow;
 
+use crate::clock::unix_now;
 use crate::routers::Cx;
 use crate::usage::Usage;
 
@@ -19,11 +20,14 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     let deployment = snap.deployment(idx);
     let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
+    if let Some(m) = super::admit::model_meter(entry, &cx.extracted.facts.model, snap) {
+        m.charge(dollars, unix_now());
+    }
     let r = &entry.record;
     // The key's tokens are its meter's already (`record`); a team's tpm counts them here.
     if let (Some(team), Some(account)) = (&r.team, &entry.team) {
         if team.tpm_limit.is_some() {
-            account.meter.record(&KeyLimits::default(), usage.total_tokens, None, crate::clock::unix_now());
+            account.meter.record(&KeyLimits::default(), usage.total_tokens, None, unix_now());
         }
     }
     let end = SystemTime::now();
