@@ -7,8 +7,9 @@ use tokio_postgres::Row;
 
 use crate::account::{KeyRecord, TeamRecord};
 
-/// The key's row joined with its team's and user's, by `token` ($1).
-pub(crate) const SELECT_KEY: &str = r#"
+/// Keys' rows joined with their teams' and users', by `token` (any of $1, a `text[]`): one
+/// key looked up, or many read again.
+pub(crate) const SELECT_KEYS: &str = r#"
 SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS blocked,
        extract(epoch FROM k.expires)::float8 AS expires, k.max_budget, k.budget_duration,
        k.rpm_limit, k.tpm_limit, k.max_parallel_requests, k.model_max_budget, k.model_spend,
@@ -20,7 +21,7 @@ SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS
 FROM "LiteLLM_VerificationToken" k
 LEFT JOIN "LiteLLM_TeamTable" t ON t.team_id = k.team_id
 LEFT JOIN "LiteLLM_UserTable" u ON u.user_id = k.user_id
-WHERE k.token = $1"#;
+WHERE k.token = ANY($1)"#;
 
 pub(crate) fn record(row: &Row) -> KeyRecord {
     let token: String = row.get("token");

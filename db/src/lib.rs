@@ -21,6 +21,7 @@ mod limited;
 pub mod manage;
 mod model_budget;
 mod notify;
+mod refresh;
 pub mod schema;
 mod settings;
 mod spend;

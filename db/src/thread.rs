@@ -20,6 +20,7 @@ use crate::connect::connect;
 use crate::manage::{self, ManageReply};
 use crate::model_budget::{ModelBudget, ModelMeter};
 use crate::notify::{self, Change};
+use crate::refresh;
 use crate::spend::{self, Buffer, SpendRow};
 use crate::{key_row, schema, Command, DbSettings, DbStatus, LimitedMeters, Lookup};
 
@@ -193,7 +194,7 @@ impl Thread {
         self.status.lookups.fetch_add(1, Ordering::Relaxed);
         let this = self.clone();
         tokio::task::spawn_local(async move {
-            let found = client.query_opt(key_row::SELECT_KEY, &[&hex(&digest)]).await;
+            let found = client.query_opt(key_row::SELECT_KEYS, &[&vec![hex(&digest)]]).await;
             let mut keys = this.keys.borrow_mut();
             let answer = match found {
                 Ok(Some(row)) => {
@@ -296,11 +297,60 @@ async fn listen_loop(thread: Rc<Thread>) {
     }
 }
 
+/// Writes spend every `flush_interval`, and reads the cached keys again every
+/// `refresh_interval` — on the same connection and task, so that a refresh's spend figures never
+/// cross a batch's.
 async fn flush_loop(thread: Rc<Thread>) {
     let mut writer: Option<Client> = None;
+    let mut cursor = refresh::Cursor::default();
+    let settings = thread.settings.clone();
+    let mut next_refresh = Instant::now() + settings.refresh_interval;
     loop {
-        tokio::time::sleep(thread.settings.flush_interval).await;
+        tokio::time::sleep(settings.flush_interval.min(settings.refresh_interval)).await;
         flush(&thread, &mut writer).await;
+        if Instant::now() >= next_refresh {
+            refresh_keys(&thread, &mut writer, &mut cursor).await;
+            next_refresh = Instant::now() + settings.refresh_interval;
+        }
+    }
+}
+
+/// The writer's connection, connecting it if needed; `None` while the database is away.
+async fn writer_connection<'w>(thread: &Thread, writer: &'w mut Option<Client>) -> Option<&'w mut Client> {
+    if writer.is_none() {
+        match tokio::time::timeout(thread.settings.connect_timeout, connect(&thread.config)).await {
+            Ok(Ok((client, connection))) => {
+                tokio::task::spawn_local(connection);
+                *writer = Some(client);
+            }
+            _ => return None,
+        }
+    }
+    writer.as_mut()
+}
+
+/// Reads a round of the cached keys again (see `refresh`).
+async fn refresh_keys(thread: &Rc<Thread>, writer: &mut Option<Client>, cursor: &mut refresh::Cursor) {
+    let round = refresh::next_round(thread.keys.borrow().entries.keys().copied(), cursor);
+    for batch in round.chunks(refresh::BATCH) {
+        let asked: Vec<([u8; 32], Arc<KeyEntry>)> = {
+            let keys = thread.keys.borrow();
+            batch.iter().filter_map(|d| Some((*d, keys.entries.get(d)?.clone()))).collect()
+        };
+        let Some(client) = writer_connection(thread, writer).await else { return };
+        let tokens: Vec<String> = asked.iter().map(|(_, e)| e.record.token.clone()).collect();
+        let rows = match client.query(key_row::SELECT_KEYS, &[&tokens]).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                thread.status.set_error(&e.to_string());
+                *writer = None;
+                return;
+            }
+        };
+        let read = rows.iter().map(key_row::record).map(|r| (r.token.clone(), r)).collect();
+        let mut keys = thread.keys.borrow_mut();
+        keys.refreshed(asked, read);
+        thread.status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -308,19 +358,10 @@ async fn flush_loop(thread: Rc<Thread>) {
 /// pending file holds them).
 async fn flush(thread: &Rc<Thread>, writer: &mut Option<Client>) {
     while !thread.buffer.borrow().rows.is_empty() {
-        if writer.is_none() {
-            match tokio::time::timeout(thread.settings.connect_timeout, connect(&thread.config)).await {
-                Ok(Ok((client, connection))) => {
-                    tokio::task::spawn_local(connection);
-                    *writer = Some(client);
-                }
-                _ => {
-                    thread.save_pending();
-                    return;
-                }
-            }
-        }
-        let Some(client) = writer.as_mut() else { return };
+        let Some(client) = writer_connection(thread, writer).await else {
+            thread.save_pending();
+            return;
+        };
         let batch: Vec<SpendRow> = {
             let mut buffer = thread.buffer.borrow_mut();
             let n = buffer.rows.len().min(spend::BATCH);
@@ -442,6 +483,38 @@ impl Keys {
         let account = Arc::new(Account::with_spend(db_spend));
         self.accounts.insert(id, Arc::downgrade(&account));
         account
+    }
+
+    /// Takes in the rows of `asked` read again (`read`, by token): an entry whose rules changed
+    /// is replaced (the old one retired), one whose row is gone is forgotten, and one whose
+    /// spend alone moved has its accounts set to the database's figures. An entry replaced
+    /// meanwhile (a lookup, a notification) was read as recently: it stays.
+    fn refreshed(&mut self, asked: Vec<([u8; 32], Arc<KeyEntry>)>, mut read: HashMap<String, KeyRecord>) {
+        for (digest, held) in asked {
+            if !self.entries.get(&digest).is_some_and(|e| Arc::ptr_eq(e, &held)) {
+                continue;
+            }
+            match read.remove(&held.record.token) {
+                None => {
+                    self.entries.remove(&digest);
+                    held.retire();
+                }
+                Some(record) if refresh::same_rules(&held.record, &record) => {
+                    held.key.set_db_spend(record.spend);
+                    if let Some(team) = &held.team {
+                        team.set_db_spend(record.team_spend);
+                    }
+                    if let Some(user) = &held.user {
+                        user.set_db_spend(record.user_spend);
+                    }
+                }
+                Some(record) => {
+                    let entry = self.entry_for(record);
+                    self.entries.insert(digest, entry);
+                    held.retire();
+                }
+            }
+        }
     }
 
     fn retire_where(&mut self, matches: impl Fn(&KeyRecord) -> bool) {

@@ -373,3 +373,41 @@ fn a_keys_model_max_budget_refuses_that_model_once_spent_and_serves_the_others()
         assert_eq!(chat(&gateway, "sk-modelbudget-00001", "big").status, 200, "another model still serves");
     }
 }
+
+#[test]
+fn a_key_changed_by_a_writer_that_does_not_notify_is_seen_within_the_key_cache_ttl() {
+    let pg = &server();
+    let url = pg.litellm_database("silent");
+    let db = "silent";
+    for key in ["sk-silent-blocked-01", "sk-silent-spent-002", "sk-silent-deleted-3", "sk-silent-models-04"] {
+        insert_key(pg, db, key, ", max_budget", ", 1.0");
+    }
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, "  user_api_key_cache_ttl: 0.3\n"));
+    for key in ["sk-silent-blocked-01", "sk-silent-spent-002", "sk-silent-deleted-3", "sk-silent-models-04"] {
+        assert_eq!(chat(&gateway, key, "gpt").status, 200, "cached");
+    }
+    // What a LiteLLM proxy on the same database does: change the rows, announce nothing.
+    let token = |key: &str| digest_hex(key.as_bytes());
+    let set = |key: &str, what: &str| {
+        pg.psql(db, &format!("UPDATE \"LiteLLM_VerificationToken\" SET {what} WHERE token = '{}'", token(key)))
+    };
+    set("sk-silent-blocked-01", "blocked = true");
+    set("sk-silent-spent-002", "spend = spend + 5");
+    set("sk-silent-models-04", "models = '{big}'");
+    pg.psql(db, &format!("DELETE FROM \"LiteLLM_VerificationToken\" WHERE token = '{}'", token("sk-silent-deleted-3")));
+    for (key, status) in [
+        ("sk-silent-blocked-01", 401),
+        ("sk-silent-spent-002", 422),
+        ("sk-silent-deleted-3", 401),
+        ("sk-silent-models-04", 403),
+    ] {
+        let waited = common::wait_until(Duration::from_secs(5), key, || chat(&gateway, key, "gpt").status == status);
+        assert!(waited < Duration::from_secs(2), "{key} took {waited:?}");
+    }
+    let (_, kind, message) = error(&chat(&gateway, "sk-silent-spent-002", "gpt"));
+    assert_eq!(kind, "budget_exceeded");
+    assert!(message.contains("Current cost: 5.03, Max budget: 1.0"), "{message}");
+    assert_eq!(error(&chat(&gateway, "sk-silent-deleted-3", "gpt")).1, "token_not_found_in_db");
+    assert_eq!(chat(&gateway, "sk-silent-models-04", "big").status, 200, "its new models serve");
+}
