@@ -95,7 +95,7 @@ impl Meters {
     ) -> redis::RedisResult<u64> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let round = self.rounds.replace(self.rounds.get() + 1);
-        let busy_at = (round % QUIET_EVERY != 0).then_some(now.as_secs());
+        let busy_at = (!round.is_multiple_of(QUIET_EVERY)).then_some(now.as_secs());
         let shared = shared_meters(routes, database, busy_at);
         let mut invocation = self.script.prepare_invoke();
         invocation
