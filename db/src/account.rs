@@ -22,6 +22,9 @@ pub struct Account {
     /// What this instance charged and has not written yet.
     unwritten_micros: AtomicU64,
     in_flight: AtomicU64,
+    /// The other instances' requests in flight, as the cluster's last reconcile saw them (0
+    /// without Redis).
+    others_in_flight: AtomicU64,
 }
 
 impl Account {
@@ -56,18 +59,30 @@ impl Account {
         self.db_micros.store(to_micros(dollars), Ordering::Relaxed);
     }
 
-    /// One more request in flight, unless `max` are already.
+    /// One more request in flight, unless `max` are already (here and, as last seen, on the
+    /// other instances).
     pub fn enter(&self, max: Option<u64>) -> bool {
         match max {
             None => {
                 self.in_flight.fetch_add(1, Ordering::Relaxed);
                 true
             }
-            Some(max) => self
-                .in_flight
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1))
-                .is_ok(),
+            Some(max) => {
+                let others = self.others_in_flight.load(Ordering::Relaxed);
+                self.in_flight
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n + others < max).then_some(n + 1))
+                    .is_ok()
+            }
         }
+    }
+
+    /// What the cluster's reconcile saw in flight on the other instances.
+    pub fn set_others_in_flight(&self, n: u64) {
+        self.others_in_flight.store(n, Ordering::Relaxed);
+    }
+
+    pub fn others_in_flight(&self) -> u64 {
+        self.others_in_flight.load(Ordering::Relaxed)
     }
 
     pub fn leave(&self) {
@@ -206,5 +221,14 @@ mod tests {
         a.leave();
         assert!(a.enter(Some(2)));
         assert_eq!(a.in_flight(), 2);
+    }
+
+    #[test]
+    fn the_other_instances_requests_in_flight_count_against_the_cap() {
+        let a = Account::default();
+        a.set_others_in_flight(2);
+        assert!(a.enter(Some(3)));
+        assert!(!a.enter(Some(3)), "1 here and 2 elsewhere");
+        assert!(a.enter(None), "no cap, no limit");
     }
 }

@@ -2,7 +2,7 @@
 //! reconciles through Redis beside the config keys' (so that `rpm_limit: 6` means 6 a minute
 //! across every instance, as LiteLLM's Redis-backed limiter does). The database thread adds a
 //! meter when it reads a row with rpm / tpm (or a `model_max_budget` entry: its spend this
-//! period); the cluster thread reads the list every
+//! period), and an account when the row caps its parallel requests; the cluster thread reads the list every
 //! `sync_interval`. Neither is on a request's way: a request only touches its own meter.
 
 use std::collections::HashMap;
@@ -10,11 +10,15 @@ use std::sync::{Arc, Mutex, Weak};
 
 use pointwork_core::{KeyLimits, KeyMeter};
 
+use crate::account::Account;
+
 /// Meters by their id in Redis: `key:<token>` (the key's SHA-256, as config keys are named),
 /// `team:<team_id>`, and `key:<token>:model:<model>:<time_period>`.
 #[derive(Debug, Default)]
 pub struct LimitedMeters {
     meters: Mutex<HashMap<String, (KeyLimits, Weak<KeyMeter>)>>,
+    /// Accounts with `max_parallel_requests`, by the same ids: their requests in flight.
+    parallel: Mutex<HashMap<String, Weak<Account>>>,
 }
 
 impl LimitedMeters {
@@ -27,6 +31,23 @@ impl LimitedMeters {
         } else {
             meters.insert(id, (limits, Arc::downgrade(meter)));
         }
+    }
+
+    /// Shares `account`'s requests in flight under `id` while it has a cap on them.
+    pub(crate) fn register_parallel(&self, id: String, capped: bool, account: &Arc<Account>) {
+        let mut parallel = self.parallel.lock().unwrap_or_else(|e| e.into_inner());
+        if capped {
+            parallel.insert(id, Arc::downgrade(account));
+        } else {
+            parallel.remove(&id);
+        }
+    }
+
+    /// The capped accounts still in use, with their ids.
+    pub fn live_parallel(&self) -> Vec<(String, Arc<Account>)> {
+        let mut parallel = self.parallel.lock().unwrap_or_else(|e| e.into_inner());
+        parallel.retain(|_, account| account.strong_count() > 0);
+        parallel.iter().filter_map(|(id, account)| Some((id.clone(), account.upgrade()?))).collect()
     }
 
     /// The meters still in use, with their ids and limits (forgetting those no key holds).

@@ -452,10 +452,14 @@ impl Keys {
         let user = record.user_id.as_ref().map(|u| format!("user:{u}"));
         let user = user.map(|id| self.account(id, record.user_spend));
         let limits = KeyLimits { rpm: record.rpm_limit, tpm: record.tpm_limit, ..KeyLimits::default() };
-        self.limited.register(format!("key:{}", record.token), limits, &key.meter);
+        let id = format!("key:{}", record.token);
+        self.limited.register_parallel(id.clone(), record.max_parallel_requests.is_some(), &key);
+        self.limited.register(id, limits, &key.meter);
         if let (Some(t), Some(account)) = (&record.team, &team) {
             let limits = KeyLimits { rpm: t.rpm_limit, tpm: t.tpm_limit, ..KeyLimits::default() };
-            self.limited.register(format!("team:{}", t.team_id), limits, &account.meter);
+            let id = format!("team:{}", t.team_id);
+            self.limited.register_parallel(id.clone(), t.max_parallel_requests.is_some(), account);
+            self.limited.register(id, limits, &account.meter);
         }
         let model_meters = record.model_max_budget.iter().map(|b| self.model_meter(&record.token, b)).collect();
         if self.accounts.len() > 2 * self.entries.len() + 1024 {

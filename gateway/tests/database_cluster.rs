@@ -9,12 +9,15 @@ mod postgres;
 #[path = "cluster/redis_server.rs"]
 mod redis_server;
 
+use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::http::Client;
 use common::{chat_body, config, deployment, priced, Gateway, GatewayOptions, Mock, Response};
 use pointwork_gateway::keys::digest_hex;
 use postgres::Postgres;
 use redis_server::RedisServer;
+use serde_json::json;
 
 const MASTER: &str = "sk-master-2718";
 
@@ -32,9 +35,16 @@ fn start(mock: &Mock, url: &str, redis: &RedisServer, name: &str) -> Gateway {
 }
 
 fn chat(gateway: &Gateway, key: &str, model: &str) -> Response {
+    chat_at(gateway.addr, key)(model)
+}
+
+/// A chat request to `addr`, sendable from another thread.
+fn chat_at(addr: SocketAddr, key: &str) -> impl FnOnce(&str) -> Response {
     let bearer = format!("Bearer {key}");
-    let body = chat_body(model, false);
-    gateway.client().request("POST", "/v1/chat/completions", &[("authorization", &bearer)], body.as_bytes())
+    move |model| {
+        let body = chat_body(model, false);
+        Client::connect(addr).request("POST", "/v1/chat/completions", &[("authorization", &bearer)], body.as_bytes())
+    }
 }
 
 fn metric(gateway: &Gateway, name: &str) -> f64 {
@@ -175,4 +185,45 @@ fn a_model_budget_spent_on_one_instance_refuses_on_the_other() {
         assert_eq!(text, format!("LiteLLM Virtual Key: {token}, key_alias: None, exceeded budget for model=gpt"));
         assert_eq!(chat(g, "sk-model-budget-0001", "big").status, 200, "another model still serves");
     }
+}
+
+#[test]
+fn a_database_keys_max_parallel_requests_hold_across_two_instances() {
+    let redis = RedisServer::start();
+    let pg = Postgres::start();
+    let db = "shared_parallel";
+    let url = pg.litellm_database(db);
+    const KEY: &str = "sk-parallel-two-0001";
+    insert_key(&pg, db, KEY, ", max_parallel_requests", ", 2");
+    let mock = Mock::start("m", &[]);
+    let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
+    assert_eq!(chat(&b, KEY, "gpt").status, 200, "b knows the key");
+    // Two slow requests in flight on a...
+    mock.control(json!({"latency_ms": 3000}));
+    let before = mock.request_count();
+    let slow: Vec<_> = (0..2)
+        .map(|_| {
+            let send = chat_at(a.addr, KEY);
+            std::thread::spawn(move || send("gpt"))
+        })
+        .collect();
+    common::wait_until(Duration::from_secs(5), "two requests in flight on a", || mock.request_count() >= before + 2);
+    reconciled([&a, &b]);
+    // ... leave b no place.
+    let refused = chat(&b, KEY, "gpt");
+    assert_eq!(refused.status, 429, "{}", refused.text());
+    let (kind, text) = message(&refused);
+    assert_eq!(kind, "throttling_error");
+    let token = digest_hex(KEY.as_bytes());
+    let expected = format!(
+        "Rate limit exceeded for api_key: {token}. Limit type: max_parallel_requests. Current limit: 2, Remaining: 0."
+    );
+    assert!(text.starts_with(&expected), "{text}");
+    for request in slow {
+        assert_eq!(request.join().unwrap().status, 200);
+    }
+    mock.control(json!({"latency_ms": 0}));
+    common::wait_until(Duration::from_secs(5), "b to admit once a's requests ended", || {
+        chat(&b, KEY, "gpt").status == 200
+    });
 }
