@@ -227,3 +227,42 @@ fn a_database_keys_max_parallel_requests_hold_across_two_instances() {
         chat(&b, KEY, "gpt").status == 200
     });
 }
+
+#[test]
+fn a_database_keys_and_teams_tpm_hold_across_two_instances() {
+    let redis = RedisServer::start();
+    let pg = Postgres::start();
+    let db = "shared_tpm";
+    let url = pg.litellm_database(db);
+    insert_key(&pg, db, "sk-tpm-fifty-0000001", ", tpm_limit", ", 50");
+    pg.psql(
+        db,
+        "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend, tpm_limit) VALUES ('t-tokens', '{}', 0, 50)",
+    );
+    insert_key(&pg, db, "sk-team-tokens-00001", ", team_id", ", 't-tokens'");
+    insert_key(&pg, db, "sk-team-tokens-00002", ", team_id", ", 't-tokens'");
+    let mock = Mock::start("m", &[]);
+    let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
+    // 30 tokens a request: one on each instance uses 60 of the pair's 50 a minute.
+    let minute = early_in_a_minute();
+    let cases = [
+        (["sk-tpm-fifty-0000001"; 2], format!("api_key: {}", digest_hex(b"sk-tpm-fifty-0000001"))),
+        (["sk-team-tokens-00001", "sk-team-tokens-00002"], "team: t-tokens".to_string()),
+    ];
+    for (keys, descriptor) in cases {
+        assert_eq!(chat(&a, keys[0], "gpt").status, 200);
+        reconciled([&a, &b]);
+        assert_eq!(chat(&b, keys[1], "gpt").status, 200, "30 of 50 used: b admits");
+        reconciled([&a, &b]);
+        for (gateway, key) in [(&a, keys[1]), (&b, keys[0])] {
+            let r = chat(gateway, key, "gpt");
+            assert_eq!(r.status, 429, "{}", r.text());
+            let (kind, text) = message(&r);
+            assert_eq!(kind, "throttling_error");
+            let expected =
+                format!("Rate limit exceeded for {descriptor}. Limit type: tokens. Current limit: 50, Remaining: 0.");
+            assert!(text.starts_with(&expected), "{text}");
+        }
+    }
+    assert_eq!(minute_now(), minute, "the minute turned during the test");
+}
