@@ -349,8 +349,11 @@ async fn refresh_keys(thread: &Rc<Thread>, writer: &mut Option<Client>, cursor: 
         };
         let read = rows.iter().map(key_row::record).map(|r| (r.token.clone(), r)).collect();
         let mut keys = thread.keys.borrow_mut();
-        keys.refreshed(asked, read);
-        thread.status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
+        let status = &thread.status;
+        status.keys_refreshed.fetch_add(asked.len() as u64, Ordering::Relaxed);
+        let changed = keys.refreshed(asked, read);
+        status.keys_changed_unannounced.fetch_add(changed, Ordering::Relaxed);
+        status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -492,8 +495,10 @@ impl Keys {
     /// Takes in the rows of `asked` read again (`read`, by token): an entry whose rules changed
     /// is replaced (the old one retired), one whose row is gone is forgotten, and one whose
     /// spend alone moved has its accounts set to the database's figures. An entry replaced
-    /// meanwhile (a lookup, a notification) was read as recently: it stays.
-    fn refreshed(&mut self, asked: Vec<([u8; 32], Arc<KeyEntry>)>, mut read: HashMap<String, KeyRecord>) {
+    /// meanwhile (a lookup, a notification) was read as recently: it stays. Returns how many
+    /// entries were replaced or forgotten.
+    fn refreshed(&mut self, asked: Vec<([u8; 32], Arc<KeyEntry>)>, mut read: HashMap<String, KeyRecord>) -> u64 {
+        let mut changed = 0;
         for (digest, held) in asked {
             if !self.entries.get(&digest).is_some_and(|e| Arc::ptr_eq(e, &held)) {
                 continue;
@@ -502,6 +507,7 @@ impl Keys {
                 None => {
                     self.entries.remove(&digest);
                     held.retire();
+                    changed += 1;
                 }
                 Some(record) if refresh::same_rules(&held.record, &record) => {
                     held.key.set_db_spend(record.spend);
@@ -516,9 +522,11 @@ impl Keys {
                     let entry = self.entry_for(record);
                     self.entries.insert(digest, entry);
                     held.retire();
+                    changed += 1;
                 }
             }
         }
+        changed
     }
 
     fn retire_where(&mut self, matches: impl Fn(&KeyRecord) -> bool) {

@@ -410,4 +410,6 @@ fn a_key_changed_by_a_writer_that_does_not_notify_is_seen_within_the_key_cache_t
     assert!(message.contains("Current cost: 5.03, Max budget: 1.0"), "{message}");
     assert_eq!(error(&chat(&gateway, "sk-silent-deleted-3", "gpt")).1, "token_not_found_in_db");
     assert_eq!(chat(&gateway, "sk-silent-models-04", "big").status, 200, "its new models serve");
+    let metrics = gateway.get("/metrics").text();
+    assert!(metrics.contains("pointwork_db_keys_changed_unannounced_total 3\n"), "{metrics}");
 }
