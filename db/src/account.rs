@@ -132,6 +132,8 @@ pub struct KeyRecord {
     pub tags: Vec<String>,
     pub user_id: Option<String>,
     pub user_max_budget: Option<f64>,
+    /// The user's `model_max_budget` (enforced entries).
+    pub user_model_max_budget: Vec<ModelBudget>,
     pub team: Option<TeamRecord>,
     /// The spend figures the row held when read.
     pub spend: f64,
@@ -151,6 +153,8 @@ pub struct TeamRecord {
     pub rpm_limit: Option<u64>,
     pub tpm_limit: Option<u64>,
     pub max_parallel_requests: Option<u64>,
+    /// The team's `model_max_budget` (enforced entries).
+    pub model_max_budget: Vec<ModelBudget>,
 }
 
 /// A key as every shard shares it: its record and its accounts. Immutable but for `stale`: a
@@ -162,9 +166,24 @@ pub struct KeyEntry {
     pub key: Arc<Account>,
     pub team: Option<Arc<Account>>,
     pub user: Option<Arc<Account>>,
-    /// `model_max_budget`, each entry with its spend this period.
-    pub model_meters: Vec<ModelMeter>,
+    /// `model_max_budget` of the key, its user and its team: each entry with its spend this
+    /// period (the user's and team's shared by all their keys).
+    pub model_meters: ModelMeters,
     stale: AtomicBool,
+}
+
+/// The `model_max_budget` meters of a key, its user and its team.
+#[derive(Debug, Default)]
+pub struct ModelMeters {
+    pub key: Vec<ModelMeter>,
+    pub user: Vec<ModelMeter>,
+    pub team: Vec<ModelMeter>,
+}
+
+impl ModelMeters {
+    pub fn is_empty(&self) -> bool {
+        self.key.is_empty() && self.user.is_empty() && self.team.is_empty()
+    }
 }
 
 impl KeyEntry {
@@ -173,7 +192,7 @@ impl KeyEntry {
         key: Arc<Account>,
         team: Option<Arc<Account>>,
         user: Option<Arc<Account>>,
-        model_meters: Vec<ModelMeter>,
+        model_meters: ModelMeters,
     ) -> KeyEntry {
         KeyEntry { record, key, team, user, model_meters, stale: AtomicBool::new(false) }
     }

@@ -17,7 +17,8 @@ SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS
        t.team_id, t.team_alias, t.models AS team_models, t.blocked AS team_blocked,
        t.max_budget AS team_max_budget, t.rpm_limit AS team_rpm_limit, t.tpm_limit AS team_tpm_limit,
        t.max_parallel_requests AS team_max_parallel_requests, t.spend AS team_spend,
-       u.max_budget AS user_max_budget, u.spend AS user_spend
+       t.model_max_budget AS team_model_max_budget,
+       u.max_budget AS user_max_budget, u.spend AS user_spend, u.model_max_budget AS user_model_max_budget
 FROM "LiteLLM_VerificationToken" k
 LEFT JOIN "LiteLLM_TeamTable" t ON t.team_id = k.team_id
 LEFT JOIN "LiteLLM_UserTable" u ON u.user_id = k.user_id
@@ -38,6 +39,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
         rpm_limit: limit(row.get("team_rpm_limit")),
         tpm_limit: limit(row.get("team_tpm_limit")),
         max_parallel_requests: limit(row.get::<_, Option<i32>>("team_max_parallel_requests").map(i64::from)),
+        model_max_budget: crate::model_budget::parse(row.get("team_model_max_budget")),
     });
     KeyRecord {
         name,
@@ -57,6 +59,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
         tags: metadata.as_ref().map(tags).unwrap_or_default(),
         user_id: row.get("user_id"),
         user_max_budget: row.get("user_max_budget"),
+        user_model_max_budget: crate::model_budget::parse(row.get("user_model_max_budget")),
         spend: row.get::<_, Option<f64>>("spend").unwrap_or(0.0),
         team_spend: row.get::<_, Option<f64>>("team_spend").unwrap_or(0.0),
         user_spend: row.get::<_, Option<f64>>("user_spend").unwrap_or(0.0),

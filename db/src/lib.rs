@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use futures_channel::oneshot;
 
-pub use account::{means_every_model, Account, KeyEntry, KeyRecord, TeamRecord};
+pub use account::{means_every_model, Account, KeyEntry, KeyRecord, ModelMeters, TeamRecord};
 pub use limited::LimitedMeters;
 pub use manage::{ManageCall, ManageReply};
 pub use model_budget::{governing_model_meter, ModelBudget, ModelMeter};

@@ -13,7 +13,7 @@ use pointwork_core::{KeyLimits, KeyMeter};
 use crate::account::Account;
 
 /// Meters by their id in Redis: `key:<token>` (the key's SHA-256, as config keys are named),
-/// `team:<team_id>`, and `key:<token>:model:<model>:<time_period>`.
+/// `team:<team_id>`, and `<key, team or user>:model:<model>:<time_period>`.
 #[derive(Debug, Default)]
 pub struct LimitedMeters {
     meters: Mutex<HashMap<String, (KeyLimits, Weak<KeyMeter>)>>,

@@ -1,5 +1,5 @@
-//! A key's `model_max_budget` (LiteLLM's `{"gpt-4o": {"budget_limit": 0.5, "time_period": "1d"}}`):
-//! what the key may spend on one model per period. LiteLLM enforces an entry only with a
+//! `model_max_budget` of a key, a team or a user (LiteLLM's `{"gpt-4o": {"budget_limit": 0.5,
+//! "time_period": "1d"}}`): what it may spend on one model per period. LiteLLM enforces an entry only with a
 //! `time_period` (`model_max_budget_limiter._usable_budget_config`); so does Pointwork.
 //!
 //! Each entry's spend is a [`KeyMeter`]'s budget counter, shared by every shard of the instance
@@ -31,9 +31,10 @@ impl ModelBudget {
         KeyLimits { max_budget: Some(self.limit), budget_duration: Some(self.period), ..KeyLimits::default() }
     }
 
-    /// The entry's meter's id in Redis, beside the key's own.
-    pub(crate) fn meter_id(&self, token: &str) -> String {
-        format!("key:{token}:model:{}:{}", self.model, self.time_period)
+    /// The entry's meter's id in Redis, beside its owner's (`key:<token>`, `team:<id>`,
+    /// `user:<id>`).
+    pub(crate) fn meter_id(&self, owner: &str) -> String {
+        format!("{owner}:model:{}:{}", self.model, self.time_period)
     }
 }
 
@@ -73,12 +74,18 @@ pub(crate) fn parse(value: Option<Value>) -> Vec<ModelBudget> {
 
 /// The entry that governs `model` (`group`: the model group it resolves to): one named after
 /// the model, else after its group, else the longest `prefix*` matching either — LiteLLM's
-/// order (`resolve_model_budget`), without its access groups.
-pub fn governing_model_meter<'a>(meters: &'a [ModelMeter], model: &str, group: Option<&str>) -> Option<&'a ModelMeter> {
-    let named = |name: &str| meters.iter().find(|m| m.budget.model == name);
+/// order (`resolve_model_budget`), without its access groups. An entry named `yields` is
+/// passed over.
+pub fn governing_model_meter<'a>(
+    meters: &'a [ModelMeter],
+    model: &str,
+    group: Option<&str>,
+    yields: Option<&str>,
+) -> Option<&'a ModelMeter> {
+    let candidates = || meters.iter().filter(|m| Some(m.budget.model.as_str()) != yields);
+    let named = |name: &str| candidates().find(|m| m.budget.model == name);
     named(model).or_else(|| group.and_then(named)).or_else(|| {
-        meters
-            .iter()
+        candidates()
             .filter(|m| {
                 m.budget
                     .model
@@ -121,10 +128,12 @@ mod tests {
         };
         let meters = [meter("gpt"), meter("gpt-4o"), meter("claude*"), meter("claude-3*")];
         let name = |m: Option<&ModelMeter>| m.map(|m| m.budget.model.clone());
-        assert_eq!(name(governing_model_meter(&meters, "gpt-4o", Some("gpt"))), Some("gpt-4o".into()));
-        assert_eq!(name(governing_model_meter(&meters, "my-alias", Some("gpt"))), Some("gpt".into()));
-        assert_eq!(name(governing_model_meter(&meters, "claude-3-haiku", None)), Some("claude-3*".into()));
-        assert_eq!(name(governing_model_meter(&meters, "mistral", Some("mistral"))), None);
+        assert_eq!(name(governing_model_meter(&meters, "gpt-4o", Some("gpt"), None)), Some("gpt-4o".into()));
+        assert_eq!(name(governing_model_meter(&meters, "my-alias", Some("gpt"), None)), Some("gpt".into()));
+        assert_eq!(name(governing_model_meter(&meters, "claude-3-haiku", None, None)), Some("claude-3*".into()));
+        assert_eq!(name(governing_model_meter(&meters, "mistral", Some("mistral"), None)), None);
+        let yielded = governing_model_meter(&meters, "gpt-4o", Some("gpt"), Some("gpt-4o"));
+        assert_eq!(name(yielded), Some("gpt".into()), "an entry that yields is passed over");
     }
 
     #[test]

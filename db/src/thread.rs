@@ -15,7 +15,7 @@ use pointwork_core::{KeyLimits, KeyMeter};
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config};
 
-use crate::account::{Account, KeyEntry, KeyRecord};
+use crate::account::{Account, KeyEntry, KeyRecord, ModelMeters};
 use crate::connect::connect;
 use crate::manage::{self, ManageReply};
 use crate::model_budget::{ModelBudget, ModelMeter};
@@ -443,7 +443,8 @@ struct Keys {
     accounts: HashMap<String, Weak<Account>>,
     /// The meters of keys and teams with rpm / tpm, shared with the cluster thread.
     limited: Arc<LimitedMeters>,
-    /// `key:<token>:model:<model>:<period>` → its `model_max_budget` meter.
+    /// `<owner>:model:<model>:<period>` → its `model_max_budget` meter (owner: `key:<token>`,
+    /// `team:<id>`, `user:<id>`).
     model_meters: HashMap<String, Weak<KeyMeter>>,
 }
 
@@ -464,7 +465,23 @@ impl Keys {
             self.limited.register_parallel(id.clone(), t.max_parallel_requests.is_some(), account);
             self.limited.register(id, limits, &account.meter);
         }
-        let model_meters = record.model_max_budget.iter().map(|b| self.model_meter(&record.token, b)).collect();
+        let mut model_meters = ModelMeters::default();
+        let owners = [
+            (Some(format!("key:{}", record.token)), &record.model_max_budget, &mut model_meters.key),
+            (
+                record.user_id.as_ref().map(|u| format!("user:{u}")),
+                &record.user_model_max_budget,
+                &mut model_meters.user,
+            ),
+        ];
+        for (owner, budgets, meters) in owners {
+            let Some(owner) = owner else { continue };
+            meters.extend(budgets.iter().map(|b| self.model_meter(&owner, b)));
+        }
+        if let Some(t) = &record.team {
+            let owner = format!("team:{}", t.team_id);
+            model_meters.team = t.model_max_budget.iter().map(|b| self.model_meter(&owner, b)).collect();
+        }
         if self.accounts.len() > 2 * self.entries.len() + 1024 {
             self.accounts.retain(|_, a| a.strong_count() > 0);
             self.model_meters.retain(|_, m| m.strong_count() > 0);
@@ -472,10 +489,10 @@ impl Keys {
         Arc::new(KeyEntry::new(record, key, team, user, model_meters))
     }
 
-    /// A `model_max_budget` entry's meter: the same one for as long as an entry of the key has
-    /// the same model and period (its spend outlives a change to the row).
-    fn model_meter(&mut self, token: &str, budget: &ModelBudget) -> ModelMeter {
-        let id = budget.meter_id(token);
+    /// A `model_max_budget` entry's meter: the same one for as long as an entry of its owner
+    /// (`key:<token>`, …) has the same model and period (its spend outlives a change to the row).
+    fn model_meter(&mut self, owner: &str, budget: &ModelBudget) -> ModelMeter {
+        let id = budget.meter_id(owner);
         let meter = self.model_meters.get(&id).and_then(Weak::upgrade).unwrap_or_default();
         self.model_meters.insert(id.clone(), Arc::downgrade(&meter));
         self.limited.register(id, budget.limits(), &meter);

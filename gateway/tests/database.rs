@@ -413,3 +413,49 @@ fn a_key_changed_by_a_writer_that_does_not_notify_is_seen_within_the_key_cache_t
     let metrics = gateway.get("/metrics").text();
     assert!(metrics.contains("pointwork_db_keys_changed_unannounced_total 3\n"), "{metrics}");
 }
+
+#[test]
+fn a_teams_and_a_users_model_max_budget_refuse_with_litellms_texts() {
+    let pg = &server();
+    let url = pg.litellm_database("entity_model_budget");
+    let db = "entity_model_budget";
+    let tiny = |model: &str| format!(r#"{{"{model}": {{"budget_limit": 0.0001, "time_period": "1d"}}}}"#);
+    pg.psql(
+        db,
+        &format!(
+            "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend, model_max_budget) VALUES ('t-mb', '{{}}', 0, '{}')",
+            tiny("gpt")
+        ),
+    );
+    pg.psql(
+        db,
+        &format!(
+            "INSERT INTO \"LiteLLM_UserTable\" (user_id, spend, models, model_max_budget) VALUES ('u-mb', 0, '{{}}', '{}')",
+            tiny("gp*")
+        ),
+    );
+    insert_key(pg, db, "sk-team-budget-00001", ", team_id", ", 't-mb'");
+    let own = r#"{"gpt": {"budget_limit": 5, "time_period": "1d"}}"#;
+    insert_key(pg, db, "sk-team-own-budget-02", ", team_id, model_max_budget", &format!(", 't-mb', '{own}'"));
+    insert_key(pg, db, "sk-user-budget-00003", ", user_id", ", 'u-mb'");
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, ""));
+    assert_eq!(chat(&gateway, "sk-team-budget-00001", "gpt").status, 200);
+    assert_eq!(
+        error(&chat(&gateway, "sk-team-budget-00001", "gpt")),
+        (422, "budget_exceeded".into(), "LiteLLM Team: t-mb, exceeded budget for model=gpt".into())
+    );
+    assert_eq!(chat(&gateway, "sk-team-budget-00001", "big").status, 200, "another model still serves");
+    for _ in 0..2 {
+        assert_eq!(
+            chat(&gateway, "sk-team-own-budget-02", "gpt").status,
+            200,
+            "the key's own entry replaces the team's"
+        );
+    }
+    assert_eq!(chat(&gateway, "sk-user-budget-00003", "gpt").status, 200);
+    assert_eq!(
+        error(&chat(&gateway, "sk-user-budget-00003", "gpt")),
+        (422, "budget_exceeded".into(), "LiteLLM User: u-mb, exceeded budget for model=gpt, budget_model=gp*".into())
+    );
+}

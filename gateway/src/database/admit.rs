@@ -1,16 +1,18 @@
 //! A database key's rules, in LiteLLM's order and words: blocked, the key's models, expiry,
-//! the key's budget, its `model_max_budget`; the team's block, models and budget; the user's budget (keys without a
-//! team); then the key's and the team's rpm, tpm and parallel requests. Each refusal is the
+//! the key's budget, the key's and the user's `model_max_budget`; the team's block, models,
+//! budget and `model_max_budget`; the user's budget (keys without a team); then the key's and
+//! the team's rpm, tpm and parallel requests. Each refusal is the
 //! status, `type`, `param` and message LiteLLM answers with.
 
 use std::sync::Arc;
 
 use pointwork_core::{KeyLimits, KeyRefusal, Snapshot};
-use pointwork_db::{governing_model_meter, means_every_model, Account, KeyEntry, ModelMeter};
+use pointwork_db::{means_every_model, Account, KeyEntry};
 
+use super::model_budgets::{self, Owner};
 use super::texts::{py_datetime, py_float, utc_minute};
 use crate::errors::typed_error;
-use crate::keys::{allows, group_name, VirtualKey};
+use crate::keys::{allows, VirtualKey};
 use crate::respond::Reply;
 
 /// LiteLLM's status for a budget exceeded (`litellm.budget_exceeded_status_code`).
@@ -67,15 +69,10 @@ pub(crate) fn admit(
             return Err(budget_exceeded(&message));
         }
     }
-    if let Some(m) = model_meter(entry, model, snap).filter(|m| m.spent(now as u64) >= m.budget.limit) {
-        // LiteLLM's `is_key_within_model_budget`, naming the entry when it is not the model's own.
-        let alias = r.key_alias.as_deref().unwrap_or("None");
-        let mut message =
-            format!("LiteLLM Virtual Key: {}, key_alias: {alias}, exceeded budget for model={model}", r.token);
-        if m.budget.model != *model {
-            message.push_str(&format!(", budget_model={}", m.budget.model));
+    for owner in [Owner::Key, Owner::User] {
+        if let Some(refused) = model_budgets::refusal(entry, owner, model, snap, now as u64) {
+            return Err(refused);
         }
-        return Err(budget_exceeded(&message));
     }
     if let (Some(team), Some(account)) = (&r.team, &entry.team) {
         if team.blocked {
@@ -99,6 +96,9 @@ pub(crate) fn admit(
                 );
                 return Err(budget_exceeded(&message));
             }
+        }
+        if let Some(refused) = model_budgets::refusal(entry, Owner::Team, model, snap, now as u64) {
+            return Err(refused);
         }
     }
     if let (None, Some(user_id), Some(max), Some(account)) = (&r.team, &r.user_id, r.user_max_budget, &entry.user) {
@@ -124,15 +124,6 @@ pub(crate) fn admit(
         }
     }
     parallel(entry, now_secs)
-}
-
-/// The key's `model_max_budget` entry that governs `model`, if any (nothing to look for on a
-/// key without one).
-pub(crate) fn model_meter<'e>(entry: &'e KeyEntry, model: &str, snap: &Snapshot) -> Option<&'e ModelMeter> {
-    if entry.model_meters.is_empty() {
-        return None;
-    }
-    governing_model_meter(&entry.model_meters, model, group_name(model, snap))
 }
 
 /// Takes a place among each capped account's requests in flight, or refuses.
@@ -167,7 +158,7 @@ fn model_denied(kind: &str, model: &str) -> Reply {
     Reply::json(403, typed_error(403, kind, &message, Some("model")))
 }
 
-fn budget_exceeded(message: &str) -> Reply {
+pub(super) fn budget_exceeded(message: &str) -> Reply {
     Reply::json(BUDGET_STATUS, typed_error(BUDGET_STATUS, "budget_exceeded", message, None))
 }
 

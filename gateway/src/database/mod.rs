@@ -7,6 +7,7 @@
 pub mod admit;
 pub mod cache;
 pub mod manage;
+mod model_budgets;
 pub mod spend;
 mod texts;
 

@@ -20,8 +20,8 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     let deployment = snap.deployment(idx);
     let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
-    if let Some(m) = super::admit::model_meter(entry, &cx.extracted.facts.model, snap) {
-        m.charge(dollars, unix_now());
+    if !entry.model_meters.is_empty() {
+        super::model_budgets::charge(entry, &cx.extracted.facts.model, snap, dollars, unix_now());
     }
     let r = &entry.record;
     // The key's tokens are its meter's already (`record`); a team's tpm counts them here.
