@@ -10,7 +10,8 @@
 //! outlives a restart of every instance: Redis is the record. One Lua script does it all in one
 //! round trip, with the instances' heartbeat that says how many share the limits.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -65,6 +66,9 @@ pub(super) struct Meters {
     stale: Duration,
     /// Reconciles so far (quiet meters join every [`QUIET_EVERY`]th).
     rounds: Cell<u64>,
+    /// The database's meters reconciled at least once: a new one joins its first round, quiet
+    /// or not, so that it admits on its share at once.
+    seen: RefCell<HashSet<String>>,
 }
 
 /// One meter to reconcile: its id in Redis, its limits, the meter.
@@ -82,6 +86,7 @@ impl Meters {
             script: redis::Script::new(RECONCILE),
             stale: (sync_interval * 5).max(Duration::from_secs(2)),
             rounds: Cell::new(0),
+            seen: RefCell::default(),
         }
     }
 
@@ -95,8 +100,12 @@ impl Meters {
     ) -> redis::RedisResult<u64> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let round = self.rounds.replace(self.rounds.get() + 1);
-        let busy_at = (!round.is_multiple_of(QUIET_EVERY)).then_some(now.as_secs());
-        let shared = shared_meters(routes, database, busy_at);
+        let sweep = round.is_multiple_of(QUIET_EVERY);
+        let shared = {
+            let seen = self.seen.borrow();
+            let quiet_skipped = (!sweep).then_some((now.as_secs(), &*seen));
+            shared_meters(routes, database, quiet_skipped)
+        };
         let mut invocation = self.script.prepare_invoke();
         invocation
             .key(format!("{}:instances", self.prefix))
@@ -130,6 +139,12 @@ impl Meters {
             }
             s.meter.reconciled(&s.limits, windows, recorded, others);
         }
+        let mut seen = self.seen.borrow_mut();
+        if sweep {
+            // Every live meter was in this round: forget those gone.
+            seen.clear();
+        }
+        seen.extend(shared.iter().map(|s| s.id.clone()));
         Ok(instances)
     }
 
@@ -192,8 +207,13 @@ fn counted(limits: &KeyLimits) -> Vec<Counter> {
 /// The limited meters: virtual keys (by the SHA-256 the config names them by, never a key),
 /// policies with a daily budget (by policy id), and the database's keys (by `token`, the same
 /// SHA-256) and teams (by `team_id`) with rpm / tpm, and keys' model budgets — of these, with
-/// `busy_at`, only those counting something then.
-fn shared_meters(routes: &Routes, database: Option<&LimitedMeters>, busy_at: Option<u64>) -> Vec<Shared> {
+/// `quiet_skipped` (now, the meters reconciled before), only those counting something now or
+/// never reconciled yet.
+fn shared_meters(
+    routes: &Routes,
+    database: Option<&LimitedMeters>,
+    quiet_skipped: Option<(u64, &HashSet<String>)>,
+) -> Vec<Shared> {
     let keys = routes.keys.virtual_keys().map(|k| Shared {
         id: format!("key:{}", k.digest_hex()),
         limits: k.limits.clone(),
@@ -209,7 +229,9 @@ fn shared_meters(routes: &Routes, database: Option<&LimitedMeters>, busy_at: Opt
     let database = database
         .into_iter()
         .flat_map(LimitedMeters::live)
-        .filter(|(_, limits, meter)| busy_at.is_none_or(|now| busy(meter, limits, now)))
+        .filter(|(id, limits, meter)| {
+            quiet_skipped.is_none_or(|(now, seen)| !seen.contains(id) || busy(meter, limits, now))
+        })
         .map(|(id, limits, meter)| Shared { id, limits, meter });
     keys.chain(policies).chain(database).filter(|s| !counted(&s.limits).is_empty()).collect()
 }
