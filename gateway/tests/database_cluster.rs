@@ -10,7 +10,8 @@ mod postgres;
 mod redis_server;
 
 use std::net::SocketAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::http::Client;
 use common::{chat_body, config, deployment, priced, Gateway, GatewayOptions, Mock, Response};
@@ -265,4 +266,48 @@ fn a_database_keys_and_teams_tpm_hold_across_two_instances() {
         }
     }
     assert_eq!(minute_now(), minute, "the minute turned during the test");
+}
+
+/// rpm 30 over 2 instances hammered at once from a key's first request (each instance finds
+/// the key in the database under load): at least the limit and at most the documented bound,
+/// 30 + (2 − 1) × ⌈30 / 2⌉ = 45, are admitted in the minute.
+#[test]
+fn a_database_keys_rpm_holds_across_two_instances_under_load() {
+    let redis = RedisServer::start();
+    let pg = Postgres::start();
+    let db = "shared_rpm_load";
+    let url = pg.litellm_database(db);
+    const KEY: &str = "sk-rpm-load-00000001";
+    insert_key(&pg, db, KEY, ", rpm_limit", ", 30");
+    let mock = Mock::start("m", &[]);
+    let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
+    for g in [&a, &b] {
+        common::wait_until(Duration::from_secs(5), "2 instances share", || {
+            metric(g, "pointwork_cluster_instances") == 2.0
+        });
+    }
+    let minute = early_in_a_minute();
+    let (admitted, refused) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for addr in [a.addr, b.addr] {
+            let (admitted, refused) = (&admitted, &refused);
+            for _ in 0..3 {
+                s.spawn(move || {
+                    let until = Instant::now() + Duration::from_secs(1);
+                    while Instant::now() < until {
+                        match chat_at(addr, KEY)("gpt").status {
+                            200 => admitted.fetch_add(1, Ordering::Relaxed),
+                            429 => refused.fetch_add(1, Ordering::Relaxed),
+                            other => panic!("unexpected status {other}"),
+                        };
+                    }
+                });
+            }
+        }
+    });
+    assert_eq!(minute_now(), minute, "the minute turned during the test");
+    let (admitted, refused) = (admitted.into_inner(), refused.into_inner());
+    eprintln!("rpm 30 over 2 instances: {admitted} admitted, {refused} refused");
+    assert!((30..=45).contains(&admitted), "{admitted} admitted ({refused} refused)");
+    assert!(refused > 0);
 }

@@ -160,6 +160,9 @@ impl Publisher {
             Ok(instances) => {
                 self.status.syncs.fetch_add(1, Ordering::Relaxed);
                 self.status.instances.store(instances, Ordering::Relaxed);
+                if let Some(list) = database {
+                    list.set_instances(instances);
+                }
                 Ok(())
             }
             Err(e) => {
@@ -228,6 +231,7 @@ impl Publisher {
         self.meters.unshare(&self.hub.routes.load_full(), database);
         if let Some(list) = database {
             self.parallel.unshare(list);
+            list.set_instances(0);
         }
         self.status.instances.store(0, Ordering::Relaxed);
     }
