@@ -1,8 +1,8 @@
 //! A database key's rules, in LiteLLM's order and words: blocked, the key's models, expiry,
 //! the key's budget, the key's and the user's `model_max_budget`; the team's block, models,
 //! budget and `model_max_budget`; the user's budget (keys without a team); then the key's and
-//! the team's rpm, tpm and parallel requests. Each refusal is the
-//! status, `type`, `param` and message LiteLLM answers with.
+//! the team's rpm, tpm and parallel requests. Each refusal is the status, `type`, `param` and
+//! message LiteLLM answers with.
 
 use std::sync::Arc;
 

@@ -10,6 +10,7 @@ use pointwork_core::Snapshot;
 use pointwork_db::{governing_model_meter, KeyEntry, ModelMeter};
 
 use super::admit::budget_exceeded;
+use crate::clock::unix_now;
 use crate::keys::group_name;
 use crate::respond::Reply;
 
@@ -58,10 +59,11 @@ pub(crate) fn refusal(entry: &KeyEntry, owner: Owner, model: &str, snap: &Snapsh
 }
 
 /// Charges an answer's cost to every entry that governs `model`.
-pub(crate) fn charge(entry: &KeyEntry, model: &str, snap: &Snapshot, dollars: f64, now: u64) {
+pub(crate) fn charge(entry: &KeyEntry, model: &str, snap: &Snapshot, dollars: f64) {
     if entry.model_meters.is_empty() {
         return;
     }
+    let now = unix_now();
     for owner in [Owner::Key, Owner::User, Owner::Team] {
         if let Some(m) = governing(entry, owner, model, snap) {
             m.charge(dollars, now);

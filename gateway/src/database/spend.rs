@@ -20,9 +20,7 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     let deployment = snap.deployment(idx);
     let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
-    if !entry.model_meters.is_empty() {
-        super::model_budgets::charge(entry, &cx.extracted.facts.model, snap, dollars, unix_now());
-    }
+    super::model_budgets::charge(entry, &cx.extracted.facts.model, snap, dollars);
     let r = &entry.record;
     // The key's tokens are its meter's already (`record`); a team's tpm counts them here.
     if let (Some(team), Some(account)) = (&r.team, &entry.team) {
