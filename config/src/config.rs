@@ -69,6 +69,9 @@ pub struct Database {
     pub allow_requests_on_db_unavailable: bool,
     /// `general_settings.store_model_in_db`.
     pub store_model_in_db: bool,
+    /// `general_settings.user_api_key_cache_ttl` (seconds): how long a cached key may go
+    /// unchecked against its row; `None` = Pointwork's default.
+    pub key_cache_ttl: Option<std::time::Duration>,
 }
 
 impl fmt::Debug for Database {

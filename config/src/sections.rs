@@ -77,6 +77,7 @@ pub(crate) struct GeneralSettings {
     pub(crate) background_health_check_model_groups: Option<Vec<String>>,
     pub(crate) database_url: Option<String>,
     pub(crate) allow_requests_on_db_unavailable: Option<bool>,
+    pub(crate) user_api_key_cache_ttl: Option<Duration>,
 }
 
 /// `general_settings.master_key` and the background health-check keys; every other general
@@ -102,6 +103,7 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
         ),
         database_url: read_database_url(c, &mut fields),
         allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
+        user_api_key_cache_ttl: c.optional(&mut fields, "user_api_key_cache_ttl", &kinds::POSITIVE_SECONDS),
     };
     c.warn_ignored(&fields);
     general
@@ -133,6 +135,7 @@ impl GeneralSettings {
             allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
             // Read (and acted on) once models stored in the database are served; warned until then.
             store_model_in_db: false,
+            key_cache_ttl: self.user_api_key_cache_ttl,
         })
     }
 

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use pointwork_core::KeyMeter;
 
+use crate::model_budget::{ModelBudget, ModelMeter};
+
 const MICROS: f64 = 1_000_000.0;
 
 /// The spend and limits' counters of one key, team or user on this instance.
@@ -20,6 +22,9 @@ pub struct Account {
     /// What this instance charged and has not written yet.
     unwritten_micros: AtomicU64,
     in_flight: AtomicU64,
+    /// The other instances' requests in flight, as the cluster's last reconcile saw them (0
+    /// without Redis).
+    others_in_flight: AtomicU64,
 }
 
 impl Account {
@@ -54,18 +59,30 @@ impl Account {
         self.db_micros.store(to_micros(dollars), Ordering::Relaxed);
     }
 
-    /// One more request in flight, unless `max` are already.
+    /// One more request in flight, unless `max` are already (here and, as last seen, on the
+    /// other instances).
     pub fn enter(&self, max: Option<u64>) -> bool {
         match max {
             None => {
                 self.in_flight.fetch_add(1, Ordering::Relaxed);
                 true
             }
-            Some(max) => self
-                .in_flight
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1))
-                .is_ok(),
+            Some(max) => {
+                let others = self.others_in_flight.load(Ordering::Relaxed);
+                self.in_flight
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n + others < max).then_some(n + 1))
+                    .is_ok()
+            }
         }
+    }
+
+    /// What the cluster's reconcile saw in flight on the other instances.
+    pub fn set_others_in_flight(&self, n: u64) {
+        self.others_in_flight.store(n, Ordering::Relaxed);
+    }
+
+    pub fn others_in_flight(&self) -> u64 {
+        self.others_in_flight.load(Ordering::Relaxed)
     }
 
     pub fn leave(&self) {
@@ -105,8 +122,8 @@ pub struct KeyRecord {
     pub rpm_limit: Option<u64>,
     pub tpm_limit: Option<u64>,
     pub max_parallel_requests: Option<u64>,
-    /// `model_max_budget`: per model, `{"budget_limit": dollars, "time_period": "1d"}`.
-    pub model_max_budget: HashMap<String, f64>,
+    /// `model_max_budget`'s enforced entries (those with a `time_period`).
+    pub model_max_budget: Vec<ModelBudget>,
     /// `model_spend`: what the key spent per model, as the database holds it.
     pub model_spend: HashMap<String, f64>,
     /// `aliases`: a model name the key asks for → the model it means.
@@ -115,6 +132,8 @@ pub struct KeyRecord {
     pub tags: Vec<String>,
     pub user_id: Option<String>,
     pub user_max_budget: Option<f64>,
+    /// The user's `model_max_budget` (enforced entries).
+    pub user_model_max_budget: Vec<ModelBudget>,
     pub team: Option<TeamRecord>,
     /// The spend figures the row held when read.
     pub spend: f64,
@@ -134,6 +153,8 @@ pub struct TeamRecord {
     pub rpm_limit: Option<u64>,
     pub tpm_limit: Option<u64>,
     pub max_parallel_requests: Option<u64>,
+    /// The team's `model_max_budget` (enforced entries).
+    pub model_max_budget: Vec<ModelBudget>,
 }
 
 /// A key as every shard shares it: its record and its accounts. Immutable but for `stale`: a
@@ -145,7 +166,24 @@ pub struct KeyEntry {
     pub key: Arc<Account>,
     pub team: Option<Arc<Account>>,
     pub user: Option<Arc<Account>>,
+    /// `model_max_budget` of the key, its user and its team: each entry with its spend this
+    /// period (the user's and team's shared by all their keys).
+    pub model_meters: ModelMeters,
     stale: AtomicBool,
+}
+
+/// The `model_max_budget` meters of a key, its user and its team.
+#[derive(Debug, Default)]
+pub struct ModelMeters {
+    pub key: Vec<ModelMeter>,
+    pub user: Vec<ModelMeter>,
+    pub team: Vec<ModelMeter>,
+}
+
+impl ModelMeters {
+    pub fn is_empty(&self) -> bool {
+        self.key.is_empty() && self.user.is_empty() && self.team.is_empty()
+    }
 }
 
 impl KeyEntry {
@@ -154,8 +192,9 @@ impl KeyEntry {
         key: Arc<Account>,
         team: Option<Arc<Account>>,
         user: Option<Arc<Account>>,
+        model_meters: ModelMeters,
     ) -> KeyEntry {
-        KeyEntry { record, key, team, user, stale: AtomicBool::new(false) }
+        KeyEntry { record, key, team, user, model_meters, stale: AtomicBool::new(false) }
     }
 
     pub fn is_stale(&self) -> bool {
@@ -201,5 +240,14 @@ mod tests {
         a.leave();
         assert!(a.enter(Some(2)));
         assert_eq!(a.in_flight(), 2);
+    }
+
+    #[test]
+    fn the_other_instances_requests_in_flight_count_against_the_cap() {
+        let a = Account::default();
+        a.set_others_in_flight(2);
+        assert!(a.enter(Some(3)));
+        assert!(!a.enter(Some(3)), "1 here and 2 elsewhere");
+        assert!(a.enter(None), "no cap, no limit");
     }
 }

@@ -7,8 +7,9 @@ use tokio_postgres::Row;
 
 use crate::account::{KeyRecord, TeamRecord};
 
-/// The key's row joined with its team's and user's, by `token` ($1).
-pub(crate) const SELECT_KEY: &str = r#"
+/// Keys' rows joined with their teams' and users', by `token` (any of $1, a `text[]`): one
+/// key looked up, or many read again.
+pub(crate) const SELECT_KEYS: &str = r#"
 SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS blocked,
        extract(epoch FROM k.expires)::float8 AS expires, k.max_budget, k.budget_duration,
        k.rpm_limit, k.tpm_limit, k.max_parallel_requests, k.model_max_budget, k.model_spend,
@@ -16,11 +17,12 @@ SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS
        t.team_id, t.team_alias, t.models AS team_models, t.blocked AS team_blocked,
        t.max_budget AS team_max_budget, t.rpm_limit AS team_rpm_limit, t.tpm_limit AS team_tpm_limit,
        t.max_parallel_requests AS team_max_parallel_requests, t.spend AS team_spend,
-       u.max_budget AS user_max_budget, u.spend AS user_spend
+       t.model_max_budget AS team_model_max_budget,
+       u.max_budget AS user_max_budget, u.spend AS user_spend, u.model_max_budget AS user_model_max_budget
 FROM "LiteLLM_VerificationToken" k
 LEFT JOIN "LiteLLM_TeamTable" t ON t.team_id = k.team_id
 LEFT JOIN "LiteLLM_UserTable" u ON u.user_id = k.user_id
-WHERE k.token = $1"#;
+WHERE k.token = ANY($1)"#;
 
 pub(crate) fn record(row: &Row) -> KeyRecord {
     let token: String = row.get("token");
@@ -37,6 +39,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
         rpm_limit: limit(row.get("team_rpm_limit")),
         tpm_limit: limit(row.get("team_tpm_limit")),
         max_parallel_requests: limit(row.get::<_, Option<i32>>("team_max_parallel_requests").map(i64::from)),
+        model_max_budget: crate::model_budget::parse(row.get("team_model_max_budget")),
     });
     KeyRecord {
         name,
@@ -50,12 +53,13 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
         rpm_limit: limit(row.get("rpm_limit")),
         tpm_limit: limit(row.get("tpm_limit")),
         max_parallel_requests: limit(row.get::<_, Option<i32>>("max_parallel_requests").map(i64::from)),
-        model_max_budget: model_budgets(row.get("model_max_budget")),
+        model_max_budget: crate::model_budget::parse(row.get("model_max_budget")),
         model_spend: numbers(row.get("model_spend")),
         aliases: strings(row.get("aliases")),
         tags: metadata.as_ref().map(tags).unwrap_or_default(),
         user_id: row.get("user_id"),
         user_max_budget: row.get("user_max_budget"),
+        user_model_max_budget: crate::model_budget::parse(row.get("user_model_max_budget")),
         spend: row.get::<_, Option<f64>>("spend").unwrap_or(0.0),
         team_spend: row.get::<_, Option<f64>>("team_spend").unwrap_or(0.0),
         user_spend: row.get::<_, Option<f64>>("user_spend").unwrap_or(0.0),
@@ -67,17 +71,6 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
 /// A limit column: NULL or negative = none.
 fn limit(value: Option<i64>) -> Option<u64> {
     value.and_then(|v| u64::try_from(v).ok())
-}
-
-/// `model_max_budget`: `{"gpt-4o": {"budget_limit": 10, "time_period": "1d"}}` (or a bare number).
-fn model_budgets(value: Option<Value>) -> HashMap<String, f64> {
-    let Some(Value::Object(map)) = value else { return HashMap::new() };
-    map.into_iter()
-        .filter_map(|(model, v)| {
-            let limit = v.get("budget_limit").and_then(Value::as_f64).or_else(|| v.as_f64())?;
-            Some((model, limit))
-        })
-        .collect()
 }
 
 fn numbers(value: Option<Value>) -> HashMap<String, f64> {

@@ -17,9 +17,12 @@ mod account;
 mod connect;
 pub mod duration;
 mod key_row;
+mod limited;
 pub mod manage;
+mod model_budget;
 mod notify;
 pub mod probe;
+mod refresh;
 pub mod schema;
 mod settings;
 mod spend;
@@ -30,8 +33,10 @@ use std::sync::Arc;
 
 use futures_channel::oneshot;
 
-pub use account::{means_every_model, Account, KeyEntry, KeyRecord, TeamRecord};
+pub use account::{means_every_model, Account, KeyEntry, KeyRecord, ModelMeters, TeamRecord};
+pub use limited::LimitedMeters;
 pub use manage::{ManageCall, ManageReply};
+pub use model_budget::{governing_model_meter, ModelBudget, ModelMeter};
 pub use settings::DbSettings;
 pub use spend::SpendRow;
 pub use status::DbStatus;
@@ -64,6 +69,8 @@ pub struct Database {
     queue: tokio::sync::mpsc::Sender<Command>,
     pub status: Arc<DbStatus>,
     pub settings: Arc<DbSettings>,
+    /// The keys' and teams' meters with rpm / tpm, for the cluster's reconcile.
+    pub limited: Arc<LimitedMeters>,
 }
 
 impl Database {
@@ -74,10 +81,11 @@ impl Database {
     pub fn start(settings: DbSettings) -> Result<Database, String> {
         let settings = Arc::new(settings);
         let status = Arc::new(DbStatus::default());
+        let limited = Arc::new(LimitedMeters::default());
         let (queue, commands) = tokio::sync::mpsc::channel(QUEUE);
-        let started = thread::spawn(settings.clone(), status.clone(), commands)?;
+        let started = thread::spawn(settings.clone(), status.clone(), limited.clone(), commands)?;
         started.recv().map_err(|_| "database thread ended at start".to_string())??;
-        Ok(Database { queue, status, settings })
+        Ok(Database { queue, status, settings, limited })
     }
 
     /// Asks for the key with this SHA-256; `None` when the thread's queue is full (answer as

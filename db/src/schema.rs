@@ -51,9 +51,13 @@ const REQUIRED: &[(&str, &[(&str, &str)])] = &[
             ("max_parallel_requests", BASELINE),
             ("budget_duration", BASELINE),
             ("budget_reset_at", BASELINE),
+            ("model_max_budget", BASELINE),
         ],
     ),
-    ("LiteLLM_UserTable", &[("user_id", BASELINE), ("max_budget", BASELINE), ("spend", BASELINE)]),
+    (
+        "LiteLLM_UserTable",
+        &[("user_id", BASELINE), ("max_budget", BASELINE), ("spend", BASELINE), ("model_max_budget", BASELINE)],
+    ),
     (
         "LiteLLM_SpendLogs",
         &[

@@ -26,6 +26,9 @@ pub struct DbSettings {
     /// How many wrong key digests the thread remembers (a flood of them costs the database
     /// nothing while they are remembered).
     pub negative_cache: usize,
+    /// How often the keys the thread holds are read again, for changes made by a writer that
+    /// does not notify (a LiteLLM proxy on the same database): `user_api_key_cache_ttl`.
+    pub refresh_interval: Duration,
 }
 
 impl DbSettings {
@@ -39,6 +42,7 @@ impl DbSettings {
             master_key: None,
             salt_key: None,
             negative_cache: 100_000,
+            refresh_interval: Duration::from_secs(10),
         }
     }
 

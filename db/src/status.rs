@@ -18,6 +18,10 @@ pub struct DbStatus {
     pub lookups: AtomicU64,
     /// Keys the thread holds in memory.
     pub keys_cached: AtomicU64,
+    /// Cached keys read again by a refresh, and those whose row it found changed (by a writer
+    /// that did not notify, or a notification not yet arrived).
+    pub keys_refreshed: AtomicU64,
+    pub keys_changed_unannounced: AtomicU64,
     pub last_error: Mutex<String>,
 }
 
@@ -38,7 +42,7 @@ impl DbStatus {
 
     /// Prometheus lines.
     pub fn render(&self, out: &mut String) {
-        let lines: [(&str, &str, &str, u64); 7] = [
+        let lines: [(&str, &str, &str, u64); 9] = [
             (
                 "pointwork_db_up",
                 "gauge",
@@ -80,6 +84,18 @@ impl DbStatus {
                 "gauge",
                 "Database keys held in memory.",
                 self.keys_cached.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_keys_refreshed_total",
+                "counter",
+                "Cached keys read again from the database (user_api_key_cache_ttl).",
+                self.keys_refreshed.load(Ordering::Relaxed),
+            ),
+            (
+                "pointwork_db_keys_changed_unannounced_total",
+                "counter",
+                "Cached keys a refresh found changed or deleted without a notification.",
+                self.keys_changed_unannounced.load(Ordering::Relaxed),
             ),
         ];
         for (name, kind, help, value) in lines {

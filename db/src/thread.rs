@@ -11,15 +11,18 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
+use pointwork_core::{KeyLimits, KeyMeter};
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config};
 
-use crate::account::{Account, KeyEntry, KeyRecord};
+use crate::account::{Account, KeyEntry, KeyRecord, ModelMeters};
 use crate::connect::connect;
 use crate::manage::{self, ManageReply};
+use crate::model_budget::{ModelBudget, ModelMeter};
 use crate::notify::{self, Change};
+use crate::refresh;
 use crate::spend::{self, Buffer, SpendRow};
-use crate::{key_row, schema, Command, DbSettings, DbStatus, Lookup};
+use crate::{key_row, schema, Command, DbSettings, DbStatus, LimitedMeters, Lookup};
 
 /// How long a wrong key stays known as wrong: a key another proxy (LiteLLM's) creates on the
 /// same database is found after at most this long.
@@ -32,6 +35,7 @@ const RESET_EVERY: Duration = Duration::from_secs(30);
 pub(crate) fn spawn(
     settings: Arc<DbSettings>,
     status: Arc<DbStatus>,
+    limited: Arc<LimitedMeters>,
     commands: mpsc::Receiver<Command>,
 ) -> Result<std::sync::mpsc::Receiver<Result<(), String>>, String> {
     let config = crate::connect::parse(&settings.url)?;
@@ -47,7 +51,7 @@ pub(crate) fn spawn(
                 }
             };
             let local = tokio::task::LocalSet::new();
-            local.block_on(&runtime, run(config, settings, status, commands, started));
+            local.block_on(&runtime, run(config, settings, status, limited, commands, started));
         })
         .map_err(|e| format!("cannot start the database thread: {e}"))?;
     Ok(on_start)
@@ -67,6 +71,7 @@ async fn run(
     config: Config,
     settings: Arc<DbSettings>,
     status: Arc<DbStatus>,
+    limited: Arc<LimitedMeters>,
     mut commands: mpsc::Receiver<Command>,
     started: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
@@ -77,7 +82,7 @@ async fn run(
         status,
         client: RefCell::new(None),
         marks: notify::Marks::new(),
-        keys: RefCell::new(Keys { negative, ..Keys::default() }),
+        keys: RefCell::new(Keys { negative, limited, ..Keys::default() }),
         buffer: RefCell::new(Buffer::default()),
     });
     match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
@@ -198,7 +203,7 @@ impl Thread {
         self.status.lookups.fetch_add(1, Ordering::Relaxed);
         let this = self.clone();
         tokio::task::spawn_local(async move {
-            let found = client.query_opt(key_row::SELECT_KEY, &[&hex(&digest)]).await;
+            let found = client.query_opt(key_row::SELECT_KEYS, &[&vec![hex(&digest)]]).await;
             let mut keys = this.keys.borrow_mut();
             let answer = match found {
                 Ok(Some(row)) => {
@@ -304,11 +309,63 @@ async fn listen_loop(thread: Rc<Thread>) {
     }
 }
 
+/// Writes spend every `flush_interval`, and reads the cached keys again every
+/// `refresh_interval` — on the same connection and task, so that a refresh's spend figures never
+/// cross a batch's.
 async fn flush_loop(thread: Rc<Thread>) {
     let mut writer: Option<Client> = None;
+    let mut cursor = refresh::Cursor::default();
+    let settings = thread.settings.clone();
+    let mut next_refresh = Instant::now() + settings.refresh_interval;
     loop {
-        tokio::time::sleep(thread.settings.flush_interval).await;
+        tokio::time::sleep(settings.flush_interval.min(settings.refresh_interval)).await;
         flush(&thread, &mut writer).await;
+        if Instant::now() >= next_refresh {
+            refresh_keys(&thread, &mut writer, &mut cursor).await;
+            next_refresh = Instant::now() + settings.refresh_interval;
+        }
+    }
+}
+
+/// The writer's connection, connecting it if needed; `None` while the database is away.
+async fn writer_connection<'w>(thread: &Thread, writer: &'w mut Option<Client>) -> Option<&'w mut Client> {
+    if writer.is_none() {
+        match tokio::time::timeout(thread.settings.connect_timeout, connect(&thread.config)).await {
+            Ok(Ok((client, connection))) => {
+                tokio::task::spawn_local(connection);
+                *writer = Some(client);
+            }
+            _ => return None,
+        }
+    }
+    writer.as_mut()
+}
+
+/// Reads a round of the cached keys again (see `refresh`).
+async fn refresh_keys(thread: &Rc<Thread>, writer: &mut Option<Client>, cursor: &mut refresh::Cursor) {
+    let round = refresh::next_round(thread.keys.borrow().entries.keys().copied(), cursor);
+    for batch in round.chunks(refresh::BATCH) {
+        let asked: Vec<([u8; 32], Arc<KeyEntry>)> = {
+            let keys = thread.keys.borrow();
+            batch.iter().filter_map(|d| Some((*d, keys.entries.get(d)?.clone()))).collect()
+        };
+        let Some(client) = writer_connection(thread, writer).await else { return };
+        let tokens: Vec<String> = asked.iter().map(|(_, e)| e.record.token.clone()).collect();
+        let rows = match client.query(key_row::SELECT_KEYS, &[&tokens]).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                thread.status.set_error(&e.to_string());
+                *writer = None;
+                return;
+            }
+        };
+        let read = rows.iter().map(key_row::record).map(|r| (r.token.clone(), r)).collect();
+        let mut keys = thread.keys.borrow_mut();
+        let status = &thread.status;
+        status.keys_refreshed.fetch_add(asked.len() as u64, Ordering::Relaxed);
+        let changed = keys.refreshed(asked, read);
+        status.keys_changed_unannounced.fetch_add(changed, Ordering::Relaxed);
+        status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -316,19 +373,10 @@ async fn flush_loop(thread: Rc<Thread>) {
 /// pending file holds them).
 async fn flush(thread: &Rc<Thread>, writer: &mut Option<Client>) {
     while !thread.buffer.borrow().rows.is_empty() {
-        if writer.is_none() {
-            match tokio::time::timeout(thread.settings.connect_timeout, connect(&thread.config)).await {
-                Ok(Ok((client, connection))) => {
-                    tokio::task::spawn_local(connection);
-                    *writer = Some(client);
-                }
-                _ => {
-                    thread.save_pending();
-                    return;
-                }
-            }
-        }
-        let Some(client) = writer.as_mut() else { return };
+        let Some(client) = writer_connection(thread, writer).await else {
+            thread.save_pending();
+            return;
+        };
         let batch: Vec<SpendRow> = {
             let mut buffer = thread.buffer.borrow_mut();
             let n = buffer.rows.len().min(spend::BATCH);
@@ -405,6 +453,11 @@ struct Keys {
     waiting: HashMap<[u8; 32], Vec<oneshot::Sender<Lookup>>>,
     /// `key:<token>`, `team:<id>`, `user:<id>` → the account every entry of it shares.
     accounts: HashMap<String, Weak<Account>>,
+    /// The meters of keys and teams with rpm / tpm, shared with the cluster thread.
+    limited: Arc<LimitedMeters>,
+    /// `<owner>:model:<model>:<period>` → its `model_max_budget` meter (owner: `key:<token>`,
+    /// `team:<id>`, `user:<id>`).
+    model_meters: HashMap<String, Weak<KeyMeter>>,
 }
 
 impl Keys {
@@ -414,10 +467,48 @@ impl Keys {
         let team = team.map(|id| self.account(id, record.team_spend));
         let user = record.user_id.as_ref().map(|u| format!("user:{u}"));
         let user = user.map(|id| self.account(id, record.user_spend));
+        let limits = KeyLimits { rpm: record.rpm_limit, tpm: record.tpm_limit, ..KeyLimits::default() };
+        let id = format!("key:{}", record.token);
+        self.limited.register_parallel(id.clone(), record.max_parallel_requests.is_some(), &key);
+        self.limited.register(id, limits, &key.meter);
+        if let (Some(t), Some(account)) = (&record.team, &team) {
+            let limits = KeyLimits { rpm: t.rpm_limit, tpm: t.tpm_limit, ..KeyLimits::default() };
+            let id = format!("team:{}", t.team_id);
+            self.limited.register_parallel(id.clone(), t.max_parallel_requests.is_some(), account);
+            self.limited.register(id, limits, &account.meter);
+        }
+        let mut model_meters = ModelMeters::default();
+        let owners = [
+            (Some(format!("key:{}", record.token)), &record.model_max_budget, &mut model_meters.key),
+            (
+                record.user_id.as_ref().map(|u| format!("user:{u}")),
+                &record.user_model_max_budget,
+                &mut model_meters.user,
+            ),
+        ];
+        for (owner, budgets, meters) in owners {
+            let Some(owner) = owner else { continue };
+            meters.extend(budgets.iter().map(|b| self.model_meter(&owner, b)));
+        }
+        if let Some(t) = &record.team {
+            let owner = format!("team:{}", t.team_id);
+            model_meters.team = t.model_max_budget.iter().map(|b| self.model_meter(&owner, b)).collect();
+        }
         if self.accounts.len() > 2 * self.entries.len() + 1024 {
             self.accounts.retain(|_, a| a.strong_count() > 0);
+            self.model_meters.retain(|_, m| m.strong_count() > 0);
         }
-        Arc::new(KeyEntry::new(record, key, team, user))
+        Arc::new(KeyEntry::new(record, key, team, user, model_meters))
+    }
+
+    /// A `model_max_budget` entry's meter: the same one for as long as an entry of its owner
+    /// (`key:<token>`, …) has the same model and period (its spend outlives a change to the row).
+    fn model_meter(&mut self, owner: &str, budget: &ModelBudget) -> ModelMeter {
+        let id = budget.meter_id(owner);
+        let meter = self.model_meters.get(&id).and_then(Weak::upgrade).unwrap_or_default();
+        self.model_meters.insert(id.clone(), Arc::downgrade(&meter));
+        self.limited.register(id, budget.limits(), &meter);
+        ModelMeter { budget: budget.clone(), meter }
     }
 
     fn account(&mut self, id: String, db_spend: f64) -> Arc<Account> {
@@ -428,6 +519,43 @@ impl Keys {
         let account = Arc::new(Account::with_spend(db_spend));
         self.accounts.insert(id, Arc::downgrade(&account));
         account
+    }
+
+    /// Takes in the rows of `asked` read again (`read`, by token): an entry whose rules changed
+    /// is replaced (the old one retired), one whose row is gone is forgotten, and one whose
+    /// spend alone moved has its accounts set to the database's figures. An entry replaced
+    /// meanwhile (a lookup, a notification) was read as recently: it stays. Returns how many
+    /// entries were replaced or forgotten.
+    fn refreshed(&mut self, asked: Vec<([u8; 32], Arc<KeyEntry>)>, mut read: HashMap<String, KeyRecord>) -> u64 {
+        let mut changed = 0;
+        for (digest, held) in asked {
+            if !self.entries.get(&digest).is_some_and(|e| Arc::ptr_eq(e, &held)) {
+                continue;
+            }
+            match read.remove(&held.record.token) {
+                None => {
+                    self.entries.remove(&digest);
+                    held.retire();
+                    changed += 1;
+                }
+                Some(record) if refresh::same_rules(&held.record, &record) => {
+                    held.key.set_db_spend(record.spend);
+                    if let Some(team) = &held.team {
+                        team.set_db_spend(record.team_spend);
+                    }
+                    if let Some(user) = &held.user {
+                        user.set_db_spend(record.user_spend);
+                    }
+                }
+                Some(record) => {
+                    let entry = self.entry_for(record);
+                    self.entries.insert(digest, entry);
+                    held.retire();
+                    changed += 1;
+                }
+            }
+        }
+        changed
     }
 
     fn retire_where(&mut self, matches: impl Fn(&KeyRecord) -> bool) {

@@ -332,11 +332,7 @@ impl VirtualKey {
 /// Whether a list of models (names, `prefix*` patterns) allows `requested`: by its own name or
 /// by the group an alias or deployment id resolves to.
 pub(crate) fn allows(models: &[String], requested: &str, snapshot: &Snapshot) -> bool {
-    let group = match snapshot.resolve(requested) {
-        Resolution::Group { group, .. } => Some(snapshot.group(group).name.as_str()),
-        Resolution::Deployment(d) => Some(snapshot.group(snapshot.group_of(d)).name.as_str()),
-        Resolution::Unknown => None,
-    };
+    let group = group_name(requested, snapshot);
     models.iter().any(|allowed| {
         let matches = |name: &str| match allowed.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
@@ -344,6 +340,15 @@ pub(crate) fn allows(models: &[String], requested: &str, snapshot: &Snapshot) ->
         };
         matches(requested) || group.is_some_and(matches)
     })
+}
+
+/// The model group `requested` resolves to (through an alias or a deployment id).
+pub(crate) fn group_name<'s>(requested: &str, snapshot: &'s Snapshot) -> Option<&'s str> {
+    match snapshot.resolve(requested) {
+        Resolution::Group { group, .. } => Some(snapshot.group(group).name.as_str()),
+        Resolution::Deployment(d) => Some(snapshot.group(snapshot.group_of(d)).name.as_str()),
+        Resolution::Unknown => None,
+    }
 }
 
 /// The token after `Bearer ` (the scheme is case-insensitive, RFC 9110 §11.1).

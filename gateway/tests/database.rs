@@ -419,3 +419,114 @@ fn check_says_a_database_away_without_failing() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("db init: no database: set DATABASE_URL"));
 }
+
+#[test]
+fn a_keys_model_max_budget_refuses_that_model_once_spent_and_serves_the_others() {
+    let pg = &server();
+    let url = pg.litellm_database("model_budget");
+    let db = "model_budget";
+    let budget = r#"{"gpt": {"budget_limit": 0.0001, "time_period": "1d"}, "big": {"budget_limit": 5}}"#;
+    insert_key(pg, db, "sk-modelbudget-00001", ", model_max_budget, key_alias", &format!(", '{budget}', 'mb'"));
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, ""));
+    // 0.03 a request: the first spends more than 0.0001 on gpt.
+    assert_eq!(chat(&gateway, "sk-modelbudget-00001", "gpt").status, 200);
+    let token = digest_hex(b"sk-modelbudget-00001");
+    assert_eq!(
+        error(&chat(&gateway, "sk-modelbudget-00001", "gpt")),
+        (
+            422,
+            "budget_exceeded".into(),
+            format!("LiteLLM Virtual Key: {token}, key_alias: mb, exceeded budget for model=gpt")
+        )
+    );
+    for _ in 0..3 {
+        assert_eq!(chat(&gateway, "sk-modelbudget-00001", "big").status, 200, "another model still serves");
+    }
+}
+
+#[test]
+fn a_key_changed_by_a_writer_that_does_not_notify_is_seen_within_the_key_cache_ttl() {
+    let pg = &server();
+    let url = pg.litellm_database("silent");
+    let db = "silent";
+    for key in ["sk-silent-blocked-01", "sk-silent-spent-002", "sk-silent-deleted-3", "sk-silent-models-04"] {
+        insert_key(pg, db, key, ", max_budget", ", 1.0");
+    }
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, "  user_api_key_cache_ttl: 0.3\n"));
+    for key in ["sk-silent-blocked-01", "sk-silent-spent-002", "sk-silent-deleted-3", "sk-silent-models-04"] {
+        assert_eq!(chat(&gateway, key, "gpt").status, 200, "cached");
+    }
+    // What a LiteLLM proxy on the same database does: change the rows, announce nothing.
+    let token = |key: &str| digest_hex(key.as_bytes());
+    let set = |key: &str, what: &str| {
+        pg.psql(db, &format!("UPDATE \"LiteLLM_VerificationToken\" SET {what} WHERE token = '{}'", token(key)))
+    };
+    set("sk-silent-blocked-01", "blocked = true");
+    set("sk-silent-spent-002", "spend = spend + 5");
+    set("sk-silent-models-04", "models = '{big}'");
+    pg.psql(db, &format!("DELETE FROM \"LiteLLM_VerificationToken\" WHERE token = '{}'", token("sk-silent-deleted-3")));
+    for (key, status) in [
+        ("sk-silent-blocked-01", 401),
+        ("sk-silent-spent-002", 422),
+        ("sk-silent-deleted-3", 401),
+        ("sk-silent-models-04", 403),
+    ] {
+        let waited = common::wait_until(Duration::from_secs(5), key, || chat(&gateway, key, "gpt").status == status);
+        assert!(waited < Duration::from_secs(2), "{key} took {waited:?}");
+    }
+    let (_, kind, message) = error(&chat(&gateway, "sk-silent-spent-002", "gpt"));
+    assert_eq!(kind, "budget_exceeded");
+    assert!(message.contains("Current cost: 5.03, Max budget: 1.0"), "{message}");
+    assert_eq!(error(&chat(&gateway, "sk-silent-deleted-3", "gpt")).1, "token_not_found_in_db");
+    assert_eq!(chat(&gateway, "sk-silent-models-04", "big").status, 200, "its new models serve");
+    let metrics = gateway.get("/metrics").text();
+    assert!(metrics.contains("pointwork_db_keys_changed_unannounced_total 3\n"), "{metrics}");
+}
+
+#[test]
+fn a_teams_and_a_users_model_max_budget_refuse_with_litellms_texts() {
+    let pg = &server();
+    let url = pg.litellm_database("entity_model_budget");
+    let db = "entity_model_budget";
+    let tiny = |model: &str| format!(r#"{{"{model}": {{"budget_limit": 0.0001, "time_period": "1d"}}}}"#);
+    pg.psql(
+        db,
+        &format!(
+            "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend, model_max_budget) VALUES ('t-mb', '{{}}', 0, '{}')",
+            tiny("gpt")
+        ),
+    );
+    pg.psql(
+        db,
+        &format!(
+            "INSERT INTO \"LiteLLM_UserTable\" (user_id, spend, models, model_max_budget) VALUES ('u-mb', 0, '{{}}', '{}')",
+            tiny("gp*")
+        ),
+    );
+    insert_key(pg, db, "sk-team-budget-00001", ", team_id", ", 't-mb'");
+    let own = r#"{"gpt": {"budget_limit": 5, "time_period": "1d"}}"#;
+    insert_key(pg, db, "sk-team-own-budget-02", ", team_id, model_max_budget", &format!(", 't-mb', '{own}'"));
+    insert_key(pg, db, "sk-user-budget-00003", ", user_id", ", 'u-mb'");
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, ""));
+    assert_eq!(chat(&gateway, "sk-team-budget-00001", "gpt").status, 200);
+    assert_eq!(
+        error(&chat(&gateway, "sk-team-budget-00001", "gpt")),
+        (422, "budget_exceeded".into(), "LiteLLM Team: t-mb, exceeded budget for model=gpt".into())
+    );
+    assert_eq!(chat(&gateway, "sk-team-budget-00001", "big").status, 200, "another model still serves");
+    for _ in 0..2 {
+        assert_eq!(
+            chat(&gateway, "sk-team-own-budget-02", "gpt").status,
+            200,
+            "the key's own entry replaces the team's"
+        );
+    }
+    assert_eq!(chat(&gateway, "sk-user-budget-00003", "gpt").status, 200);
+    assert_eq!(
+        error(&chat(&gateway, "sk-user-budget-00003", "gpt")),
+        (422, "budget_exceeded".into(), "LiteLLM User: u-mb, exceeded budget for model=gpt, budget_model=gp*".into())
+    );
+}

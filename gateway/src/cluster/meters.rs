@@ -10,10 +10,13 @@
 //! outlives a restart of every instance: Redis is the record. One Lua script does it all in one
 //! round trip, with the instances' heartbeat that says how many share the limits.
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pointwork_core::{KeyLimits, KeyMeter, MeterWindows, OthersCounts, OwnCounts};
+use pointwork_db::LimitedMeters;
 
 use crate::routes::Routes;
 
@@ -50,6 +53,10 @@ return out
 
 /// What a minute's counters are kept for in Redis beyond the minute.
 const MINUTE_TTL_SECS: u64 = 120;
+/// The database's meters that count nothing now (on this instance, or on the others as last
+/// seen) are reconciled once in this many reconciles (every second at the default 100 ms), so
+/// that thousands of limited keys cost Redis what the busy ones do; the rest every time.
+const QUIET_EVERY: u64 = 10;
 
 pub(super) struct Meters {
     prefix: String,
@@ -57,6 +64,11 @@ pub(super) struct Meters {
     script: redis::Script,
     /// An instance missing this long from the heartbeat no longer counts as sharing.
     stale: Duration,
+    /// Reconciles so far (quiet meters join every [`QUIET_EVERY`]th).
+    rounds: Cell<u64>,
+    /// The database's meters reconciled at least once: a new one joins its first round, quiet
+    /// or not, so that it admits on its share at once.
+    seen: RefCell<HashSet<String>>,
 }
 
 /// One meter to reconcile: its id in Redis, its limits, the meter.
@@ -73,13 +85,27 @@ impl Meters {
             instance: instance.to_string(),
             script: redis::Script::new(RECONCILE),
             stale: (sync_interval * 5).max(Duration::from_secs(2)),
+            rounds: Cell::new(0),
+            seen: RefCell::default(),
         }
     }
 
-    /// One reconcile of every limited meter of `routes`; returns the instances sharing.
-    pub(super) fn reconcile(&self, con: &mut redis::Connection, routes: &Routes) -> redis::RedisResult<u64> {
+    /// One reconcile of every limited meter of `routes` and of the database's keys and
+    /// teams; returns the instances sharing.
+    pub(super) fn reconcile(
+        &self,
+        con: &mut redis::Connection,
+        routes: &Routes,
+        database: Option<&LimitedMeters>,
+    ) -> redis::RedisResult<u64> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let shared = shared_meters(routes);
+        let round = self.rounds.replace(self.rounds.get() + 1);
+        let sweep = round.is_multiple_of(QUIET_EVERY);
+        let shared = {
+            let seen = self.seen.borrow();
+            let quiet_skipped = (!sweep).then_some((now.as_secs(), &*seen));
+            shared_meters(routes, database, quiet_skipped)
+        };
         let mut invocation = self.script.prepare_invoke();
         invocation
             .key(format!("{}:instances", self.prefix))
@@ -113,6 +139,12 @@ impl Meters {
             }
             s.meter.reconciled(&s.limits, windows, recorded, others);
         }
+        let mut seen = self.seen.borrow_mut();
+        if sweep {
+            // Every live meter was in this round: forget those gone.
+            seen.clear();
+        }
+        seen.extend(shared.iter().map(|s| s.id.clone()));
         Ok(instances)
     }
 
@@ -123,8 +155,8 @@ impl Meters {
     }
 
     /// Every meter goes on alone (Redis is out of reach).
-    pub(super) fn unshare(&self, routes: &Routes) {
-        for s in shared_meters(routes) {
+    pub(super) fn unshare(&self, routes: &Routes, database: Option<&LimitedMeters>) {
+        for s in shared_meters(routes, database, None) {
             s.meter.unshared();
         }
     }
@@ -172,9 +204,16 @@ fn counted(limits: &KeyLimits) -> Vec<Counter> {
     kinds
 }
 
-/// The limited meters: virtual keys (by the SHA-256 the config names them by, never a key)
-/// and policies with a daily budget (by policy id).
-fn shared_meters(routes: &Routes) -> Vec<Shared> {
+/// The limited meters: virtual keys (by the SHA-256 the config names them by, never a key),
+/// policies with a daily budget (by policy id), and the database's keys (by `token`, the same
+/// SHA-256) and teams (by `team_id`) with rpm / tpm, and keys' model budgets — of these, with
+/// `quiet_skipped` (now, the meters reconciled before), only those counting something now or
+/// never reconciled yet.
+fn shared_meters(
+    routes: &Routes,
+    database: Option<&LimitedMeters>,
+    quiet_skipped: Option<(u64, &HashSet<String>)>,
+) -> Vec<Shared> {
     let keys = routes.keys.virtual_keys().map(|k| Shared {
         id: format!("key:{}", k.digest_hex()),
         limits: k.limits.clone(),
@@ -187,5 +226,42 @@ fn shared_meters(routes: &Routes) -> Vec<Shared> {
             meter: meter.clone(),
         })
     });
-    keys.chain(policies).filter(|s| !counted(&s.limits).is_empty()).collect()
+    let database = database
+        .into_iter()
+        .flat_map(LimitedMeters::live)
+        .filter(|(id, limits, meter)| {
+            quiet_skipped.is_none_or(|(now, seen)| !seen.contains(id) || busy(meter, limits, now))
+        })
+        .map(|(id, limits, meter)| Shared { id, limits, meter });
+    keys.chain(policies).chain(database).filter(|s| !counted(&s.limits).is_empty()).collect()
+}
+
+/// Whether `meter` counts anything at `now`: requests or tokens this minute, spend this budget
+/// period — its own or the other instances' as last seen.
+fn busy(meter: &KeyMeter, limits: &KeyLimits, now: u64) -> bool {
+    let usage = meter.usage(limits, now);
+    usage.requests_this_minute > 0 || usage.tokens_this_minute > 0 || usage.spend > 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_meter_is_busy_while_it_counts_something() {
+        let (meter, now) = (KeyMeter::default(), 1_800_000_000);
+        let rpm = KeyLimits { rpm: Some(6), ..KeyLimits::default() };
+        assert!(!busy(&meter, &rpm, now));
+        assert!(meter.admit(&rpm, now).is_ok());
+        assert!(busy(&meter, &rpm, now));
+        assert!(!busy(&meter, &rpm, now + 60), "quiet again the next minute");
+        let budget = KeyLimits {
+            max_budget: Some(1.0),
+            budget_duration: Some(Duration::from_secs(86_400)),
+            ..KeyLimits::default()
+        };
+        let spender = KeyMeter::default();
+        spender.record(&budget, 0, Some(0.01), now);
+        assert!(busy(&spender, &budget, now + 3600), "spend keeps a budget busy for its period");
+    }
 }

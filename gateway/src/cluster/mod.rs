@@ -5,7 +5,8 @@
 //! - the publisher ([`publisher`]): what the shards broadcast (cooldowns, pins, health, usage,
 //!   429 windows, …) leaves through a bounded outbox onto the events channel, and every
 //!   `sync_interval` the shared counters (virtual keys' rpm / tpm / spend, policies' daily
-//!   spend) are reconciled ([`meters`]);
+//!   spend) are reconciled ([`meters`]), and the database keys' requests in flight
+//!   ([`parallel`]);
 //! - the subscriber ([`subscriber`]): what other instances published is handed to every shard's
 //!   inbox, by deployment id.
 //!
@@ -13,6 +14,7 @@
 
 pub mod lease;
 mod meters;
+mod parallel;
 mod publisher;
 pub(crate) mod redis_link;
 pub mod status;

@@ -18,6 +18,7 @@ use pointwork_config::ClusterSettings;
 use pointwork_core::{DeploymentIdx, Event};
 
 use super::meters::Meters;
+use super::parallel::ParallelGauges;
 use super::redis_link::{connect, next_backoff};
 use super::status::{Link, Status};
 use super::wire::{Batch, Clock, WireEvent};
@@ -38,6 +39,8 @@ pub(super) struct Publisher {
     hub: Arc<Hub>,
     outbox: Receiver<ShardEvent>,
     meters: Meters,
+    /// Database keys' and teams' requests in flight.
+    parallel: ParallelGauges,
     sync_interval: Duration,
     /// [`Status::leave`]'s requests, answered once done.
     last_words: Receiver<Sender<()>>,
@@ -92,9 +95,10 @@ impl Publisher {
         last_words: Receiver<Sender<()>>,
     ) -> Publisher {
         let meters = Meters::new(&settings.key_prefix, &status.instance, settings.sync_interval);
+        let parallel = ParallelGauges::new(&settings.key_prefix, &status.instance);
         let sync_interval = settings.sync_interval;
         let usage = UsageSums::default();
-        Publisher { client, channel, status, hub, outbox, meters, sync_interval, last_words, usage }
+        Publisher { client, channel, status, hub, outbox, meters, parallel, sync_interval, last_words, usage }
     }
 
     pub(super) fn run(mut self) {
@@ -148,10 +152,17 @@ impl Publisher {
 
     fn reconcile(&mut self, con: &mut redis::Connection) -> redis::RedisResult<()> {
         let routes = self.hub.routes.load_full();
-        match self.meters.reconcile(con, &routes) {
+        let database = self.hub.database.get().map(|db| &*db.limited);
+        let reconciled = self.meters.reconcile(con, &routes, database).and_then(|instances| {
+            database.map_or(Ok(()), |list| self.parallel.reconcile(con, list)).map(|()| instances)
+        });
+        match reconciled {
             Ok(instances) => {
                 self.status.syncs.fetch_add(1, Ordering::Relaxed);
                 self.status.instances.store(instances, Ordering::Relaxed);
+                if let Some(list) = database {
+                    list.set_instances(instances);
+                }
                 Ok(())
             }
             Err(e) => {
@@ -216,7 +227,12 @@ impl Publisher {
 
     /// Each meter admits on its own counts and the others' last known ones, without a share.
     fn unshare(&mut self) {
-        self.meters.unshare(&self.hub.routes.load_full());
+        let database = self.hub.database.get().map(|db| &*db.limited);
+        self.meters.unshare(&self.hub.routes.load_full(), database);
+        if let Some(list) = database {
+            self.parallel.unshare(list);
+            list.set_instances(0);
+        }
         self.status.instances.store(0, Ordering::Relaxed);
     }
 }

@@ -1,13 +1,15 @@
 //! A database key's rules, in LiteLLM's order and words: blocked, the key's models, expiry,
-//! the key's budget; the team's block, models and budget; the user's budget (keys without a
-//! team); then the key's and the team's rpm, tpm and parallel requests. Each refusal is the
-//! status, `type`, `param` and message LiteLLM answers with.
+//! the key's budget, the key's and the user's `model_max_budget`; the team's block, models,
+//! budget and `model_max_budget`; the user's budget (keys without a team); then the key's and
+//! the team's rpm, tpm and parallel requests. Each refusal is the status, `type`, `param` and
+//! message LiteLLM answers with.
 
 use std::sync::Arc;
 
 use pointwork_core::{KeyLimits, KeyRefusal, Snapshot};
 use pointwork_db::{means_every_model, Account, KeyEntry};
 
+use super::model_budgets::{self, Owner};
 use super::texts::{py_datetime, py_float, utc_minute};
 use crate::errors::typed_error;
 use crate::keys::{allows, VirtualKey};
@@ -67,6 +69,11 @@ pub(crate) fn admit(
             return Err(budget_exceeded(&message));
         }
     }
+    for owner in [Owner::Key, Owner::User] {
+        if let Some(refused) = model_budgets::refusal(entry, owner, model, snap, now as u64) {
+            return Err(refused);
+        }
+    }
     if let (Some(team), Some(account)) = (&r.team, &entry.team) {
         if team.blocked {
             return Err(auth_error(&format!(
@@ -89,6 +96,9 @@ pub(crate) fn admit(
                 );
                 return Err(budget_exceeded(&message));
             }
+        }
+        if let Some(refused) = model_budgets::refusal(entry, Owner::Team, model, snap, now as u64) {
+            return Err(refused);
         }
     }
     if let (None, Some(user_id), Some(max), Some(account)) = (&r.team, &r.user_id, r.user_max_budget, &entry.user) {
@@ -148,7 +158,7 @@ fn model_denied(kind: &str, model: &str) -> Reply {
     Reply::json(403, typed_error(403, kind, &message, Some("model")))
 }
 
-fn budget_exceeded(message: &str) -> Reply {
+pub(super) fn budget_exceeded(message: &str) -> Reply {
     Reply::json(BUDGET_STATUS, typed_error(BUDGET_STATUS, "budget_exceeded", message, None))
 }
 

@@ -16,6 +16,9 @@ use crate::output::{answer, fail};
 pub fn settings(database: &pointwork_config::Database, config: &Config) -> DbSettings {
     let mut settings = DbSettings::new(database.url.clone());
     settings.allow_requests_on_db_unavailable = database.allow_requests_on_db_unavailable;
+    if let Some(ttl) = database.key_cache_ttl {
+        settings.refresh_interval = ttl;
+    }
     settings.master_key = config.master_key.clone();
     settings.salt_key = std::env::var("LITELLM_SALT_KEY").ok().filter(|k| !k.is_empty());
     settings.pending_file = config.auth.spend_file.as_ref().map(|p| {

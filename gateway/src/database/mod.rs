@@ -8,6 +8,7 @@ pub mod admit;
 pub mod cache;
 pub mod commands;
 pub mod manage;
+mod model_budgets;
 pub mod spend;
 mod texts;
 

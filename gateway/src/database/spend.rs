@@ -4,9 +4,10 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use pointwork_core::{DeploymentIdx, Rng, RouteKind};
+use pointwork_core::{DeploymentIdx, KeyLimits, Rng, RouteKind};
 use pointwork_db::SpendRow;
 
+use crate::clock::unix_now;
 use crate::routers::Cx;
 use crate::usage::Usage;
 
@@ -19,9 +20,16 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     let deployment = snap.deployment(idx);
     let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
+    super::model_budgets::charge(entry, &cx.extracted.facts.model, snap, dollars);
+    let r = &entry.record;
+    // The key's tokens are its meter's already (`record`); a team's tpm counts them here.
+    if let (Some(team), Some(account)) = (&r.team, &entry.team) {
+        if team.tpm_limit.is_some() {
+            account.meter.record(&KeyLimits::default(), usage.total_tokens, None, unix_now());
+        }
+    }
     let end = SystemTime::now();
     let start = end.checked_sub(started.elapsed()).unwrap_or(end);
-    let r = &entry.record;
     db.spend(SpendRow {
         request_id: IDS.with(|rng| request_id(&mut rng.borrow_mut())),
         call_type: call_type(cx.route).to_string(),
