@@ -15,6 +15,7 @@
 
 mod account;
 mod connect;
+pub mod crypto;
 pub mod duration;
 mod key_row;
 pub mod manage;
