@@ -112,7 +112,8 @@ impl SecretKey {
                 .map_err(|_| DecryptError::WrongKeyOrNotSealed)?;
             return String::from_utf8(plain.to_vec()).map_err(|_| DecryptError::NotText);
         }
-        let sealed = URL_SAFE.decode(stored).or_else(|_| STANDARD.decode(stored)).map_err(|_| DecryptError::NotBase64)?;
+        let sealed =
+            URL_SAFE.decode(stored).or_else(|_| STANDARD.decode(stored)).map_err(|_| DecryptError::NotBase64)?;
         if sealed.is_empty() {
             return Ok(String::new());
         }

@@ -19,6 +19,7 @@ pub mod crypto;
 pub mod duration;
 mod key_row;
 pub mod manage;
+pub mod models;
 mod notify;
 pub mod schema;
 mod settings;
@@ -32,6 +33,7 @@ use futures_channel::oneshot;
 
 pub use account::{means_every_model, Account, KeyEntry, KeyRecord, TeamRecord};
 pub use manage::{ManageCall, ManageReply};
+pub use models::{DbModels, ModelRow, ModelsSink};
 pub use settings::DbSettings;
 pub use spend::SpendRow;
 pub use status::DbStatus;

@@ -26,6 +26,11 @@ pub struct DbSettings {
     /// How many wrong key digests the thread remembers (a flood of them costs the database
     /// nothing while they are remembered).
     pub negative_cache: usize,
+    /// `general_settings.store_model_in_db`: `/model/*` write models, and the stored models
+    /// are read at start and after every change.
+    pub store_model_in_db: bool,
+    /// Given the stored models (with `store_model_in_db`), at start and after every change.
+    pub on_models: Option<crate::ModelsSink>,
 }
 
 impl DbSettings {
@@ -39,12 +44,19 @@ impl DbSettings {
             master_key: None,
             salt_key: None,
             negative_cache: 100_000,
+            store_model_in_db: false,
+            on_models: None,
         }
     }
 
     /// The URL with its password replaced by `****`, for logs.
     pub fn redacted_url(&self) -> String {
         redact_url(&self.url)
+    }
+
+    /// The key LiteLLM encrypts stored secrets with: `LITELLM_SALT_KEY`, else the master key.
+    pub fn secret_key(&self) -> Option<crate::crypto::SecretKey> {
+        crate::crypto::SecretKey::choose(self.salt_key.as_deref(), self.master_key.as_deref())
     }
 }
 
@@ -64,6 +76,7 @@ impl std::fmt::Debug for DbSettings {
             .field("url", &self.redacted_url())
             .field("allow_requests_on_db_unavailable", &self.allow_requests_on_db_unavailable)
             .field("pending_file", &self.pending_file)
+            .field("store_model_in_db", &self.store_model_in_db)
             .finish()
     }
 }

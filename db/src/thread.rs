@@ -17,6 +17,7 @@ use tokio_postgres::{Client, Config};
 use crate::account::{Account, KeyEntry, KeyRecord};
 use crate::connect::connect;
 use crate::manage::{self, ManageReply};
+use crate::models;
 use crate::notify::{self, Change};
 use crate::spend::{self, Buffer, SpendRow};
 use crate::{key_row, schema, Command, DbSettings, DbStatus, Lookup};
@@ -60,6 +61,8 @@ struct Thread {
     client: RefCell<Option<Rc<Client>>>,
     keys: RefCell<Keys>,
     buffer: RefCell<Buffer>,
+    /// Wakes the task that reads the stored models again (coalescing notifications).
+    models_changed: tokio::sync::Notify,
 }
 
 async fn run(
@@ -77,12 +80,18 @@ async fn run(
         client: RefCell::new(None),
         keys: RefCell::new(Keys { negative, ..Keys::default() }),
         buffer: RefCell::new(Buffer::default()),
+        models_changed: tokio::sync::Notify::new(),
     });
     match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
         Ok(Ok(client)) => {
             if let Err(e) = schema::check(&client).await {
                 let _ = started.send(Err(e));
                 return;
+            }
+            // The stored models serve from the first request on.
+            if let Err(e) = thread.send_models(&client).await {
+                eprintln!("pointwork: database: cannot read the stored models yet ({e}); trying again");
+                thread.models_changed.notify_one();
             }
         }
         Ok(Err(e)) => thread.lost(&format!("cannot connect to {}: {e}", thread.settings.redacted_url())),
@@ -111,6 +120,9 @@ async fn run(
     tokio::task::spawn_local(listen_loop(thread.clone()));
     tokio::task::spawn_local(flush_loop(thread.clone()));
     tokio::task::spawn_local(reset_loop(thread.clone()));
+    if thread.settings.store_model_in_db {
+        tokio::task::spawn_local(models_loop(thread.clone()));
+    }
     while let Some(command) = commands.recv().await {
         match command {
             Command::Lookup(digest, reply) => thread.lookup(digest, reply),
@@ -119,7 +131,14 @@ async fn run(
                 let thread = thread.clone();
                 tokio::task::spawn_local(async move {
                     let answer = match thread.current() {
-                        Some(client) => manage::handle(&manage::Ctx { client }, &call).await,
+                        Some(client) => {
+                            let cx = manage::Ctx {
+                                client,
+                                store_model_in_db: thread.settings.store_model_in_db,
+                                secret_key: thread.settings.secret_key(),
+                            };
+                            manage::handle(&cx, &call).await
+                        }
                         None => ManageReply::unavailable(&thread.status.last_error()),
                     };
                     let _ = reply.send(answer);
@@ -152,6 +171,16 @@ impl Thread {
         *self.client.borrow_mut() = Some(client.clone());
         self.status.connected.store(true, Ordering::Relaxed);
         Ok(client)
+    }
+
+    /// Reads the stored models and hands them over (with `store_model_in_db`).
+    async fn send_models(&self, client: &Client) -> Result<(), tokio_postgres::Error> {
+        let Some(sink) = self.settings.on_models.as_ref().filter(|_| self.settings.store_model_in_db) else {
+            return Ok(());
+        };
+        let models = models::read(client, self.settings.secret_key().as_ref()).await?;
+        sink(models);
+        Ok(())
     }
 
     fn current(&self) -> Option<Rc<Client>> {
@@ -241,7 +270,7 @@ impl Thread {
             }
             Change::Team(id) => keys.retire_where(|r| r.team.as_ref().is_some_and(|t| &t.team_id == id)),
             Change::User(id) => keys.retire_where(|r| r.user_id.as_ref() == Some(id)),
-            Change::Models => {}
+            Change::Models => self.models_changed.notify_one(),
         }
         self.status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
     }
@@ -283,12 +312,31 @@ async fn listen_loop(thread: Rc<Thread>) {
             if !first {
                 this.keys.borrow_mut().retire_where(|_| true);
             }
+            // The models too may have changed unheard (the first time: since start read them).
+            this.models_changed.notify_one();
             first = false;
         };
         let that = thread.clone();
         let mut on_change = move |change: Change| that.changed(&change);
         let _ = notify::listen(&thread.config, &mut on_listening, &mut on_change).await;
         tokio::time::sleep(RECONNECT_EVERY).await;
+    }
+}
+
+/// Reads the stored models again after each `models` notification (several at once are read
+/// once), until it succeeds: a database away is tried again every second.
+async fn models_loop(thread: Rc<Thread>) {
+    loop {
+        thread.models_changed.notified().await;
+        loop {
+            if let Some(client) = thread.current() {
+                match thread.send_models(&client).await {
+                    Ok(()) => break,
+                    Err(e) => eprintln!("pointwork: database: reading the stored models failed: {e}; trying again"),
+                }
+            }
+            tokio::time::sleep(RECONNECT_EVERY).await;
+        }
     }
 }
 

@@ -48,6 +48,13 @@ impl Params {
         format!("pg_notify({channel}, {prefix} || {id_sql})::text")
     }
 
+    /// `pg_notify(channel, 'models')`: the stored models changed.
+    pub(crate) fn notify_models(&mut self) -> String {
+        let channel = self.text(channel());
+        let payload = self.text(crate::notify::Change::Models.payload());
+        format!("pg_notify({channel}, {payload})::text")
+    }
+
     pub(crate) async fn query(&self, client: &Client, sql: &str) -> Result<Vec<Row>, ManageReply> {
         let typed: Vec<(&(dyn ToSql + Sync), Type)> =
             self.0.iter().map(|(v, t)| (v.as_ref() as &(dyn ToSql + Sync), t.clone())).collect();
