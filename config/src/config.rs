@@ -138,6 +138,9 @@ pub struct EntrySource {
     pub file: Option<String>,
     /// The entry's position in that file's `model_list`.
     pub index: usize,
+    /// For a model stored in the database: its row, `LiteLLM_ProxyModelTable[model_id=…]`
+    /// (then `file` and `index` say nothing).
+    pub stored: Option<String>,
 }
 
 impl EntrySource {
@@ -149,6 +152,9 @@ impl EntrySource {
 
 impl fmt::Display for EntrySource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(row) = &self.stored {
+            return f.write_str(row);
+        }
         match &self.file {
             Some(file) => write!(f, "{file}: model_list[{}]", self.index),
             None => write!(f, "model_list[{}]", self.index),

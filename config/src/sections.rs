@@ -77,7 +77,11 @@ pub(crate) struct GeneralSettings {
     pub(crate) background_health_check_model_groups: Option<Vec<String>>,
     pub(crate) database_url: Option<String>,
     pub(crate) allow_requests_on_db_unavailable: Option<bool>,
+    pub(crate) store_model_in_db: Option<bool>,
 }
+
+/// LiteLLM's environment switch for `general_settings.store_model_in_db`.
+const STORE_MODEL_IN_DB_ENV: &str = "STORE_MODEL_IN_DB";
 
 /// `general_settings.master_key` and the background health-check keys; every other general
 /// setting is warned about.
@@ -102,7 +106,15 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
         ),
         database_url: read_database_url(c, &mut fields),
         allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
+        store_model_in_db: c.optional(&mut fields, "store_model_in_db", &kinds::BOOL),
     };
+    if general.store_model_in_db == Some(true)
+        && general.database_url.is_none()
+        && c.env.lookup("DATABASE_URL").is_none()
+    {
+        let path = fields.path.key("store_model_in_db");
+        c.warn(path, "no database (DATABASE_URL or general_settings.database_url): no model is read from one");
+    }
     c.warn_ignored(&fields);
     general
 }
@@ -131,9 +143,15 @@ impl GeneralSettings {
         Some(crate::config::Database {
             url,
             allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
-            // Read (and acted on) once models stored in the database are served; warned until then.
-            store_model_in_db: false,
+            store_model_in_db: self.store_model_in_db(c),
         })
+    }
+
+    /// `general_settings.store_model_in_db`, or `STORE_MODEL_IN_DB` set true in the environment
+    /// (LiteLLM's `get_secret_bool("STORE_MODEL_IN_DB", …) or store_model_in_db`).
+    pub(crate) fn store_model_in_db(&self, c: &Checker) -> bool {
+        let env = c.env.lookup(STORE_MODEL_IN_DB_ENV).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        self.store_model_in_db.unwrap_or(false) || env
     }
 
     /// Moves the health-check keys into the gateway's settings.
