@@ -1,6 +1,7 @@
-//! LiteLLM's management API (`/key/*`, `/team/*`, `/user/*`, `/spend/logs`): for the proxy's
-//! admins only (the master key or an admin key), served by the database thread. Without a
-//! database, LiteLLM's own answer that it needs one.
+//! LiteLLM's management API (`/key/*`, `/team/*`, `/user/*`, `/spend/logs`, `/model/new`,
+//! `/model/update`, `/model/delete`): for the proxy's admins only (the master key or an admin
+//! key), served by the database thread. Without a database, LiteLLM's own answer that it
+//! needs one.
 
 use pointwork_db::{manage::Caller as ManageCaller, ManageCall};
 
@@ -17,7 +18,8 @@ PostgreSQL connection string (postgresql://...) to enable it. See https://docs.l
 
 /// Whether `path` (without its query) is the management API's.
 pub fn is_management(path: &str) -> bool {
-    ["/key/", "/team/", "/user/"].iter().any(|p| path.starts_with(p)) || path == "/spend/logs"
+    ["/key/", "/team/", "/user/"].iter().any(|p| path.starts_with(p))
+        || ["/spend/logs", "/model/new", "/model/update", "/model/delete"].contains(&path)
 }
 
 /// Serves one management call.
