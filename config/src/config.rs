@@ -90,6 +90,8 @@ pub struct DeploymentInfo {
     pub model_info: serde_json::Map<String, serde_json::Value>,
     /// `model_info.access_groups`.
     pub access_groups: Vec<String>,
+    /// `litellm_params.model` as written (after `os.environ/`), e.g. `openai/gpt-4o`.
+    pub model: String,
 }
 
 /// An auto model: a name clients ask for (`model_name`, e.g. `llmeu-auto`) that the policy

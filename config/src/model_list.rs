@@ -187,7 +187,13 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         Some(id) => id,
         None => derive_id(&raw_model_name?, params_node),
     };
-    let info = DeploymentInfo { source, derived_id, model_info: info.kept, access_groups: info.access_groups };
+    let info = DeploymentInfo {
+        source,
+        derived_id,
+        model_info: info.kept,
+        access_groups: info.access_groups,
+        model: model.clone(),
+    };
     Some(Entry::Compiled(Box::new(CompiledEntry { deployment, info, model })))
 }
 

@@ -108,6 +108,7 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     assert!(waited < Duration::from_secs(1), "took {waited:?}");
     common::assert_served_by(&chat(&b, "db-live"), "live-1");
     assert!(first.request_count() > 0);
+    assert_model_info_lists_both(&b, &first);
 
     // A slow stream on b, in flight across the update and the delete.
     first.control(json!({"chunks": 10, "chunk_delay_ms": 150}));
@@ -153,6 +154,28 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     assert_eq!(events.last().map(|e| e.text.as_str()), Some("data: [DONE]"), "the stream in flight completed");
     assert!(!events.iter().any(|e| e.text.contains("\"error\"")), "{events:?}");
     assert!(events.len() >= 10, "every chunk: {}", events.len());
+}
+
+/// `/model/info` lists the file's deployment and the stored one (marked `db_model`), never a key.
+fn assert_model_info_lists_both(gateway: &Gateway, mock: &Mock) {
+    let bearer = format!("Bearer {MASTER}");
+    let get = |path: &str| gateway.client().request("GET", path, &[("authorization", &bearer)], b"");
+    let all = get("/model/info");
+    assert_eq!(all.status, 200, "{}", all.text());
+    let data = all.json()["data"].as_array().cloned().unwrap();
+    let ids: Vec<(&str, bool)> =
+        data.iter().map(|d| (d["model_info"]["id"].as_str().unwrap(), d["model_info"]["db_model"] == true)).collect();
+    assert_eq!(ids, [("dep-gpt", false), ("live-1", true)]);
+    let live = &data[1];
+    assert_eq!(live["model_name"], "db-live");
+    assert_eq!(live["litellm_params"], json!({"model": "openai/gpt-4o-mini", "api_base": mock.api_base()}));
+    assert!(!all.text().contains("sk-live") && !all.text().contains("sk-dep-gpt"), "no key is shown");
+    let one = get("/v1/model/info?litellm_model_id=live-1").json();
+    assert_eq!(one["data"].as_array().map(Vec::len), Some(1));
+    assert_eq!(get("/v2/model/info").json()["data"].as_array().map(Vec::len), Some(2));
+    let missing = get("/model/info?litellm_model_id=nope");
+    assert_eq!(missing.status, 400);
+    assert_eq!(missing.json()["error"]["message"], "{'error': 'Model id = nope not found on litellm proxy'}");
 }
 
 #[test]
