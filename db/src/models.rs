@@ -20,6 +20,19 @@ pub(crate) const CREDENTIALS: &str = "\"LiteLLM_CredentialsTable\"";
 /// The param naming a stored credential.
 pub const CREDENTIAL_NAME: &str = "litellm_credential_name";
 
+/// The params `LiteLLM_Params` has with a default that is not `None` (so LiteLLM writes them
+/// into every row it stores): `/model/new` writes them too, and reading leaves them out while
+/// they hold that default (they change nothing).
+pub(crate) const LITELLM_PARAM_DEFAULTS: &[(&str, bool)] = &[
+    ("allow_client_keepalive_override", false),
+    ("use_in_pass_through", false),
+    ("use_litellm_proxy", false),
+    ("merge_reasoning_content_in_choices", false),
+];
+
+/// The `model_info` fields `ModelInfo` has with a default that is not `None`.
+pub(crate) const MODEL_INFO_DEFAULTS: &[(&str, bool)] = &[("db_model", false), ("member_auto_router", false)];
+
 /// One stored model, decrypted: what a `model_list` entry says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelRow {
@@ -105,6 +118,11 @@ fn decode_row(
         return None;
     };
     let mut litellm_params = decrypt_all(params, key);
+    for (name, default) in LITELLM_PARAM_DEFAULTS {
+        if litellm_params.get(*name) == Some(&Value::Bool(*default)) {
+            litellm_params.remove(*name);
+        }
+    }
     if let Some(Value::String(name)) = litellm_params.remove(CREDENTIAL_NAME) {
         match credentials.get(&name) {
             Some(values) => {
@@ -171,7 +189,7 @@ mod tests {
     fn rows_are_decrypted_joined_with_their_credential_and_named() {
         let key = SecretKey::from_signing_key("salt");
         let params = json!({"model": key.encrypt("openai/gpt-4o").unwrap(), "api_base": "http://plain/v1",
-            "rpm": 10, CREDENTIAL_NAME: key.encrypt("cred-1").unwrap()});
+            "rpm": 10, CREDENTIAL_NAME: key.encrypt("cred-1").unwrap(), "use_in_pass_through": false});
         let rows = vec![
             json!({"model_id": "m-1", "model_name": "gpt", "litellm_params": params, "model_info": null, "blocked": true}),
             json!({"model_id": "m-2", "model_name": "bad", "litellm_params": 7}),
@@ -190,6 +208,7 @@ mod tests {
         assert_eq!(m1.litellm_params["api_base"], "http://plain/v1", "but never overrides the row");
         assert_eq!(m1.litellm_params["rpm"], 10);
         assert!(!m1.litellm_params.contains_key(CREDENTIAL_NAME));
+        assert!(!m1.litellm_params.contains_key("use_in_pass_through"), "LiteLLM's defaults change nothing");
         assert_eq!(
             m1.model_info,
             json!({"id": "m-1", "db_model": true, "blocked": true}).as_object().cloned().unwrap()

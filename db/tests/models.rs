@@ -113,9 +113,10 @@ fn new_update_delete_write_rows_as_litellm(pg: &Postgres) {
         assert_eq!(key.decrypt(sealed).unwrap(), plain, "with the salt key, as LiteLLM does");
     }
     assert_eq!(row["litellm_params"], stored, "the answer is the row, as LiteLLM's");
+    assert_eq!(stored["use_in_pass_through"], false, "with the defaults LiteLLM writes");
     assert_eq!(
-        env.psql("SELECT model_info->>'id' || '|' || (model_info->>'mode') FROM \"LiteLLM_ProxyModelTable\""),
-        "m-1|chat"
+        env.psql("SELECT model_info::text FROM \"LiteLLM_ProxyModelTable\""),
+        r#"{"id": "m-1", "mode": "chat", "db_model": false, "member_auto_router": false}"#
     );
     let models = env.models_until("m-1", |m| m.rows.len() == 1);
     let m = &models.rows[0];

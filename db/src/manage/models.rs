@@ -11,7 +11,7 @@ use super::fields::NOW;
 use super::sql::Params;
 use super::{Ctx, ManageCall, ManageReply};
 use crate::crypto::SecretKey;
-use crate::models::{encrypt_all, MODELS};
+use crate::models::{encrypt_all, LITELLM_PARAM_DEFAULTS, MODELS, MODEL_INFO_DEFAULTS};
 
 /// LiteLLM's answer when `store_model_in_db` is off.
 pub(crate) const STORE_MODEL_IN_DB_OFF: &str = "Set `'STORE_MODEL_IN_DB='True'` in your env to enable this feature.";
@@ -68,7 +68,9 @@ fn without_nulls(map: &Map<String, Value>) -> Map<String, Value> {
     map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
-/// `POST /model/new`: `{"model_name", "litellm_params": {"model", …}, "model_info"?}`.
+/// `POST /model/new`: `{"model_name", "litellm_params": {"model", …}, "model_info"?}`. The
+/// row holds what LiteLLM's `add_model_to_db` writes: the params and `model_info` with the
+/// defaults pydantic fills in, `model_info.id` a new UUID when not given.
 pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     let body = body_object(&call.body)?;
     let model_name = string(&body, "model_name", &["body", "model_name"])?;
@@ -97,12 +99,23 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
         return Err(store_model_in_db_off());
     }
     let key = secret_key(cx)?;
-    let model_id = match string(&model_info, "id", &["body", "model_info", "id"])? {
-        Some(id) => id.to_string(),
-        None => uuid4()?,
+    // `ModelInfo.__init__`: an integer id is its text, none a new UUID.
+    let model_id = match model_info.get("id") {
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+        _ => match string(&model_info, "id", &["body", "model_info", "id"])? {
+            Some(id) => id.to_string(),
+            None => uuid4()?,
+        },
     };
     model_info.insert("id".into(), json!(model_id));
-    let sealed = encrypt_all(&without_nulls(params), key).map_err(|e| plain_error(&e))?;
+    for (name, default) in MODEL_INFO_DEFAULTS {
+        model_info.entry(*name).or_insert(json!(default));
+    }
+    let mut params = without_nulls(params);
+    for (name, default) in LITELLM_PARAM_DEFAULTS {
+        params.entry(*name).or_insert(json!(default));
+    }
+    let sealed = encrypt_all(&params, key).map_err(|e| plain_error(&e))?;
     let mut p = Params::default();
     let by = p.text(call.caller.name());
     let sql = format!(
