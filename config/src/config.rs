@@ -69,6 +69,11 @@ pub struct Database {
     pub allow_requests_on_db_unavailable: bool,
     /// `general_settings.store_model_in_db`.
     pub store_model_in_db: bool,
+    /// How often the stored models are read again besides the changes announced
+    /// (`general_settings.proxy_config_reload_interval_seconds`, else
+    /// `PROXY_CONFIG_RELOAD_INTERVAL_SECONDS`, else 30 s: LiteLLM's poll), so that models a
+    /// LiteLLM proxy on the same database adds are served too.
+    pub models_poll_interval: std::time::Duration,
 }
 
 impl fmt::Debug for Database {

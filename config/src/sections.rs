@@ -78,10 +78,13 @@ pub(crate) struct GeneralSettings {
     pub(crate) database_url: Option<String>,
     pub(crate) allow_requests_on_db_unavailable: Option<bool>,
     pub(crate) store_model_in_db: Option<bool>,
+    pub(crate) proxy_config_reload_interval: Option<Duration>,
 }
 
 /// LiteLLM's environment switch for `general_settings.store_model_in_db`.
 const STORE_MODEL_IN_DB_ENV: &str = "STORE_MODEL_IN_DB";
+/// LiteLLM's environment default of `general_settings.proxy_config_reload_interval_seconds`.
+const RELOAD_INTERVAL_ENV: &str = "PROXY_CONFIG_RELOAD_INTERVAL_SECONDS";
 
 /// `general_settings.master_key` and the background health-check keys; every other general
 /// setting is warned about.
@@ -107,6 +110,11 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
         database_url: read_database_url(c, &mut fields),
         allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
         store_model_in_db: c.optional(&mut fields, "store_model_in_db", &kinds::BOOL),
+        proxy_config_reload_interval: c.optional(
+            &mut fields,
+            "proxy_config_reload_interval_seconds",
+            &kinds::POSITIVE_SECONDS,
+        ),
     };
     if general.store_model_in_db == Some(true)
         && general.database_url.is_none()
@@ -144,6 +152,7 @@ impl GeneralSettings {
             url,
             allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
             store_model_in_db: self.store_model_in_db(c),
+            models_poll_interval: self.models_poll_interval(c),
         })
     }
 
@@ -152,6 +161,13 @@ impl GeneralSettings {
     pub(crate) fn store_model_in_db(&self, c: &Checker) -> bool {
         let env = c.env.lookup(STORE_MODEL_IN_DB_ENV).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         self.store_model_in_db.unwrap_or(false) || env
+    }
+
+    /// LiteLLM's poll of the stored models: `proxy_config_reload_interval_seconds`, else
+    /// `PROXY_CONFIG_RELOAD_INTERVAL_SECONDS` (a positive whole number), else 30 s.
+    fn models_poll_interval(&self, c: &Checker) -> Duration {
+        let env = c.env.lookup(RELOAD_INTERVAL_ENV).and_then(|v| v.trim().parse::<u64>().ok()).filter(|&s| s > 0);
+        self.proxy_config_reload_interval.or(env.map(Duration::from_secs)).unwrap_or(Duration::from_secs(30))
     }
 
     /// Moves the health-check keys into the gateway's settings.

@@ -161,4 +161,18 @@ mod tests {
         );
         assert!(crate::load_str(yaml, dir, &|_| None).is_err(), "without it, a deployment is required");
     }
+
+    #[test]
+    fn the_stored_models_are_read_again_as_often_as_litellm_polls() {
+        let dir = std::path::Path::new(".");
+        let poll = |yaml: &str, env: &dyn Fn(&str) -> Option<String>| {
+            crate::load_str(yaml, dir, env).unwrap().config.database.unwrap().models_poll_interval.as_secs()
+        };
+        let yaml = "general_settings:\n  database_url: postgresql://h/db\n  store_model_in_db: true\n";
+        assert_eq!(poll(yaml, &|_| None), 30);
+        let env = |n: &str| (n == "PROXY_CONFIG_RELOAD_INTERVAL_SECONDS").then(|| "7".to_string());
+        assert_eq!(poll(yaml, &env), 7);
+        let yaml = format!("{yaml}  proxy_config_reload_interval_seconds: 2\n");
+        assert_eq!(poll(&yaml, &env), 2, "the config's key wins");
+    }
 }

@@ -29,8 +29,11 @@ pub struct DbSettings {
     /// `general_settings.store_model_in_db`: `/model/*` write models, and the stored models
     /// are read at start and after every change.
     pub store_model_in_db: bool,
-    /// Given the stored models (with `store_model_in_db`), at start and after every change.
+    /// Given the stored models (with `store_model_in_db`), at start and whenever they changed.
     pub on_models: Option<crate::ModelsSink>,
+    /// How often the stored models are read again besides the changes announced (LiteLLM's
+    /// own proxies write rows without Pointwork's notification).
+    pub models_poll_interval: Duration,
 }
 
 impl DbSettings {
@@ -46,6 +49,7 @@ impl DbSettings {
             negative_cache: 100_000,
             store_model_in_db: false,
             on_models: None,
+            models_poll_interval: Duration::from_secs(30),
         }
     }
 

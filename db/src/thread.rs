@@ -63,6 +63,8 @@ struct Thread {
     buffer: RefCell<Buffer>,
     /// Wakes the task that reads the stored models again (coalescing notifications).
     models_changed: tokio::sync::Notify,
+    /// The stored models last handed over: a read that finds the same hands nothing over.
+    models_sent: RefCell<Option<models::DbModels>>,
 }
 
 async fn run(
@@ -81,6 +83,7 @@ async fn run(
         keys: RefCell::new(Keys { negative, ..Keys::default() }),
         buffer: RefCell::new(Buffer::default()),
         models_changed: tokio::sync::Notify::new(),
+        models_sent: RefCell::new(None),
     });
     match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
         Ok(Ok(client)) => {
@@ -179,7 +182,10 @@ impl Thread {
             return Ok(());
         };
         let models = models::read(client, self.settings.secret_key().as_ref()).await?;
-        sink(models);
+        if self.models_sent.borrow().as_ref() != Some(&models) {
+            *self.models_sent.borrow_mut() = Some(models.clone());
+            sink(models);
+        }
         Ok(())
     }
 
@@ -324,10 +330,12 @@ async fn listen_loop(thread: Rc<Thread>) {
 }
 
 /// Reads the stored models again after each `models` notification (several at once are read
-/// once), until it succeeds: a database away is tried again every second.
+/// once), and every `models_poll_interval` (rows a LiteLLM proxy wrote announce nothing),
+/// until it succeeds: a database away is tried again every second.
 async fn models_loop(thread: Rc<Thread>) {
     loop {
-        thread.models_changed.notified().await;
+        let every = thread.settings.models_poll_interval;
+        let _ = tokio::time::timeout(every, thread.models_changed.notified()).await;
         loop {
             if let Some(client) = thread.current() {
                 match thread.send_models(&client).await {

@@ -173,6 +173,7 @@ fn start_database(
 ) -> Result<pointwork_db::Database, String> {
     let mut settings = pointwork_db::DbSettings::new(database.url.clone());
     settings.store_model_in_db = database.store_model_in_db;
+    settings.models_poll_interval = database.models_poll_interval;
     settings.on_models = stored_models.map(|slot| slot.sink());
     settings.allow_requests_on_db_unavailable = database.allow_requests_on_db_unavailable;
     settings.master_key = config.master_key.clone();

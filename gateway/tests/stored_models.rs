@@ -19,10 +19,12 @@ use serde_json::json;
 const MASTER: &str = "sk-master-2718";
 const SALT: &str = "sk-salt-stored-models";
 
-fn yaml(mock: &Mock, url: &str) -> String {
+fn yaml(mock: &Mock, url: &str, extra: &str) -> String {
     config(
         &[priced(mock)],
-        &format!("general_settings:\n  master_key: {MASTER}\n  database_url: {url}\n  store_model_in_db: true\n"),
+        &format!(
+            "general_settings:\n  master_key: {MASTER}\n  database_url: {url}\n  store_model_in_db: true\n{extra}"
+        ),
     )
 }
 
@@ -65,7 +67,7 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
                     ('lm-bad', 'db-bad', '{{\"model\": \"openai/x\", \"api_base\": \"not a url\"}}', NULL, 'admin', 'admin')"
         ),
     );
-    let gateway = start(&yaml(&file_mock, &url));
+    let gateway = start(&yaml(&file_mock, &url, "  proxy_config_reload_interval_seconds: 1\n"));
     let r = chat(&gateway, "db-gpt");
     common::assert_served_by(&r, "lm-1");
     let seen = db_mock.requests();
@@ -74,6 +76,20 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
     let said = gateway.process.stderr();
     assert!(said.contains("LiteLLM_ProxyModelTable[model_id=lm-bad].litellm_params.api_base: "), "{said}");
     assert!(!said.contains("sk-from-credential"), "a secret is never logged");
+
+    // A row a LiteLLM proxy adds announces nothing: the poll (LiteLLM's
+    // proxy_config_reload_interval_seconds) finds it.
+    let plain = json!({"model": "openai/gpt-4o", "api_base": db_mock.api_base(), "api_key": "sk-plain"});
+    pg.psql(
+        "stored_litellm",
+        &format!(
+            "INSERT INTO \"LiteLLM_ProxyModelTable\" (model_id, model_name, litellm_params, created_by, updated_by) \
+             VALUES ('lm-2', 'db-polled', '{plain}', 'admin', 'admin')"
+        ),
+    );
+    common::wait_until(Duration::from_secs(5), "the poll to find the new row", || {
+        chat(&gateway, "db-polled").status == 200
+    });
 
     common::send_signal(&gateway.process, libc::SIGHUP);
     gateway.process.wait_for_stderr("reload (SIGHUP)", Duration::from_secs(10));
@@ -90,7 +106,7 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     let pg = Postgres::start();
     let url = pg.litellm_database("stored_changes");
     let (file_mock, first, second) = (Mock::start("file", &[]), Mock::start("first", &[]), Mock::start("second", &[]));
-    let config = yaml(&file_mock, &url);
+    let config = yaml(&file_mock, &url, "");
     let (a, b) = (start(&config), start(&config));
     let unknown = error_kind(&chat(&b, "db-live"));
     assert_ne!(unknown.0, 200);
