@@ -158,6 +158,12 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     });
     assert!(waited < Duration::from_secs(1), "took {waited:?}");
 
+    let file_model = manage(&a, "/model/update", json!({"model_info": {"id": "dep-gpt"}, "litellm_params": {}}));
+    assert_eq!(
+        (file_model.status, file_model.json()["error"]["message"].as_str()),
+        (400, Some("{'error': \"Can't edit model. Model in config. Store model in db via `/model/new`. to edit.\"}"))
+    );
+
     let gone = manage(&a, "/model/delete", json!({"id": "live-1"}));
     assert_eq!((gone.status, gone.json()), (200, json!({"message": "Model: live-1 deleted successfully"})));
     let waited = common::wait_until(Duration::from_secs(5), "b to forget the model", || {

@@ -35,6 +35,9 @@ pub async fn serve(shard: &Shard, req: &Request<'_>, method: Method) -> Reply {
         let message = format!("{{'error': '{DB_NOT_CONNECTED}'}}");
         return Reply::json(500, typed_error(500, "internal_server_error", &message, None));
     };
+    if path == "/model/update" && updates_a_file_model(&shard.hub.routes.load(), req.body) {
+        return Reply::json(400, typed_error(400, "invalid_request_error", CONFIG_MODEL_UPDATE, None));
+    }
     let method = match method {
         Method::Get | Method::Head => "GET",
         Method::Post => "POST",
@@ -52,6 +55,17 @@ pub async fn serve(shard: &Shard, req: &Request<'_>, method: Method) -> Reply {
         Ok(reply) => Reply::json(reply.status, reply.body),
         Err(_) => Reply::json(503, typed_error(503, "no_db_connection", "the database thread is gone", None)),
     }
+}
+
+/// LiteLLM's answer to `/model/update` of a deployment of the config file (no row to change).
+const CONFIG_MODEL_UPDATE: &str =
+    "{'error': \"Can't edit model. Model in config. Store model in db via `/model/new`. to edit.\"}";
+
+/// Whether the body's `model_info.id` is a deployment of the config file (not a stored one).
+fn updates_a_file_model(routes: &crate::routes::Routes, body: &[u8]) -> bool {
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(body) else { return false };
+    let Some(id) = body["model_info"]["id"].as_str() else { return false };
+    routes.model_info.iter().any(|e| e.id == id && e.json["model_info"]["db_model"] == false)
 }
 
 /// LiteLLM's refusal of the management API to anyone but the proxy's admins.
