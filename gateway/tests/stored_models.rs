@@ -57,6 +57,11 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
     let params = json!({"model": e("openai/gpt-4o"), "api_base": e(&db_mock.api_base()),
         "litellm_credential_name": e("shared-openai")});
     let creds = json!({"api_key": e("sk-from-credential")});
+    // Compiles, but its deployment cannot be built: a key that does not load.
+    let service_account = json!({"type": "service_account", "client_email": "a@b", "token_uri": "https://x/token",
+        "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"});
+    let bad_key = json!({"model": "vertex_ai/gemini-1.5-pro", "vertex_project": "p", "vertex_location": "us-central1",
+        "vertex_credentials": service_account.to_string()});
     pg.psql(
         "stored_litellm",
         &format!(
@@ -64,7 +69,8 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
              VALUES ('c-1', 'shared-openai', '{creds}', 'admin', 'admin'); \
              INSERT INTO \"LiteLLM_ProxyModelTable\" (model_id, model_name, litellm_params, model_info, created_by, updated_by) \
              VALUES ('lm-1', 'db-gpt', '{params}', '{{\"id\": \"lm-1\"}}', 'admin', 'admin'), \
-                    ('lm-bad', 'db-bad', '{{\"model\": \"openai/x\", \"api_base\": \"not a url\"}}', NULL, 'admin', 'admin')"
+                    ('lm-bad', 'db-bad', '{{\"model\": \"openai/x\", \"api_base\": \"not a url\"}}', NULL, 'admin', 'admin'), \
+                    ('lm-badkey', 'db-vertex', '{bad_key}', NULL, 'admin', 'admin')"
         ),
     );
     let gateway = start(&yaml(&file_mock, &url, "  proxy_config_reload_interval_seconds: 1\n"));
@@ -75,6 +81,7 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
     assert_served_by_file(&gateway);
     let said = gateway.process.stderr();
     assert!(said.contains("LiteLLM_ProxyModelTable[model_id=lm-bad].litellm_params.api_base: "), "{said}");
+    assert!(said.contains("LiteLLM_ProxyModelTable[model_id=lm-badkey]: deployment lm-badkey: "), "{said}");
     assert!(!said.contains("sk-from-credential"), "a secret is never logged");
 
     // A row a LiteLLM proxy adds announces nothing: the poll (LiteLLM's
@@ -93,6 +100,8 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
 
     common::send_signal(&gateway.process, libc::SIGHUP);
     gateway.process.wait_for_stderr("reload (SIGHUP)", Duration::from_secs(10));
+    let said = gateway.process.stderr();
+    assert!(said.contains("reload (SIGHUP): ") && !said.contains("refused"), "{said}");
     common::assert_served_by(&chat(&gateway, "db-gpt"), "lm-1");
     assert_served_by_file(&gateway);
 }

@@ -14,7 +14,6 @@ use super::diff::Changes;
 use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::keys::key_changes;
-use crate::routes::Routes;
 use crate::tls::expiry_warning;
 use crate::tls::listener::TlsListener;
 
@@ -77,11 +76,7 @@ pub fn reload(
         eprintln!("pointwork: warning: {w}");
     }
     let old = hub.routes.load();
-    let merged = loaded.config.with_stored_models(stored);
-    for w in &merged.warnings {
-        eprintln!("pointwork: warning: {w}");
-    }
-    let routes = Routes::from_config(&merged.config, Some(&old), crate::routes::Tokens::Obtain)
+    let (routes, _) = super::stored_models::routes_with(&loaded.config, stored, &old)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let mut restart_needed_for = restart_only_changes(started_with, &loaded.config.gateway);
     // The certificate last: a broken one refuses the whole reload, routes included.

@@ -47,26 +47,52 @@ pub fn entries(models: &DbModels) -> Vec<StoredModel> {
     models.rows.iter().map(|row| StoredModel { row: row.label(), entry: row.entry() }).collect()
 }
 
-/// Compiles `file_config` with the stored models and publishes the routes. Every row that
-/// does not compile is said (and left out); the routes in service stay when the whole does
-/// not build. Returns a line for the log.
+/// Compiles `file_config` with the stored models and publishes the routes (see
+/// [`routes_with`]). Returns a line for the log.
 pub fn publish(hub: &Hub, file_config: &Config, stored: &[StoredModel], said: &[String]) -> Result<String, String> {
-    let merged = file_config.with_stored_models(stored);
     for warning in said {
         eprintln!("pointwork: warning: {warning}");
     }
-    for warning in &merged.warnings {
-        eprintln!("pointwork: warning: {warning}");
-    }
     let old = hub.routes.load();
-    let routes = Routes::from_config(&merged.config, Some(&old), Tokens::Obtain)?;
+    let (routes, served) = routes_with(file_config, stored, &old)?;
     let line = format!(
-        "{} of {} stored models serve; now {} model groups, {} deployments",
-        merged.served,
+        "{served} of {} stored models serve; now {} model groups, {} deployments",
         stored.len(),
         routes.snapshot.groups.len(),
         routes.snapshot.deployments.len()
     );
     hub.routes.store(Arc::new(routes));
     Ok(line)
+}
+
+/// The routes of `file_config` with the stored models (and how many of them serve). Every row
+/// that does not compile is said and left out; so is a row whose deployment cannot be built
+/// (`deployment <id>: …`, e.g. a credential that does not load). An error of the file's own
+/// is the error.
+pub fn routes_with(file_config: &Config, stored: &[StoredModel], old: &Routes) -> Result<(Routes, usize), String> {
+    let mut kept: Vec<StoredModel> = stored.to_vec();
+    loop {
+        let merged = file_config.with_stored_models(&kept);
+        match Routes::from_config(&merged.config, Some(old), Tokens::Obtain) {
+            Ok(routes) => {
+                for warning in &merged.warnings {
+                    eprintln!("pointwork: warning: {warning}");
+                }
+                return Ok((routes, merged.served));
+            }
+            Err(e) => {
+                let Some(bad) = kept.iter().position(|m| breaks(m, &e)) else { return Err(e) };
+                let row = kept.remove(bad);
+                eprintln!(
+                    "pointwork: warning: {}: {e}; the stored model is left out; the rest serve without it",
+                    row.row
+                );
+            }
+        }
+    }
+}
+
+/// Whether building the routes failed on this stored model's deployment.
+fn breaks(model: &StoredModel, error: &str) -> bool {
+    model.entry["model_info"]["id"].as_str().is_some_and(|id| error.starts_with(&format!("deployment {id}: ")))
 }
