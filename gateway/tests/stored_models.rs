@@ -119,6 +119,10 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     let (a, b) = (start(&config), start(&config));
     let unknown = error_kind(&chat(&b, "db-live"));
     assert_ne!(unknown.0, 200);
+    // A database key for the model to come, seen by b before the model is there.
+    let made = manage(&a, "/key/generate", json!({"models": ["db-live"]}));
+    let key = made.json()["key"].as_str().unwrap().to_string();
+    assert_eq!(listed_models(&b, &key), Vec::<String>::new());
 
     let made = manage(
         &a,
@@ -133,6 +137,7 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     assert!(waited < Duration::from_secs(1), "took {waited:?}");
     common::assert_served_by(&chat(&b, "db-live"), "live-1");
     assert!(first.request_count() > 0);
+    assert_eq!(listed_models(&b, &key), ["db-live"], "the key's /v1/models follows the stored models");
     assert_model_info_lists_both(&b, &first);
 
     // A slow stream on b, in flight across the update and the delete.
@@ -185,6 +190,13 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
     assert_eq!(events.last().map(|e| e.text.as_str()), Some("data: [DONE]"), "the stream in flight completed");
     assert!(!events.iter().any(|e| e.text.contains("\"error\"")), "{events:?}");
     assert!(events.len() >= 10, "every chunk: {}", events.len());
+}
+
+fn listed_models(gateway: &Gateway, key: &str) -> Vec<String> {
+    let bearer = format!("Bearer {key}");
+    let r = gateway.client().request("GET", "/v1/models", &[("authorization", &bearer)], b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()).collect()
 }
 
 /// `/model/info` lists the file's deployment and the stored one (marked `db_model`), never a key.

@@ -42,7 +42,14 @@ pub async fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, R
 /// windows, for an Anthropic client (one that sends `anthropic-version` or `x-api-key`).
 pub fn models(shard: &Shard, caller: &Caller, anthropic: bool) -> Reply {
     let routes = shard.hub.routes.load();
-    let body = caller.virtual_key().and_then(|k| k.models_body.clone());
+    let body = caller.virtual_key().and_then(|k| match (&k.db, &k.models) {
+        // A database key lives across route changes (models stored in the database come and
+        // go): its list is made from the routes of now.
+        (Some(_), Some(_)) => Some(crate::models_list::models_list(
+            routes.snapshot.public_model_names().filter(|name| k.may_use(name, &routes.snapshot)),
+        )),
+        _ => k.models_body.clone(),
+    });
     let body = body.unwrap_or_else(|| routes.models_body.clone());
     match anthropic {
         true => Reply::json(200, crate::models_list::anthropic_models_list(&body, &routes.snapshot)),
