@@ -141,9 +141,24 @@ fn new_update_delete_write_rows_as_litellm(pg: &Postgres) {
     let (status, body) = env.call("/model/update", json!({"litellm_params": {}}));
     assert_eq!((status, message(&body).1), (400, "model_info not provided".into()));
 
+    let paused =
+        json!({"model_name": "p", "litellm_params": {"model": "openai/x"}, "model_info": {"id": 7}, "blocked": true});
+    let (status, row) = env.call("/model/new", paused);
+    assert_eq!((status, &row["model_id"], &row["blocked"]), (200, &json!("7"), &json!(true)), "{row}");
+    assert_eq!(env.call("/model/delete", json!({"id": "7"})).0, 200);
+
     let (status, body) = env.call("/model/new", json!({"model_name": "x", "litellm_params": {}}));
     assert_eq!(status, 422);
     assert_eq!(body["detail"][0]["loc"], json!(["body", "litellm_params", "model"]));
+
+    let (status, row) = env.call("/model/block", json!({"model_id": "m-1"}));
+    assert_eq!((status, &row["blocked"]), (200, &json!(true)), "{row}");
+    env.models_until("m-1 blocked", |m| m.rows.first().is_some_and(|r| r.model_info["blocked"] == true));
+    let (status, row) = env.call("/model/unblock", json!({"model_id": "m-1"}));
+    assert_eq!((status, &row["blocked"]), (200, &json!(false)), "{row}");
+    env.models_until("m-1 unblocked", |m| m.rows.first().is_some_and(|r| r.model_info["blocked"] == false));
+    let (status, body) = env.call("/model/block", json!({"model_id": "nope"}));
+    assert_eq!((status, message(&body)), (404, ("not_found_error".into(), "Model nope not found on proxy.".into())));
 
     let (status, body) = env.call("/model/delete", json!({"id": "m-1"}));
     assert_eq!((status, body), (200, json!({"message": "Model: m-1 deleted successfully"})));
@@ -201,6 +216,11 @@ fn without_store_model_in_db_litellms_error(pg: &Postgres) {
                 "{'error': \"Set `'STORE_MODEL_IN_DB='True'` in your env to enable this feature.\"}".into()
             )
         )
+    );
+    let (status, body) = env.call("/model/block", json!({"model_id": "x"}));
+    assert_eq!(
+        (status, message(&body)),
+        (400, ("validation_error".into(), "Model updates only supported for DB-stored models".into()))
     );
     assert!(env.models.recv_timeout(Duration::from_millis(300)).is_err(), "no models are read");
 }

@@ -178,6 +178,18 @@ fn model_new_update_and_delete_on_one_instance_reach_the_other_within_a_second()
         (400, Some("{'error': \"Can't edit model. Model in config. Store model in db via `/model/new`. to edit.\"}"))
     );
 
+    assert_eq!(manage(&a, "/model/block", json!({"model_id": "live-1"})).status, 200);
+    common::wait_until(Duration::from_secs(5), "b to stop serving the blocked model", || {
+        chat(&b, "db-live").status != 200
+    });
+    assert_eq!(manage(&a, "/model/unblock", json!({"model_id": "live-1"})).status, 200);
+    common::wait_until(Duration::from_secs(5), "b to serve it again", || chat(&b, "db-live").status == 200);
+    let file_model = manage(&a, "/model/block", json!({"model_id": "dep-gpt"}));
+    assert_eq!(
+        (file_model.status, file_model.json()["error"]["message"].as_str()),
+        (400, Some("Cannot edit config-based model. Store model in DB via /model/new first."))
+    );
+
     let gone = manage(&a, "/model/delete", json!({"id": "live-1"}));
     assert_eq!((gone.status, gone.json()), (200, json!({"message": "Model: live-1 deleted successfully"})));
     let waited = common::wait_until(Duration::from_secs(5), "b to forget the model", || {

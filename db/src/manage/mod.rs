@@ -1,5 +1,5 @@
 //! LiteLLM's management API over its own tables: `/key/*`, `/team/*`, `/user/*`,
-//! `/spend/logs`, `/model/new|update|delete`. Rows are written as LiteLLM writes them, so
+//! `/spend/logs`, `/model/new|update|delete|block|unblock`. Rows are written as LiteLLM writes them, so
 //! that a LiteLLM proxy (and its admin UI) on the same database reads them. Every change is
 //! announced on the changes channel (`crate::notify`) when it commits, so that every
 //! instance acts on it.
@@ -117,6 +117,8 @@ pub async fn handle(cx: &Ctx, call: &ManageCall) -> ManageReply {
         ("POST", "/model/new") => models::new(cx, call).await,
         ("POST", "/model/update") => models::update(cx, call).await,
         ("POST", "/model/delete") => models::delete(cx, call).await,
+        ("POST", "/model/block") => models::set_blocked(cx, call, true).await,
+        ("POST", "/model/unblock") => models::set_blocked(cx, call, false).await,
         (_, path) if ROUTES.contains(&path) => Err(ManageReply::error(
             405,
             "method_not_allowed",
@@ -157,4 +159,6 @@ const ROUTES: &[&str] = &[
     "/model/new",
     "/model/update",
     "/model/delete",
+    "/model/block",
+    "/model/unblock",
 ];

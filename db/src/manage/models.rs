@@ -118,10 +118,15 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     let sealed = encrypt_all(&params, key).map_err(|e| plain_error(&e))?;
     let mut p = Params::default();
     let by = p.text(call.caller.name());
+    // `Deployment.blocked`, written only when given (the column came with a later migration).
+    let (blocked_column, blocked) = match body.get("blocked").and_then(Value::as_bool) {
+        Some(b) => (", blocked", format!(", {}", p.bool(b))),
+        None => ("", String::new()),
+    };
     let sql = format!(
         "WITH m AS (INSERT INTO {MODELS} (model_id, model_name, litellm_params, model_info, created_by, updated_by, \
-         created_at, updated_at) VALUES ({}, {}, {}, {}, {by}, {by}, {NOW}, {NOW}) RETURNING *) \
-         SELECT to_jsonb(m), {} FROM m",
+         created_at, updated_at{blocked_column}) VALUES ({}, {}, {}, {}, {by}, {by}, {NOW}, {NOW}{blocked}) \
+         RETURNING *) SELECT to_jsonb(m), {} FROM m",
         p.text(model_id),
         p.text(model_name),
         p.json(Value::Object(sealed)),
@@ -196,4 +201,31 @@ pub(crate) async fn delete(cx: &Ctx, call: &ManageCall) -> Answer {
         return Err(not_found());
     }
     Ok(json!({ "message": format!("Model: {model_id} deleted successfully") }))
+}
+
+/// `POST /model/block`, `/model/unblock`: `{"model_id"}` — the row's `blocked` column, which
+/// every instance reads as `model_info.blocked` (the deployment serves no request).
+pub(crate) async fn set_blocked(cx: &Ctx, call: &ManageCall, blocked: bool) -> Answer {
+    let body = body_object(&call.body)?;
+    let Some(model_id) = string(&body, "model_id", &["body", "model_id"])? else {
+        return Err(invalid(&["body", "model_id"], "missing", "Field required", Value::Object(body.clone())));
+    };
+    if !cx.store_model_in_db {
+        let message = "Model updates only supported for DB-stored models";
+        return Err(ManageReply::error(400, "validation_error", message, None));
+    }
+    let mut p = Params::default();
+    let sql = format!(
+        "WITH m AS (UPDATE {MODELS} SET blocked = {}, updated_by = {}, updated_at = {NOW} WHERE model_id = {} \
+         RETURNING *) SELECT to_jsonb(m), {} FROM m",
+        p.bool(blocked),
+        p.text(call.caller.name()),
+        p.text(model_id),
+        p.notify_models(),
+    );
+    let rows = p.query(&cx.client, &sql).await?;
+    match rows.first() {
+        Some(row) => Ok(row_json(row.get(0))),
+        None => Err(ManageReply::error(404, "not_found_error", &format!("Model {model_id} not found on proxy."), None)),
+    }
 }

@@ -37,6 +37,10 @@ impl Params {
         self.push(Box::new(value), Type::TEXT_ARRAY, "text[]")
     }
 
+    pub(crate) fn bool(&mut self, value: bool) -> String {
+        self.push(Box::new(value), Type::BOOL, "boolean")
+    }
+
     pub(crate) fn int(&mut self, value: i64) -> String {
         self.push(Box::new(value), Type::INT8, "int8")
     }
