@@ -116,7 +116,7 @@ fn compile(
         left_out: &lists.left_out,
         failed: &lists.failed_names,
     };
-    let gone = check_references(&mut c, &references, &names);
+    let gone = check_references(&mut c, &references, &names, models_may_be_stored);
     let policy_routers = resolve_policy_routers(&mut c, &lists.policy_routers, &names);
     let complexity_routers =
         resolve_complexity_routers(&mut c, &lists.complexity_routers, &lists.policy_routers, &names);

@@ -175,4 +175,18 @@ mod tests {
         let yaml = format!("{yaml}  proxy_config_reload_interval_seconds: 2\n");
         assert_eq!(poll(&yaml, &env), 2, "the config's key wins");
     }
+
+    #[test]
+    fn a_fallback_may_name_a_model_only_the_database_has() {
+        let dir = std::path::Path::new(".");
+        let yaml = "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o}\n\
+                    router_settings:\n  fallbacks: [{gpt: [db-only]}]\n\
+                    general_settings:\n  database_url: postgresql://h/db\n  store_model_in_db: true\n";
+        let loaded = crate::load_str(yaml, dir, &|_| None).unwrap();
+        let said: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+        assert!(said.iter().any(|w| w.contains("\"db-only\" is not in the config file's model list")), "{said:?}");
+        assert_eq!(loaded.config.router.fallbacks.generic.for_group("gpt"), ["db-only"], "the rule stays");
+        let without = yaml.replace("  store_model_in_db: true\n", "");
+        assert!(crate::load_str(&without, dir, &|_| None).is_err(), "without stored models it names nothing");
+    }
 }

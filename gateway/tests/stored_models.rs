@@ -11,7 +11,7 @@ mod postgres;
 
 use std::time::Duration;
 
-use common::{chat_body, config, priced, recorded_headers, Gateway, GatewayOptions, Mock, Response};
+use common::{chat_body, config, deployment, priced, recorded_headers, Gateway, GatewayOptions, Mock, Response};
 use pointwork_db::crypto::SecretKey;
 use postgres::Postgres;
 use serde_json::json;
@@ -73,11 +73,24 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
                     ('lm-badkey', 'db-vertex', '{bad_key}', NULL, 'admin', 'admin')"
         ),
     );
-    let gateway = start(&yaml(&file_mock, &url, "  proxy_config_reload_interval_seconds: 1\n"));
+    // A file model that always fails, falling back to a model only the database has.
+    let broken = Mock::start("broken", &["--fault", "status:503"]);
+    let config = config(
+        &[priced(&file_mock), deployment("gpt-broken", "dep-broken", "openai/gpt-4o", &broken, "")],
+        &format!(
+            "router_settings:\n  fallbacks: [{{gpt-broken: [db-gpt]}}]\ngeneral_settings:\n  master_key: {MASTER}\n  \
+             database_url: {url}\n  store_model_in_db: true\n  proxy_config_reload_interval_seconds: 1\n"
+        ),
+    );
+    let gateway = start(&config);
+    common::assert_served_by(&chat(&gateway, "gpt-broken"), "lm-1");
     let r = chat(&gateway, "db-gpt");
     common::assert_served_by(&r, "lm-1");
     let seen = db_mock.requests();
-    assert_eq!(recorded_headers(&seen[0], "authorization"), ["Bearer sk-from-credential"], "the credential's key");
+    assert!(seen.len() >= 2);
+    for request in &seen {
+        assert_eq!(recorded_headers(request, "authorization"), ["Bearer sk-from-credential"], "the credential's key");
+    }
     assert_served_by_file(&gateway);
     let said = gateway.process.stderr();
     assert!(said.contains("LiteLLM_ProxyModelTable[model_id=lm-bad].litellm_params.api_base: "), "{said}");
