@@ -92,6 +92,7 @@ fn a_row_litellm_wrote_serves_with_its_credentials_api_key_and_survives_a_reload
         assert_eq!(recorded_headers(request, "authorization"), ["Bearer sk-from-credential"], "the credential's key");
     }
     assert_served_by_file(&gateway);
+    assert!(gateway.get("/metrics").text().contains("pointwork_db_stored_models 1\n"), "lm-1 serves, lm-bad not");
     let said = gateway.process.stderr();
     assert!(said.contains("LiteLLM_ProxyModelTable[model_id=lm-bad].litellm_params.api_base: "), "{said}");
     assert!(said.contains("LiteLLM_ProxyModelTable[model_id=lm-badkey]: deployment lm-badkey: "), "{said}");

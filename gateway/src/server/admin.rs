@@ -85,6 +85,14 @@ pub fn metrics(shard: &Shard) -> Reply {
     }
     if let Some(db) = shard.hub.database.get() {
         db.status.render(&mut text);
+        if db.settings.store_model_in_db {
+            let routes = shard.hub.routes.load();
+            let stored = routes.model_info.iter().filter(|e| e.json["model_info"]["db_model"] == true).count();
+            text.push_str(&format!(
+                "# HELP pointwork_db_stored_models Deployments stored in the database that serve.\n\
+                 # TYPE pointwork_db_stored_models gauge\npointwork_db_stored_models {stored}\n"
+            ));
+        }
     }
     let mut reply = Reply::json(200, text.into_bytes());
     reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
