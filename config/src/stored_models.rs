@@ -16,10 +16,17 @@ use crate::{Config, ConfigWarning, EntrySource};
 /// One stored model: its row's name for messages, and the row as a `model_list` entry
 /// (`{"model_name", "litellm_params", "model_info"}`, secrets decrypted, `model_info.id` the
 /// row's `model_id`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct StoredModel {
     pub row: String,
     pub entry: serde_json::Value,
+}
+
+/// The row's name only: the entry holds secrets.
+impl std::fmt::Debug for StoredModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredModel").field("row", &self.row).finish_non_exhaustive()
+    }
 }
 
 /// What became of the stored models.

@@ -33,8 +33,9 @@ pub(crate) const LITELLM_PARAM_DEFAULTS: &[(&str, bool)] = &[
 /// The `model_info` fields `ModelInfo` has with a default that is not `None`.
 pub(crate) const MODEL_INFO_DEFAULTS: &[(&str, bool)] = &[("db_model", false), ("member_auto_router", false)];
 
-/// One stored model, decrypted: what a `model_list` entry says.
-#[derive(Clone, Debug, PartialEq)]
+/// One stored model, decrypted: what a `model_list` entry says. Its `Debug` shows the names
+/// of its params, never their values (they hold secrets).
+#[derive(Clone, PartialEq)]
 pub struct ModelRow {
     pub model_id: String,
     pub model_name: String,
@@ -42,6 +43,16 @@ pub struct ModelRow {
     /// With `id` = `model_id`, `db_model: true` and `blocked` from the row's column, as
     /// LiteLLM's `get_model_info_with_id` sets them.
     pub model_info: Map<String, Value>,
+}
+
+impl std::fmt::Debug for ModelRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelRow")
+            .field("model_id", &self.model_id)
+            .field("model_name", &self.model_name)
+            .field("litellm_params", &self.litellm_params.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ModelRow {
@@ -229,6 +240,16 @@ mod tests {
         let out = decode(rows, vec![], None);
         assert_eq!(out.rows.len(), 1);
         assert!(out.warnings[0].contains("no credential \"nope\""), "{:?}", out.warnings);
+    }
+
+    #[test]
+    fn debug_never_shows_a_secret() {
+        let rows = vec![
+            json!({"model_id": "m", "model_name": "g", "litellm_params": {"model": "openai/x", "api_key": "sk-secret"}}),
+        ];
+        let out = decode(rows, vec![], None);
+        let shown = format!("{out:?}");
+        assert!(shown.contains("api_key") && !shown.contains("sk-secret"), "{shown}");
     }
 
     #[test]
