@@ -224,3 +224,30 @@ fn without_store_model_in_db_litellms_error(pg: &Postgres) {
     );
     assert!(env.models.recv_timeout(Duration::from_millis(300)).is_err(), "no models are read");
 }
+
+/// A database away at start: no models yet, and the thread keeps trying; once the database
+/// is back the models are handed over without a notification.
+#[test]
+fn models_arrive_once_the_database_comes_back() {
+    let mut pg = Postgres::start();
+    let url = pg.litellm_database("models_later");
+    pg.psql(
+        "models_later",
+        "INSERT INTO \"LiteLLM_ProxyModelTable\" (model_id, model_name, litellm_params, created_by, updated_by) \
+         VALUES ('later-1', 'g', '{\"model\": \"openai/x\"}', 'a', 'a')",
+    );
+    pg.stop();
+    let (tx, rx) = mpsc::channel();
+    let mut settings = DbSettings::new(url);
+    settings.store_model_in_db = true;
+    settings.connect_timeout = Duration::from_millis(500);
+    settings.on_models = Some(Arc::new(move |m| {
+        let _ = tx.send(m);
+    }));
+    let db = Database::start(settings).expect("the thread starts with the database away");
+    assert!(!db.status.is_connected());
+    assert!(rx.recv_timeout(Duration::from_millis(1500)).is_err(), "nothing to hand over yet");
+    pg.start_again();
+    let models = rx.recv_timeout(Duration::from_secs(10)).expect("the models once the database is back");
+    assert_eq!(models.rows.iter().map(|r| r.model_id.as_str()).collect::<Vec<_>>(), ["later-1"]);
+}
