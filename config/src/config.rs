@@ -74,6 +74,9 @@ pub struct Database {
     /// `PROXY_CONFIG_RELOAD_INTERVAL_SECONDS`, else 30 s: LiteLLM's poll), so that models a
     /// LiteLLM proxy on the same database adds are served too.
     pub models_poll_interval: std::time::Duration,
+    /// `general_settings.encryption_algorithm: aes-256-gcm`: secrets are written as LiteLLM's
+    /// `v2:gcm:` values (else as its default, NaCl SecretBox).
+    pub encrypt_with_aes_gcm: bool,
 }
 
 impl fmt::Debug for Database {

@@ -79,6 +79,7 @@ pub(crate) struct GeneralSettings {
     pub(crate) allow_requests_on_db_unavailable: Option<bool>,
     pub(crate) store_model_in_db: Option<bool>,
     pub(crate) proxy_config_reload_interval: Option<Duration>,
+    pub(crate) encryption_algorithm: Option<String>,
 }
 
 /// LiteLLM's environment switch for `general_settings.store_model_in_db`.
@@ -115,6 +116,7 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
             "proxy_config_reload_interval_seconds",
             &kinds::POSITIVE_SECONDS,
         ),
+        encryption_algorithm: read_encryption_algorithm(c, &mut fields),
     };
     if general.store_model_in_db == Some(true)
         && general.database_url.is_none()
@@ -125,6 +127,21 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
     }
     c.warn_ignored(&fields);
     general
+}
+
+/// LiteLLM's `encryption_algorithm` values (`ALGO_AES_GCM`, `_ALGO_XSALSA20`).
+const AES_GCM: &str = "aes-256-gcm";
+const XSALSA20: &str = "xsalsa20-poly1305";
+
+/// `encryption_algorithm`, lower-cased; a value LiteLLM does not know is its default, with a
+/// warning.
+fn read_encryption_algorithm(c: &mut Checker, fields: &mut crate::check::Fields) -> Option<String> {
+    let path = fields.path.key("encryption_algorithm");
+    let value = c.optional(fields, "encryption_algorithm", &kinds::STRING)?.to_ascii_lowercase();
+    if value != AES_GCM && value != XSALSA20 {
+        c.warn(path, format!("unknown algorithm {value:?} ({AES_GCM}, {XSALSA20}): secrets are written as {XSALSA20}"));
+    }
+    Some(value)
 }
 
 /// `database_url`, where an unset `os.environ/` variable means no database (as LiteLLM reads it:
@@ -153,6 +170,7 @@ impl GeneralSettings {
             allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
             store_model_in_db: self.store_model_in_db(c),
             models_poll_interval: self.models_poll_interval(c),
+            encrypt_with_aes_gcm: self.encryption_algorithm.as_deref() == Some(AES_GCM),
         })
     }
 

@@ -184,6 +184,21 @@ mod tests {
     }
 
     #[test]
+    fn secrets_are_written_as_the_encryption_algorithm_says() {
+        let dir = std::path::Path::new(".");
+        let gcm = |extra: &str| {
+            let yaml =
+                format!("general_settings:\n  database_url: postgresql://h/db\n  store_model_in_db: true\n{extra}");
+            let loaded = crate::load_str(&yaml, dir, &|_| None).unwrap();
+            (loaded.config.database.unwrap().encrypt_with_aes_gcm, loaded.warnings.len())
+        };
+        assert_eq!(gcm(""), (false, 0));
+        assert_eq!(gcm("  encryption_algorithm: AES-256-GCM\n"), (true, 0));
+        assert_eq!(gcm("  encryption_algorithm: xsalsa20-poly1305\n"), (false, 0));
+        assert_eq!(gcm("  encryption_algorithm: rot13\n"), (false, 1), "an unknown one is LiteLLM's default, said");
+    }
+
+    #[test]
     fn a_fallback_may_name_a_model_only_the_database_has() {
         let dir = std::path::Path::new(".");
         let yaml = "model_list:\n  - model_name: gpt\n    litellm_params: {model: openai/gpt-4o}\n\

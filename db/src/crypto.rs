@@ -33,6 +33,15 @@ const STANDARD: GeneralPurpose = GeneralPurpose::new(
     GeneralPurposeConfig::new().with_encode_padding(true).with_decode_padding_mode(DecodePaddingMode::Indifferent),
 );
 
+/// How new values are written (`general_settings.encryption_algorithm`): LiteLLM's default
+/// SecretBox, or `aes-256-gcm`. Reading takes both, whichever this is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Algorithm {
+    #[default]
+    SecretBox,
+    AesGcm,
+}
+
 /// Why a stored value could not be read as a secret (LiteLLM then keeps the value as stored).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DecryptError {
@@ -70,6 +79,14 @@ impl SecretKey {
         let mut nonce = [0u8; NACL_NONCE];
         random(&mut nonce)?;
         Ok(self.encrypt_with_nonce(plain, &nonce))
+    }
+
+    /// `encrypt_value_helper`: the value sealed with `algorithm`.
+    pub fn seal(&self, plain: &str, algorithm: Algorithm) -> Result<String, String> {
+        match algorithm {
+            Algorithm::SecretBox => self.encrypt(plain),
+            Algorithm::AesGcm => self.encrypt_gcm(plain),
+        }
     }
 
     /// SecretBox with a given nonce (tests compare it with PyNaCl's output byte for byte).

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio_postgres::Client;
 
-use crate::crypto::SecretKey;
+use crate::crypto::{Algorithm, SecretKey};
 
 pub(crate) const MODELS: &str = "\"LiteLLM_ProxyModelTable\"";
 pub(crate) const CREDENTIALS: &str = "\"LiteLLM_CredentialsTable\"";
@@ -181,11 +181,15 @@ fn decrypt_all(values: Map<String, Value>, key: Option<&SecretKey>) -> Map<Strin
 
 /// `encrypt_value_helper` over every string value (what `/model/new` and `/model/update`
 /// store); other values as they are.
-pub(crate) fn encrypt_all(values: &Map<String, Value>, key: &SecretKey) -> Result<Map<String, Value>, String> {
+pub(crate) fn encrypt_all(
+    values: &Map<String, Value>,
+    key: &SecretKey,
+    algorithm: Algorithm,
+) -> Result<Map<String, Value>, String> {
     values
         .iter()
         .map(|(k, v)| match v {
-            Value::String(s) => Ok((k.clone(), Value::String(key.encrypt(s)?))),
+            Value::String(s) => Ok((k.clone(), Value::String(key.seal(s, algorithm)?))),
             other => Ok((k.clone(), other.clone())),
         })
         .collect()
@@ -255,8 +259,13 @@ mod tests {
     #[test]
     fn encrypting_leaves_numbers_alone() {
         let key = SecretKey::from_signing_key("k");
-        let sealed = encrypt_all(json!({"model": "openai/x", "rpm": 3}).as_object().unwrap(), &key).unwrap();
-        assert_eq!(sealed["rpm"], 3);
-        assert_eq!(key.decrypt(sealed["model"].as_str().unwrap()).unwrap(), "openai/x");
+        for algorithm in [Algorithm::SecretBox, Algorithm::AesGcm] {
+            let sealed =
+                encrypt_all(json!({"model": "openai/x", "rpm": 3}).as_object().unwrap(), &key, algorithm).unwrap();
+            assert_eq!(sealed["rpm"], 3);
+            let model = sealed["model"].as_str().unwrap();
+            assert_eq!(model.starts_with("v2:gcm:"), algorithm == Algorithm::AesGcm);
+            assert_eq!(key.decrypt(model).unwrap(), "openai/x");
+        }
     }
 }

@@ -34,6 +34,8 @@ pub struct DbSettings {
     /// How often the stored models are read again besides the changes announced (LiteLLM's
     /// own proxies write rows without Pointwork's notification).
     pub models_poll_interval: Duration,
+    /// How `/model/*` seal new secrets (`general_settings.encryption_algorithm`).
+    pub encryption: crate::crypto::Algorithm,
 }
 
 impl DbSettings {
@@ -50,6 +52,7 @@ impl DbSettings {
             store_model_in_db: false,
             on_models: None,
             models_poll_interval: Duration::from_secs(30),
+            encryption: crate::crypto::Algorithm::SecretBox,
         }
     }
 

@@ -139,6 +139,7 @@ async fn run(
                                 client,
                                 store_model_in_db: thread.settings.store_model_in_db,
                                 secret_key: thread.settings.secret_key(),
+                                encryption: thread.settings.encryption,
                             };
                             manage::handle(&cx, &call).await
                         }

@@ -88,6 +88,25 @@ fn models_in_the_database() {
     new_update_delete_write_rows_as_litellm(&pg);
     rows_litellm_wrote_are_read_with_their_credential(&pg);
     without_store_model_in_db_litellms_error(&pg);
+    aes_gcm_when_the_config_says_so(&pg);
+}
+
+fn aes_gcm_when_the_config_says_so(pg: &Postgres) {
+    let url = pg.litellm_database("models_gcm");
+    let mut settings = DbSettings::new(url);
+    settings.salt_key = Some(SALT.into());
+    settings.store_model_in_db = true;
+    settings.encryption = pointwork_db::crypto::Algorithm::AesGcm;
+    let db = Database::start(settings).expect("database thread");
+    let (tx, models) = mpsc::channel();
+    drop(tx);
+    let env = Env { pg, name: "models_gcm", db, models };
+    let body = json!({"model_name": "g", "litellm_params": {"model": "openai/gpt-4o", "api_key": "sk-gcm"}});
+    let (status, row) = env.call("/model/new", body);
+    assert_eq!(status, 200, "{row}");
+    let sealed = row["litellm_params"]["api_key"].as_str().unwrap();
+    assert!(sealed.starts_with("v2:gcm:"), "{sealed}");
+    assert_eq!(SecretKey::from_signing_key(SALT).decrypt(sealed).unwrap(), "sk-gcm");
 }
 
 fn new_update_delete_write_rows_as_litellm(pg: &Postgres) {

@@ -175,6 +175,9 @@ fn start_database(
     let mut settings = pointwork_db::DbSettings::new(database.url.clone());
     settings.store_model_in_db = database.store_model_in_db;
     settings.models_poll_interval = database.models_poll_interval;
+    if database.encrypt_with_aes_gcm {
+        settings.encryption = pointwork_db::crypto::Algorithm::AesGcm;
+    }
     settings.on_models = stored_models.map(|slot| slot.sink());
     settings.allow_requests_on_db_unavailable = database.allow_requests_on_db_unavailable;
     settings.master_key = config.master_key.clone();

@@ -88,6 +88,8 @@ pub struct Ctx {
     pub store_model_in_db: bool,
     /// What stored secrets are encrypted with (`LITELLM_SALT_KEY`, else the master key).
     pub secret_key: Option<crate::crypto::SecretKey>,
+    /// How new secrets are sealed (`general_settings.encryption_algorithm`).
+    pub encryption: crate::crypto::Algorithm,
 }
 
 /// Serves one call: routes it, and turns what the route answers into a reply (200 with its

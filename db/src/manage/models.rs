@@ -115,7 +115,7 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     for (name, default) in LITELLM_PARAM_DEFAULTS {
         params.entry(*name).or_insert(json!(default));
     }
-    let sealed = encrypt_all(&params, key).map_err(|e| plain_error(&e))?;
+    let sealed = encrypt_all(&params, key, cx.encryption).map_err(|e| plain_error(&e))?;
     let mut p = Params::default();
     let by = p.text(call.caller.name());
     // `Deployment.blocked`, written only when given (the column came with a later migration).
@@ -162,7 +162,7 @@ pub(crate) async fn update(cx: &Ctx, call: &ManageCall) -> Answer {
     }
     let Some(params) = params else { return Err(plain_error("litellm_params not provided")) };
     let key = secret_key(cx)?;
-    let sealed = encrypt_all(&without_nulls(params), key).map_err(|e| plain_error(&e))?;
+    let sealed = encrypt_all(&without_nulls(params), key, cx.encryption).map_err(|e| plain_error(&e))?;
     let info = without_nulls(model_info);
     let sql = format!(
         "WITH m AS (UPDATE {MODELS} SET litellm_params = litellm_params || {}, \
