@@ -93,7 +93,8 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     if !missing.is_empty() {
         return Err(unprocessable(missing));
     }
-    let (Some(model_name), Some(params)) = (model_name, params) else { return Err(store_model_in_db_off()) };
+    // Both are there: a missing one was a 422 above.
+    let (Some(model_name), Some(params)) = (model_name, params) else { return Err(unprocessable(missing)) };
     let mut model_info = object(&body, "model_info")?.map(without_nulls).unwrap_or_default();
     if !cx.store_model_in_db {
         return Err(store_model_in_db_off());
