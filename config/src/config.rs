@@ -72,6 +72,14 @@ pub struct Database {
     /// `general_settings.user_api_key_cache_ttl` (seconds): how long a cached key may go
     /// unchecked against its row; `None` = Pointwork's default.
     pub key_cache_ttl: Option<std::time::Duration>,
+    /// How often the stored models are read again besides the changes announced
+    /// (`general_settings.proxy_config_reload_interval_seconds`, else
+    /// `PROXY_CONFIG_RELOAD_INTERVAL_SECONDS`, else 30 s: LiteLLM's poll), so that models a
+    /// LiteLLM proxy on the same database adds are served too.
+    pub models_poll_interval: std::time::Duration,
+    /// `general_settings.encryption_algorithm: aes-256-gcm`: secrets are written as LiteLLM's
+    /// `v2:gcm:` values (else as its default, NaCl SecretBox).
+    pub encrypt_with_aes_gcm: bool,
 }
 
 impl fmt::Debug for Database {
@@ -93,6 +101,8 @@ pub struct DeploymentInfo {
     pub model_info: serde_json::Map<String, serde_json::Value>,
     /// `model_info.access_groups`.
     pub access_groups: Vec<String>,
+    /// `litellm_params.model` as written (after `os.environ/`), e.g. `openai/gpt-4o`.
+    pub model: String,
 }
 
 /// An auto model: a name clients ask for (`model_name`, e.g. `llmeu-auto`) that the policy
@@ -141,6 +151,9 @@ pub struct EntrySource {
     pub file: Option<String>,
     /// The entry's position in that file's `model_list`.
     pub index: usize,
+    /// For a model stored in the database: its row, `LiteLLM_ProxyModelTable[model_id=…]`
+    /// (then `file` and `index` say nothing).
+    pub stored: Option<String>,
 }
 
 impl EntrySource {
@@ -152,6 +165,9 @@ impl EntrySource {
 
 impl fmt::Display for EntrySource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(row) = &self.stored {
+            return f.write_str(row);
+        }
         match &self.file {
             Some(file) => write!(f, "{file}: model_list[{}]", self.index),
             None => write!(f, "model_list[{}]", self.index),

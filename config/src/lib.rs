@@ -44,6 +44,7 @@ mod provider_params;
 mod references;
 mod router;
 mod sections;
+mod stored_models;
 mod summary;
 mod tls;
 mod yaml;
@@ -63,6 +64,7 @@ pub use gateway_settings::{
 pub use google::DEFAULT_VERTEX_LOCATION;
 pub use load::{load_file, load_str};
 pub use pointwork_core::redact;
+pub use stored_models::{StoredModel, WithStoredModels};
 pub use tls::{
     TlsOrigin, TlsSettings, CERT_ENV as TLS_CERT_ENV, CLIENT_CA_NAME as TLS_CLIENT_CA_NAME, KEY_ENV as TLS_KEY_ENV,
 };

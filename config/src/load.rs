@@ -67,12 +67,6 @@ fn compile(
     read_environment_variables(&mut c, &doc);
 
     let lists = read_model_lists(&mut c, &doc.model_lists);
-    let lists_are_well_formed = doc.model_lists.iter().all(|l| matches!(l.node, Node::Null | Node::List(_)));
-    if lists.total == 0 && lists_are_well_formed {
-        c.error(MODEL_LIST_KEY, "at least one deployment is required");
-    } else if lists.total > 0 && lists.compiled.is_empty() && lists.left_out.len() == lists.total {
-        c.error(MODEL_LIST_KEY, "at least one deployment is required: every entry is left out (see the warnings)");
-    }
 
     let (mut router, references, redis) = read_router(
         &mut c,
@@ -92,6 +86,18 @@ fn compile(
     (gateway.cluster, cluster_off) = resolve_cluster(&mut c, redis, cluster);
     general.apply_health_checks(&mut gateway.health_checks);
     let database = general.database(&c);
+    // With models stored in the database, the file may have none (LiteLLM's UI-managed setup).
+    let models_may_be_stored = database.as_ref().is_some_and(|d| d.store_model_in_db);
+    let lists_are_well_formed = doc.model_lists.iter().all(|l| matches!(l.node, Node::Null | Node::List(_)));
+    if lists.total == 0 && lists_are_well_formed && !models_may_be_stored {
+        c.error(MODEL_LIST_KEY, "at least one deployment is required");
+    } else if lists.total > 0
+        && lists.compiled.is_empty()
+        && lists.left_out.len() == lists.total
+        && !models_may_be_stored
+    {
+        c.error(MODEL_LIST_KEY, "at least one deployment is required: every entry is left out (see the warnings)");
+    }
     let master_key = general.master_key;
     if let (true, None, true, Some(section)) =
         (auth.metrics_need_key, &master_key, auth.admin_keys.is_empty(), doc.section(POINTWORK))
@@ -110,7 +116,7 @@ fn compile(
         left_out: &lists.left_out,
         failed: &lists.failed_names,
     };
-    let gone = check_references(&mut c, &references, &names);
+    let gone = check_references(&mut c, &references, &names, models_may_be_stored);
     let policy_routers = resolve_policy_routers(&mut c, &lists.policy_routers, &names);
     let complexity_routers =
         resolve_complexity_routers(&mut c, &lists.complexity_routers, &lists.policy_routers, &names);
@@ -194,7 +200,12 @@ fn warn_unpriced_budgets(c: &mut Checker, auth: &Auth, deployments: &[Deployment
 
 /// Fills in what the entries do not set from the model cost map `source` names (an unreadable
 /// file is an error at `path`).
-fn fill_from_cost_map(c: &mut Checker, source: &CostMapSource, path: Option<KeyPath>, entries: &mut [CompiledEntry]) {
+pub(crate) fn fill_from_cost_map(
+    c: &mut Checker,
+    source: &CostMapSource,
+    path: Option<KeyPath>,
+    entries: &mut [CompiledEntry],
+) {
     let read;
     let map = match source {
         CostMapSource::Bundled => cost_map::bundled(),
@@ -228,7 +239,7 @@ fn warn_idle_budgets(c: &mut Checker, router: &RouterSettings, deployments: &[De
 
 /// A virtual key's `models` may name an access group (`model_info.access_groups`, LiteLLM's):
 /// it grants every model group with a deployment in that access group.
-fn grant_access_groups(auth: &mut Auth, deployments: &[Deployment], info: &[DeploymentInfo]) {
+pub(crate) fn grant_access_groups(auth: &mut Auth, deployments: &[Deployment], info: &[DeploymentInfo]) {
     for key in &mut auth.virtual_keys {
         let Some(models) = &mut key.models else { continue };
         let granted: Vec<String> = deployments

@@ -74,7 +74,7 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
             continue;
         };
         for (index, item) in items.iter().enumerate() {
-            let source = EntrySource { file: list.path.file().map(|f| f.to_string()), index };
+            let source = EntrySource { file: list.path.file().map(|f| f.to_string()), index, stored: None };
             let entry = read_entry(c, item, list.path.index(index), source);
             out.total += usize::from(!matches!(entry, Some(Entry::PolicyRouter(_) | Entry::ComplexityRouter(_))));
             match entry {
@@ -87,6 +87,24 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
         }
     }
     out
+}
+
+/// Compiles one entry stored in the database (`crate::stored_models`): a deployment, or
+/// `None` with a warning or errors said (an auto model is not served from there).
+pub(crate) fn read_stored_entry(
+    c: &mut Checker,
+    node: &Node,
+    path: KeyPath,
+    source: EntrySource,
+) -> Option<CompiledEntry> {
+    match read_entry(c, node, path.clone(), source)? {
+        Entry::Compiled(entry) => Some(*entry),
+        Entry::LeftOut(_) => None,
+        Entry::PolicyRouter(_) | Entry::ComplexityRouter(_) => {
+            c.error(path.key("litellm_params").key("model"), "an auto model is served from the config file only");
+            None
+        }
+    }
 }
 
 fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) -> Option<Entry> {
@@ -169,7 +187,13 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         Some(id) => id,
         None => derive_id(&raw_model_name?, params_node),
     };
-    let info = DeploymentInfo { source, derived_id, model_info: info.kept, access_groups: info.access_groups };
+    let info = DeploymentInfo {
+        source,
+        derived_id,
+        model_info: info.kept,
+        access_groups: info.access_groups,
+        model: model.clone(),
+    };
     Some(Entry::Compiled(Box::new(CompiledEntry { deployment, info, model })))
 }
 

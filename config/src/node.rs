@@ -68,6 +68,25 @@ impl Node {
     }
 }
 
+impl From<&serde_json::Value> for Node {
+    /// A JSON document (a model stored in the database) as the tree the config walks.
+    fn from(value: &serde_json::Value) -> Node {
+        use serde_json::Value;
+        match value {
+            Value::Null => Node::Null,
+            Value::Bool(b) => Node::Bool(*b),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Node::Int(i.into()),
+                (None, Some(u)) => Node::Int(u.into()),
+                _ => Node::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => Node::Str(s.clone()),
+            Value::Array(items) => Node::List(items.iter().map(Node::from).collect()),
+            Value::Object(map) => Node::Map(map.iter().map(|(k, v)| (k.clone(), Node::from(v))).collect()),
+        }
+    }
+}
+
 fn int_to_json(i: i128) -> serde_json::Value {
     if let Ok(v) = i64::try_from(i) {
         v.into()

@@ -34,7 +34,14 @@ pub(crate) struct ModelNames<'a> {
 
 /// Reports every reference that names nothing; returns the names served only by entries that
 /// were left out, for the caller to drop from the rules.
-pub(crate) fn check_references(c: &mut Checker, refs: &References, names: &ModelNames) -> HashSet<String> {
+/// With `models_may_be_stored` (`store_model_in_db`), a name the file does not define may be
+/// a stored model's: a warning, and the rule stays (a request resolves it when it runs).
+pub(crate) fn check_references(
+    c: &mut Checker,
+    refs: &References,
+    names: &ModelNames,
+    models_may_be_stored: bool,
+) -> HashSet<String> {
     let mut dropped = HashSet::new();
     if names.deployments.is_empty() {
         return dropped; // the model list's own error says why
@@ -58,6 +65,14 @@ pub(crate) fn check_references(c: &mut Checker, refs: &References, names: &Model
                 format!("{name:?} is served only by deployments left out ({}): this rule is skipped", left_out.because),
             );
             dropped.insert(name.clone());
+            continue;
+        }
+        if models_may_be_stored {
+            let message = format!(
+                "{name:?} is not in the config file's model list: it must be a model stored in the database \
+                 (store_model_in_db), else this rule does nothing"
+            );
+            c.warn(path, message);
             continue;
         }
         let mut known: Vec<&str> = groups.iter().copied().collect();

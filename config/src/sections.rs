@@ -78,7 +78,15 @@ pub(crate) struct GeneralSettings {
     pub(crate) database_url: Option<String>,
     pub(crate) allow_requests_on_db_unavailable: Option<bool>,
     pub(crate) user_api_key_cache_ttl: Option<Duration>,
+    pub(crate) store_model_in_db: Option<bool>,
+    pub(crate) proxy_config_reload_interval: Option<Duration>,
+    pub(crate) encryption_algorithm: Option<String>,
 }
+
+/// LiteLLM's environment switch for `general_settings.store_model_in_db`.
+const STORE_MODEL_IN_DB_ENV: &str = "STORE_MODEL_IN_DB";
+/// LiteLLM's environment default of `general_settings.proxy_config_reload_interval_seconds`.
+const RELOAD_INTERVAL_ENV: &str = "PROXY_CONFIG_RELOAD_INTERVAL_SECONDS";
 
 /// `general_settings.master_key` and the background health-check keys; every other general
 /// setting is warned about.
@@ -104,9 +112,38 @@ pub(crate) fn read_general_settings(c: &mut Checker, doc: &Document) -> GeneralS
         database_url: read_database_url(c, &mut fields),
         allow_requests_on_db_unavailable: c.optional(&mut fields, "allow_requests_on_db_unavailable", &kinds::BOOL),
         user_api_key_cache_ttl: c.optional(&mut fields, "user_api_key_cache_ttl", &kinds::POSITIVE_SECONDS),
+        store_model_in_db: c.optional(&mut fields, "store_model_in_db", &kinds::BOOL),
+        proxy_config_reload_interval: c.optional(
+            &mut fields,
+            "proxy_config_reload_interval_seconds",
+            &kinds::POSITIVE_SECONDS,
+        ),
+        encryption_algorithm: read_encryption_algorithm(c, &mut fields),
     };
+    if general.store_model_in_db == Some(true)
+        && general.database_url.is_none()
+        && c.env.lookup("DATABASE_URL").is_none()
+    {
+        let path = fields.path.key("store_model_in_db");
+        c.warn(path, "no database (DATABASE_URL or general_settings.database_url): no model is read from one");
+    }
     c.warn_ignored(&fields);
     general
+}
+
+/// LiteLLM's `encryption_algorithm` values (`ALGO_AES_GCM`, `_ALGO_XSALSA20`).
+const AES_GCM: &str = "aes-256-gcm";
+const XSALSA20: &str = "xsalsa20-poly1305";
+
+/// `encryption_algorithm`, lower-cased; a value LiteLLM does not know is its default, with a
+/// warning.
+fn read_encryption_algorithm(c: &mut Checker, fields: &mut crate::check::Fields) -> Option<String> {
+    let path = fields.path.key("encryption_algorithm");
+    let value = c.optional(fields, "encryption_algorithm", &kinds::STRING)?.to_ascii_lowercase();
+    if value != AES_GCM && value != XSALSA20 {
+        c.warn(path, format!("unknown algorithm {value:?} ({AES_GCM}, {XSALSA20}): secrets are written as {XSALSA20}"));
+    }
+    Some(value)
 }
 
 /// `database_url`, where an unset `os.environ/` variable means no database (as LiteLLM reads it:
@@ -133,10 +170,25 @@ impl GeneralSettings {
         Some(crate::config::Database {
             url,
             allow_requests_on_db_unavailable: self.allow_requests_on_db_unavailable.unwrap_or(false),
-            // Read (and acted on) once models stored in the database are served; warned until then.
-            store_model_in_db: false,
             key_cache_ttl: self.user_api_key_cache_ttl,
+            store_model_in_db: self.store_model_in_db(c),
+            models_poll_interval: self.models_poll_interval(c),
+            encrypt_with_aes_gcm: self.encryption_algorithm.as_deref() == Some(AES_GCM),
         })
+    }
+
+    /// `general_settings.store_model_in_db`, or `STORE_MODEL_IN_DB` set true in the environment
+    /// (LiteLLM's `get_secret_bool("STORE_MODEL_IN_DB", …) or store_model_in_db`).
+    pub(crate) fn store_model_in_db(&self, c: &Checker) -> bool {
+        let env = c.env.lookup(STORE_MODEL_IN_DB_ENV).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        self.store_model_in_db.unwrap_or(false) || env
+    }
+
+    /// LiteLLM's poll of the stored models: `proxy_config_reload_interval_seconds`, else
+    /// `PROXY_CONFIG_RELOAD_INTERVAL_SECONDS` (a positive whole number), else 30 s.
+    fn models_poll_interval(&self, c: &Checker) -> Duration {
+        let env = c.env.lookup(RELOAD_INTERVAL_ENV).and_then(|v| v.trim().parse::<u64>().ok()).filter(|&s| s > 0);
+        self.proxy_config_reload_interval.or(env.map(Duration::from_secs)).unwrap_or(Duration::from_secs(30))
     }
 
     /// Moves the health-check keys into the gateway's settings.

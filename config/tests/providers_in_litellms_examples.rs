@@ -35,7 +35,6 @@ fn litellms_shipped_bedrock_examples() {
         warnings(&loaded),
         [
             "litellm_settings.mcp_semantic_tool_filter: ignored: not implemented by Pointwork yet",
-            "general_settings.store_model_in_db: ignored: not implemented by Pointwork yet",
             "mcp_servers: ignored: not implemented by Pointwork yet",
         ]
     );

@@ -15,11 +15,13 @@
 
 mod account;
 mod connect;
+pub mod crypto;
 pub mod duration;
 mod key_row;
 mod limited;
 pub mod manage;
 mod model_budget;
+pub mod models;
 mod notify;
 pub mod probe;
 mod refresh;
@@ -37,6 +39,7 @@ pub use account::{means_every_model, Account, KeyEntry, KeyRecord, ModelMeters, 
 pub use limited::LimitedMeters;
 pub use manage::{ManageCall, ManageReply};
 pub use model_budget::{governing_model_meter, ModelBudget, ModelMeter};
+pub use models::{DbModels, ModelRow, ModelsSink};
 pub use settings::DbSettings;
 pub use spend::SpendRow;
 pub use status::DbStatus;

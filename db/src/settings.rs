@@ -29,6 +29,16 @@ pub struct DbSettings {
     /// How often the keys the thread holds are read again, for changes made by a writer that
     /// does not notify (a LiteLLM proxy on the same database): `user_api_key_cache_ttl`.
     pub refresh_interval: Duration,
+    /// `general_settings.store_model_in_db`: `/model/*` write models, and the stored models
+    /// are read at start and after every change.
+    pub store_model_in_db: bool,
+    /// Given the stored models (with `store_model_in_db`), at start and whenever they changed.
+    pub on_models: Option<crate::ModelsSink>,
+    /// How often the stored models are read again besides the changes announced (LiteLLM's
+    /// own proxies write rows without Pointwork's notification).
+    pub models_poll_interval: Duration,
+    /// How `/model/*` seal new secrets (`general_settings.encryption_algorithm`).
+    pub encryption: crate::crypto::Algorithm,
 }
 
 impl DbSettings {
@@ -43,12 +53,21 @@ impl DbSettings {
             salt_key: None,
             negative_cache: 100_000,
             refresh_interval: Duration::from_secs(10),
+            store_model_in_db: false,
+            on_models: None,
+            models_poll_interval: Duration::from_secs(30),
+            encryption: crate::crypto::Algorithm::SecretBox,
         }
     }
 
     /// The URL with its password replaced by `****`, for logs.
     pub fn redacted_url(&self) -> String {
         redact_url(&self.url)
+    }
+
+    /// The key LiteLLM encrypts stored secrets with: `LITELLM_SALT_KEY`, else the master key.
+    pub fn secret_key(&self) -> Option<crate::crypto::SecretKey> {
+        crate::crypto::SecretKey::choose(self.salt_key.as_deref(), self.master_key.as_deref())
     }
 }
 
@@ -68,6 +87,7 @@ impl std::fmt::Debug for DbSettings {
             .field("url", &self.redacted_url())
             .field("allow_requests_on_db_unavailable", &self.allow_requests_on_db_unavailable)
             .field("pending_file", &self.pending_file)
+            .field("store_model_in_db", &self.store_model_in_db)
             .finish()
     }
 }

@@ -19,6 +19,7 @@ use crate::account::{Account, KeyEntry, KeyRecord, ModelMeters};
 use crate::connect::connect;
 use crate::manage::{self, ManageReply};
 use crate::model_budget::{ModelBudget, ModelMeter};
+use crate::models;
 use crate::notify::{self, Change};
 use crate::refresh;
 use crate::spend::{self, Buffer, SpendRow};
@@ -65,6 +66,10 @@ struct Thread {
     marks: notify::Marks,
     keys: RefCell<Keys>,
     buffer: RefCell<Buffer>,
+    /// Wakes the task that reads the stored models again (coalescing notifications).
+    models_changed: tokio::sync::Notify,
+    /// The stored models last handed over: a read that finds the same hands nothing over.
+    models_sent: RefCell<Option<models::DbModels>>,
 }
 
 async fn run(
@@ -84,12 +89,19 @@ async fn run(
         marks: notify::Marks::new(),
         keys: RefCell::new(Keys { negative, limited, ..Keys::default() }),
         buffer: RefCell::new(Buffer::default()),
+        models_changed: tokio::sync::Notify::new(),
+        models_sent: RefCell::new(None),
     });
     match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
         Ok(Ok(client)) => {
             if let Err(e) = schema::check(&client).await {
                 let _ = started.send(Err(e));
                 return;
+            }
+            // The stored models serve from the first request on.
+            if let Err(e) = thread.send_models(&client).await {
+                eprintln!("pointwork: database: cannot read the stored models yet ({e}); trying again");
+                thread.models_changed.notify_one();
             }
         }
         Ok(Err(e)) => thread.lost(&format!("cannot connect to {}: {e}", thread.settings.redacted_url())),
@@ -118,6 +130,9 @@ async fn run(
     tokio::task::spawn_local(listen_loop(thread.clone()));
     tokio::task::spawn_local(flush_loop(thread.clone()));
     tokio::task::spawn_local(reset_loop(thread.clone()));
+    if thread.settings.store_model_in_db {
+        tokio::task::spawn_local(models_loop(thread.clone()));
+    }
     while let Some(command) = commands.recv().await {
         match command {
             Command::Lookup(digest, reply) => thread.lookup(digest, reply),
@@ -127,7 +142,13 @@ async fn run(
                 tokio::task::spawn_local(async move {
                     let answer = match thread.current() {
                         Some(client) => {
-                            let answer = manage::handle(&manage::Ctx { client: client.clone() }, &call).await;
+                            let cx = manage::Ctx {
+                                client: client.clone(),
+                                store_model_in_db: thread.settings.store_model_in_db,
+                                secret_key: thread.settings.secret_key(),
+                                encryption: thread.settings.encryption,
+                            };
+                            let answer = manage::handle(&cx, &call).await;
                             // A change answered here is in this instance's caches already.
                             if call.method == "POST" && answer.status == 200 {
                                 thread.marks.caught_up(&client).await;
@@ -166,6 +187,19 @@ impl Thread {
         *self.client.borrow_mut() = Some(client.clone());
         self.status.connected.store(true, Ordering::Relaxed);
         Ok(client)
+    }
+
+    /// Reads the stored models and hands them over (with `store_model_in_db`).
+    async fn send_models(&self, client: &Client) -> Result<(), tokio_postgres::Error> {
+        let Some(sink) = self.settings.on_models.as_ref().filter(|_| self.settings.store_model_in_db) else {
+            return Ok(());
+        };
+        let models = models::read(client, self.settings.secret_key().as_ref()).await?;
+        if self.models_sent.borrow().as_ref() != Some(&models) {
+            *self.models_sent.borrow_mut() = Some(models.clone());
+            sink(models);
+        }
+        Ok(())
     }
 
     fn current(&self) -> Option<Rc<Client>> {
@@ -258,7 +292,8 @@ impl Thread {
             }
             Change::Team(id) => keys.retire_where(|r| r.team.as_ref().is_some_and(|t| &t.team_id == id)),
             Change::User(id) => keys.retire_where(|r| r.user_id.as_ref() == Some(id)),
-            Change::Models | Change::Mark(_) => {}
+            Change::Models => self.models_changed.notify_one(),
+            Change::Mark(_) => {}
         }
         self.status.keys_cached.store(keys.entries.len() as u64, Ordering::Relaxed);
     }
@@ -300,12 +335,33 @@ async fn listen_loop(thread: Rc<Thread>) {
             if !first {
                 this.keys.borrow_mut().retire_where(|_| true);
             }
+            // The models too may have changed unheard (the first time: since start read them).
+            this.models_changed.notify_one();
             first = false;
         };
         let that = thread.clone();
         let mut on_change = move |change: Change| that.changed(&change);
         let _ = notify::listen(&thread.config, &mut on_listening, &mut on_change).await;
         tokio::time::sleep(RECONNECT_EVERY).await;
+    }
+}
+
+/// Reads the stored models again after each `models` notification (several at once are read
+/// once), and every `models_poll_interval` (rows a LiteLLM proxy wrote announce nothing),
+/// until it succeeds: a database away is tried again every second.
+async fn models_loop(thread: Rc<Thread>) {
+    loop {
+        let every = thread.settings.models_poll_interval;
+        let _ = tokio::time::timeout(every, thread.models_changed.notified()).await;
+        loop {
+            if let Some(client) = thread.current() {
+                match thread.send_models(&client).await {
+                    Ok(()) => break,
+                    Err(e) => eprintln!("pointwork: database: reading the stored models failed: {e}; trying again"),
+                }
+            }
+            tokio::time::sleep(RECONNECT_EVERY).await;
+        }
     }
 }
 

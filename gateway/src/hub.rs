@@ -26,6 +26,8 @@ pub enum ControlMsg {
     Report(Box<Report>),
     /// A shard finished draining (its last report was sent before).
     ShardStopped(usize),
+    /// The database thread left a new set of stored models (`store_model_in_db`).
+    StoredModelsChanged,
 }
 
 /// A part of `/metrics` that a thread of its own keeps current (the cluster's, with Redis).

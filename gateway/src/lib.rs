@@ -20,6 +20,7 @@ pub mod keys;
 pub mod launch;
 pub mod line_log;
 pub mod metrics;
+pub mod model_info;
 pub mod models_list;
 mod output;
 pub mod pareto_poller;

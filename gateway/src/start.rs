@@ -9,6 +9,7 @@ use pointwork_config::{Config, GatewaySettings, Loaded, TlsSettings};
 
 use crate::access_log::Sink;
 use crate::cli::Overrides;
+use crate::control::stored_models::{self, StoredModelsSlot};
 use crate::control::{self, Control};
 use crate::health;
 use crate::hub::Hub;
@@ -70,13 +71,28 @@ pub fn serve(
         hub.pareto.share_between_instances();
     }
     hub.pareto.configure(pareto);
+    let mut stored = Vec::new();
+    let mut stored_slot = None;
     if let Some(database) = &config.database {
-        match start_database(database, &config) {
+        let slot = database.store_model_in_db.then(|| StoredModelsSlot::new(hub.control.clone()));
+        match start_database(database, &config, slot.as_ref()) {
             Ok(db) => {
                 let _ = hub.database.set(db);
             }
             Err(e) => return fail(&e),
         }
+        // The models stored in the database were read at start: they serve from the first
+        // request on.
+        if let Some(models) = slot.as_ref().and_then(|s| s.take()) {
+            let entries = stored_models::entries(&models);
+            // They never keep the gateway from starting: the file's models serve without them.
+            match stored_models::publish(&hub, &config, &entries, &models.warnings) {
+                Ok(line) => eprintln!("pointwork: database: {line}"),
+                Err(e) => eprintln!("pointwork: warning: the models stored in the database do not serve: {e}"),
+            }
+            stored = entries;
+        }
+        stored_slot = slot;
     }
     let (outbox, cluster) = gateway.cluster.as_ref().map(crate::cluster::prepare).unzip();
     settings.tls = overrides.tls(gateway.tls.as_ref());
@@ -131,6 +147,9 @@ pub fn serve(
         overrides: overrides.clone(),
         drain_signals: running.drain_signals,
         spend_file,
+        file_config: config,
+        stored,
+        stored_slot,
     }
     .run();
     // Drained: the spend not yet written goes to the database (or the pending file).
@@ -148,8 +167,13 @@ pub fn serve(
 
 /// Starts the database thread: it checks the schema now, and goes on trying a database that is
 /// away. Spend that waits for it is kept beside `pointwork.auth.spend_file`, when there is one.
-fn start_database(database: &pointwork_config::Database, config: &Config) -> Result<pointwork_db::Database, String> {
-    let settings = crate::database::commands::settings(database, config);
+fn start_database(
+    database: &pointwork_config::Database,
+    config: &Config,
+    stored_models: Option<&Arc<StoredModelsSlot>>,
+) -> Result<pointwork_db::Database, String> {
+    let mut settings = crate::database::commands::settings(database, config);
+    settings.on_models = stored_models.map(|slot| slot.sink());
     let url = settings.redacted_url();
     let db = pointwork_db::Database::start(settings)?;
     match db.status.is_connected() {

@@ -1,13 +1,15 @@
 //! LiteLLM's management API over its own tables: `/key/*`, `/team/*`, `/user/*`,
-//! `/spend/logs`. Rows are written as LiteLLM writes them, so that a LiteLLM proxy (and its
-//! admin UI) on the same database reads them. Every change is announced on the changes
-//! channel (`crate::notify`) when it commits, so that every instance acts on it.
+//! `/spend/logs`, `/model/new|update|delete|block|unblock`. Rows are written as LiteLLM writes them, so
+//! that a LiteLLM proxy (and its admin UI) on the same database reads them. Every change is
+//! announced on the changes channel (`crate::notify`) when it commits, so that every
+//! instance acts on it.
 
 mod common;
 mod fields;
 mod key_edit;
 mod key_read;
 mod keys;
+mod models;
 mod spend_logs;
 mod sql;
 mod teams;
@@ -81,6 +83,13 @@ impl ManageReply {
 /// What a management call may use: the connection, and a way to say what changed.
 pub struct Ctx {
     pub client: Rc<Client>,
+    /// `general_settings.store_model_in_db`: without it `/model/new` & co. answer LiteLLM's
+    /// error.
+    pub store_model_in_db: bool,
+    /// What stored secrets are encrypted with (`LITELLM_SALT_KEY`, else the master key).
+    pub secret_key: Option<crate::crypto::SecretKey>,
+    /// How new secrets are sealed (`general_settings.encryption_algorithm`).
+    pub encryption: crate::crypto::Algorithm,
 }
 
 /// Serves one call: routes it, and turns what the route answers into a reply (200 with its
@@ -107,6 +116,11 @@ pub async fn handle(cx: &Ctx, call: &ManageCall) -> ManageReply {
         ("POST", "/user/new") => users::new(cx, call).await,
         ("GET", "/user/info") => users::info(cx, call).await,
         ("GET", "/spend/logs") => spend_logs::logs(cx, call).await,
+        ("POST", "/model/new") => models::new(cx, call).await,
+        ("POST", "/model/update") => models::update(cx, call).await,
+        ("POST", "/model/delete") => models::delete(cx, call).await,
+        ("POST", "/model/block") => models::set_blocked(cx, call, true).await,
+        ("POST", "/model/unblock") => models::set_blocked(cx, call, false).await,
         (_, path) if ROUTES.contains(&path) => Err(ManageReply::error(
             405,
             "method_not_allowed",
@@ -144,4 +158,9 @@ const ROUTES: &[&str] = &[
     "/user/new",
     "/user/info",
     "/spend/logs",
+    "/model/new",
+    "/model/update",
+    "/model/delete",
+    "/model/block",
+    "/model/unblock",
 ];

@@ -37,6 +37,10 @@ impl Params {
         self.push(Box::new(value), Type::TEXT_ARRAY, "text[]")
     }
 
+    pub(crate) fn bool(&mut self, value: bool) -> String {
+        self.push(Box::new(value), Type::BOOL, "boolean")
+    }
+
     pub(crate) fn int(&mut self, value: i64) -> String {
         self.push(Box::new(value), Type::INT8, "int8")
     }
@@ -46,6 +50,13 @@ impl Params {
         let channel = self.text(channel());
         let prefix = self.text(prefix(kind));
         format!("pg_notify({channel}, {prefix} || {id_sql})::text")
+    }
+
+    /// `pg_notify(channel, 'models')`: the stored models changed.
+    pub(crate) fn notify_models(&mut self) -> String {
+        let channel = self.text(channel());
+        let payload = self.text(crate::notify::Change::Models.payload());
+        format!("pg_notify({channel}, {payload})::text")
     }
 
     pub(crate) async fn query(&self, client: &Client, sql: &str) -> Result<Vec<Row>, ManageReply> {

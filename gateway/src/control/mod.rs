@@ -5,6 +5,7 @@
 
 mod diff;
 mod reload;
+pub mod stored_models;
 
 pub use diff::Changes;
 pub use reload::{reload, ReloadReport};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use futures_channel::oneshot;
-use pointwork_config::GatewaySettings;
+use pointwork_config::{Config, GatewaySettings, StoredModel};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::cli::Overrides;
@@ -50,6 +51,13 @@ pub struct Control {
     pub drain_signals: Vec<oneshot::Sender<()>>,
     /// Where the virtual keys' spend is kept across restarts, if anywhere.
     pub spend_file: Option<SpendFile>,
+    /// The config file's own config (without the stored models): what the stored models are
+    /// compiled with when they change.
+    pub file_config: Config,
+    /// The models stored in the database (`store_model_in_db`) in service, and the slot
+    /// the database thread leaves new sets in.
+    pub stored: Vec<StoredModel>,
+    pub stored_slot: Option<Arc<stored_models::StoredModelsSlot>>,
 }
 
 impl Control {
@@ -112,6 +120,7 @@ impl Control {
                     }
                     drain_deadline = Some(Instant::now() + grace);
                 }
+                ControlMsg::StoredModelsChanged => self.publish_stored_models(),
                 ControlMsg::Reload(reply) => {
                     let report = self.reload_and_log("POST /admin/reload");
                     let _ = reply.send(report.map(|r| serde_json::to_value(r).unwrap_or_default()));
@@ -136,8 +145,25 @@ impl Control {
         }
     }
 
-    fn reload_and_log(&self, trigger: &str) -> Result<ReloadReport, String> {
-        let outcome = reload(&self.hub, self.config_path.as_deref(), &self.started_with, &self.overrides);
+    /// The database's models changed: publish them with the file's.
+    fn publish_stored_models(&mut self) {
+        let Some(models) = self.stored_slot.as_ref().and_then(|slot| slot.take()) else { return };
+        let stored = stored_models::entries(&models);
+        match stored_models::publish(&self.hub, &self.file_config, &stored, &models.warnings) {
+            Ok(line) => {
+                log(&format!("models in the database changed: {line}"));
+                self.stored = stored;
+            }
+            Err(e) => log(&format!("models in the database changed, but were not published: {e}")),
+        }
+    }
+
+    fn reload_and_log(&mut self, trigger: &str) -> Result<ReloadReport, String> {
+        let outcome = reload(&self.hub, self.config_path.as_deref(), &self.started_with, &self.overrides, &self.stored)
+            .map(|(report, file_config)| {
+                self.file_config = file_config;
+                report
+            });
         if let Ok(mut totals) = self.hub.totals.lock() {
             match &outcome {
                 Ok(_) => totals.reloads_ok += 1,

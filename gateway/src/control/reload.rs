@@ -7,14 +7,13 @@ use std::sync::Arc;
 
 use std::time::SystemTime;
 
-use pointwork_config::{GatewaySettings, TlsSettings};
+use pointwork_config::{Config, GatewaySettings, StoredModel, TlsSettings};
 use serde::Serialize;
 
 use super::diff::Changes;
 use crate::cli::Overrides;
 use crate::hub::Hub;
 use crate::keys::key_changes;
-use crate::routes::Routes;
 use crate::tls::expiry_warning;
 use crate::tls::listener::TlsListener;
 
@@ -58,12 +57,16 @@ impl ReloadReport {
     }
 }
 
+/// Re-reads the file and publishes it with the models stored in the database (`stored`, none
+/// without `store_model_in_db`). Returns the report and the file's own config (what a change
+/// of the stored models is compiled with next).
 pub fn reload(
     hub: &Hub,
     path: Option<&Path>,
     started_with: &GatewaySettings,
     overrides: &Overrides,
-) -> Result<ReloadReport, String> {
+    stored: &[StoredModel],
+) -> Result<(ReloadReport, Config), String> {
     let Some(path) = path else {
         return Err("this gateway runs on an embedded config (the demo): there is no file to re-read".to_string());
     };
@@ -73,7 +76,7 @@ pub fn reload(
         eprintln!("pointwork: warning: {w}");
     }
     let old = hub.routes.load();
-    let routes = Routes::from_config(&loaded.config, Some(&old), crate::routes::Tokens::Obtain)
+    let (routes, _) = super::stored_models::routes_with(&loaded.config, stored, &old)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let mut restart_needed_for = restart_only_changes(started_with, &loaded.config.gateway);
     // The certificate last: a broken one refuses the whole reload, routes included.
@@ -99,7 +102,7 @@ pub fn reload(
     hub.routes.store(Arc::new(routes));
     // The walk's poller keeps what it learned under unchanged rules, starts or stops with it.
     hub.pareto.configure(pareto);
-    Ok(report)
+    Ok((report, loaded.config))
 }
 
 /// Re-reads the listener's certificate and key: new handshakes get them, open connections keep

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use pointwork_core::{KeyLimits, Snapshot};
+use pointwork_core::KeyLimits;
 use pointwork_db::{KeyEntry, Lookup};
 
 use crate::errors::typed_error;
@@ -53,8 +53,7 @@ pub async fn find(shard: &Shard, digest: [u8; 32]) -> Result<Caller, Reply> {
     };
     match answer {
         Lookup::Found(entry) => {
-            let routes = shard.hub.routes.load();
-            let key = Arc::new(virtual_key(entry, &routes.snapshot, digest));
+            let key = Arc::new(virtual_key(entry, digest));
             shard.db_keys.insert(digest, key.clone());
             Ok(Caller::Virtual(key))
         }
@@ -83,8 +82,8 @@ fn invalid_key() -> Reply {
 }
 
 /// The request path's view of a database key: its model list, rpm / tpm (budgets are the
-/// accounts', checked in `admit`), tags, and its `/v1/models`.
-fn virtual_key(entry: Arc<KeyEntry>, snapshot: &Snapshot, digest: [u8; 32]) -> VirtualKey {
+/// accounts', checked in `admit`) and tags.
+fn virtual_key(entry: Arc<KeyEntry>, digest: [u8; 32]) -> VirtualKey {
     let r = &entry.record;
     let models = (!pointwork_db::means_every_model(&r.models)).then(|| r.models.clone());
     let mut key = VirtualKey {
@@ -98,10 +97,7 @@ fn virtual_key(entry: Arc<KeyEntry>, snapshot: &Snapshot, digest: [u8; 32]) -> V
         policy: None,
         db: None,
     };
-    if key.models.is_some() {
-        let names = snapshot.public_model_names().filter(|name| key.may_use(name, snapshot));
-        key.models_body = Some(crate::models_list::models_list(names));
-    }
+    // Its `/v1/models` is made when asked, from the routes of then (`server::admin::models`).
     key.db = Some(entry);
     key
 }

@@ -10,12 +10,18 @@ use pointwork_db::DbSettings;
 
 use crate::output::{answer, fail};
 
-/// The database thread's settings for a config: the URL and LiteLLM's flag, the master key and
-/// `LITELLM_SALT_KEY` (which encrypt stored secrets), and the pending spend kept beside
-/// `pointwork.auth.spend_file` when there is one.
+/// The database thread's settings for a config: the URL and LiteLLM's flags, how often keys and
+/// stored models are read again, the master key and `LITELLM_SALT_KEY` (which encrypt stored
+/// secrets) and how, and the pending spend kept beside `pointwork.auth.spend_file` when there is
+/// one. (`on_models`, where stored models go, is the caller's.)
 pub fn settings(database: &pointwork_config::Database, config: &Config) -> DbSettings {
     let mut settings = DbSettings::new(database.url.clone());
     settings.allow_requests_on_db_unavailable = database.allow_requests_on_db_unavailable;
+    settings.store_model_in_db = database.store_model_in_db;
+    settings.models_poll_interval = database.models_poll_interval;
+    if database.encrypt_with_aes_gcm {
+        settings.encryption = pointwork_db::crypto::Algorithm::AesGcm;
+    }
     if let Some(ttl) = database.key_cache_ttl {
         settings.refresh_interval = ttl;
     }

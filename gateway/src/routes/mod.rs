@@ -85,6 +85,8 @@ pub struct Routes {
     pub pareto: Option<pareto::ParetoRoutes>,
     /// The complexity auto-routers; `None` without any.
     pub complexity: Option<complexity::ComplexityRoutes>,
+    /// What `GET /model/info` lists: every deployment, the file's and the database's.
+    pub model_info: Vec<crate::model_info::ModelInfoEntry>,
 }
 
 /// Whether building routes obtains the deployments' tokens from their token endpoints.
@@ -113,6 +115,7 @@ impl Routes {
         routes.policy = PolicyRoutes::new(config, &routes.snapshot, previous.and_then(|p| p.policy.as_ref()));
         routes.pareto = pareto::ParetoRoutes::new(config, &routes.snapshot);
         routes.complexity = complexity::ComplexityRoutes::new(config, &routes.snapshot)?;
+        routes.model_info = crate::model_info::model_info_entries(config);
         if routes.policy.is_some() {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
@@ -200,6 +203,7 @@ impl Routes {
             policy: None,
             pareto: None,
             complexity: None,
+            model_info: Vec::new(),
         })
     }
 }

@@ -42,7 +42,14 @@ pub async fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, R
 /// windows, for an Anthropic client (one that sends `anthropic-version` or `x-api-key`).
 pub fn models(shard: &Shard, caller: &Caller, anthropic: bool) -> Reply {
     let routes = shard.hub.routes.load();
-    let body = caller.virtual_key().and_then(|k| k.models_body.clone());
+    let body = caller.virtual_key().and_then(|k| match (&k.db, &k.models) {
+        // A database key lives across route changes (models stored in the database come and
+        // go): its list is made from the routes of now.
+        (Some(_), Some(_)) => Some(crate::models_list::models_list(
+            routes.snapshot.public_model_names().filter(|name| k.may_use(name, &routes.snapshot)),
+        )),
+        _ => k.models_body.clone(),
+    });
     let body = body.unwrap_or_else(|| routes.models_body.clone());
     match anthropic {
         true => Reply::json(200, crate::models_list::anthropic_models_list(&body, &routes.snapshot)),
@@ -78,6 +85,14 @@ pub fn metrics(shard: &Shard) -> Reply {
     }
     if let Some(db) = shard.hub.database.get() {
         db.status.render(&mut text);
+        if db.settings.store_model_in_db {
+            let routes = shard.hub.routes.load();
+            let stored = routes.model_info.iter().filter(|e| e.json["model_info"]["db_model"] == true).count();
+            text.push_str(&format!(
+                "# HELP pointwork_db_stored_models Deployments stored in the database that serve.\n\
+                 # TYPE pointwork_db_stored_models gauge\npointwork_db_stored_models {stored}\n"
+            ));
+        }
     }
     let mut reply = Reply::json(200, text.into_bytes());
     reply.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -28,6 +28,8 @@ enum Endpoint<'a> {
     CountTokens,
     /// `/v1/responses/{id}` and `/v1/responses/{id}/input_items`: the path after `/responses/`.
     StoredResponse(&'a str),
+    /// `/model/info`, `/v1/model/info`, `/v2/model/info`: LiteLLM's list of deployments.
+    ModelInfo,
     /// LiteLLM's management API: `/key/*`, `/team/*`, `/user/*`, `/spend/logs`.
     Management,
 }
@@ -47,6 +49,7 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/metrics" => Some(Endpoint::Metrics),
         "/admin/reload" => Some(Endpoint::AdminReload),
         "/route" => Some(Endpoint::DryRun),
+        "/model/info" | "/v2/model/info" => Some(Endpoint::ModelInfo),
         _ if path.starts_with("/responses/") => Some(Endpoint::StoredResponse(&path["/responses/".len()..])),
         _ if crate::database::manage::is_management(path) => Some(Endpoint::Management),
         _ => path
@@ -78,6 +81,13 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
         (Some(Endpoint::Models), Method::Get) => match admin::authorize_api(shard, &req).await {
             Ok(caller) => {
                 admin::models(shard, &caller, req.anthropic.version.is_some() || req.anthropic.api_key.is_some())
+            }
+            Err(reply) => reply,
+        },
+        (Some(Endpoint::ModelInfo), Method::Get) => match admin::authorize_api(shard, &req).await {
+            Ok(caller) => {
+                let query = head.path.split_once('?').map_or("", |(_, q)| q);
+                crate::model_info::serve(&shard.hub.routes.load(), &caller, query)
             }
             Err(reply) => reply,
         },
