@@ -17,6 +17,7 @@ mod account;
 mod connect;
 pub mod crypto;
 pub mod duration;
+mod key_cache;
 mod key_row;
 mod limited;
 pub mod manage;
@@ -29,6 +30,7 @@ pub mod schema;
 mod settings;
 mod spend;
 mod status;
+mod tasks;
 mod thread;
 
 use std::sync::Arc;
