@@ -109,34 +109,35 @@ pub(crate) struct Totals {
 /// Writes `rows` in one transaction; returns the accounts' new spend.
 pub(crate) async fn write(client: &mut Client, rows: &[SpendRow]) -> Result<Totals, tokio_postgres::Error> {
     let tx = client.transaction().await?;
-    let col = |f: &dyn Fn(&SpendRow) -> String| rows.iter().map(f).collect::<Vec<String>>();
-    let ids = col(&|r| r.request_id.clone());
-    let metadata = col(&|r| metadata(r).to_string());
-    let tags = col(&|r| serde_json::Value::from(r.tags.clone()).to_string());
+    // Borrowed columns: the rows' strings go to the wire as they are.
+    let text = |f: fn(&SpendRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+    let ids = text(|r| &r.request_id);
+    let metadata = rows.iter().map(metadata).collect::<Vec<String>>();
+    let tags = rows.iter().map(|r| serde_json::to_string(&r.tags).unwrap_or_default()).collect::<Vec<String>>();
     let inserted = tx
         .query(
             INSERT,
             &[
                 &ids,
-                &col(&|r| r.call_type.clone()),
-                &col(&|r| r.api_key.clone()),
+                &text(|r| &r.call_type),
+                &text(|r| &r.api_key),
                 &rows.iter().map(|r| r.spend).collect::<Vec<f64>>(),
                 &rows.iter().map(|r| r.prompt_tokens as i64).collect::<Vec<i64>>(),
                 &rows.iter().map(|r| r.completion_tokens as i64).collect::<Vec<i64>>(),
                 &rows.iter().map(|r| r.start_ms as f64 / 1000.0).collect::<Vec<f64>>(),
                 &rows.iter().map(|r| r.end_ms as f64 / 1000.0).collect::<Vec<f64>>(),
-                &col(&|r| r.model.clone()),
-                &col(&|r| r.model_id.clone()),
-                &col(&|r| r.model_group.clone()),
-                &col(&|r| r.custom_llm_provider.clone()),
-                &col(&|r| r.api_base.clone()),
-                &col(&|r| r.end_user.clone()),
+                &text(|r| &r.model),
+                &text(|r| &r.model_id),
+                &text(|r| &r.model_group),
+                &text(|r| &r.custom_llm_provider),
+                &text(|r| &r.api_base),
+                &text(|r| &r.end_user),
                 &metadata,
-                &col(&|r| if r.cache_hit { "True".into() } else { "False".into() }),
+                &text(|r| if r.cache_hit { "True" } else { "False" }),
                 &tags,
-                &rows.iter().map(|r| r.team_id.clone()).collect::<Vec<Option<String>>>(),
-                &rows.iter().map(|r| r.session_id.clone()).collect::<Vec<Option<String>>>(),
-                &col(&|r| r.status.clone()),
+                &rows.iter().map(|r| r.team_id.as_deref()).collect::<Vec<Option<&str>>>(),
+                &rows.iter().map(|r| r.session_id.as_deref()).collect::<Vec<Option<&str>>>(),
+                &text(|r| &r.status),
             ],
         )
         .await?;
@@ -199,16 +200,28 @@ pub(crate) fn settle(rows: &[SpendRow], totals: &Totals) {
 }
 
 /// The row's `metadata`, with the keys LiteLLM's spend views read.
-fn metadata(r: &SpendRow) -> serde_json::Value {
-    serde_json::json!({
-        "user_api_key": r.api_key,
-        "user_api_key_alias": r.key_alias,
-        "user_api_key_team_id": r.team_id,
-        "user_api_key_user_id": r.user_id,
-        "model_group": r.model_group,
-        "status": r.status,
-        "gateway": "pointwork",
+/// The row's `metadata` column: LiteLLM's names for the key, team, user and group.
+fn metadata(r: &SpendRow) -> String {
+    #[derive(Serialize)]
+    struct Metadata<'r> {
+        user_api_key: &'r str,
+        user_api_key_alias: Option<&'r str>,
+        user_api_key_team_id: Option<&'r str>,
+        user_api_key_user_id: Option<&'r str>,
+        model_group: &'r str,
+        status: &'r str,
+        gateway: &'static str,
+    }
+    serde_json::to_string(&Metadata {
+        user_api_key: &r.api_key,
+        user_api_key_alias: r.key_alias.as_deref(),
+        user_api_key_team_id: r.team_id.as_deref(),
+        user_api_key_user_id: r.user_id.as_deref(),
+        model_group: &r.model_group,
+        status: &r.status,
+        gateway: "pointwork",
     })
+    .unwrap_or_default()
 }
 
 /// Reads the pending file (one JSON row per line; a missing file is an empty one).

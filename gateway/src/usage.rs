@@ -55,28 +55,80 @@ impl UsageTail {
 
     /// The usage in the last `"usage"` object of the tail, if it names any token count.
     pub fn usage(&self) -> Option<Usage> {
-        let at = memmem::rfind(&self.tail, b"\"usage\"")?;
-        let rest = &self.tail[at + 7..];
-        let rest = skip_space(rest).strip_prefix(b":")?;
-        if !skip_space(rest).starts_with(b"{") {
-            return None; // `"usage": null` in a stream's non-final events
-        }
-        let prompt = number_after(rest, b"\"prompt_tokens\"")
-            .or_else(|| number_after(rest, b"\"input_tokens\""))
-            .or_else(|| self.stream_input_tokens());
-        let completion =
-            number_after(rest, b"\"completion_tokens\"").or_else(|| number_after(rest, b"\"output_tokens\""));
-        let total = number_after(rest, b"\"total_tokens\"");
-        if prompt.is_none() && completion.is_none() && total.is_none() {
+        let at = USAGE.rfind(&self.tail)?;
+        let rest = skip_space(&self.tail[at + USAGE.needle().len()..]).strip_prefix(b":")?;
+        // `"usage": null` in a stream's non-final events.
+        let object = skip_space(rest).strip_prefix(b"{")?;
+        let counts = Counts::read(object);
+        let prompt = counts.prompt.or_else(|| self.stream_input_tokens());
+        if prompt.is_none() && counts.completion.is_none() && counts.total.is_none() {
             return None;
         }
-        let (prompt, completion) = (prompt.unwrap_or(0), completion.unwrap_or(0));
+        let (prompt, completion) = (prompt.unwrap_or(0), counts.completion.unwrap_or(0));
         Some(Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
-            total_tokens: total.unwrap_or(prompt.saturating_add(completion)),
+            total_tokens: counts.total.unwrap_or(prompt.saturating_add(completion)),
         })
     }
+}
+
+static USAGE: std::sync::LazyLock<memmem::FinderRev<'static>> =
+    std::sync::LazyLock::new(|| memmem::FinderRev::new(b"\"usage\""));
+
+/// The token counts a usage object names at its top level (OpenAI's or Anthropic's names),
+/// read in one pass; nested objects (`prompt_tokens_details`) are skipped.
+#[derive(Default)]
+struct Counts {
+    prompt: Option<u64>,
+    completion: Option<u64>,
+    total: Option<u64>,
+}
+
+impl Counts {
+    /// `object`: the bytes after the object's `{`.
+    fn read(object: &[u8]) -> Counts {
+        let mut counts = Counts::default();
+        let (mut i, mut depth) = (0, 1);
+        while i < object.len() {
+            match object[i] {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 1 => break,
+                b'}' | b']' => depth -= 1,
+                b'"' => {
+                    let Some(len) = object[i + 1..].iter().position(|&c| c == b'"') else { break };
+                    let name = &object[i + 1..i + 1 + len];
+                    i += len + 2;
+                    if depth == 1 {
+                        let value = skip_space(&object[i..]).strip_prefix(b":").map(skip_space);
+                        if let Some(n) = value.and_then(leading_number) {
+                            counts.set(name, n);
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        counts
+    }
+
+    fn set(&mut self, name: &[u8], n: u64) {
+        let slot = match name {
+            b"prompt_tokens" | b"input_tokens" => &mut self.prompt,
+            b"completion_tokens" | b"output_tokens" => &mut self.completion,
+            b"total_tokens" => &mut self.total,
+            _ => return,
+        };
+        // The first of OpenAI's and Anthropic's names wins, as it always has.
+        slot.get_or_insert(n);
+    }
+}
+
+fn leading_number(b: &[u8]) -> Option<u64> {
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    std::str::from_utf8(&b[..digits]).ok()?.parse().ok()
 }
 
 impl UsageTail {

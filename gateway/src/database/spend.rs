@@ -85,16 +85,17 @@ fn call_type(route: RouteKind) -> &'static str {
 /// A random UUID (version 4), the request's id in the spend logs.
 fn request_id(rng: &mut Rng) -> String {
     let (a, b) = (rng.next_u64(), rng.next_u64());
-    let a = (a & !0xf000) | 0x4000;
-    let b = (b & !(0xc << 60)) | (0x8 << 60);
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xffff,
-        b >> 48,
-        b & 0xffff_ffff_ffff
-    )
+    // Version 4, variant 10.
+    let bits = (u128::from((a & !0xf000) | 0x4000) << 64) | u128::from((b & !(0xc << 60)) | (0x8 << 60));
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(36);
+    for nibble in 0..32 {
+        if matches!(nibble, 8 | 12 | 16 | 20) {
+            id.push('-');
+        }
+        id.push(HEX[(bits >> (124 - 4 * nibble)) as usize & 0xf] as char);
+    }
+    id
 }
 
 fn unix_ms(t: SystemTime) -> u64 {
@@ -111,5 +112,9 @@ mod tests {
         assert_eq!(&id[14..15], "4");
         assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
         assert_ne!(id, super::request_id(&mut rng));
+        assert!(id.bytes().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+        }));
     }
 }
