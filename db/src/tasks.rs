@@ -197,10 +197,11 @@ pub(crate) async fn reset_loop(thread: Rc<Thread>) {
         let Some(client) = thread.current() else { continue };
         for (table, id, kind) in RESET {
             let sql = format!(
-                "WITH reset AS (UPDATE \"{table}\" SET spend = 0, budget_reset_at = (now() AT TIME ZONE 'UTC') \
-                 + regexp_replace(budget_duration, 'mo$', 'mon')::interval \
-                 WHERE budget_reset_at < (now() AT TIME ZONE 'UTC') AND budget_duration ~ '^[0-9]+(s|m|h|d|w|mo)$' \
+                "WITH reset AS (UPDATE \"{table}\" SET spend = 0, budget_reset_at = {} \
+                 WHERE budget_reset_at < (now() AT TIME ZONE 'UTC') \
+                 AND lower(trim(budget_duration)) ~ '^([0-9]+(s|m|h|d|w|mo)|hourly|daily|weekly|monthly)$' \
                  RETURNING {id}) SELECT pg_notify('{}', '{kind}:' || {id}) FROM reset",
+                crate::duration::next_reset_sql("budget_duration"),
                 notify::CHANNEL
             );
             if let Err(e) = client.execute(&sql, &[]).await {

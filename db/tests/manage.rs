@@ -221,7 +221,8 @@ fn generate_writes_the_row_litellm_writes(pg: &Postgres) {
     assert_eq!(
         env.key_column(
             &token,
-            &format!("abs(extract(epoch FROM budget_reset_at - ({now} + interval '30 days'))) < 60")
+            // LiteLLM's calendar: `30d` resets on the first of next month.
+            &format!("budget_reset_at = date_trunc('month', {now}) + interval '1 month'")
         ),
         "t"
     );
@@ -404,7 +405,7 @@ fn teams_are_created_changed_and_deleted_with_their_keys(pg: &Postgres) {
     );
     assert_eq!(team["metadata"], json!({"tags": ["x"]}));
     env.changes.expect(&["team:t-1".to_string()]);
-    let db_team = env.psql("SELECT max_budget || '|' || budget_duration || '|' || (budget_reset_at > now() AT TIME ZONE 'UTC' + interval '27 days') || '|' || blocked FROM \"LiteLLM_TeamTable\" WHERE team_id = 't-1'");
+    let db_team = env.psql("SELECT max_budget || '|' || budget_duration || '|' || (budget_reset_at = date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') || '|' || blocked FROM \"LiteLLM_TeamTable\" WHERE team_id = 't-1'");
     assert_eq!(db_team, "10|1mo|true|false");
     let generated = env.ok("POST", "/team/new", "", json!({"team_alias": "Two"}));
     assert_eq!(generated["team_id"].as_str().unwrap().len(), 36, "a uuid4 when none is given");

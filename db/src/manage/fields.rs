@@ -152,6 +152,31 @@ pub(crate) fn interval(
     }
 }
 
+/// A `budget_duration` field: absent → `None`; `null` → `Some(None)`; else the period as
+/// written, if LiteLLM can reset a budget on it, or its 400 (`budget_duration_error`).
+pub(crate) fn budget_period(body: &Map<String, Value>, name: &str) -> Result<Option<Option<String>>, ManageReply> {
+    match body.get(name) {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(Value::String(text)) if crate::duration::is_budget_period(text) => Ok(Some(Some(text.clone()))),
+        Some(Value::String(text)) => Err(super::common::bad_request(
+            &format!("Invalid {name} '{text}'. Use a format like '1h', '24h', '7d', or '30d'."),
+            Some(name),
+        )),
+        Some(other) => Err(unprocessable(vec![detail(
+            "string_type",
+            &["body", name],
+            "Input should be a valid string",
+            other.clone(),
+        )])),
+    }
+}
+
+/// `budget_reset_at` for the budget period in parameter `p`, on LiteLLM's calendar.
+pub(crate) fn reset_at(p: &str) -> String {
+    crate::duration::next_reset_sql(&format!("{p}::text"))
+}
+
 /// `max_budget` must be a non-negative number (LiteLLM's 400 text).
 pub(crate) fn check_budget(body: &Map<String, Value>, name: &str) -> Result<(), ManageReply> {
     match body.get(name).and_then(Value::as_f64) {

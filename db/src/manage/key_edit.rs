@@ -48,7 +48,7 @@ fn patch(
     fields::check(body, &[KEY_FIELDS, METADATA_FIELDS, KEY_REQUEST_FIELDS])?;
     fields::check_budget(body, "max_budget")?;
     let expires = fields::interval(body, "duration", &["-1"])?;
-    let reset = fields::interval(body, "budget_duration", &[])?;
+    let reset = fields::budget_period(body, "budget_duration")?;
     let mut doc = body.clone();
     if let Some(metadata) = fields::merged_metadata(body, stored.get("metadata")) {
         doc.insert("metadata".into(), metadata);
@@ -60,7 +60,7 @@ fn patch(
         set.push(format!("expires = {}", fields::later(&params.opt_text(expires))));
     }
     if let Some(reset) = reset {
-        set.push(format!("budget_reset_at = {}", fields::later(&params.opt_text(reset))));
+        set.push(format!("budget_reset_at = {}", fields::reset_at(&params.opt_text(reset))));
     }
     set.push(format!("updated_at = {NOW}"));
     set.push(format!("updated_by = {}", params.text(caller)));

@@ -79,7 +79,7 @@ impl NewKey {
             None => random_key()?,
         };
         let expires = fields::interval(body, "duration", &[])?.flatten();
-        let reset = fields::interval(body, "budget_duration", &[])?.flatten();
+        let reset = fields::budget_period(body, "budget_duration")?.flatten();
         let mut doc = defaults();
         for (k, v) in body {
             if !v.is_null() || !doc.contains_key(k) {
@@ -102,7 +102,7 @@ impl NewKey {
         cols.push(("created_by".into(), by.clone()));
         cols.push(("updated_by".into(), by));
         cols.push(("expires".into(), fields::later(&params.opt_text(self.expires.clone()))));
-        cols.push(("budget_reset_at".into(), fields::later(&params.opt_text(self.reset.clone()))));
+        cols.push(("budget_reset_at".into(), fields::reset_at(&params.opt_text(self.reset.clone()))));
         cols.push(("created_at".into(), NOW.into()));
         cols.push(("updated_at".into(), NOW.into()));
         let (names, exprs): (Vec<_>, Vec<_>) = cols.into_iter().unzip();

@@ -50,7 +50,7 @@ fn team_doc(body: &Map<String, Value>, stored: Option<&Value>) -> Result<Map<Str
 pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     let body = body_object(&call.body)?;
     let mut doc = team_doc(&body, None)?;
-    let reset = fields::interval(&body, "budget_duration", &[])?.flatten();
+    let reset = fields::budget_period(&body, "budget_duration")?.flatten();
     for (k, v) in [("models", json!([])), ("metadata", json!({})), ("members_with_roles", json!([]))] {
         doc.entry(k).or_insert(v);
     }
@@ -58,7 +58,7 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     let json = params.json(Value::Object(doc.clone()));
     let mut cols = fields::columns(&json, &doc, TEAM_FIELDS);
     cols.push(("team_id".into(), format!("COALESCE({json}->>'team_id', gen_random_uuid()::text)")));
-    cols.push(("budget_reset_at".into(), fields::later(&params.opt_text(reset))));
+    cols.push(("budget_reset_at".into(), fields::reset_at(&params.opt_text(reset))));
     cols.push(("created_at".into(), NOW.into()));
     cols.push(("updated_at".into(), NOW.into()));
     let (names, exprs): (Vec<_>, Vec<_>) = cols.into_iter().unzip();
@@ -94,13 +94,13 @@ pub(crate) async fn update(cx: &Ctx, call: &ManageCall) -> Answer {
     };
     let before = stored(cx, &team_id).await?;
     let doc = team_doc(&body, before.get("metadata"))?;
-    let reset = fields::interval(&body, "budget_duration", &[])?;
+    let reset = fields::budget_period(&body, "budget_duration")?;
     let mut params = Params::default();
     let json = params.json(Value::Object(doc.clone()));
     let mut set: Vec<String> =
         fields::columns(&json, &doc, TEAM_FIELDS).into_iter().map(|(c, e)| format!("{c} = {e}")).collect();
     if let Some(reset) = reset {
-        set.push(format!("budget_reset_at = {}", fields::later(&params.opt_text(reset))));
+        set.push(format!("budget_reset_at = {}", fields::reset_at(&params.opt_text(reset))));
     }
     set.push(format!("updated_at = {NOW}"));
     let at = params.text(team_id.clone());

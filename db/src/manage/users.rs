@@ -71,7 +71,7 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     };
     body.insert("user_id".into(), json!(user_id));
     check_new(cx, &body, &user_id).await?;
-    let reset = fields::interval(&body, "budget_duration", &[])?.flatten();
+    let reset = fields::budget_period(&body, "budget_duration")?.flatten();
     let mut doc = body.clone();
     for (k, v) in [("models", json!([])), ("metadata", json!({})), ("spend", json!(0.0))] {
         if doc.get(k).is_none_or(Value::is_null) {
@@ -97,7 +97,7 @@ pub(crate) async fn new(cx: &Ctx, call: &ManageCall) -> Answer {
     let mut params = Params::default();
     let json = params.json(Value::Object(doc.clone()));
     let mut cols = fields::columns(&json, &doc, USER_FIELDS);
-    cols.push(("budget_reset_at".into(), fields::later(&params.opt_text(reset))));
+    cols.push(("budget_reset_at".into(), fields::reset_at(&params.opt_text(reset))));
     cols.push(("created_at".into(), NOW.into()));
     cols.push(("updated_at".into(), NOW.into()));
     let (names, exprs): (Vec<_>, Vec<_>) = cols.into_iter().unzip();
