@@ -534,3 +534,80 @@ fn a_teams_and_a_users_model_max_budget_refuse_with_litellms_texts() {
         (422, "budget_exceeded".into(), "LiteLLM User: u-mb, exceeded budget for model=gpt, budget_model=gp*".into())
     );
 }
+
+#[test]
+fn the_database_stopped_under_load_and_both_instances_restarted_write_every_requests_spend_once() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    let mut pg = Postgres::start();
+    let url = pg.litellm_database("load");
+    let db = "load";
+    insert_key(&pg, db, "sk-loaded-0000000001", "", "");
+    let mock = Mock::start("m", &[]);
+    let dirs = [common::TempDir::new("db-load-a"), common::TempDir::new("db-load-b")];
+    let configs: Vec<String> = dirs
+        .iter()
+        .map(|d| {
+            let spend_file = d.path().join("spend.json");
+            yaml(&mock, &url, &format!("pointwork:\n  auth:\n    spend_file: {}\n", spend_file.display()))
+        })
+        .collect();
+    let pending: Vec<_> = dirs.iter().map(|d| d.path().join("spend.json.database-pending")).collect();
+    let mut gateways: Vec<Gateway> = configs.iter().map(|c| start(c)).collect();
+    let rows = |pg: &Postgres| pg.psql(db, "SELECT count(*) FROM \"LiteLLM_SpendLogs\"").parse::<u64>().unwrap();
+
+    // Four callers, each alternating between the two instances, until told to stop.
+    let (stop, ok) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+    let callers: Vec<_> = (0..4)
+        .map(|i| {
+            let addrs: Vec<_> = gateways.iter().map(|g| g.addr).collect();
+            let (stop, ok) = (stop.clone(), ok.clone());
+            std::thread::spawn(move || {
+                let body = chat_body("gpt", false);
+                let mut n = i;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut client = common::http::Client::connect(addrs[n % 2]);
+                    let headers = [("authorization", "Bearer sk-loaded-0000000001")];
+                    let r = client.request("POST", "/v1/chat/completions", &headers, body.as_bytes());
+                    assert_eq!(r.status, 200, "a known key serves, database or not: {}", r.text());
+                    ok.fetch_add(1, Ordering::Relaxed);
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    common::wait_until(Duration::from_secs(10), "rows written under load", || rows(&pg) >= 20);
+    pg.stop();
+    // Both instances keep serving, and keep what they cannot write.
+    common::wait_until(Duration::from_secs(10), "spend waiting on both instances", || {
+        pending.iter().all(|p| std::fs::read_to_string(p).is_ok_and(|t| t.lines().count() >= 5))
+    });
+    stop.store(true, Ordering::Relaxed);
+    for caller in callers {
+        caller.join().unwrap();
+    }
+    let served = ok.load(Ordering::Relaxed);
+    // Both restart while the database is still away: the drain leaves the rest in the files.
+    for gateway in &mut gateways {
+        common::send_signal(&gateway.process, libc::SIGTERM);
+        assert!(gateway.process.wait_exit(Duration::from_secs(15)).success());
+    }
+    drop(gateways);
+    let gateways: Vec<Gateway> = configs.iter().map(|c| start(c)).collect();
+    pg.start_again();
+    let waited = std::time::Instant::now();
+    while rows(&pg) < served && waited.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(rows(&pg), served, "one row per request served; the gateways said:\n{}", gateways[0].process.stderr());
+    let token = digest_hex(b"sk-loaded-0000000001");
+    let distinct = pg.psql(db, "SELECT count(DISTINCT request_id) FROM \"LiteLLM_SpendLogs\"");
+    assert_eq!(distinct, served.to_string());
+    let key = scalar(&pg, db, &format!("SELECT spend FROM \"LiteLLM_VerificationToken\" WHERE token = '{token}'"));
+    let logged = scalar(&pg, db, &format!("SELECT sum(spend) FROM \"LiteLLM_SpendLogs\" WHERE api_key = '{token}'"));
+    assert!((key - logged).abs() < 1e-9 && (logged - served as f64 * 0.03).abs() < 1e-6, "{key} {logged} {served}");
+    for p in &pending {
+        common::wait_until(Duration::from_secs(5), "the pending files emptied", || !p.exists());
+    }
+}
