@@ -73,6 +73,47 @@ impl UsageTail {
     }
 }
 
+/// A chat stream asked for its usage on the client's behalf (`stream_options.include_usage`
+/// added by the gateway) loses the event that carries it — `choices: []` and a `usage` object —
+/// on its way to the client, who did not ask for it; every other event passes as it came. The
+/// usage was read from the upstream's bytes before the cut.
+#[derive(Default)]
+pub struct UsageEventCut {
+    /// The stream's bytes since the last complete event (an event split between reads).
+    held: Vec<u8>,
+}
+
+impl UsageEventCut {
+    /// Replaces `bytes` with the complete events among `held` + `bytes`, the usage-only one cut;
+    /// the rest of an event waits for the next read (or [`UsageEventCut::finish`]).
+    pub fn cut(&mut self, bytes: &mut Vec<u8>) {
+        self.held.extend_from_slice(bytes);
+        bytes.clear();
+        let mut at = 0;
+        while let Some(end) = memmem::find(&self.held[at..], b"\n\n") {
+            let event = &self.held[at..at + end + 2];
+            if !is_usage_only(event) {
+                bytes.extend_from_slice(event);
+            }
+            at += end + 2;
+        }
+        self.held.drain(..at);
+    }
+
+    /// What the stream ended with that no blank line closed.
+    pub fn finish(&mut self, bytes: &mut Vec<u8>) {
+        bytes.append(&mut self.held);
+    }
+}
+
+/// Whether an SSE event is a chat stream's usage-only chunk.
+fn is_usage_only(event: &[u8]) -> bool {
+    let data = event.strip_prefix(b"data:").map(skip_space).unwrap_or_default();
+    data.starts_with(b"{")
+        && (memmem::find(data, b"\"choices\":[]").is_some() || memmem::find(data, b"\"choices\": []").is_some())
+        && memmem::find(data, b"\"usage\"").is_some()
+}
+
 static USAGE: std::sync::LazyLock<memmem::FinderRev<'static>> =
     std::sync::LazyLock::new(|| memmem::FinderRev::new(b"\"usage\""));
 
@@ -163,6 +204,27 @@ mod tests {
             t.push(p);
         }
         t.usage()
+    }
+
+    #[test]
+    fn the_usage_only_event_is_cut_and_the_rest_passes_as_it_came() {
+        let events = [
+            &b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":null}\n\n"[..],
+            b": keep-alive\n\n",
+            b"data: {\"id\":\"x\",\"choices\": [],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}\n\n",
+            b"data: [DONE]\n\n",
+        ];
+        let whole = events.concat();
+        // Split anywhere: the same events come out.
+        for split in [1, 7, 40, 90, whole.len() - 3] {
+            let mut cut = UsageEventCut::default();
+            let (mut first, mut second) = (whole[..split].to_vec(), whole[split..].to_vec());
+            cut.cut(&mut first);
+            cut.cut(&mut second);
+            let mut rest = Vec::new();
+            cut.finish(&mut rest);
+            assert_eq!([first, second, rest].concat(), [events[0], events[1], events[3]].concat(), "{split}");
+        }
     }
 
     #[test]

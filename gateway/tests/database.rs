@@ -611,3 +611,43 @@ fn the_database_stopped_under_load_and_both_instances_restarted_write_every_requ
         common::wait_until(Duration::from_secs(5), "the pending files emptied", || !p.exists());
     }
 }
+
+#[test]
+fn a_stream_whose_client_asked_no_usage_is_charged_and_hears_no_usage_event() {
+    let pg = &server();
+    let url = pg.litellm_database("streams");
+    let db = "streams";
+    insert_key(pg, db, "sk-streams-000000001", "", "");
+    let mock = Mock::start("m", &[]);
+    let gateway = start(&yaml(&mock, &url, ""));
+    let send = |key: Option<&str>, body: &str| {
+        let bearer = key.map(|k| format!("Bearer {k}"));
+        let headers: Vec<(&str, &str)> = bearer.iter().map(|b| ("authorization", b.as_str())).collect();
+        gateway.client().request("POST", "/v1/chat/completions", &headers, body.as_bytes())
+    };
+    let asked = |i: usize| {
+        let sent: serde_json::Value = serde_json::from_str(mock.requests()[i]["body"].as_str().unwrap()).unwrap();
+        sent["stream_options"].clone()
+    };
+
+    // A database key's stream, no `stream_options`: the gateway asks for usage, and cuts it.
+    let r = send(Some("sk-streams-000000001"), &chat_body("gpt", true));
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    assert!(text.contains("\"content\"") && text.ends_with("data: [DONE]\n\n"), "{text}");
+    assert!(!text.contains("\"usage\":{"), "the client did not ask for usage: {text}");
+    assert_eq!(asked(0), serde_json::json!({"include_usage": true}));
+    common::wait_until(Duration::from_secs(5), "its spend row", || {
+        pg.psql(db, "SELECT count(*) FROM \"LiteLLM_SpendLogs\" WHERE total_tokens > 0 AND spend > 0") == "1"
+    });
+
+    // A client that asked hears its usage, as it asked.
+    let mut body: serde_json::Value = serde_json::from_str(&chat_body("gpt", true)).unwrap();
+    body["stream_options"] = serde_json::json!({"include_usage": true});
+    let text = send(Some("sk-streams-000000001"), &body.to_string()).text();
+    assert!(text.contains("\"usage\":{"), "{text}");
+    assert_eq!(asked(1), serde_json::json!({"include_usage": true}), "its own stream_options, as sent");
+    common::wait_until(Duration::from_secs(5), "both spend rows", || {
+        pg.psql(db, "SELECT count(*) FROM \"LiteLLM_SpendLogs\" WHERE total_tokens > 0 AND spend > 0") == "2"
+    });
+}

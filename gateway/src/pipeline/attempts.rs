@@ -154,6 +154,7 @@ fn exchange<'a>(
         },
         translate: translate::answer(cx, deployment, translating),
         dialect: cx.route.dialect(),
+        cut_usage_event: attempt.usage_asked,
     };
     (exchange, side)
 }

@@ -2,7 +2,7 @@
 //! headers of this request, and the body with `model` spliced, the deployment's `extra_body`
 //! added, or translated into the provider's dialect (`translate`).
 
-use pointwork_core::{DeploymentIdx, RouteKind};
+use pointwork_core::{Deployment, DeploymentIdx, Dialect, RouteKind};
 
 use super::translate;
 use crate::buffers::Buffers;
@@ -19,6 +19,7 @@ use crate::upstream::attempt_error::AttemptError;
 /// labels (`x-pointwork-dropped`).
 pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &mut Attempt, translating: bool) -> Result<Vec<u8>, Reply> {
     let (routes, body, extracted) = (cx.routes, cx.request.body, cx.extracted);
+    attempt.usage_asked = false;
     let idx = attempt.deployment;
     let upstream = &routes.upstreams[idx.get()];
     let deployment = routes.snapshot.deployment(idx);
@@ -41,8 +42,35 @@ pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &mut Attempt, translating: b
         ExtraBody::Added(edit) if edit.is_some() || !deployment.extra_body.is_empty() => {
             with_extra_body(routes, edit.as_ref(), idx, head, body, extracted, model_json)
         }
-        _ => upstream_request(head, body, extracted, model_json, &cx.shard.upstream.buffers),
+        _ => {
+            let ask = asks_for_usage(cx, attempt, deployment);
+            attempt.usage_asked = ask.is_some();
+            upstream_request(head, body, extracted, model_json, ask, &cx.shard.upstream.buffers)
+        }
     })
+}
+
+/// What a chat stream adds so that its upstream reports usage: the client did not ask for it
+/// (no `stream_options`), but someone reads it (a budget, spend, usage-based routing). LiteLLM
+/// counts such a stream's tokens itself; here the provider counts them, and the event carrying
+/// them is cut from what the client hears (`crate::usage::UsageEventCut`).
+const STREAM_USAGE: &[u8] = br#""stream_options":{"include_usage":true},"#;
+
+/// Where [`STREAM_USAGE`] goes in the body (just inside its `{`), when it is asked for.
+fn asks_for_usage(cx: &Cx<'_>, attempt: &Attempt, deployment: &Deployment) -> Option<usize> {
+    if !attempt.read_usage || !cx.extracted.facts.stream || cx.route != RouteKind::ChatCompletions {
+        return None;
+    }
+    if deployment.dialect() != Dialect::OpenAiChat {
+        return None;
+    }
+    let body = cx.request.body;
+    if memchr::memmem::find(body, b"\"stream_options\"").is_some() {
+        return None;
+    }
+    let open = body.iter().position(|c| !c.is_ascii_whitespace()).filter(|&i| body[i] == b'{')? + 1;
+    let first = body[open..].iter().position(|c| !c.is_ascii_whitespace())?;
+    (body[open + first] == b'"').then_some(open)
 }
 
 /// `request` with deployment `idx`'s credential added (a SigV4 signature, a refreshed token),
@@ -55,19 +83,26 @@ pub(super) fn authorize(cx: &Cx<'_>, idx: DeploymentIdx, request: Vec<u8>) -> Re
 }
 
 /// The upstream request: precomputed head, content-length, and the body with `model` spliced
-/// (and LiteLLM's top-level `tags` cut).
+/// (and LiteLLM's top-level `tags` cut, and [`STREAM_USAGE`] added when asked for).
 fn upstream_request(
     head: UpstreamHead<'_>,
     body: &[u8],
     extracted: &Extracted,
     model_json: &[u8],
+    ask_usage_at: Option<usize>,
     buffers: &Buffers,
 ) -> Vec<u8> {
-    let len = extracted.forwarded_len(body, model_json);
+    let added = if ask_usage_at.is_some() { STREAM_USAGE.len() } else { 0 };
+    let len = extracted.forwarded_len(body, model_json) + added;
     let mut out = buffers.take(head.len() + 32 + len);
     head.write_to(&mut out);
     write::header_decimal(&mut out, "content-length", len as u64);
     write::end_head(&mut out);
+    let body_at = out.len();
     extracted.append_forwarded(&mut out, body, model_json);
+    if let Some(at) = ask_usage_at {
+        // Before `model` and every member cut: the bytes up to `at` are the body's own.
+        out.splice(body_at + at..body_at + at, STREAM_USAGE.iter().copied());
+    }
     out
 }

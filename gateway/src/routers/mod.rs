@@ -105,6 +105,9 @@ pub(crate) struct Attempt {
     pub(crate) block: Option<(&'static str, Vec<u8>)>,
     /// Whether the answer's usage is read (spend, budgets, usage-based routing).
     pub(crate) read_usage: bool,
+    /// The upstream stream was asked for its usage on the client's behalf (set when the request
+    /// is written): its usage-only event is cut from what the client hears.
+    pub(crate) usage_asked: bool,
 }
 
 /// What becomes of a deployment's `extra_body` members.

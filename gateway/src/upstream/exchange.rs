@@ -17,7 +17,7 @@ use crate::http::response::{parse_response_head_each, HeadFacts};
 use crate::http::write;
 use crate::http::BodyFraming;
 use crate::tcp_or_tls::ClientConn;
-use crate::usage::{Usage, UsageTail};
+use crate::usage::{Usage, UsageEventCut, UsageTail};
 
 /// Largest upstream response head accepted.
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
@@ -78,6 +78,9 @@ pub struct ClientSide<'a> {
     pub translate: Option<Translate<'a>>,
     /// The client's API (the shape of an error written mid-stream).
     pub dialect: Dialect,
+    /// The gateway asked the stream for its usage: cut the usage-only event (see
+    /// [`UsageEventCut`]).
+    pub cut_usage_event: bool,
 }
 
 pub use super::attempt_error::AttemptError;
@@ -140,6 +143,7 @@ impl BodyProgress {
         out: &mut Vec<u8>,
         scratch: &mut Vec<u8>,
         tail: &mut UsageTail,
+        cut: Option<&mut UsageEventCut>,
         before_done: &mut Option<Vec<u8>>,
     ) -> Result<(usize, usize), Failure> {
         match self {
@@ -155,12 +159,24 @@ impl BodyProgress {
                 // What decoded before a framing error is the upstream's answer: it still goes out,
                 // then the error event.
                 tail.push(scratch);
+                let decoded = scratch.len();
+                if let Some(cut) = cut {
+                    cut.cut(scratch);
+                }
                 encode_chunk_with(scratch, out, before_done);
-                fed.map(|used| (used, scratch.len())).map_err(|_| Failure::Protocol)
+                fed.map(|used| (used, decoded)).map_err(|_| Failure::Protocol)
             }
             BodyProgress::UntilClose => {
                 tail.push(input);
-                encode_chunk_with(input, out, before_done);
+                match cut {
+                    Some(cut) => {
+                        scratch.clear();
+                        scratch.extend_from_slice(input);
+                        cut.cut(scratch);
+                        encode_chunk_with(scratch, out, before_done);
+                    }
+                    None => encode_chunk_with(input, out, before_done),
+                }
                 Ok((input.len(), input.len()))
             }
         }
@@ -424,8 +440,10 @@ async fn relay_body(
     let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
     // A stream's block goes before its `data: [DONE]`, or at its end when none comes.
     let mut block_event = client.body_block.filter(|_| chunked_to_client).map(|b| b.sse_event());
+    let mut cut = (client.cut_usage_event && chunked_to_client).then(UsageEventCut::default);
     loop {
-        match body.relay(&buf[consumed..], &mut out, &mut scratch, &mut relayed.tail, &mut block_event) {
+        let (tail, cutting) = (&mut relayed.tail, cut.as_mut());
+        match body.relay(&buf[consumed..], &mut out, &mut scratch, tail, cutting, &mut block_event) {
             Ok((n, decoded)) => {
                 consumed += n;
                 if stream && decoded > 0 && relayed.first_body.is_none() {
@@ -439,6 +457,11 @@ async fn relay_body(
             (client.on_body_end)(relayed.tail.usage());
         }
         if done && chunked_to_client {
+            if let Some(cut) = &mut cut {
+                scratch.clear();
+                cut.finish(&mut scratch);
+                encode_chunk(&scratch, &mut out);
+            }
             encode_chunk(&block_event.take().unwrap_or_default(), &mut out);
             out.extend_from_slice(LAST_CHUNK);
         }

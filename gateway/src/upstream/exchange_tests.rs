@@ -27,15 +27,15 @@ fn collect_keeps_the_body_without_framing() {
 fn relay_rechunks_what_the_client_gets_chunked() {
     let (mut out, mut scratch, mut tail) = (Vec::new(), Vec::new(), UsageTail::default());
     let mut chunked = BodyProgress::new(BodyFraming::Chunked);
-    assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch, &mut tail, &mut None), Ok((8, 3)));
+    assert_eq!(chunked.relay(b"3\r\nabc\r\n", &mut out, &mut scratch, &mut tail, None, &mut None), Ok((8, 3)));
     assert_eq!(out, b"3\r\nabc\r\n");
     let mut out = Vec::new();
     let mut until_close = BodyProgress::new(BodyFraming::UntilClose);
-    assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch, &mut tail, &mut None), Ok((9, 9)));
+    assert_eq!(until_close.relay(b"data: x\n\n", &mut out, &mut scratch, &mut tail, None, &mut None), Ok((9, 9)));
     assert_eq!(out, b"9\r\ndata: x\n\n\r\n");
     let mut out = Vec::new();
     let mut length = BodyProgress::new(BodyFraming::Length(2));
-    assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail, &mut None), Ok((2, 2)));
+    assert_eq!(length.relay(b"abc", &mut out, &mut scratch, &mut tail, None, &mut None), Ok((2, 2)));
     assert_eq!(out, b"ab");
 }
 

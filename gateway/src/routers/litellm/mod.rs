@@ -192,6 +192,7 @@ impl<'a> Router for LiteLlm<'a> {
                 extra_body: ExtraBody::Added(edit),
                 block: None,
                 read_usage,
+                usage_asked: false,
             };
             (self.steered, self.before_pick) = (steered, before_pick);
             return Next::Attempt(attempt, decision);

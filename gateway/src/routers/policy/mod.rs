@@ -141,6 +141,7 @@ impl<'a> Router for Policy<'a> {
             extra_body: ExtraBody::Left,
             block: Some((LLMEU_BLOCK, llmeu_block(e, policy, &decided.reason))),
             read_usage: true,
+            usage_asked: false,
         };
         self.decided = Some(decided);
         Next::Attempt(attempt, i)
