@@ -125,44 +125,40 @@ pub(crate) fn merged_metadata(body: &Map<String, Value>, stored: Option<&Value>)
     Some(Value::Object(metadata))
 }
 
-/// A `duration`/`budget_duration` field: absent → `None`; `null` → `Some(None)`; else the
+/// A `duration` field: absent → `None`; `null` (or one of `never`) → `Some(None)`; else the
 /// PostgreSQL interval (`"30d"` → `30 days`), or a 400 naming the field.
 pub(crate) fn interval(
     body: &Map<String, Value>,
     name: &str,
     never: &[&str],
 ) -> Result<Option<Option<String>>, ManageReply> {
-    match body.get(name) {
-        None => Ok(None),
-        Some(Value::Null) => Ok(Some(None)),
-        Some(Value::String(text)) if never.contains(&text.as_str()) => Ok(Some(None)),
-        Some(Value::String(text)) => match to_interval(text) {
-            Some(interval) => Ok(Some(Some(interval))),
-            None => Err(super::common::bad_request(
-                &format!("Invalid {name} '{text}': expected a number and a unit s, m, h, d, w or mo (e.g. '30d')"),
-                Some(name),
-            )),
-        },
-        Some(other) => Err(unprocessable(vec![detail(
-            "string_type",
-            &["body", name],
-            "Input should be a valid string",
-            other.clone(),
-        )])),
-    }
+    period(body, name, |text| match to_interval(text) {
+        _ if never.contains(&text) => Ok(None),
+        Some(interval) => Ok(Some(interval)),
+        None => Err(format!("Invalid {name} '{text}': expected a number and a unit s, m, h, d, w or mo (e.g. '30d')")),
+    })
 }
 
 /// A `budget_duration` field: absent → `None`; `null` → `Some(None)`; else the period as
 /// written, if LiteLLM can reset a budget on it, or its 400 (`budget_duration_error`).
 pub(crate) fn budget_period(body: &Map<String, Value>, name: &str) -> Result<Option<Option<String>>, ManageReply> {
+    period(body, name, |text| match crate::duration::is_budget_period(text) {
+        true => Ok(Some(text.to_string())),
+        false => Err(format!("Invalid {name} '{text}'. Use a format like '1h', '24h', '7d', or '30d'.")),
+    })
+}
+
+/// A text field read by `read` (its error a 400 naming the field); `null` → `Some(None)`, a
+/// value of another type → FastAPI's 422.
+fn period(
+    body: &Map<String, Value>,
+    name: &str,
+    read: impl Fn(&str) -> Result<Option<String>, String>,
+) -> Result<Option<Option<String>>, ManageReply> {
     match body.get(name) {
         None => Ok(None),
         Some(Value::Null) => Ok(Some(None)),
-        Some(Value::String(text)) if crate::duration::is_budget_period(text) => Ok(Some(Some(text.clone()))),
-        Some(Value::String(text)) => Err(super::common::bad_request(
-            &format!("Invalid {name} '{text}'. Use a format like '1h', '24h', '7d', or '30d'."),
-            Some(name),
-        )),
+        Some(Value::String(text)) => read(text).map(Some).map_err(|e| super::common::bad_request(&e, Some(name))),
         Some(other) => Err(unprocessable(vec![detail(
             "string_type",
             &["body", name],
