@@ -41,20 +41,6 @@ fn chat(gateway: &Gateway, key: &str, model: &str) -> Response {
     gateway.client().request("POST", "/v1/chat/completions", &[("authorization", &bearer)], body.as_bytes())
 }
 
-/// Inserts a key row the way LiteLLM's `/key/generate` leaves it; `columns` adds more
-/// (`, blocked` → `, true`).
-fn insert_key(pg: &Postgres, db: &str, key: &str, columns: &str, values: &str) {
-    let token = digest_hex(key.as_bytes());
-    let name = format!("sk-...{}", &key[key.len() - 4..]);
-    pg.psql(
-        db,
-        &format!(
-            "INSERT INTO \"LiteLLM_VerificationToken\" (token, key_name, models, spend{columns}) \
-             VALUES ('{token}', '{name}', '{{}}', 0{values})"
-        ),
-    );
-}
-
 fn error(response: &Response) -> (u16, String, String) {
     let e = &response.json()["error"];
     (response.status, e["type"].as_str().unwrap_or("").to_string(), e["message"].as_str().unwrap_or("").to_string())
@@ -67,10 +53,10 @@ fn keys_as_litellm_wrote_them_are_honoured_on_two_instances() {
     let db = "honoured";
     pg.psql(db, "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, max_budget, spend) VALUES ('t-poor', '{}', 1.0, 1.5), ('t-gpt', '{gpt}', NULL, 0), ('t-off', '{}', NULL, 0)");
     pg.psql(db, "UPDATE \"LiteLLM_TeamTable\" SET blocked = true WHERE team_id = 't-off'");
-    insert_key(pg, db, "sk-good-000000000001", "", "");
-    insert_key(pg, db, "sk-blocked-000000002", ", blocked", ", true");
-    insert_key(pg, db, "sk-expired-000000003", ", expires", ", now() - interval '1 hour'");
-    insert_key(pg, db, "sk-spent-00000000004", ", max_budget, key_alias", ", 2.0, 'spent'");
+    pg.insert_key(db, "sk-good-000000000001", "", "");
+    pg.insert_key(db, "sk-blocked-000000002", ", blocked", ", true");
+    pg.insert_key(db, "sk-expired-000000003", ", expires", ", now() - interval '1 hour'");
+    pg.insert_key(db, "sk-spent-00000000004", ", max_budget, key_alias", ", 2.0, 'spent'");
     pg.psql(
         db,
         &format!(
@@ -78,10 +64,10 @@ fn keys_as_litellm_wrote_them_are_honoured_on_two_instances() {
             digest_hex(b"sk-spent-00000000004")
         ),
     );
-    insert_key(pg, db, "sk-poorteam-00000005", ", team_id", ", 't-poor'");
-    insert_key(pg, db, "sk-gptteam-000000006", ", team_id", ", 't-gpt'");
-    insert_key(pg, db, "sk-offteam-000000007", ", team_id", ", 't-off'");
-    insert_key(pg, db, "sk-onlybig-000000008", "", "");
+    pg.insert_key(db, "sk-poorteam-00000005", ", team_id", ", 't-poor'");
+    pg.insert_key(db, "sk-gptteam-000000006", ", team_id", ", 't-gpt'");
+    pg.insert_key(db, "sk-offteam-000000007", ", team_id", ", 't-off'");
+    pg.insert_key(db, "sk-onlybig-000000008", "", "");
     pg.psql(
         db,
         &format!(
@@ -163,7 +149,7 @@ fn spend_is_written_once_per_request_into_the_key_team_and_logs() {
     let url = pg.litellm_database("spend");
     let db = "spend";
     pg.psql(db, "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend) VALUES ('t-1', '{}', 0)");
-    insert_key(pg, db, "sk-spender-000000001", ", team_id, user_id, key_alias", ", 't-1', 'u-1', 'spender'");
+    pg.insert_key(db, "sk-spender-000000001", ", team_id, user_id, key_alias", ", 't-1', 'u-1', 'spender'");
     pg.psql(db, "INSERT INTO \"LiteLLM_UserTable\" (user_id, spend, models) VALUES ('u-1', 0, '{}')");
     let mock = Mock::start("m", &[]);
     let config = yaml(&mock, &url, "");
@@ -201,7 +187,7 @@ fn a_budget_spent_on_one_instance_refuses_on_the_other() {
     let pg = &server();
     let url = pg.litellm_database("crossed");
     let db = "crossed";
-    insert_key(pg, db, "sk-budget-0000000001", ", max_budget, key_alias", ", 0.1, 'budget'");
+    pg.insert_key(db, "sk-budget-0000000001", ", max_budget, key_alias", ", 0.1, 'budget'");
     let mock = Mock::start("m", &[]);
     let config = yaml(&mock, &url, "");
     let (a, b) = (start(&config), start(&config));
@@ -220,7 +206,7 @@ fn a_change_to_a_key_reaches_every_instance_within_a_second() {
     let pg = &server();
     let url = pg.litellm_database("changes");
     let db = "changes";
-    insert_key(pg, db, "sk-changes-000000001", "", "");
+    pg.insert_key(db, "sk-changes-000000001", "", "");
     let mock = Mock::start("m", &[]);
     let config = yaml(&mock, &url, "");
     let (a, b) = (start(&config), start(&config));
@@ -244,8 +230,8 @@ fn the_database_away_and_back_loses_no_spend_and_counts_none_twice() {
     let mut pg = Postgres::start();
     let url = pg.litellm_database("away");
     let db = "away";
-    insert_key(&pg, db, "sk-known-00000000001", "", "");
-    insert_key(&pg, db, "sk-later-00000000002", "", "");
+    pg.insert_key(db, "sk-known-00000000001", "", "");
+    pg.insert_key(db, "sk-later-00000000002", "", "");
     let mock = Mock::start("m", &[]);
     let dir = common::TempDir::new("db-away");
     let spend_file = dir.path().join("spend.json");
@@ -426,7 +412,7 @@ fn a_keys_model_max_budget_refuses_that_model_once_spent_and_serves_the_others()
     let url = pg.litellm_database("model_budget");
     let db = "model_budget";
     let budget = r#"{"gpt": {"budget_limit": 0.0001, "time_period": "1d"}, "big": {"budget_limit": 5}}"#;
-    insert_key(pg, db, "sk-modelbudget-00001", ", model_max_budget, key_alias", &format!(", '{budget}', 'mb'"));
+    pg.insert_key(db, "sk-modelbudget-00001", ", model_max_budget, key_alias", &format!(", '{budget}', 'mb'"));
     let mock = Mock::start("m", &[]);
     let gateway = start(&yaml(&mock, &url, ""));
     // 0.03 a request: the first spends more than 0.0001 on gpt.
@@ -451,7 +437,7 @@ fn a_key_changed_by_a_writer_that_does_not_notify_is_seen_within_the_key_cache_t
     let url = pg.litellm_database("silent");
     let db = "silent";
     for key in ["sk-silent-blocked-01", "sk-silent-spent-002", "sk-silent-deleted-3", "sk-silent-models-04"] {
-        insert_key(pg, db, key, ", max_budget", ", 1.0");
+        pg.insert_key(db, key, ", max_budget", ", 1.0");
     }
     let mock = Mock::start("m", &[]);
     let gateway = start(&yaml(&mock, &url, "  user_api_key_cache_ttl: 0.3\n"));
@@ -509,10 +495,10 @@ fn a_teams_and_a_users_model_max_budget_refuse_with_litellms_texts() {
             tiny("gp*")
         ),
     );
-    insert_key(pg, db, "sk-team-budget-00001", ", team_id", ", 't-mb'");
+    pg.insert_key(db, "sk-team-budget-00001", ", team_id", ", 't-mb'");
     let own = r#"{"gpt": {"budget_limit": 5, "time_period": "1d"}}"#;
-    insert_key(pg, db, "sk-team-own-budget-02", ", team_id, model_max_budget", &format!(", 't-mb', '{own}'"));
-    insert_key(pg, db, "sk-user-budget-00003", ", user_id", ", 'u-mb'");
+    pg.insert_key(db, "sk-team-own-budget-02", ", team_id, model_max_budget", &format!(", 't-mb', '{own}'"));
+    pg.insert_key(db, "sk-user-budget-00003", ", user_id", ", 'u-mb'");
     let mock = Mock::start("m", &[]);
     let gateway = start(&yaml(&mock, &url, ""));
     assert_eq!(chat(&gateway, "sk-team-budget-00001", "gpt").status, 200);
@@ -543,7 +529,7 @@ fn the_database_stopped_under_load_and_both_instances_restarted_write_every_requ
     let mut pg = Postgres::start();
     let url = pg.litellm_database("load");
     let db = "load";
-    insert_key(&pg, db, "sk-loaded-0000000001", "", "");
+    pg.insert_key(db, "sk-loaded-0000000001", "", "");
     let mock = Mock::start("m", &[]);
     let dirs = [common::TempDir::new("db-load-a"), common::TempDir::new("db-load-b")];
     let configs: Vec<String> = dirs
@@ -617,7 +603,7 @@ fn a_stream_whose_client_asked_no_usage_is_charged_and_hears_no_usage_event() {
     let pg = &server();
     let url = pg.litellm_database("streams");
     let db = "streams";
-    insert_key(pg, db, "sk-streams-000000001", "", "");
+    pg.insert_key(db, "sk-streams-000000001", "", "");
     let mock = Mock::start("m", &[]);
     let gateway = start(&yaml(&mock, &url, ""));
     let send = |key: Option<&str>, body: &str| {

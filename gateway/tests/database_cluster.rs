@@ -80,18 +80,6 @@ fn minute_now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() / 60
 }
 
-fn insert_key(pg: &Postgres, db: &str, key: &str, columns: &str, values: &str) {
-    let token = digest_hex(key.as_bytes());
-    let name = format!("sk-...{}", &key[key.len() - 4..]);
-    pg.psql(
-        db,
-        &format!(
-            "INSERT INTO \"LiteLLM_VerificationToken\" (token, key_name, models, spend{columns}) \
-             VALUES ('{token}', '{name}', '{{}}', 0{values})"
-        ),
-    );
-}
-
 /// Sends `limit` requests alternating between `a` and `b` (each instance seeing the other's
 /// count before the next), all admitted; then one more on each, refused. Returns a refusal.
 fn alternate_until_refused(a: &Gateway, b: &Gateway, key: &str, limit: usize) -> Response {
@@ -122,10 +110,10 @@ fn a_database_keys_and_teams_rpm_hold_across_two_instances() {
     let pg = Postgres::start();
     let db = "shared_rpm";
     let url = pg.litellm_database(db);
-    insert_key(&pg, db, "sk-rpm-six-000000001", ", rpm_limit, key_alias", ", 6, 'six'");
+    pg.insert_key(db, "sk-rpm-six-000000001", ", rpm_limit, key_alias", ", 6, 'six'");
     pg.psql(db, "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend, rpm_limit) VALUES ('t-four', '{}', 0, 4)");
-    insert_key(&pg, db, "sk-team-four-0000001", ", team_id", ", 't-four'");
-    insert_key(&pg, db, "sk-team-four-0000002", ", team_id", ", 't-four'");
+    pg.insert_key(db, "sk-team-four-0000001", ", team_id", ", 't-four'");
+    pg.insert_key(db, "sk-team-four-0000002", ", team_id", ", 't-four'");
     let mock = Mock::start("m", &[]);
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     for g in [&a, &b] {
@@ -170,7 +158,7 @@ fn a_model_budget_spent_on_one_instance_refuses_on_the_other() {
     let db = "shared_model_budget";
     let url = pg.litellm_database(db);
     let budget = r#"{"gpt": {"budget_limit": 0.05, "time_period": "1d"}}"#;
-    insert_key(&pg, db, "sk-model-budget-0001", ", model_max_budget", &format!(", '{budget}'"));
+    pg.insert_key(db, "sk-model-budget-0001", ", model_max_budget", &format!(", '{budget}'"));
     let mock = Mock::start("m", &[]);
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     // 0.03 a request: one on each instance spends 0.06 of the pair's 0.05.
@@ -195,7 +183,7 @@ fn a_database_keys_max_parallel_requests_hold_across_two_instances() {
     let db = "shared_parallel";
     let url = pg.litellm_database(db);
     const KEY: &str = "sk-parallel-two-0001";
-    insert_key(&pg, db, KEY, ", max_parallel_requests", ", 2");
+    pg.insert_key(db, KEY, ", max_parallel_requests", ", 2");
     let mock = Mock::start("m", &[]);
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     assert_eq!(chat(&b, KEY, "gpt").status, 200, "b knows the key");
@@ -235,13 +223,13 @@ fn a_database_keys_and_teams_tpm_hold_across_two_instances() {
     let pg = Postgres::start();
     let db = "shared_tpm";
     let url = pg.litellm_database(db);
-    insert_key(&pg, db, "sk-tpm-fifty-0000001", ", tpm_limit", ", 50");
+    pg.insert_key(db, "sk-tpm-fifty-0000001", ", tpm_limit", ", 50");
     pg.psql(
         db,
         "INSERT INTO \"LiteLLM_TeamTable\" (team_id, models, spend, tpm_limit) VALUES ('t-tokens', '{}', 0, 50)",
     );
-    insert_key(&pg, db, "sk-team-tokens-00001", ", team_id", ", 't-tokens'");
-    insert_key(&pg, db, "sk-team-tokens-00002", ", team_id", ", 't-tokens'");
+    pg.insert_key(db, "sk-team-tokens-00001", ", team_id", ", 't-tokens'");
+    pg.insert_key(db, "sk-team-tokens-00002", ", team_id", ", 't-tokens'");
     let mock = Mock::start("m", &[]);
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     // 30 tokens a request: one on each instance uses 60 of the pair's 50 a minute.
@@ -278,7 +266,7 @@ fn a_database_keys_rpm_holds_across_two_instances_under_load() {
     let db = "shared_rpm_load";
     let url = pg.litellm_database(db);
     const KEY: &str = "sk-rpm-load-00000001";
-    insert_key(&pg, db, KEY, ", rpm_limit", ", 30");
+    pg.insert_key(db, KEY, ", rpm_limit", ", 30");
     let mock = Mock::start("m", &[]);
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     for g in [&a, &b] {

@@ -76,6 +76,23 @@ impl Postgres {
         format!("postgresql://postgres@127.0.0.1:{}/{db}", self.port)
     }
 
+    /// Inserts a key row the way LiteLLM's `/key/generate` leaves it (`token` the SHA-256 hex of
+    /// `key`, `key_name` `sk-...` and its last four); `columns` adds more (`, blocked` →
+    /// `, true`).
+    #[allow(dead_code)] // Not every test binary that includes this file inserts keys.
+    pub fn insert_key(&self, db: &str, key: &str, columns: &str, values: &str) {
+        use sha2::{Digest, Sha256};
+        let token: String = Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let name = format!("sk-...{}", &key[key.len() - 4..]);
+        self.psql(
+            db,
+            &format!(
+                "INSERT INTO \"LiteLLM_VerificationToken\" (token, key_name, models, spend{columns}) \
+                 VALUES ('{token}', '{name}', '{{}}', 0{values})"
+            ),
+        );
+    }
+
     /// Runs `sql` with psql; its output unaligned, tuples only (`a|b` per row).
     pub fn psql(&self, db: &str, sql: &str) -> String {
         let out = Command::new("psql")
