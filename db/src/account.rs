@@ -169,6 +169,8 @@ pub struct KeyEntry {
     /// `model_max_budget` of the key, its user and its team: each entry with its spend this
     /// period (the user's and team's shared by all their keys).
     pub model_meters: ModelMeters,
+    /// The key's names as its spend rows carry them.
+    pub names: crate::spend::KeyNames,
     stale: AtomicBool,
 }
 
@@ -194,7 +196,13 @@ impl KeyEntry {
         user: Option<Arc<Account>>,
         model_meters: ModelMeters,
     ) -> KeyEntry {
-        KeyEntry { record, key, team, user, model_meters, stale: AtomicBool::new(false) }
+        let names = crate::spend::KeyNames {
+            api_key: record.token.as_str().into(),
+            key_alias: record.key_alias.as_deref().map(Arc::from),
+            team_id: record.team.as_ref().map(|t| t.team_id.as_str().into()),
+            user_id: record.user_id.as_deref().map(Arc::from),
+        };
+        KeyEntry { record, key, team, user, model_meters, names, stale: AtomicBool::new(false) }
     }
 
     pub fn is_stale(&self) -> bool {

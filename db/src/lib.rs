@@ -43,7 +43,7 @@ pub use manage::{ManageCall, ManageReply};
 pub use model_budget::{governing_model_meter, ModelBudget, ModelMeter};
 pub use models::{DbModels, ModelRow, ModelsSink};
 pub use settings::DbSettings;
-pub use spend::SpendRow;
+pub use spend::{KeyNames, SpendPlace, SpendRow};
 pub use status::DbStatus;
 
 /// What the database thread knows of a key digest.

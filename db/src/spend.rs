@@ -8,6 +8,7 @@
 //! lost is sent again and adds nothing twice; so are the rows of the pending file after a
 //! restart (rows written to the database just before a crash are in both).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -18,15 +19,17 @@ use tokio_postgres::Client;
 
 use crate::account::KeyEntry;
 
-/// One finished request's spend.
+/// One finished request's spend. What it repeats from request to request is shared, not
+/// copied: the key's names ([`KeyNames`], built with its entry) and the deployment's
+/// ([`SpendPlace`], built with the routes), so a request fills in little more than numbers.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SpendRow {
     pub request_id: String,
     /// LiteLLM's call type: `acompletion`, `aembedding`, `anthropic_messages`, `aresponses`.
-    pub call_type: String,
+    pub call_type: Cow<'static, str>,
     /// The key's SHA-256 hex (`token`).
-    pub api_key: String,
-    pub key_alias: Option<String>,
+    pub api_key: Arc<str>,
+    pub key_alias: Option<Arc<str>>,
     pub spend: f64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -34,24 +37,43 @@ pub struct SpendRow {
     pub start_ms: u64,
     pub end_ms: u64,
     /// The upstream model, as sent.
-    pub model: String,
+    pub model: Arc<str>,
     /// The deployment's id (`model_info.id`).
-    pub model_id: String,
-    pub model_group: String,
-    pub custom_llm_provider: String,
-    pub api_base: String,
+    pub model_id: Arc<str>,
+    pub model_group: Arc<str>,
+    pub custom_llm_provider: Arc<str>,
+    pub api_base: Arc<str>,
     /// The request's `user` field (the end user).
     pub end_user: String,
-    pub team_id: Option<String>,
-    pub user_id: Option<String>,
+    pub team_id: Option<Arc<str>>,
+    pub user_id: Option<Arc<str>>,
     pub tags: Vec<String>,
-    pub status: String,
+    pub status: Cow<'static, str>,
     pub session_id: Option<String>,
     pub cache_hit: bool,
     /// The accounts the spend was charged to (not kept in the pending file: a restarted
     /// instance reads the spend from the database).
     #[serde(skip)]
     pub entry: Option<Arc<KeyEntry>>,
+}
+
+/// A deployment's names as its spend rows carry them.
+#[derive(Clone, Debug, Default)]
+pub struct SpendPlace {
+    pub model: Arc<str>,
+    pub model_id: Arc<str>,
+    pub model_group: Arc<str>,
+    pub custom_llm_provider: Arc<str>,
+    pub api_base: Arc<str>,
+}
+
+/// A key's names as its spend rows carry them.
+#[derive(Clone, Debug, Default)]
+pub struct KeyNames {
+    pub api_key: Arc<str>,
+    pub key_alias: Option<Arc<str>>,
+    pub team_id: Option<Arc<str>>,
+    pub user_id: Option<Arc<str>>,
 }
 
 /// The rows waiting to be written, oldest first.
@@ -142,14 +164,14 @@ pub(crate) async fn write(client: &mut Client, rows: &[SpendRow]) -> Result<Tota
         )
         .await?;
     let inserted: HashSet<String> = inserted.iter().map(|row| row.get(0)).collect();
-    let mut sums: [HashMap<String, f64>; 3] = Default::default();
+    let mut sums: [HashMap<&str, f64>; 3] = Default::default();
     for r in rows.iter().filter(|r| inserted.contains(&r.request_id) && r.spend > 0.0) {
-        *sums[0].entry(r.api_key.clone()).or_default() += r.spend;
+        *sums[0].entry(&r.api_key).or_default() += r.spend;
         if let Some(team) = &r.team_id {
-            *sums[1].entry(team.clone()).or_default() += r.spend;
+            *sums[1].entry(team).or_default() += r.spend;
         }
         if let Some(user) = &r.user_id {
-            *sums[2].entry(user.clone()).or_default() += r.spend;
+            *sums[2].entry(user).or_default() += r.spend;
         }
     }
     let mut totals = Totals::default();
@@ -161,18 +183,18 @@ pub(crate) async fn write(client: &mut Client, rows: &[SpendRow]) -> Result<Tota
         if sums[i].is_empty() {
             continue;
         }
-        let (names, amounts): (Vec<String>, Vec<f64>) = sums[i].iter().map(|(k, v)| (k.clone(), *v)).unzip();
+        let (names, amounts): (Vec<&str>, Vec<f64>) = sums[i].iter().map(|(k, v)| (*k, *v)).unzip();
         for row in tx.query(sql, &[&names, &amounts]).await? {
             into.insert(row.get(0), row.get(1));
         }
     }
     // Tell the other instances of every key that crossed its budget with this batch.
     for r in rows {
-        let (Some(entry), Some(total)) = (&r.entry, totals.keys.get(&r.api_key)) else { continue };
+        let (Some(entry), Some(total)) = (&r.entry, totals.keys.get(&*r.api_key)) else { continue };
         let Some(max) = entry.record.max_budget else { continue };
-        let before = total - sums[0].get(&r.api_key).copied().unwrap_or(0.0);
-        if before < max && *total >= max && !totals.crossed.contains(&r.api_key) {
-            totals.crossed.push(r.api_key.clone());
+        let before = total - sums[0].get(&*r.api_key).copied().unwrap_or(0.0);
+        if before < max && *total >= max && !totals.crossed.iter().any(|t| **t == *r.api_key) {
+            totals.crossed.push(r.api_key.to_string());
         }
     }
     for token in &totals.crossed {
@@ -186,14 +208,14 @@ pub(crate) async fn write(client: &mut Client, rows: &[SpendRow]) -> Result<Tota
 pub(crate) fn settle(rows: &[SpendRow], totals: &Totals) {
     for r in rows {
         let Some(entry) = &r.entry else { continue };
-        let known = |map: &HashMap<String, f64>, id: Option<&String>| id.and_then(|id| map.get(id).copied());
+        let known = |map: &HashMap<String, f64>, id: Option<&str>| id.and_then(|id| map.get(id).copied());
         if let Some(total) = known(&totals.keys, Some(&r.api_key)) {
             entry.key.written(r.spend, total);
         }
-        if let (Some(team), Some(total)) = (&entry.team, known(&totals.teams, r.team_id.as_ref())) {
+        if let (Some(team), Some(total)) = (&entry.team, known(&totals.teams, r.team_id.as_deref())) {
             team.written(r.spend, total);
         }
-        if let (Some(user), Some(total)) = (&entry.user, known(&totals.users, r.user_id.as_ref())) {
+        if let (Some(user), Some(total)) = (&entry.user, known(&totals.users, r.user_id.as_deref())) {
             user.written(r.spend, total);
         }
     }

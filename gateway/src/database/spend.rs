@@ -2,6 +2,7 @@
 //! team's and user's accounts (budgets hold from the next request), and a `LiteLLM_SpendLogs`
 //! row handed to the database thread, which writes it within a second or two.
 
+use std::borrow::Cow;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use pointwork_core::{DeploymentIdx, KeyLimits, Rng, RouteKind};
@@ -17,7 +18,6 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     let Some(entry) = cx.key.and_then(|k| k.db.as_ref()) else { return };
     let Some(db) = cx.shard.hub.database.get() else { return };
     let snap = &cx.routes.snapshot;
-    let deployment = snap.deployment(idx);
     let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
     super::model_budgets::charge(entry, &cx.extracted.facts.model, snap, dollars);
@@ -30,26 +30,28 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     }
     let end = SystemTime::now();
     let start = end.checked_sub(started.elapsed()).unwrap_or(end);
+    // The key's and the deployment's names are shared, not copied.
+    let (who, place) = (&entry.names, &cx.routes.spend_places[idx.get()]);
     db.spend(SpendRow {
         request_id: IDS.with(|rng| request_id(&mut rng.borrow_mut())),
-        call_type: call_type(cx.route).to_string(),
-        api_key: r.token.clone(),
-        key_alias: r.key_alias.clone(),
+        call_type: Cow::Borrowed(call_type(cx.route)),
+        api_key: who.api_key.clone(),
+        key_alias: who.key_alias.clone(),
         spend: dollars,
         prompt_tokens: usage.prompt_tokens,
         completion_tokens: usage.completion_tokens,
         start_ms: unix_ms(start),
         end_ms: unix_ms(end),
-        model: deployment.upstream_model.clone(),
-        model_id: deployment.id.clone(),
-        model_group: snap.group(snap.group_of(idx)).name.clone(),
-        custom_llm_provider: deployment.provider.prefix().to_string(),
-        api_base: deployment.api_base.clone(),
+        model: place.model.clone(),
+        model_id: place.model_id.clone(),
+        model_group: place.model_group.clone(),
+        custom_llm_provider: place.custom_llm_provider.clone(),
+        api_base: place.api_base.clone(),
         end_user: String::new(),
-        team_id: r.team.as_ref().map(|t| t.team_id.clone()),
-        user_id: r.user_id.clone(),
+        team_id: who.team_id.clone(),
+        user_id: who.user_id.clone(),
         tags: cx.extracted.facts.tags.clone(),
-        status: "success".to_string(),
+        status: Cow::Borrowed("success"),
         session_id: None,
         cache_hit: false,
         entry: Some(entry.clone()),

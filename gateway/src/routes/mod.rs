@@ -87,6 +87,8 @@ pub struct Routes {
     pub complexity: Option<complexity::ComplexityRoutes>,
     /// What `GET /model/info` lists: every deployment, the file's and the database's.
     pub model_info: Vec<crate::model_info::ModelInfoEntry>,
+    /// Each deployment's names as a database key's spend rows carry them (by index).
+    pub spend_places: Vec<pointwork_db::SpendPlace>,
 }
 
 /// Whether building routes obtains the deployments' tokens from their token endpoints.
@@ -194,6 +196,22 @@ impl Routes {
         }
         let models_body = models_list(snapshot.public_model_names());
         let facts_needed = facts_needed(&snapshot);
+        let spend_places = snapshot
+            .deployments
+            .iter()
+            .enumerate()
+            .map(|(i, d)| pointwork_db::SpendPlace {
+                model: d.upstream_model.as_str().into(),
+                model_id: d.id.as_str().into(),
+                model_group: snapshot
+                    .group(snapshot.group_of(pointwork_core::DeploymentIdx(i as u32)))
+                    .name
+                    .as_str()
+                    .into(),
+                custom_llm_provider: d.provider.prefix().into(),
+                api_base: d.api_base.as_str().into(),
+            })
+            .collect();
         Ok(Routes {
             snapshot,
             upstreams,
@@ -204,6 +222,7 @@ impl Routes {
             pareto: None,
             complexity: None,
             model_info: Vec::new(),
+            spend_places,
         })
     }
 }
