@@ -26,6 +26,7 @@ pub mod models;
 mod notify;
 pub mod probe;
 mod refresh;
+mod request_id;
 pub mod schema;
 mod settings;
 mod spend;

@@ -24,6 +24,7 @@ use crate::account::KeyEntry;
 /// ([`SpendPlace`], built with the routes), so a request fills in little more than numbers.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SpendRow {
+    /// A UUID, drawn by the database thread as it takes the row in (empty until then).
     pub request_id: String,
     /// LiteLLM's call type: `acompletion`, `aembedding`, `anthropic_messages`, `aresponses`.
     pub call_type: Cow<'static, str>,

@@ -252,7 +252,10 @@ impl Thread {
         });
     }
 
-    fn buffer_row(&self, row: SpendRow) {
+    fn buffer_row(&self, mut row: SpendRow) {
+        if row.request_id.is_empty() {
+            row.request_id = crate::request_id::new();
+        }
         let mut buffer = self.buffer.borrow_mut();
         if buffer.rows.len() >= spend::BUFFER_MAX {
             buffer.rows.pop_front();

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use pointwork_core::{DeploymentIdx, KeyLimits, Rng, RouteKind};
+use pointwork_core::{DeploymentIdx, KeyLimits, RouteKind};
 use pointwork_db::SpendRow;
 
 use crate::clock::unix_now;
@@ -33,7 +33,8 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     // The key's and the deployment's names are shared, not copied.
     let (who, place) = (&entry.names, &cx.routes.spend_places[idx.get()]);
     db.spend(SpendRow {
-        request_id: IDS.with(|rng| request_id(&mut rng.borrow_mut())),
+        // Drawn by the database thread as it takes the row in.
+        request_id: String::new(),
         call_type: Cow::Borrowed(call_type(cx.route)),
         api_key: who.api_key.clone(),
         key_alias: who.key_alias.clone(),
@@ -58,22 +59,6 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
     });
 }
 
-thread_local! {
-    /// Request ids' randomness: seeded from the OS once per thread (the routing rng may be
-    /// seeded for repeatable picks; two instances must never draw the same ids).
-    static IDS: std::cell::RefCell<Rng> = std::cell::RefCell::new(Rng::new(os_seed()));
-}
-
-fn os_seed() -> u64 {
-    let mut seed = [0u8; 8];
-    // Without the OS's randomness, the clock and the thread still differ between instances.
-    if ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed).is_err() {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        return nanos ^ u64::from(std::process::id()).rotate_left(32);
-    }
-    u64::from_le_bytes(seed)
-}
-
 /// LiteLLM's `call_type` for each API.
 fn call_type(route: RouteKind) -> &'static str {
     match route {
@@ -84,39 +69,6 @@ fn call_type(route: RouteKind) -> &'static str {
     }
 }
 
-/// A random UUID (version 4), the request's id in the spend logs.
-fn request_id(rng: &mut Rng) -> String {
-    let (a, b) = (rng.next_u64(), rng.next_u64());
-    // Version 4, variant 10.
-    let bits = (u128::from((a & !0xf000) | 0x4000) << 64) | u128::from((b & !(0xc << 60)) | (0x8 << 60));
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut id = String::with_capacity(36);
-    for nibble in 0..32 {
-        if matches!(nibble, 8 | 12 | 16 | 20) {
-            id.push('-');
-        }
-        id.push(HEX[(bits >> (124 - 4 * nibble)) as usize & 0xf] as char);
-    }
-    id
-}
-
 fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn request_ids_are_version_4_uuids() {
-        let mut rng = pointwork_core::Rng::new(7);
-        let id = super::request_id(&mut rng);
-        assert_eq!(id.len(), 36);
-        assert_eq!(&id[14..15], "4");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
-        assert_ne!(id, super::request_id(&mut rng));
-        assert!(id.bytes().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == b'-',
-            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
-        }));
-    }
 }
