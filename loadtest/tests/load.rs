@@ -255,3 +255,36 @@ fn the_binary_writes_the_report_as_json() {
     assert_eq!(status.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&status.stdout).contains("status 503: 3"));
 }
+
+#[test]
+fn keys_go_in_turn_over_every_connection_and_thread() {
+    let server = spawn(MockOptions::default()).expect("mock starts");
+    let file = std::env::temp_dir().join(format!("pointwork-load-keys-test-{}", std::process::id()));
+    std::fs::write(&file, "sk-a\nsk-b\n\nsk-c\nsk-d\nsk-e\n").expect("keys file");
+    let report = load(&url(&server), &format!("--requests 20 --concurrency 4 --threads 2 --keys {}", file.display()));
+    std::fs::remove_file(&file).expect("remove the keys file");
+    assert_eq!(report.requests.ok, 20);
+    // The mock's record of what it was sent: each of the 5 keys on 4 of the 20 requests.
+    let mut stream = TcpStream::connect(server.addr()).expect("connect");
+    stream.write_all(b"GET /mock/requests HTTP/1.1\r\nhost: mock\r\nconnection: close\r\n\r\n").expect("write");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (_, body) = answer.split_once("\r\n\r\n").expect("a head");
+    let recorded: Value = serde_json::from_str(body).expect("JSON requests");
+    let mut keys: Vec<String> = recorded
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|request| {
+            let headers = request["headers"].as_array()?;
+            let auth = headers
+                .iter()
+                .find(|pair| pair[0].as_str().is_some_and(|name| name.eq_ignore_ascii_case("authorization")))?;
+            Some(auth[1].as_str()?.to_owned())
+        })
+        .collect();
+    keys.sort();
+    let expected: Vec<String> =
+        ["a", "b", "c", "d", "e"].iter().flat_map(|key| std::iter::repeat_n(format!("Bearer sk-{key}"), 4)).collect();
+    assert_eq!(keys, expected);
+}

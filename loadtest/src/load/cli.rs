@@ -69,6 +69,10 @@ pub struct Cli {
     /// an extra request header (repeatable)
     #[arg(long = "header", value_name = "K:V", action = ArgAction::Append, value_parser = header)]
     pub headers: Vec<(String, String)>,
+    /// bearer keys, one per line: request i of the run sends "authorization: Bearer KEY" with
+    /// key i mod n, so that every key is used (each key's request is built once, before the start)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub keys: Option<PathBuf>,
     /// also write the report as JSON to OUT
     #[arg(long, value_name = "OUT", allow_hyphen_values = true)]
     pub json: Option<PathBuf>,
@@ -162,6 +166,9 @@ impl Cli {
                 "--new-connection excludes --idle-connections (idle connections are held, not reopened)".to_owned()
             );
         }
+        if self.keys.is_some() && self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization")) {
+            return Err("--keys excludes an authorization --header (each request sends its key's)".to_owned());
+        }
         let tls = tls_options(&targets, self.cacert, self.insecure, !self.no_resume)?;
         let concurrency = self.concurrency.unwrap_or(64);
         let connections = self.idle_connections.unwrap_or(concurrency);
@@ -183,6 +190,7 @@ impl Cli {
             stream: self.stream,
             body,
             headers: self.headers,
+            keys: self.keys,
             json: self.json,
             threads,
             timeout: self.timeout.unwrap_or(Duration::from_secs(30)),
@@ -335,6 +343,16 @@ mod tests {
     }
 
     #[test]
+    fn keys_file() {
+        assert_eq!(parse("--url http://h:1/").unwrap().keys, None);
+        let options = parse("--url http://h:1/ --keys keys.txt --header x-a:b").unwrap();
+        assert_eq!(options.keys, Some(PathBuf::from("keys.txt")));
+        let error = parse("--url http://h:1/ --keys k --header Authorization:Bearer-x").unwrap_err();
+        assert!(error.contains("--keys excludes"), "{error}");
+        assert_eq!(parse("--url http://h:1/ --keys").err().as_deref(), Some("--keys needs a value"));
+    }
+
+    #[test]
     fn several_urls_in_the_order_given() {
         let options = parse("--url http://a:1/x --url=http://b:2/y --url http://c:3/ -c 6").unwrap();
         let hosts: Vec<_> = options.targets.iter().map(|target| (target.host.as_str(), target.port)).collect();
@@ -398,6 +416,7 @@ mod tests {
             "--model",
             "--prompt-bytes",
             "--header",
+            "--keys",
             "--json",
             "--threads",
             "--timeout",
@@ -438,6 +457,8 @@ mod tests {
             "7",
             "--header",
             "x-a:b",
+            "--keys",
+            "k.txt",
             "--json",
             "out.json",
             "--threads",
@@ -461,6 +482,7 @@ mod tests {
         assert_eq!(cli.model.as_deref(), Some("m"));
         assert_eq!(cli.prompt_bytes, Some(7));
         assert_eq!(cli.headers, [("x-a".to_owned(), "b".to_owned())]);
+        assert_eq!(cli.keys, Some(PathBuf::from("k.txt")));
         assert_eq!(cli.json, Some(PathBuf::from("out.json")));
         assert_eq!(cli.threads, Some(2));
         assert_eq!(cli.timeout, Some(Duration::from_secs(5)));

@@ -62,6 +62,8 @@ pub struct Conn {
     token: usize,
     /// Which of the run's targets this connection talks to (an index into `Shared::targets`).
     pub target: usize,
+    /// Which of its target's requests it sends now (`--keys`: the key's; else always 0).
+    pub key: usize,
     socket: Option<Socket>,
     pub phase: Phase,
     parser: ResponseParser,
@@ -91,6 +93,7 @@ impl Conn {
         Conn {
             token,
             target,
+            key: 0,
             socket: None,
             phase: Phase::Closed,
             parser: ResponseParser::new(stream),

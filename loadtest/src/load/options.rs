@@ -142,6 +142,9 @@ pub struct LoadOptions {
     pub stream: bool,
     pub body: BodySource,
     pub headers: Vec<(String, String)>,
+    /// `--keys FILE`: bearer keys, one per line; request `i` of the run sends key `i mod n`
+    /// (read when the run starts, each key's request built once).
+    pub keys: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub threads: usize,
     /// A request that has not completed this long after it was sent is a timeout error.

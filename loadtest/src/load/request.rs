@@ -1,5 +1,5 @@
-//! The request every connection sends, built once per target: head and body in one buffer, so
-//! each send is a single write of shared bytes.
+//! The request every connection sends, built once per target (and per key with `--keys`): head
+//! and body in one buffer, so each send is a single write of shared bytes.
 
 use std::fmt::Write as _;
 
@@ -30,10 +30,29 @@ pub fn body(options: &LoadOptions) -> Result<Vec<u8>, String> {
     }
 }
 
+/// The keys of `--keys FILE`: one per line, surrounding whitespace and blank lines left out.
+pub fn keys(path: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|error| format!("--keys {}: {error}", path.display()))?;
+    let keys: Vec<String> = text.lines().map(str::trim).filter(|key| !key.is_empty()).map(str::to_owned).collect();
+    match keys.iter().position(|key| key.bytes().any(|byte| byte.is_ascii_control())) {
+        _ if keys.is_empty() => Err(format!("--keys {}: no key in it", path.display())),
+        Some(line) => Err(format!("--keys {}: key {} has a control character", path.display(), line + 1)),
+        None => Ok(keys),
+    }
+}
+
+/// The requests of one target: one per key (`authorization: Bearer KEY`), or one without keys.
+pub fn requests(options: &LoadOptions, target: &Target, body: &[u8], keys: &[String]) -> Vec<Vec<u8>> {
+    match keys {
+        [] => vec![request_bytes(options, target, body, None)],
+        keys => keys.iter().map(|key| request_bytes(options, target, body, Some(key))).collect(),
+    }
+}
+
 /// `POST PATH HTTP/1.1` to `target` with `Host`, `Content-Type: application/json` (unless a
 /// `--header` sets it), `Connection: close` with `--new-connection` (unless a `--header` sets
-/// it), `Content-Length`, the extra headers, then the body.
-pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8]) -> Vec<u8> {
+/// it), the extra headers, `Authorization: Bearer KEY` with a key, `Content-Length`, then the body.
+pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8], key: Option<&str>) -> Vec<u8> {
     let mut head = String::with_capacity(256);
     let has = |name: &str| options.headers.iter().any(|(header, _)| header.eq_ignore_ascii_case(name));
     // Writing into a String cannot fail.
@@ -52,6 +71,9 @@ pub fn request_bytes(options: &LoadOptions, target: &Target, body: &[u8]) -> Vec
     }
     for (name, value) in &options.headers {
         let _ = write!(head, "{name}: {value}\r\n");
+    }
+    if let Some(key) = key {
+        let _ = write!(head, "authorization: Bearer {key}\r\n");
     }
     let _ = write!(head, "content-length: {}\r\n\r\n", body.len());
     let mut bytes = head.into_bytes();
@@ -85,7 +107,7 @@ mod tests {
     #[test]
     fn request_head() {
         let options = parsed("--url http://127.0.0.1:9/v1/chat/completions --header x-k:v --stream");
-        let bytes = request_bytes(&options, &options.targets[0], b"{}");
+        let bytes = request_bytes(&options, &options.targets[0], b"{}", None);
         let text = String::from_utf8(bytes).unwrap();
         assert_eq!(
             text,
@@ -93,18 +115,51 @@ mod tests {
              accept: text/event-stream\r\nx-k: v\r\ncontent-length: 2\r\n\r\n{}"
         );
         let options = parsed("--url http://h:9/ --header Content-Type:text/plain --header HOST:x");
-        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"")).unwrap();
+        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"", None)).unwrap();
         assert!(!text.contains("application/json") && !text.contains("host: h:9"));
         // Several URLs: each target's request names its own path and host.
         let options = parsed("--url http://a:1/x --url http://b:2/y -c 2");
-        let second = String::from_utf8(request_bytes(&options, &options.targets[1], b"")).unwrap();
+        let second = String::from_utf8(request_bytes(&options, &options.targets[1], b"", None)).unwrap();
         assert!(second.starts_with("POST /y HTTP/1.1\r\nhost: b:2\r\n"), "{second}");
         // A fresh connection per request says so.
         let options = parsed("--url http://h:9/ --new-connection");
-        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"")).unwrap();
+        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"", None)).unwrap();
         assert!(text.contains("\r\nconnection: close\r\n"), "{text}");
         let options = parsed("--url http://h:9/ --new-connection --header Connection:keep-alive");
-        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"")).unwrap();
+        let text = String::from_utf8(request_bytes(&options, &options.targets[0], b"", None)).unwrap();
         assert!(!text.contains("close"), "{text}");
+    }
+
+    #[test]
+    fn one_request_per_key() {
+        let options = parsed("--url http://h:9/ --header x-k:v");
+        let keys = ["sk-a".to_owned(), "sk-b".to_owned()];
+        let built = requests(&options, &options.targets[0], b"{}", &keys);
+        let texts: Vec<_> = built.into_iter().map(|bytes| String::from_utf8(bytes).unwrap()).collect();
+        assert_eq!(
+            texts[1],
+            "POST / HTTP/1.1\r\nhost: h:9\r\ncontent-type: application/json\r\nx-k: v\r\n\
+             authorization: Bearer sk-b\r\ncontent-length: 2\r\n\r\n{}"
+        );
+        assert!(texts[0].contains("\r\nauthorization: Bearer sk-a\r\n") && texts.len() == 2);
+        // Without keys: the one request, with no authorization.
+        let plain = requests(&options, &options.targets[0], b"{}", &[]);
+        assert_eq!(plain, [request_bytes(&options, &options.targets[0], b"{}", None)]);
+        assert!(!String::from_utf8_lossy(&plain[0]).contains("authorization"));
+    }
+
+    #[test]
+    fn keys_file() {
+        let dir = std::env::temp_dir().join(format!("pointwork-load-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("keys");
+        std::fs::write(&file, "sk-1\n  sk-2 \r\n\nsk-3").unwrap();
+        assert_eq!(keys(&file).unwrap(), ["sk-1", "sk-2", "sk-3"]);
+        std::fs::write(&file, "\n \n").unwrap();
+        assert!(keys(&file).unwrap_err().contains("no key"));
+        std::fs::write(&file, "sk-1\nsk\x002\n").unwrap();
+        assert!(keys(&file).unwrap_err().contains("key 2 has a control character"));
+        assert!(keys(&dir.join("absent")).unwrap_err().starts_with("--keys "));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

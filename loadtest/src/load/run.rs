@@ -22,13 +22,14 @@ const SPARE_FILES: u64 = 256;
 /// Runs the load (or holds idle connections) as `options` say and returns the report.
 pub fn run(options: &LoadOptions) -> Result<Report, String> {
     let body = request::body(options)?;
+    let keys = options.keys.as_deref().map(request::keys).transpose()?.unwrap_or_default();
     let targets = options
         .targets
         .iter()
         .map(|target| {
             Ok(Endpoint {
                 addr: target.resolve()?,
-                request: request::request_bytes(options, target, &body),
+                requests: request::requests(options, target, &body, &keys),
                 tls_name: match target.scheme {
                     Scheme::Http => None,
                     Scheme::Https => Some(tls::server_name(&target.host)?),
@@ -59,6 +60,7 @@ pub fn run(options: &LoadOptions) -> Result<Report, String> {
         stop: options.stop,
         threads,
         claimed: AtomicU64::new(0),
+        keys: Default::default(),
         gate: Barrier::new(threads + 1),
         start: OnceLock::new(),
         progress: (0..threads).map(|_| Counters::default()).collect(),

@@ -1,9 +1,11 @@
 //! How a run's connections are spread: over the generator threads in contiguous blocks, and
 //! over the targets (`--url`, repeated) round-robin — connection `i` of the run, numbered from 0
 //! over all threads, talks to target `i mod n`. So every target gets `C / n` connections or one
-//! more, whatever the thread count, and each thread's block cycles through the targets.
+//! more, whatever the thread count, and each thread's block cycles through the targets. With
+//! `--keys`, the keys go round-robin over the run's requests ([`Rotation`]).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The connections (numbered over the whole run) that thread `thread` of `threads` owns: the
 /// first `connections % threads` threads take one more than the others.
@@ -16,6 +18,20 @@ pub fn thread_connections(connections: usize, threads: usize, thread: usize) -> 
 /// The target of connection `connection` of the run when there are `targets` of them.
 pub fn target_of(connection: usize, targets: usize) -> usize {
     connection % targets
+}
+
+/// `--keys`: request `i` of the run, whichever thread and connection send it, takes key
+/// `i mod n` — so every key is used once before any is used twice.
+#[derive(Debug, Default)]
+pub struct Rotation {
+    next: AtomicU64,
+}
+
+impl Rotation {
+    /// The key of the next request, of `keys` (at least one).
+    pub fn next(&self, keys: usize) -> usize {
+        (self.next.fetch_add(1, Ordering::Relaxed) % keys as u64) as usize
+    }
 }
 
 #[cfg(test)]
@@ -63,5 +79,25 @@ mod tests {
         assert_eq!(thread_connections(64, 2, 1), 32..64);
         assert_eq!(thread_connections(5, 2, 0), 0..3);
         assert_eq!(thread_connections(5, 2, 1), 3..5);
+    }
+
+    #[test]
+    fn the_keys_go_round_robin_over_the_requests_of_every_thread() {
+        let rotation = Rotation::default();
+        assert_eq!([0, 1, 2, 0, 1].map(|_| rotation.next(3)), [0, 1, 2, 0, 1]);
+        // 4 threads taking 7 × 1 000 requests between them: each of 1 000 keys exactly 7 times.
+        let rotation = Rotation::default();
+        let mut uses = vec![0u32; 1000];
+        let taken: Vec<Vec<usize>> = std::thread::scope(|scope| {
+            let threads: Vec<_> =
+                (0..4).map(|_| scope.spawn(|| (0..1750).map(|_| rotation.next(1000)).collect())).collect();
+            threads.into_iter().map(|thread| thread.join().unwrap()).collect()
+        });
+        for key in taken.into_iter().flatten() {
+            uses[key] += 1;
+        }
+        assert!(uses.iter().all(|&count| count == 7), "{uses:?}");
+        // One key: always it.
+        assert!((0..5).all(|_| Rotation::default().next(1) == 0));
     }
 }

@@ -16,7 +16,7 @@ use rustls::pki_types::ServerName;
 use super::conn::{Conn, Event, Finished, Phase};
 use super::options::Stop;
 use super::schedule::Schedule;
-use super::spread::target_of;
+use super::spread::{target_of, Rotation};
 use super::stats::{ErrorKind, Stats};
 use super::sys::{self, Epoll};
 use super::tls::{ClientSetup, TlsLink};
@@ -45,7 +45,8 @@ pub enum Mode {
 /// One of the run's targets: where its connections connect, and the request they send.
 pub struct Endpoint {
     pub addr: SocketAddr,
-    pub request: Vec<u8>,
+    /// The request, built once: one, or with `--keys` one per key (in the file's order).
+    pub requests: Vec<Vec<u8>>,
     /// https: the name its certificate must carry; `None` for plain http.
     pub tls_name: Option<ServerName<'static>>,
 }
@@ -66,6 +67,8 @@ pub struct Shared {
     pub threads: usize,
     /// Closed loop with `--requests`: requests claimed so far by all threads.
     pub claimed: AtomicU64,
+    /// `--keys`: which key the next request of the run sends.
+    pub keys: Rotation,
     /// Workers and the main thread meet here after the connections are opened, then again once
     /// the main thread has set `start`.
     pub gate: Barrier,
@@ -193,7 +196,7 @@ impl Worker<'_> {
             for at in 0..self.ready.len() {
                 let (token, flags) = self.ready[at];
                 let conn = &mut self.conns[token];
-                let request = &self.shared.targets[conn.target].request;
+                let request = &self.shared.targets[conn.target].requests[conn.key];
                 let stats = &mut self.by_target[conn.target];
                 if let Event::ConnectEnded = conn.on_ready(&self.epoll, flags, request, stats) {
                     pending -= 1;
@@ -350,7 +353,10 @@ impl Worker<'_> {
         self.in_flight += 1;
         let conn = &mut self.conns[token];
         let endpoint = &self.shared.targets[conn.target];
-        let event = conn.start(&self.epoll, endpoint.addr, &endpoint.request, base, now);
+        if endpoint.requests.len() > 1 {
+            conn.key = self.shared.keys.next(endpoint.requests.len());
+        }
+        let event = conn.start(&self.epoll, endpoint.addr, &endpoint.requests[conn.key], base, now);
         self.on_event(token, event);
     }
 
@@ -359,7 +365,7 @@ impl Worker<'_> {
             let (token, flags) = self.ready[at];
             let conn = &mut self.conns[token];
             let stats = &mut self.by_target[conn.target];
-            let event = conn.on_ready(&self.epoll, flags, &self.shared.targets[conn.target].request, stats);
+            let event = conn.on_ready(&self.epoll, flags, &self.shared.targets[conn.target].requests[conn.key], stats);
             self.on_event(token, event);
         }
     }
