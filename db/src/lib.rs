@@ -60,7 +60,8 @@ pub enum Lookup {
 /// What shards send the database thread.
 pub(crate) enum Command {
     Lookup([u8; 32], oneshot::Sender<Lookup>),
-    Spend(Box<SpendRow>),
+    /// A shard's rows, handed over together (one wake-up of the thread for many rows).
+    Spend(Vec<SpendRow>),
     Manage(Box<ManageCall>, oneshot::Sender<ManageReply>),
     /// Write what is buffered (to the database, else the pending file), then answer.
     Flush(oneshot::Sender<()>),
@@ -101,11 +102,12 @@ impl Database {
         self.queue.try_send(Command::Lookup(digest, tx)).ok().map(|()| rx)
     }
 
-    /// Hands a finished request's spend to the thread. The accounts were charged already;
-    /// a full queue loses the row (counted in [`DbStatus`]), never the local charge.
-    pub fn spend(&self, row: SpendRow) {
-        if self.queue.try_send(Command::Spend(Box::new(row))).is_err() {
-            self.status.rows_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    /// Hands finished requests' spend to the thread. The accounts were charged already; a full
+    /// queue loses the rows (counted in [`DbStatus`]), never the local charge.
+    pub fn spend(&self, rows: Vec<SpendRow>) {
+        let count = rows.len() as u64;
+        if self.queue.try_send(Command::Spend(rows)).is_err() {
+            self.status.rows_dropped.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

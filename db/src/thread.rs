@@ -125,7 +125,7 @@ async fn run(
     while let Some(command) = commands.recv().await {
         match command {
             Command::Lookup(digest, reply) => thread.lookup(digest, reply),
-            Command::Spend(row) => thread.buffer_row(*row),
+            Command::Spend(rows) => rows.into_iter().for_each(|row| thread.buffer_row(row)),
             Command::Manage(call, reply) => {
                 let thread = thread.clone();
                 tokio::task::spawn_local(async move {

@@ -56,6 +56,9 @@ pub struct Shard {
     pub open_connections: Cell<usize>,
     /// The database keys this shard has seen.
     pub db_keys: crate::database::ShardKeys,
+    /// Database keys' spend rows not yet handed to the database thread
+    /// (`database::spend::hand_over`).
+    pub db_spend: RefCell<Vec<pointwork_db::SpendRow>>,
 }
 
 /// What a shard is made of, besides what it builds itself.
@@ -94,6 +97,7 @@ impl Shard {
             active_requests: Cell::new(0),
             open_connections: Cell::new(0),
             db_keys: Default::default(),
+            db_spend: Default::default(),
             hub: parts.hub,
             settings: parts.settings,
         }

@@ -286,6 +286,7 @@ async fn housekeeping(shard: Rc<Shard>) {
 
 fn report(shard: &Shard) {
     shard.access_log.borrow_mut().flush();
+    crate::database::spend::hand_over(shard);
     let report = shard.metrics.borrow_mut().take_report();
     if !report.is_empty() {
         let _ = shard.hub.control.send(ControlMsg::Report(Box::new(report)));
