@@ -22,6 +22,9 @@ pub struct DbStatus {
     /// that did not notify, or a notification not yet arrived).
     pub keys_refreshed: AtomicU64,
     pub keys_changed_unannounced: AtomicU64,
+    /// Key changes heard (a notification of a key, or listening again after a break): the
+    /// shards remember a wrong key until the next one.
+    pub key_changes: AtomicU64,
     pub last_error: Mutex<String>,
 }
 

@@ -44,6 +44,7 @@ pub(crate) async fn listen_loop(thread: Rc<Thread>) {
             // Notifications sent while no one listened are lost: forget every key.
             if !first {
                 this.keys.borrow_mut().retire_where(|_| true);
+                this.status.key_changes.fetch_add(1, Ordering::Relaxed);
             }
             // The models too may have changed unheard (the first time: since start read them).
             this.models_changed.notify_one();

@@ -275,6 +275,7 @@ impl Thread {
         let mut keys = self.keys.borrow_mut();
         match change {
             Change::Key(token) => {
+                self.status.key_changes.fetch_add(1, Ordering::Relaxed);
                 if let Some(digest) = unhex(token) {
                     keys.negative.remove(&digest);
                     if let Some(entry) = keys.entries.remove(&digest) {

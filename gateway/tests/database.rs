@@ -637,3 +637,23 @@ fn a_stream_whose_client_asked_no_usage_is_charged_and_hears_no_usage_event() {
         pg.psql(db, "SELECT count(*) FROM \"LiteLLM_SpendLogs\" WHERE total_tokens > 0 AND spend > 0") == "2"
     });
 }
+
+#[test]
+fn a_wrong_key_remembered_by_the_shards_serves_as_soon_as_it_is_generated() {
+    let pg = &server();
+    let url = pg.litellm_database("wrong");
+    let mock = Mock::start("m", &[]);
+    let config = yaml(&mock, &url, "");
+    let (a, b) = (start(&config), start(&config));
+    let key = "sk-not-yet-0000000001";
+    for gateway in [&a, &b] {
+        for _ in 0..4 {
+            assert_eq!(error(&chat(gateway, key, "gpt")).1, "token_not_found_in_db");
+        }
+    }
+    // Generated on one instance: neither instance's memory of it as wrong outlives the change.
+    let r = manage(&a, "POST", "/key/generate", &format!(r#"{{"key": "{key}"}}"#));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(chat(&a, key, "gpt").status, 200, "at once on the instance that made it");
+    common::wait_until(Duration::from_secs(1), "the other instance", || chat(&b, key, "gpt").status == 200);
+}

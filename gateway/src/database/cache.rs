@@ -4,7 +4,9 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use pointwork_core::KeyLimits;
 use pointwork_db::{KeyEntry, Lookup};
@@ -21,7 +23,16 @@ const MAX_KEYS: usize = 1_000_000;
 #[derive(Default)]
 pub struct ShardKeys {
     keys: RefCell<HashMap<[u8; 32], Arc<VirtualKey>>>,
+    /// Digests the database thread said are no key, each with when it said so and the count of
+    /// key changes then: a wrong key costs the thread nothing more while neither ten seconds
+    /// nor any key change (`DbStatus::key_changes`, on any instance) has passed.
+    wrong: RefCell<HashMap<[u8; 32], (Instant, u64)>>,
 }
+
+/// How long a shard remembers a wrong key (the database thread's own memory of it is as long).
+const WRONG_FOR: Duration = Duration::from_secs(10);
+/// At most this many wrong keys per shard; past it the shard starts over.
+const MAX_WRONG: usize = 100_000;
 
 impl ShardKeys {
     /// The key with this digest, unless the shard never saw it or it changed since.
@@ -32,6 +43,22 @@ impl ShardKeys {
             return None;
         }
         Some(key.clone())
+    }
+
+    /// Whether the thread said this digest is no key, recently and with no key changed since.
+    fn known_wrong(&self, digest: &[u8; 32], changes: u64, now: Instant) -> bool {
+        self.wrong
+            .borrow()
+            .get(digest)
+            .is_some_and(|(at, seen)| *seen == changes && now.duration_since(*at) < WRONG_FOR)
+    }
+
+    fn remember_wrong(&self, digest: [u8; 32], changes: u64, now: Instant) {
+        let mut wrong = self.wrong.borrow_mut();
+        if wrong.len() >= MAX_WRONG {
+            wrong.clear();
+        }
+        wrong.insert(digest, (now, changes));
     }
 
     fn insert(&self, digest: [u8; 32], key: Arc<VirtualKey>) {
@@ -47,6 +74,11 @@ impl ShardKeys {
 /// database thread's answer (boxed by the caller: the one wait on the way of a request).
 pub async fn find(shard: &Shard, digest: [u8; 32]) -> Result<Caller, Reply> {
     let Some(db) = shard.hub.database.get() else { return Err(invalid_key()) };
+    // Read before asking: a change heard while the answer travels makes the answer stale.
+    let (changes, now) = (db.status.key_changes.load(Ordering::Relaxed), Instant::now());
+    if shard.db_keys.known_wrong(&digest, changes, now) {
+        return Err(invalid_key());
+    }
     let answer = match db.lookup(digest) {
         Some(reply) => reply.await.unwrap_or(Lookup::Unavailable),
         None => Lookup::Unavailable,
@@ -57,7 +89,10 @@ pub async fn find(shard: &Shard, digest: [u8; 32]) -> Result<Caller, Reply> {
             shard.db_keys.insert(digest, key.clone());
             Ok(Caller::Virtual(key))
         }
-        Lookup::Unknown => Err(invalid_key()),
+        Lookup::Unknown => {
+            shard.db_keys.remember_wrong(digest, changes, now);
+            Err(invalid_key())
+        }
         // LiteLLM's `allow_requests_on_db_unavailable`: let the request through, with no key's
         // rules (there is no key to read them from).
         Lookup::Unavailable if db.settings.allow_requests_on_db_unavailable => Ok(Caller::Anyone),
