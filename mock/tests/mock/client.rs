@@ -225,7 +225,13 @@ impl<S: Wire> Client<S> {
 
     fn fill(&mut self) -> io::Result<usize> {
         let mut block = [0u8; 16 * 1024];
-        let read = self.stream.read(&mut block)?;
+        // A signal that interrupts the read is no end of the response: read again.
+        let read = loop {
+            match self.stream.read(&mut block) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
         self.buffer.extend_from_slice(&block[..read]);
         Ok(read)
     }
