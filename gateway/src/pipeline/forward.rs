@@ -2,7 +2,7 @@
 //! headers of this request, and the body with `model` spliced, the deployment's `extra_body`
 //! added, or translated into the provider's dialect (`translate`).
 
-use pointwork_core::{Deployment, DeploymentIdx, Dialect, RouteKind};
+use pointwork_core::{Deployment, DeploymentIdx, Dialect, Provider, RouteKind};
 
 use super::translate;
 use crate::buffers::Buffers;
@@ -61,7 +61,7 @@ fn asks_for_usage(cx: &Cx<'_>, attempt: &Attempt, deployment: &Deployment) -> Op
     if !attempt.read_usage || !cx.extracted.facts.stream || cx.route != RouteKind::ChatCompletions {
         return None;
     }
-    if deployment.dialect() != Dialect::OpenAiChat {
+    if deployment.dialect() != Dialect::OpenAiChat || !takes_stream_options(deployment) {
         return None;
     }
     let body = cx.request.body;
@@ -71,6 +71,18 @@ fn asks_for_usage(cx: &Cx<'_>, attempt: &Attempt, deployment: &Deployment) -> Op
     let open = body.iter().position(|c| !c.is_ascii_whitespace()).filter(|&i| body[i] == b'{')? + 1;
     let first = body[open..].iter().position(|c| !c.is_ascii_whitespace())?;
     (body[open + first] == b'"').then_some(open)
+}
+
+/// Whether the deployment's API takes `stream_options` (a strict one refuses what it does not
+/// know: Azure before `2024-09-01-preview` answers 400). The others are left as they are; a
+/// stream of theirs without usage is not charged.
+fn takes_stream_options(deployment: &Deployment) -> bool {
+    match deployment.provider {
+        Provider::OpenAi | Provider::HostedVllm | Provider::OpenRouter | Provider::DeepSeek => true,
+        // `YYYY-MM-DD[-preview]` compares as text.
+        Provider::Azure => deployment.api_version.as_deref().is_some_and(|v| v >= "2024-09-01"),
+        _ => false,
+    }
 }
 
 /// `request` with deployment `idx`'s credential added (a SigV4 signature, a refreshed token),
@@ -105,4 +117,25 @@ fn upstream_request(
         out.splice(body_at + at..body_at + at, STREAM_USAGE.iter().copied());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_apis_that_take_stream_options_are_asked_for_usage() {
+        let deployment = |provider, version: Option<&str>| {
+            let mut d = Deployment::new("d", "m", provider, "m", "http://127.0.0.1:9");
+            d.api_version = version.map(str::to_string);
+            d
+        };
+        assert!(takes_stream_options(&deployment(Provider::OpenAi, None)));
+        assert!(takes_stream_options(&deployment(Provider::HostedVllm, None)));
+        assert!(takes_stream_options(&deployment(Provider::Azure, Some("2024-10-21"))));
+        assert!(takes_stream_options(&deployment(Provider::Azure, Some("2024-09-01-preview"))));
+        assert!(!takes_stream_options(&deployment(Provider::Azure, Some("2024-02-15-preview"))));
+        assert!(!takes_stream_options(&deployment(Provider::Azure, None)));
+        assert!(!takes_stream_options(&deployment(Provider::Mistral, None)));
+    }
 }
