@@ -131,28 +131,10 @@ fn a_keys_rpm_holds_across_three_instances_under_load() {
     }
     early_in_a_minute();
     let minute = minute_now();
-    let admitted = AtomicU64::new(0);
-    let refused = AtomicU64::new(0);
-    std::thread::scope(|s| {
-        for g in &gateways {
-            let (addr, admitted, refused) = (g.addr, &admitted, &refused);
-            for _ in 0..2 {
-                s.spawn(move || {
-                    // A second of load: twenty reconciles.
-                    let until = Instant::now() + Duration::from_secs(1);
-                    while Instant::now() < until {
-                        match with_key_at(addr, secret).status {
-                            200 => admitted.fetch_add(1, Ordering::Relaxed),
-                            429 => refused.fetch_add(1, Ordering::Relaxed),
-                            other => panic!("unexpected status {other}"),
-                        };
-                    }
-                });
-            }
-        }
-    });
+    // A second of load: twenty reconciles.
+    let addrs: Vec<_> = gateways.iter().map(|g| g.addr).collect();
+    let (admitted, refused) = common::admitted_and_refused(&addrs, 2, |addr| with_key_at(addr, secret).status);
     assert_eq!(minute_now(), minute, "the minute turned during the test");
-    let (admitted, refused) = (admitted.into_inner(), refused.into_inner());
     eprintln!("rpm 30 over 3 instances: {admitted} admitted, {refused} refused");
     assert!((30..=50).contains(&admitted), "{admitted} admitted ({refused} refused)");
     assert!(refused > 0);

@@ -10,8 +10,7 @@ mod postgres;
 mod redis_server;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::http::Client;
 use common::{chat_body, config, deployment, priced, Gateway, GatewayOptions, Mock, Response};
@@ -275,26 +274,9 @@ fn a_database_keys_rpm_holds_across_two_instances_under_load() {
         });
     }
     let minute = early_in_a_minute();
-    let (admitted, refused) = (AtomicU64::new(0), AtomicU64::new(0));
-    std::thread::scope(|s| {
-        for addr in [a.addr, b.addr] {
-            let (admitted, refused) = (&admitted, &refused);
-            for _ in 0..3 {
-                s.spawn(move || {
-                    let until = Instant::now() + Duration::from_secs(1);
-                    while Instant::now() < until {
-                        match chat_at(addr, KEY)("gpt").status {
-                            200 => admitted.fetch_add(1, Ordering::Relaxed),
-                            429 => refused.fetch_add(1, Ordering::Relaxed),
-                            other => panic!("unexpected status {other}"),
-                        };
-                    }
-                });
-            }
-        }
-    });
+    let (admitted, refused) =
+        common::admitted_and_refused(&[a.addr, b.addr], 3, |addr| chat_at(addr, KEY)("gpt").status);
     assert_eq!(minute_now(), minute, "the minute turned during the test");
-    let (admitted, refused) = (admitted.into_inner(), refused.into_inner());
     eprintln!("rpm 30 over 2 instances: {admitted} admitted, {refused} refused");
     assert!((30..=45).contains(&admitted), "{admitted} admitted ({refused} refused)");
     assert!(refused > 0);
