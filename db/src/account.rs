@@ -170,8 +170,17 @@ pub struct KeyEntry {
     /// period (the user's and team's shared by all their keys).
     pub model_meters: ModelMeters,
     /// The key's names as its spend rows carry them.
-    pub names: crate::spend::KeyNames,
+    pub names: KeyNames,
     stale: AtomicBool,
+}
+
+/// A key's names as its spend rows carry them.
+#[derive(Clone, Debug, Default)]
+pub struct KeyNames {
+    pub api_key: Arc<str>,
+    pub key_alias: Option<Arc<str>>,
+    pub team_id: Option<Arc<str>>,
+    pub user_id: Option<Arc<str>>,
 }
 
 /// The `model_max_budget` meters of a key, its user and its team.
@@ -196,7 +205,7 @@ impl KeyEntry {
         user: Option<Arc<Account>>,
         model_meters: ModelMeters,
     ) -> KeyEntry {
-        let names = crate::spend::KeyNames {
+        let names = KeyNames {
             api_key: record.token.as_str().into(),
             key_alias: record.key_alias.as_deref().map(Arc::from),
             team_id: record.team.as_ref().map(|t| t.team_id.as_str().into()),

@@ -44,7 +44,7 @@ pub use manage::{ManageCall, ManageReply};
 pub use model_budget::{governing_model_meter, ModelBudget, ModelMeter};
 pub use models::{DbModels, ModelRow, ModelsSink};
 pub use settings::DbSettings;
-pub use spend::{KeyNames, SpendPlace, SpendRow};
+pub use spend::{SpendPlace, SpendRow};
 pub use status::DbStatus;
 
 /// What the database thread knows of a key digest.
@@ -90,7 +90,7 @@ impl Database {
         let status = Arc::new(DbStatus::default());
         let limited = Arc::new(LimitedMeters::default());
         let (queue, commands) = tokio::sync::mpsc::channel(QUEUE);
-        let started = thread::spawn(settings.clone(), status.clone(), limited.clone(), commands)?;
+        let started = tasks::spawn(settings.clone(), status.clone(), limited.clone(), commands)?;
         started.recv().map_err(|_| "database thread ended at start".to_string())??;
         Ok(Database { queue, status, settings, limited })
     }

@@ -20,7 +20,7 @@ use tokio_postgres::Client;
 use crate::account::KeyEntry;
 
 /// One finished request's spend. What it repeats from request to request is shared, not
-/// copied: the key's names ([`KeyNames`], built with its entry) and the deployment's
+/// copied: the key's names ([`crate::KeyNames`], built with its entry) and the deployment's
 /// ([`SpendPlace`], built with the routes), so a request fills in little more than numbers.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SpendRow {
@@ -66,15 +66,6 @@ pub struct SpendPlace {
     pub model_group: Arc<str>,
     pub custom_llm_provider: Arc<str>,
     pub api_base: Arc<str>,
-}
-
-/// A key's names as its spend rows carry them.
-#[derive(Clone, Debug, Default)]
-pub struct KeyNames {
-    pub api_key: Arc<str>,
-    pub key_alias: Option<Arc<str>>,
-    pub team_id: Option<Arc<str>>,
-    pub user_id: Option<Arc<str>>,
 }
 
 /// The rows waiting to be written, oldest first.

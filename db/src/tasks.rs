@@ -1,4 +1,5 @@
-//! The database thread's standing tasks: reconnecting the lookup connection, listening for
+//! The database thread's runtime: its start, the loop that serves the shards' commands, and its
+//! standing tasks: reconnecting the lookup connection, listening for
 //! changes, reading the stored models again, writing spend in batches (and reading the cached
 //! keys again between batches), and setting spend back to zero when a budget period ends.
 
@@ -11,16 +12,144 @@ use tokio_postgres::Client;
 
 use crate::account::KeyEntry;
 use crate::connect::connect;
+use crate::key_cache::{Keys, Negative};
 use crate::key_row;
+use crate::manage::{self, ManageReply};
 use crate::notify::{self, Change};
 use crate::refresh;
-use crate::spend::{self, SpendRow};
+use crate::spend::{self, Buffer, SpendRow};
 use crate::thread::Thread;
+use crate::{schema, Command, DbSettings, DbStatus, LimitedMeters};
+use std::cell::RefCell;
+use tokio::sync::mpsc;
+use tokio_postgres::Config;
 
 /// The pause between attempts to reach the database again.
 const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 /// How often spend past `budget_reset_at` is set back to zero.
 const RESET_EVERY: Duration = Duration::from_secs(30);
+
+pub(crate) fn spawn(
+    settings: Arc<DbSettings>,
+    status: Arc<DbStatus>,
+    limited: Arc<LimitedMeters>,
+    commands: mpsc::Receiver<Command>,
+) -> Result<std::sync::mpsc::Receiver<Result<(), String>>, String> {
+    let config = crate::connect::parse(&settings.url)?;
+    let (started, on_start) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("pointwork-db".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = started.send(Err(format!("database thread: cannot build its runtime: {e}")));
+                    return;
+                }
+            };
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&runtime, run(config, settings, status, limited, commands, started));
+        })
+        .map_err(|e| format!("cannot start the database thread: {e}"))?;
+    Ok(on_start)
+}
+
+async fn run(
+    config: Config,
+    settings: Arc<DbSettings>,
+    status: Arc<DbStatus>,
+    limited: Arc<LimitedMeters>,
+    mut commands: mpsc::Receiver<Command>,
+    started: std::sync::mpsc::Sender<Result<(), String>>,
+) {
+    let negative = Negative::new(settings.negative_cache);
+    let thread = Rc::new(Thread {
+        config,
+        settings,
+        status,
+        client: RefCell::new(None),
+        marks: notify::Marks::new(),
+        keys: RefCell::new(Keys { negative, limited, ..Keys::default() }),
+        buffer: RefCell::new(Buffer::default()),
+        models_changed: tokio::sync::Notify::new(),
+        models_sent: RefCell::new(None),
+    });
+    match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
+        Ok(Ok(client)) => {
+            if let Err(e) = schema::check(&client).await {
+                let _ = started.send(Err(e));
+                return;
+            }
+            // The stored models serve from the first request on.
+            if let Err(e) = thread.send_models(&client).await {
+                eprintln!("pointwork: database: cannot read the stored models yet ({e}); trying again");
+                thread.models_changed.notify_one();
+            }
+        }
+        Ok(Err(e)) => thread.lost(&format!("cannot connect to {}: {e}", thread.settings.redacted_url())),
+        Err(_) => thread.lost(&format!(
+            "{} did not answer within {:?}",
+            thread.settings.redacted_url(),
+            thread.settings.connect_timeout
+        )),
+    }
+    if let Some(path) = &thread.settings.pending_file {
+        match spend::read_pending(path) {
+            Ok(rows) => {
+                let mut buffer = thread.buffer.borrow_mut();
+                buffer.saved = !rows.is_empty();
+                buffer.rows.extend(rows);
+                thread.status.rows_pending.store(buffer.rows.len() as u64, Ordering::Relaxed);
+            }
+            Err(e) => {
+                let _ = started.send(Err(format!("database: the pending spend file {e}")));
+                return;
+            }
+        }
+    }
+    let _ = started.send(Ok(()));
+    tokio::task::spawn_local(reconnect_loop(thread.clone()));
+    tokio::task::spawn_local(listen_loop(thread.clone()));
+    tokio::task::spawn_local(flush_loop(thread.clone()));
+    tokio::task::spawn_local(reset_loop(thread.clone()));
+    if thread.settings.store_model_in_db {
+        tokio::task::spawn_local(models_loop(thread.clone()));
+    }
+    while let Some(command) = commands.recv().await {
+        match command {
+            Command::Lookup(digest, reply) => thread.lookup(digest, reply),
+            Command::Spend(rows) => rows.into_iter().for_each(|row| thread.buffer_row(row)),
+            Command::Manage(call, reply) => {
+                let thread = thread.clone();
+                tokio::task::spawn_local(async move {
+                    let answer = match thread.current() {
+                        Some(client) => {
+                            let cx = manage::Ctx {
+                                client: client.clone(),
+                                store_model_in_db: thread.settings.store_model_in_db,
+                                secret_key: thread.settings.secret_key(),
+                                encryption: thread.settings.encryption,
+                            };
+                            let answer = manage::handle(&cx, &call).await;
+                            // A change answered here is in this instance's caches already.
+                            if call.method == "POST" && answer.status == 200 {
+                                thread.marks.caught_up(&client).await;
+                            }
+                            answer
+                        }
+                        None => ManageReply::unavailable(&thread.status.last_error()),
+                    };
+                    let _ = reply.send(answer);
+                });
+            }
+            Command::Flush(done) => {
+                flush_all(&thread).await;
+                let _ = done.send(());
+            }
+        }
+    }
+    flush_all(&thread).await;
+}
 
 pub(crate) async fn reconnect_loop(thread: Rc<Thread>) {
     loop {

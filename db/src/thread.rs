@@ -1,4 +1,5 @@
-//! The database thread: a current-thread tokio runtime with three connections — lookups and
+//! The database thread's state and what it does for the shards: a current-thread tokio runtime
+//! (started, with its standing tasks, in `tasks`) with three connections — lookups and
 //! management calls (`client`), spend batches (the flush task's own, since a transaction holds
 //! its connection), and LISTEN for changes. Each reconnects on its own with a pause; while the
 //! lookup connection is away, [`DbStatus`] says so and keys never seen answer `Unavailable`.
@@ -10,42 +11,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_channel::oneshot;
-use tokio::sync::mpsc;
 use tokio_postgres::{Client, Config};
 
 use crate::connect::connect;
-use crate::key_cache::{hex, unhex, Keys, Negative};
-use crate::manage::{self, ManageReply};
+use crate::key_cache::{hex, unhex, Keys};
 use crate::models;
 use crate::notify::{self, Change};
 use crate::spend::{self, Buffer, SpendRow};
-use crate::tasks::{flush_all, flush_loop, listen_loop, models_loop, reconnect_loop, reset_loop};
-use crate::{key_row, schema, Command, DbSettings, DbStatus, LimitedMeters, Lookup};
-
-pub(crate) fn spawn(
-    settings: Arc<DbSettings>,
-    status: Arc<DbStatus>,
-    limited: Arc<LimitedMeters>,
-    commands: mpsc::Receiver<Command>,
-) -> Result<std::sync::mpsc::Receiver<Result<(), String>>, String> {
-    let config = crate::connect::parse(&settings.url)?;
-    let (started, on_start) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("pointwork-db".into())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = started.send(Err(format!("database thread: cannot build its runtime: {e}")));
-                    return;
-                }
-            };
-            let local = tokio::task::LocalSet::new();
-            local.block_on(&runtime, run(config, settings, status, limited, commands, started));
-        })
-        .map_err(|e| format!("cannot start the database thread: {e}"))?;
-    Ok(on_start)
-}
+use crate::{key_row, DbSettings, DbStatus, Lookup};
 
 pub(crate) struct Thread {
     pub(crate) config: Config,
@@ -59,103 +32,6 @@ pub(crate) struct Thread {
     pub(crate) models_changed: tokio::sync::Notify,
     /// The stored models last handed over: a read that finds the same hands nothing over.
     pub(crate) models_sent: RefCell<Option<models::DbModels>>,
-}
-
-async fn run(
-    config: Config,
-    settings: Arc<DbSettings>,
-    status: Arc<DbStatus>,
-    limited: Arc<LimitedMeters>,
-    mut commands: mpsc::Receiver<Command>,
-    started: std::sync::mpsc::Sender<Result<(), String>>,
-) {
-    let negative = Negative::new(settings.negative_cache);
-    let thread = Rc::new(Thread {
-        config,
-        settings,
-        status,
-        client: RefCell::new(None),
-        marks: notify::Marks::new(),
-        keys: RefCell::new(Keys { negative, limited, ..Keys::default() }),
-        buffer: RefCell::new(Buffer::default()),
-        models_changed: tokio::sync::Notify::new(),
-        models_sent: RefCell::new(None),
-    });
-    match tokio::time::timeout(thread.settings.connect_timeout, thread.connect()).await {
-        Ok(Ok(client)) => {
-            if let Err(e) = schema::check(&client).await {
-                let _ = started.send(Err(e));
-                return;
-            }
-            // The stored models serve from the first request on.
-            if let Err(e) = thread.send_models(&client).await {
-                eprintln!("pointwork: database: cannot read the stored models yet ({e}); trying again");
-                thread.models_changed.notify_one();
-            }
-        }
-        Ok(Err(e)) => thread.lost(&format!("cannot connect to {}: {e}", thread.settings.redacted_url())),
-        Err(_) => thread.lost(&format!(
-            "{} did not answer within {:?}",
-            thread.settings.redacted_url(),
-            thread.settings.connect_timeout
-        )),
-    }
-    if let Some(path) = &thread.settings.pending_file {
-        match spend::read_pending(path) {
-            Ok(rows) => {
-                let mut buffer = thread.buffer.borrow_mut();
-                buffer.saved = !rows.is_empty();
-                buffer.rows.extend(rows);
-                thread.status.rows_pending.store(buffer.rows.len() as u64, Ordering::Relaxed);
-            }
-            Err(e) => {
-                let _ = started.send(Err(format!("database: the pending spend file {e}")));
-                return;
-            }
-        }
-    }
-    let _ = started.send(Ok(()));
-    tokio::task::spawn_local(reconnect_loop(thread.clone()));
-    tokio::task::spawn_local(listen_loop(thread.clone()));
-    tokio::task::spawn_local(flush_loop(thread.clone()));
-    tokio::task::spawn_local(reset_loop(thread.clone()));
-    if thread.settings.store_model_in_db {
-        tokio::task::spawn_local(models_loop(thread.clone()));
-    }
-    while let Some(command) = commands.recv().await {
-        match command {
-            Command::Lookup(digest, reply) => thread.lookup(digest, reply),
-            Command::Spend(rows) => rows.into_iter().for_each(|row| thread.buffer_row(row)),
-            Command::Manage(call, reply) => {
-                let thread = thread.clone();
-                tokio::task::spawn_local(async move {
-                    let answer = match thread.current() {
-                        Some(client) => {
-                            let cx = manage::Ctx {
-                                client: client.clone(),
-                                store_model_in_db: thread.settings.store_model_in_db,
-                                secret_key: thread.settings.secret_key(),
-                                encryption: thread.settings.encryption,
-                            };
-                            let answer = manage::handle(&cx, &call).await;
-                            // A change answered here is in this instance's caches already.
-                            if call.method == "POST" && answer.status == 200 {
-                                thread.marks.caught_up(&client).await;
-                            }
-                            answer
-                        }
-                        None => ManageReply::unavailable(&thread.status.last_error()),
-                    };
-                    let _ = reply.send(answer);
-                });
-            }
-            Command::Flush(done) => {
-                flush_all(&thread).await;
-                let _ = done.send(());
-            }
-        }
-    }
-    flush_all(&thread).await;
 }
 
 impl Thread {
@@ -203,7 +79,7 @@ impl Thread {
         self.status.set_error(error);
     }
 
-    fn lookup(self: &Rc<Self>, digest: [u8; 32], reply: oneshot::Sender<Lookup>) {
+    pub(crate) fn lookup(self: &Rc<Self>, digest: [u8; 32], reply: oneshot::Sender<Lookup>) {
         let mut keys = self.keys.borrow_mut();
         if let Some(entry) = keys.entries.get(&digest) {
             let _ = reply.send(Lookup::Found(entry.clone()));
@@ -252,7 +128,7 @@ impl Thread {
         });
     }
 
-    fn buffer_row(&self, mut row: SpendRow) {
+    pub(crate) fn buffer_row(&self, mut row: SpendRow) {
         if row.request_id.is_empty() {
             row.request_id = crate::request_id::new();
         }

@@ -5,12 +5,12 @@
 //! deployments of the model groups it may use; `?litellm_model_id=` picks one deployment.
 
 use pointwork_config::Config;
+use pointwork_core::Snapshot;
 use serde_json::{json, Map, Value};
 
 use crate::errors::typed_error;
 use crate::keys::Caller;
 use crate::respond::Reply;
-use crate::routes::Routes;
 
 /// One deployment as `/model/info` shows it, with what filters it.
 #[derive(Clone, Debug)]
@@ -57,12 +57,12 @@ pub fn model_info_entries(config: &Config) -> Vec<ModelInfoEntry> {
 }
 
 /// Serves `/model/info` for `caller`; `query` without its `?`.
-pub fn serve(routes: &Routes, caller: &Caller, query: &str) -> Reply {
-    let may_see = |e: &ModelInfoEntry| caller.virtual_key().is_none_or(|k| k.may_use(&e.group, &routes.snapshot));
+pub fn serve(entries: &[ModelInfoEntry], snapshot: &Snapshot, caller: &Caller, query: &str) -> Reply {
+    let may_see = |e: &ModelInfoEntry| caller.virtual_key().is_none_or(|k| k.may_use(&e.group, snapshot));
     let wanted = query.split('&').find_map(|pair| pair.strip_prefix("litellm_model_id=")).filter(|v| !v.is_empty());
     let data: Vec<&Value> = match wanted {
         Some(id) => {
-            let found = routes.model_info.iter().find(|e| e.id == id && may_see(e));
+            let found = entries.iter().find(|e| e.id == id && may_see(e));
             match found {
                 Some(e) => vec![&e.json],
                 None => {
@@ -71,7 +71,7 @@ pub fn serve(routes: &Routes, caller: &Caller, query: &str) -> Reply {
                 }
             }
         }
-        None => routes.model_info.iter().filter(|e| may_see(e)).map(|e| &e.json).collect(),
+        None => entries.iter().filter(|e| may_see(e)).map(|e| &e.json).collect(),
     };
     Reply::json(200, json!({ "data": data }).to_string().into_bytes())
 }

@@ -70,8 +70,8 @@ pub(crate) fn admit(
         }
     }
     for owner in [Owner::Key, Owner::User] {
-        if let Some(refused) = model_budgets::refusal(entry, owner, model, snap, now as u64) {
-            return Err(refused);
+        if let Some(message) = model_budgets::refusal(entry, owner, model, snap, now as u64) {
+            return Err(budget_exceeded(&message));
         }
     }
     if let (Some(team), Some(account)) = (&r.team, &entry.team) {
@@ -97,8 +97,8 @@ pub(crate) fn admit(
                 return Err(budget_exceeded(&message));
             }
         }
-        if let Some(refused) = model_budgets::refusal(entry, Owner::Team, model, snap, now as u64) {
-            return Err(refused);
+        if let Some(message) = model_budgets::refusal(entry, Owner::Team, model, snap, now as u64) {
+            return Err(budget_exceeded(&message));
         }
     }
     if let (None, Some(user_id), Some(max), Some(account)) = (&r.team, &r.user_id, r.user_max_budget, &entry.user) {
@@ -158,7 +158,7 @@ fn model_denied(kind: &str, model: &str) -> Reply {
     Reply::json(403, typed_error(403, kind, &message, Some("model")))
 }
 
-pub(super) fn budget_exceeded(message: &str) -> Reply {
+fn budget_exceeded(message: &str) -> Reply {
     Reply::json(BUDGET_STATUS, typed_error(BUDGET_STATUS, "budget_exceeded", message, None))
 }
 

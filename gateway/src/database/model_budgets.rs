@@ -9,10 +9,8 @@
 use pointwork_core::Snapshot;
 use pointwork_db::{governing_model_meter, KeyEntry, ModelMeter};
 
-use super::admit::budget_exceeded;
 use crate::clock::unix_now;
 use crate::keys::group_name;
-use crate::respond::Reply;
 
 /// Whose `model_max_budget` an entry is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -38,8 +36,9 @@ fn governing<'e>(entry: &'e KeyEntry, owner: Owner, model: &str, snap: &Snapshot
     governing_model_meter(list, model, group_name(model, snap), yields)
 }
 
-/// LiteLLM's refusal when `owner`'s entry for `model` is spent at `now` (Unix seconds).
-pub(crate) fn refusal(entry: &KeyEntry, owner: Owner, model: &str, snap: &Snapshot, now: u64) -> Option<Reply> {
+/// LiteLLM's words when `owner`'s entry for `model` is spent at `now` (Unix seconds): the
+/// message of its `budget_exceeded` refusal.
+pub(crate) fn refusal(entry: &KeyEntry, owner: Owner, model: &str, snap: &Snapshot, now: u64) -> Option<String> {
     let m = governing(entry, owner, model, snap).filter(|m| m.spent(now) >= m.budget.limit)?;
     let r = &entry.record;
     let mut message = match owner {
@@ -55,7 +54,7 @@ pub(crate) fn refusal(entry: &KeyEntry, owner: Owner, model: &str, snap: &Snapsh
     if m.budget.model != model {
         message.push_str(&format!(", budget_model={}", m.budget.model));
     }
-    Some(budget_exceeded(&message))
+    Some(message)
 }
 
 /// Charges an answer's cost to every entry that governs `model`.

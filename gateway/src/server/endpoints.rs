@@ -87,7 +87,8 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
         (Some(Endpoint::ModelInfo), Method::Get) => match admin::authorize_api(shard, &req).await {
             Ok(caller) => {
                 let query = head.path.split_once('?').map_or("", |(_, q)| q);
-                crate::model_info::serve(&shard.hub.routes.load(), &caller, query)
+                let routes = shard.hub.routes.load();
+                crate::model_info::serve(&routes.model_info, &routes.snapshot, &caller, query)
             }
             Err(reply) => reply,
         },
