@@ -133,7 +133,7 @@ fn a_keys_rpm_holds_across_three_instances_under_load() {
     let minute = minute_now();
     // A second of load: twenty reconciles.
     let addrs: Vec<_> = gateways.iter().map(|g| g.addr).collect();
-    let (admitted, refused) = common::admitted_and_refused(&addrs, 2, |addr| with_key_at(addr, secret).status);
+    let (admitted, refused) = common::load::admitted_and_refused(&addrs, 2, |addr| with_key_at(addr, secret).status);
     assert_eq!(minute_now(), minute, "the minute turned during the test");
     eprintln!("rpm 30 over 3 instances: {admitted} admitted, {refused} refused");
     assert!((30..=50).contains(&admitted), "{admitted} admitted ({refused} refused)");

@@ -275,7 +275,7 @@ fn a_database_keys_rpm_holds_across_two_instances_under_load() {
     }
     let minute = early_in_a_minute();
     let (admitted, refused) =
-        common::admitted_and_refused(&[a.addr, b.addr], 3, |addr| chat_at(addr, KEY)("gpt").status);
+        common::load::admitted_and_refused(&[a.addr, b.addr], 3, |addr| chat_at(addr, KEY)("gpt").status);
     assert_eq!(minute_now(), minute, "the minute turned during the test");
     eprintln!("rpm 30 over 2 instances: {admitted} admitted, {refused} refused");
     assert!((30..=45).contains(&admitted), "{admitted} admitted ({refused} refused)");
