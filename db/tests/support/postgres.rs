@@ -21,7 +21,10 @@ pub struct Postgres {
 impl Postgres {
     /// A new cluster with a `litellm_template` database carrying LiteLLM's schema.
     pub fn start() -> Postgres {
-        let dir = std::env::temp_dir().join(format!("pointwork-pg-{}-{}", std::process::id(), free_port()));
+        // A folder of its own: a port number (free now) may come back to another test at once.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("pointwork-pg-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut pg = Postgres { port: free_port(), dir, child: None };
         if is_root() {
