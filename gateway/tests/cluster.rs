@@ -37,14 +37,6 @@ fn start(yaml: &str) -> Gateway {
     gateway
 }
 
-fn metric(gateway: &Gateway, name: &str) -> f64 {
-    let text = gateway.get("/metrics").text();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
-}
-
 /// Whether the dry run on `gateway` shows `id` removed by a cooldown.
 fn cooling_down(gateway: &Gateway, id: &str) -> bool {
     let out = gateway.post("/v1/route", &chat_body("gpt", false)).json();
@@ -60,7 +52,7 @@ fn a_cooldown_started_on_one_instance_holds_on_the_others_within_100_ms() {
     let router = "  allowed_fails: 0\n  cooldown_time: 60\n  num_retries: 0\n";
     let [a, b, c] = ["a", "b", "c"].map(|n| start(&instance_yaml(&redis, n, &entries, router, "")));
     for g in [&a, &b, &c] {
-        wait_until(Duration::from_secs(5), "3 instances share", || metric(g, "pointwork_cluster_instances") == 3.0);
+        wait_until(Duration::from_secs(5), "3 instances share", || g.metric("pointwork_cluster_instances") == 3.0);
     }
     // A failure on instance a cools dep-dead down there...
     let responses = until_tried(&a, &dead, "gpt");
@@ -81,8 +73,8 @@ fn a_cooldown_started_on_one_instance_holds_on_the_others_within_100_ms() {
         }
     }
     assert_eq!(dead.request_count(), before);
-    assert!(metric(&b, "pointwork_cluster_events_received_total") >= 1.0);
-    assert!(metric(&a, "pointwork_cluster_events_published_total") >= 1.0);
+    assert!(b.metric("pointwork_cluster_events_received_total") >= 1.0);
+    assert!(a.metric("pointwork_cluster_events_published_total") >= 1.0);
 }
 
 fn key(name: &str, secret: &str, extra: &str) -> String {
@@ -127,7 +119,7 @@ fn a_keys_rpm_holds_across_three_instances_under_load() {
     let gateways: Vec<Gateway> =
         ["a", "b", "c"].iter().map(|n| start(&instance_yaml(&redis, n, &entries, "", &pointwork))).collect();
     for g in &gateways {
-        wait_until(Duration::from_secs(5), "3 instances share", || metric(g, "pointwork_cluster_instances") == 3.0);
+        wait_until(Duration::from_secs(5), "3 instances share", || g.metric("pointwork_cluster_instances") == 3.0);
     }
     early_in_a_minute();
     let minute = minute_now();
@@ -171,7 +163,7 @@ fn a_keys_budget_holds_across_instances_and_outlives_a_restart_of_every_instance
     // b learns a's spend at its next reconciles (its metric reads the meter without spending):
     // it refuses the key's first request there.
     let took = wait_until(Duration::from_secs(2), "b knows a's spend", || {
-        metric(&b, "pointwork_key_spend_usd{key=\"money\"}") >= 0.1
+        b.metric("pointwork_key_spend_usd{key=\"money\"}") >= 0.1
     });
     eprintln!("b knew a's spend after {took:?}");
     let refusal = with_key(&b, secret);
@@ -184,7 +176,7 @@ fn a_keys_budget_holds_across_instances_and_outlives_a_restart_of_every_instance
         let r = with_key(g, secret);
         assert_eq!(r.status, 400, "{}", r.text());
     }
-    let spend = metric(&a2, "pointwork_key_spend_usd{key=\"money\"}");
+    let spend = a2.metric("pointwork_key_spend_usd{key=\"money\"}");
     assert!(spend >= 0.1, "{spend}");
 }
 
@@ -244,11 +236,11 @@ fn redis_killed_and_restarted_under_load_fails_no_request() {
             });
         }
         for g in [&a, &b] {
-            wait_until(Duration::from_secs(5), "redis up", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+            wait_until(Duration::from_secs(5), "redis up", || g.metric("pointwork_cluster_redis_up") == 1.0);
         }
         redis.kill();
         for g in [&a, &b] {
-            wait_until(Duration::from_secs(5), "redis down noticed", || metric(g, "pointwork_cluster_redis_up") == 0.0);
+            wait_until(Duration::from_secs(5), "redis down noticed", || g.metric("pointwork_cluster_redis_up") == 0.0);
             assert_eq!(g.get("/health/readiness").status, 200, "readiness stays ready");
         }
         let during_outage = served.load(Ordering::Relaxed);
@@ -257,7 +249,7 @@ fn redis_killed_and_restarted_under_load_fails_no_request() {
         });
         redis.restart();
         for g in [&a, &b] {
-            wait_until(Duration::from_secs(10), "redis back", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+            wait_until(Duration::from_secs(10), "redis back", || g.metric("pointwork_cluster_redis_up") == 1.0);
         }
         stop.store(true, Ordering::Relaxed);
     });
@@ -288,7 +280,7 @@ fn a_redis_that_hangs_for_seconds_changes_nothing_on_the_request_path() {
         start(&instance_yaml(&redis, "b", &entries, "", &pointwork)),
     );
     for g in [&a, &b] {
-        wait_until(Duration::from_secs(5), "redis up", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+        wait_until(Duration::from_secs(5), "redis up", || g.metric("pointwork_cluster_redis_up") == 1.0);
     }
     let stop = AtomicBool::new(false);
     let (served, failed, slowest_ms) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
@@ -309,7 +301,7 @@ fn a_redis_that_hangs_for_seconds_changes_nothing_on_the_request_path() {
         // Seconds of a Redis that answers nothing: every command waits for its timeout.
         let paused = Instant::now();
         for g in [&a, &b] {
-            wait_until(Duration::from_secs(5), "the hang noticed", || metric(g, "pointwork_cluster_redis_up") == 0.0);
+            wait_until(Duration::from_secs(5), "the hang noticed", || g.metric("pointwork_cluster_redis_up") == 0.0);
         }
         let before = served.load(Ordering::Relaxed);
         wait_until(Duration::from_secs(5), "requests served while Redis hangs", || {
@@ -317,7 +309,7 @@ fn a_redis_that_hangs_for_seconds_changes_nothing_on_the_request_path() {
         });
         redis.resume();
         for g in [&a, &b] {
-            wait_until(Duration::from_secs(10), "redis back", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+            wait_until(Duration::from_secs(10), "redis back", || g.metric("pointwork_cluster_redis_up") == 1.0);
         }
         stop.store(true, Ordering::Relaxed);
     });
@@ -337,15 +329,15 @@ fn an_instance_started_without_redis_serves_alone_and_shares_once_redis_comes() 
     for _ in 0..20 {
         assert_eq!(a.chat("gpt").status, 200);
     }
-    assert_eq!(metric(&a, "pointwork_cluster_redis_up"), 0.0);
+    assert_eq!(a.metric("pointwork_cluster_redis_up"), 0.0);
     assert_eq!(a.get("/health/readiness").status, 200);
     redis.restart();
-    wait_until(Duration::from_secs(10), "redis reached", || metric(&a, "pointwork_cluster_redis_up") == 1.0);
+    wait_until(Duration::from_secs(10), "redis reached", || a.metric("pointwork_cluster_redis_up") == 1.0);
     a.process.wait_for_stderr("reached: sharing state", Duration::from_secs(2));
     let stderr = a.process.stderr();
     assert_eq!(stderr.matches("is out of reach").count(), 1, "said once:\n{stderr}");
     assert_eq!(stderr.matches("reached: sharing state").count(), 1, "{stderr}");
-    assert_eq!(metric(&a, "pointwork_cluster_instances"), 1.0);
+    assert_eq!(a.metric("pointwork_cluster_instances"), 1.0);
 }
 
 /// A CA, and a certificate for localhost it signed: (CA PEM, certificate PEM, key PEM) files.
@@ -381,7 +373,7 @@ fn instances_share_through_a_redis_that_speaks_only_tls() {
         let options =
             GatewayOptions { shards: 2, env: vec![("SSL_CERT_FILE", ca.as_str())], ..GatewayOptions::default() };
         let g = Gateway::start_with(&yaml(name), options);
-        wait_until(Duration::from_secs(10), "redis over TLS", || metric(&g, "pointwork_cluster_redis_up") == 1.0);
+        wait_until(Duration::from_secs(10), "redis over TLS", || g.metric("pointwork_cluster_redis_up") == 1.0);
         g
     };
     let (a, b) = (trusted("a"), trusted("b"));
@@ -429,14 +421,14 @@ fn spend_made_while_redis_was_away_is_counted_once_when_it_returns() {
         start(&instance_yaml(&redis, "a", &entries, "", &pointwork)),
         start(&instance_yaml(&redis, "b", &entries, "", &pointwork)),
     );
-    let spend = |g: &Gateway| metric(g, "pointwork_key_spend_usd{key=\"money\"}");
+    let spend = |g: &Gateway| g.metric("pointwork_key_spend_usd{key=\"money\"}");
     for _ in 0..3 {
         assert_eq!(with_key(&a, secret).status, 200);
     }
     let before = spend(&a);
     wait_until(Duration::from_secs(2), "b knows a's spend", || spend(&b) == before);
     redis.kill();
-    wait_until(Duration::from_secs(5), "a notices", || metric(&a, "pointwork_cluster_redis_up") == 0.0);
+    wait_until(Duration::from_secs(5), "a notices", || a.metric("pointwork_cluster_redis_up") == 0.0);
     for _ in 0..2 {
         assert_eq!(with_key(&a, secret).status, 200);
     }
@@ -445,7 +437,7 @@ fn spend_made_while_redis_was_away_is_counted_once_when_it_returns() {
     assert!(on_a > before && on_b > before, "{before} {on_a} {on_b}");
     redis.restart();
     for g in [&a, &b] {
-        wait_until(Duration::from_secs(10), "redis back", || metric(g, "pointwork_cluster_redis_up") == 1.0);
+        wait_until(Duration::from_secs(10), "redis back", || g.metric("pointwork_cluster_redis_up") == 1.0);
     }
     // Every request counted once: a's five and b's one, on both instances.
     let per_request = before / 3.0;
@@ -455,9 +447,9 @@ fn spend_made_while_redis_was_away_is_counted_once_when_it_returns() {
     }
     // And it stays so over more reconciles.
     for g in [&a, &b] {
-        let syncs = metric(g, "pointwork_cluster_syncs_total");
+        let syncs = g.metric("pointwork_cluster_syncs_total");
         wait_until(Duration::from_secs(2), "three more reconciles", || {
-            metric(g, "pointwork_cluster_syncs_total") >= syncs + 3.0
+            g.metric("pointwork_cluster_syncs_total") >= syncs + 3.0
         });
         assert!((spend(g) - total).abs() < 1e-9, "{} != {total}: counted twice?", spend(g));
     }
@@ -486,9 +478,9 @@ fn a_policys_daily_budget_holds_across_instances() {
     assert!(refusal.text().contains("max_usd_per_day"), "{}", refusal.text());
     // a's record reaches Redis at its next reconciles, b's reconciles after that read it.
     for g in [&a, &b] {
-        let syncs = metric(g, "pointwork_cluster_syncs_total");
+        let syncs = g.metric("pointwork_cluster_syncs_total");
         wait_until(Duration::from_secs(2), "two reconciles", || {
-            metric(g, "pointwork_cluster_syncs_total") >= syncs + 2.0
+            g.metric("pointwork_cluster_syncs_total") >= syncs + 2.0
         });
     }
     let on_b = chat(&b);
@@ -511,15 +503,15 @@ fn a_draining_instance_writes_its_last_spend_before_it_exits() {
     for _ in 0..3 {
         assert_eq!(with_key(&a, secret).status, 200);
     }
-    let spent = metric(&a, "pointwork_key_spend_usd{key=\"money\"}");
+    let spent = a.metric("pointwork_key_spend_usd{key=\"money\"}");
     assert!(spent > 0.0);
     common::send_signal(&a.process, libc::SIGTERM);
     assert!(a.process.wait_exit(Duration::from_secs(10)).success());
     assert!(!a.process.stderr().contains("did not take the last counts"), "{}", a.process.stderr());
     // A fresh instance reads the record at its first reconcile, before it says it is sharing.
     let b = start(&instance_yaml(&redis, "b", &entries, "", &pointwork));
-    assert_eq!(metric(&b, "pointwork_key_spend_usd{key=\"money\"}"), spent);
-    assert_eq!(metric(&b, "pointwork_cluster_instances"), 1.0, "a left the instances sharing the limits");
+    assert_eq!(b.metric("pointwork_key_spend_usd{key=\"money\"}"), spent);
+    assert_eq!(b.metric("pointwork_cluster_instances"), 1.0, "a left the instances sharing the limits");
 }
 
 /// Under usage-based routing the deployments' requests this minute add up over instances: a

@@ -47,21 +47,13 @@ fn chat_at(addr: SocketAddr, key: &str) -> impl FnOnce(&str) -> Response {
     }
 }
 
-fn metric(gateway: &Gateway, name: &str) -> f64 {
-    let text = gateway.get("/metrics").text();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
-}
-
 /// Waits until both instances reconciled twice more: each has published what it counted and
 /// read what the other did.
 fn reconciled(gateways: [&Gateway; 2]) {
     for g in gateways {
-        let before = metric(g, "pointwork_cluster_syncs_total");
+        let before = g.metric("pointwork_cluster_syncs_total");
         common::wait_until(Duration::from_secs(5), "two reconciles", || {
-            metric(g, "pointwork_cluster_syncs_total") >= before + 2.0
+            g.metric("pointwork_cluster_syncs_total") >= before + 2.0
         });
     }
 }
@@ -117,7 +109,7 @@ fn a_database_keys_and_teams_rpm_hold_across_two_instances() {
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     for g in [&a, &b] {
         common::wait_until(Duration::from_secs(5), "2 instances share", || {
-            metric(g, "pointwork_cluster_instances") == 2.0
+            g.metric("pointwork_cluster_instances") == 2.0
         });
     }
 
@@ -270,7 +262,7 @@ fn a_database_keys_rpm_holds_across_two_instances_under_load() {
     let (a, b) = (start(&mock, &url, &redis, "a"), start(&mock, &url, &redis, "b"));
     for g in [&a, &b] {
         common::wait_until(Duration::from_secs(5), "2 instances share", || {
-            metric(g, "pointwork_cluster_instances") == 2.0
+            g.metric("pointwork_cluster_instances") == 2.0
         });
     }
     let minute = early_in_a_minute();

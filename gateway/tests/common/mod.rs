@@ -478,6 +478,15 @@ impl Gateway {
         self.client().request("GET", path, &[], b"")
     }
 
+    /// The value of the series `name` (with its labels, if any) in `/metrics`.
+    pub fn metric(&self, name: &str) -> f64 {
+        let text = self.get("/metrics").text();
+        text.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
+    }
+
     /// `POST /v1/chat/completions` for `model` with a fixed small conversation.
     pub fn chat(&self, model: &str) -> Response {
         self.post("/v1/chat/completions", &chat_body(model, false))
