@@ -49,6 +49,8 @@ pub struct Config {
     /// The OpenRouter best-value walk: `Some` when `litellm_settings.callbacks` names the
     /// plugin's callback (`litellm_plugin_openrouter_pareto.plugin.openrouter_pareto_callback`).
     pub pareto: Option<ParetoSettings>,
+    /// Where traces and request logs go (OTLP, Langfuse), and LiteLLM's metric names.
+    pub export: crate::ExportSettings,
     /// Why Redis is off although the config may name it: `pointwork.cluster.enabled: false`,
     /// and the section that names Redis, e.g. `pointwork.cluster.enabled: false; router_settings
     /// names Redis`. `None` when `enabled` is not false (Redis is then in

@@ -21,6 +21,7 @@ mod deployment_id;
 mod duration;
 mod env;
 mod error;
+mod export;
 mod extra_body;
 mod fallbacks;
 mod gateway_settings;
@@ -58,6 +59,7 @@ pub use cluster::{
 };
 pub use config::{Config, Database, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
+pub use export::{parse_headers, traces_url, ExportSettings, LangfuseSettings, OtlpSettings};
 pub use gateway_settings::{
     AccessLogTarget, CostMapSource, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT,
 };

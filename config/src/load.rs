@@ -13,6 +13,7 @@ use crate::config::duplicate_ids;
 use crate::cost_map::{self, CostMap, MODEL_COST_MAP};
 use crate::deployment_id::number_pooled_ids;
 use crate::env::Env;
+use crate::export::{read_export, TELEMETRY};
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
 use crate::model_list::{read_model_lists, CompiledEntry};
 use crate::node::Node;
@@ -134,7 +135,12 @@ fn compile(
         warn_uncapped(&mut c, &policies, &deployments, &section.path);
     }
     let litellm_settings = doc.section(LITELLM_SETTINGS).map(|s| (&s.node, s.path.clone()));
-    let pareto = read_pareto(&mut c, litellm_settings, &deployments, &deployment_info);
+    let pareto = read_pareto(&mut c, litellm_settings.clone(), &deployments, &deployment_info);
+    let telemetry = doc.section(POINTWORK).and_then(|s| match &s.node {
+        Node::Map(_) => s.node.get(TELEMETRY).map(|n| (n, s.path.key(TELEMETRY))),
+        _ => None,
+    });
+    let export = read_export(&mut c, litellm_settings, telemetry);
     warn_ignored_sections(&mut c, &doc);
     for e in duplicate_ids(&deployments, &deployment_info) {
         c.error(e.path, e.message);
@@ -158,6 +164,7 @@ fn compile(
             default_policy,
             policy_routers,
             complexity_routers,
+            export,
             pareto,
             cluster_off,
             files: doc.files,

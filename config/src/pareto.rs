@@ -1,8 +1,8 @@
 //! The OpenRouter best-value walk (LiteLLM's plugin `litellm-plugin-openrouter-pareto`), read as
 //! the plugin reads it: on when `litellm_settings.callbacks` names the plugin's callback, with
 //! its rules and tuning from `litellm_settings.openrouter_pareto_*` or, when a key is not set,
-//! from the JSON environment variable of the same name in capitals. Other callbacks are
-//! warnings: Pointwork runs none of LiteLLM's.
+//! from the JSON environment variable of the same name in capitals. Other callbacks are the
+//! exporters' (`export.rs`).
 //!
 //! Where the logs and the telemetry cache go by default (the state directory):
 //! `$XDG_STATE_HOME/pointwork/openrouter-pareto`, else `$HOME/.local/state/pointwork/
@@ -27,7 +27,6 @@ pub(crate) const CALLBACK: &str = "litellm_plugin_openrouter_pareto.plugin.openr
 const CALLBACK_REEXPORT: &str = "litellm_plugin_openrouter_pareto.openrouter_pareto_callback";
 const PLUGIN_PACKAGE: &str = "litellm_plugin_openrouter_pareto";
 const CALLBACK_CLASS: &str = "OpenRouterParetoCallback";
-const NOT_RUN: &str = "ignored: Pointwork does not run LiteLLM callbacks";
 
 pub(crate) const CALLBACKS: &str = "callbacks";
 const RULES: (&str, &str) = ("openrouter_pareto_rules", "OPENROUTER_PARETO_RULES");
@@ -124,7 +123,7 @@ fn classify(name: &str) -> Named {
 }
 
 /// `callbacks` (a list of names, or one name): the path of the entry naming the plugin's
-/// callback, if one does. Other callbacks are warnings, each at its own path.
+/// callback, if one does.
 fn read_callbacks(c: &mut Checker, fields: &mut Fields) -> Option<KeyPath> {
     let (node, path) = fields.take(CALLBACKS)?;
     let node = c.resolved(node, &path)?;
@@ -135,17 +134,15 @@ fn read_callbacks(c: &mut Checker, fields: &mut Fields) -> Option<KeyPath> {
     };
     let mut plugin: Option<KeyPath> = None;
     for (entry, entry_path) in entries {
-        let Node::Str(name) = entry else {
-            c.warn(entry_path, NOT_RUN);
-            continue;
-        };
+        // Other callbacks (and names that are not strings) are the exporters' (`export.rs`).
+        let Node::Str(name) = entry else { continue };
         match (classify(name), &plugin) {
             (Named::Plugin, None) => plugin = Some(entry_path),
             (Named::Plugin, Some(first)) => {
                 c.warn(entry_path, format!("named twice (first at {first}): one walk runs"))
             }
             (Named::WrongPluginName(why), _) => c.error(entry_path, format!("{name:?} {why}: write {CALLBACK}")),
-            (Named::Other, _) => c.warn(entry_path, NOT_RUN),
+            (Named::Other, _) => {}
         }
     }
     plugin

@@ -11,13 +11,14 @@ use crate::auth::{read_auth, Auth};
 use crate::check::{Checker, Fields, KeyPath};
 use crate::cluster_read::{read_cluster_section, ClusterSection};
 use crate::duration::DURATION;
+use crate::export::TELEMETRY;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 use crate::policies::{check_policy_ref, read_policies};
 use crate::tls::{read_tls, TlsSaid, TLS};
 use crate::{AccessLogTarget, CostMapSource, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "listen",
     "shards",
     "io_driver",
@@ -32,6 +33,7 @@ const KEYS: [&str; 14] = [
     "default_policy",
     "cluster",
     TLS,
+    TELEMETRY,
 ];
 const HEALTH_CHECK_KEYS: [&str; 3] = ["timeout", "prompt", "max_tokens"];
 const LIMIT_KEYS: [&str; 5] =
@@ -149,6 +151,8 @@ pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &
         None => {}
     }
     section.policies = policies.list;
+    // `telemetry` is the exporters' (`export.rs`).
+    fields.take(TELEMETRY);
     c.refuse_unknown(&fields, &KEYS);
     section
 }

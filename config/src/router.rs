@@ -82,8 +82,9 @@ pub(crate) fn read_router<'n>(
         };
         knobs.apply_to(&mut settings);
         redis.cache = ServerKeys::take_cache(c, &mut fields);
-        // `callbacks` and the best-value walk's keys are read by `pareto.rs`.
-        for key in LITELLM_SETTINGS_KEYS {
+        // `callbacks` and the best-value walk's keys are read by `pareto.rs`, the exporters' by
+        // `export.rs`.
+        for key in LITELLM_SETTINGS_KEYS.iter().chain(&crate::export::LITELLM_SETTINGS_KEYS) {
             fields.take(key);
         }
         c.warn_ignored(&fields);
