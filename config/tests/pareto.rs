@@ -45,6 +45,10 @@ fn errors(yaml: &str, vars: &[(&str, &str)]) -> Vec<String> {
     }
 }
 
+/// The other callback the configs name: an exporter (`export.rs`), without its keys here.
+const LANGFUSE_WITHOUT_KEYS: &str =
+    "litellm_settings.callbacks[0]: langfuse: LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed: nothing goes to Langfuse";
+
 #[test]
 fn without_the_callback_the_walk_is_off_and_its_keys_are_ignored() {
     let yaml = "model_list:\n  - model_name: g\n    litellm_params: {model: openai/gpt-4o}\n\
@@ -55,9 +59,8 @@ fn without_the_callback_the_walk_is_off_and_its_keys_are_ignored() {
     assert_eq!(
         warnings,
         [
-            "litellm_settings.callbacks[0]: ignored: Pointwork does not run LiteLLM callbacks",
-            "litellm_settings.callbacks[1]: ignored: Pointwork does not run LiteLLM callbacks",
             &format!("litellm_settings.openrouter_pareto_rules: ignored: litellm_settings.callbacks does not name {CALLBACK}"),
+            LANGFUSE_WITHOUT_KEYS,
         ]
     );
     let plain = "model_list:\n  - model_name: g\n    litellm_params: {model: openai/gpt-4o}\n";
@@ -68,7 +71,7 @@ fn without_the_callback_the_walk_is_off_and_its_keys_are_ignored() {
 fn naming_the_callback_turns_the_walk_on_with_every_default() {
     let yaml = config("").replace(&format!("[\"{CALLBACK}\"]"), &format!("[langfuse, {CALLBACK}]"));
     let (p, warnings) = walk(&yaml, &[]);
-    assert_eq!(warnings, ["litellm_settings.callbacks[0]: ignored: Pointwork does not run LiteLLM callbacks"]);
+    assert_eq!(warnings, [LANGFUSE_WITHOUT_KEYS]);
     assert_eq!(p.rules, [(DEFAULT_RULE_MODEL.to_string(), ParetoRule::built_in())]);
     assert_eq!(p.cooldown, CooldownSettings::default());
     let state = PathBuf::from("/home/op/.local/state/pointwork/openrouter-pareto");
