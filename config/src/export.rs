@@ -352,7 +352,8 @@ fn otlp_settings(c: &mut Checker, named: Option<KeyPath>, own: Option<OtlpSettin
         (None, Some(litellm)) if named.is_some() => traces_url(&litellm),
         (None, _) => {
             if let Some(path) = named {
-                let why = "otel: no endpoint (set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_ENDPOINT): no traces are exported";
+                let why =
+                    "otel: no endpoint (set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_ENDPOINT): no traces are exported";
                 c.warn(path, why);
             }
             return None;
@@ -433,7 +434,10 @@ mod tests {
     fn header_lists_are_split_and_decoded() {
         assert_eq!(
             parse_headers("x-honeycomb-team=abc=d, Authorization=Basic%20eA%3D%3D,broken"),
-            [("x-honeycomb-team".to_string(), "abc=d".to_string()), ("Authorization".to_string(), "Basic eA==".to_string())]
+            [
+                ("x-honeycomb-team".to_string(), "abc=d".to_string()),
+                ("Authorization".to_string(), "Basic eA==".to_string())
+            ]
         );
     }
 }

@@ -79,6 +79,8 @@ pub struct Entry<'a> {
     pub route: Option<&'a str>,
     /// The complexity router's record, a JSON object.
     pub routing_decision: Option<&'a str>,
+    /// The request's trace (32 hex digits), when an exporter is on.
+    pub trace_id: Option<&'a str>,
 }
 
 impl AccessLog {
@@ -136,6 +138,9 @@ impl AccessLog {
         }
         field_opt_str(b, "cause", e.cause);
         field_opt_str(b, "route", e.route);
+        if e.trace_id.is_some() {
+            field_opt_str(b, "trace_id", e.trace_id);
+        }
         if let Some(record) = e.routing_decision {
             b.extend_from_slice(b",\"routing_decision\":");
             b.extend_from_slice(record.as_bytes());

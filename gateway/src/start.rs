@@ -71,6 +71,10 @@ pub fn serve(
         hub.pareto.share_between_instances();
     }
     hub.pareto.configure(pareto);
+    if let Some(export) = crate::export::Exporters::start(&config.export) {
+        eprintln!("pointwork: export: {}", export.describe());
+        let _ = hub.export.set(export);
+    }
     let mut stored = Vec::new();
     let mut stored_slot = None;
     if let Some(database) = &config.database {

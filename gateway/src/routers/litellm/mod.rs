@@ -199,6 +199,10 @@ impl<'a> Router for LiteLlm<'a> {
         }
     }
 
+    fn cause(&self, decision: &Decision) -> &'static str {
+        decision.cause.as_str()
+    }
+
     fn sending(&mut self, decision: &Decision, now: Instant) {
         // Pinned when sent, not when answered: every shard knows the pin before this response
         // reaches the client, so the conversation's next request finds it. A failed attempt's
