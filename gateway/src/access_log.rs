@@ -263,6 +263,7 @@ mod tests {
             cause: Some("retry"),
             route: None,
             routing_decision: None,
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736"),
         });
         log.flush();
         let text = std::fs::read_to_string(&dir).unwrap();
@@ -271,6 +272,7 @@ mod tests {
         assert_eq!(v["key"], "team-a");
         assert_eq!(v["deployment"], serde_json::Value::Null);
         assert_eq!(v["upstream_ms"], 12.345);
+        assert_eq!(v["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(v["time"], "1970-01-01T00:00:00.000Z");
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o600);

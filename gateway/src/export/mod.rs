@@ -62,6 +62,7 @@ impl Exporters {
             return None;
         }
         let (inbox, taken) = crossbeam_channel::bounded(HAND_OVER);
+        let (queue, batch) = (settings.queue, settings.batch);
         let lanes: Vec<(Box<dyn Sink>, Arc<Counters>)> = sinks
             .into_iter()
             .map(|sink| {
@@ -73,7 +74,8 @@ impl Exporters {
         let mut described: Vec<String> = lanes.iter().map(|(s, _)| format!("{} to {}", s.name(), s.url())).collect();
         described.push(if settings.content { "with content".into() } else { "without content".into() });
         let described = described.join(", ");
-        let spawned = std::thread::Builder::new().name("export".into()).spawn(move || thread::run(taken, lanes));
+        let spawned =
+            std::thread::Builder::new().name("export".into()).spawn(move || thread::run(taken, lanes, (queue, batch)));
         if let Err(e) = spawned {
             eprintln!("pointwork: export off: cannot spawn its thread: {e}");
             return None;

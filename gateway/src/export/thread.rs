@@ -22,10 +22,6 @@ use crate::upstream::target::Target;
 
 /// How often the thread takes in what the shards handed over.
 const INTAKE_EVERY: Duration = Duration::from_millis(200);
-/// The most records one export carries.
-pub(super) const BATCH: usize = 512;
-/// The most records a sink keeps waiting (about a minute of a busy gateway's requests).
-pub(super) const QUEUE: usize = 20_000;
 /// How often a batch is tried before it is dropped.
 const MAX_TRIES: u32 = 5;
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -39,11 +35,19 @@ struct Lane {
     target: Result<Target, String>,
     client: Client,
     queue: RefCell<VecDeque<Arc<RequestRecord>>>,
+    /// The most records `queue` holds.
+    bound: usize,
+    batch: usize,
     counters: Arc<Counters>,
 }
 
 /// Runs the thread until the process ends: `inbox` from the shards, one lane per sink.
-pub(super) fn run(inbox: Receiver<Box<RequestRecord>>, sinks: Vec<(Box<dyn Sink>, Arc<Counters>)>) {
+/// `queue`: the most records waiting per sink; `batch`: the most one export carries.
+pub(super) fn run(
+    inbox: Receiver<Box<RequestRecord>>,
+    sinks: Vec<(Box<dyn Sink>, Arc<Counters>)>,
+    (queue, batch): (usize, usize),
+) {
     let rt = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build();
     let mut rt = match rt {
         Ok(rt) => rt,
@@ -55,7 +59,7 @@ pub(super) fn run(inbox: Receiver<Box<RequestRecord>>, sinks: Vec<(Box<dyn Sink>
             let target = Target::parse(sink.url()).map_err(|e| e.0);
             let client =
                 Client { tls: crate::upstream::conn::tls_connector(), timeout: sink.timeout(), max_body: MAX_ANSWER };
-            Rc::new(Lane { sink, target, client, queue: RefCell::default(), counters })
+            Rc::new(Lane { sink, target, client, queue: RefCell::default(), bound: queue, batch, counters })
         })
         .collect();
     rt.block_on(async move {
@@ -75,7 +79,7 @@ fn take_in(inbox: &Receiver<Box<RequestRecord>>, lanes: &[Rc<Lane>]) {
         let record: Arc<RequestRecord> = Arc::from(record);
         for lane in lanes.iter().filter(|l| l.sink.wants(&record)) {
             let mut queue = lane.queue.borrow_mut();
-            if queue.len() >= QUEUE {
+            if queue.len() >= lane.bound {
                 lane.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -94,7 +98,7 @@ async fn send_loop(lane: Rc<Lane>) {
     loop {
         let batch: Vec<Arc<RequestRecord>> = {
             let mut queue = lane.queue.borrow_mut();
-            let n = queue.len().min(BATCH);
+            let n = queue.len().min(lane.batch);
             queue.drain(..n).collect()
         };
         if batch.is_empty() {

@@ -43,6 +43,9 @@ pub(super) async fn run<R: Router>(
         let translating = translate::needed(cx, deployment);
         write_overhead(&mut attempt.labels, started.saturating_duration_since(info.started).saturating_sub(upstream));
         // The upstream continues the request's trace (or the caller's, when none is exported).
+        let cause = if info.trace.is_some() { router.cause(&chosen) } else { "" };
+        // A traced answer's usage is read (a stream is asked for it).
+        attempt.read_usage |= info.trace.is_some();
         let trace_lines = match info.trace {
             Some(trace) => Some(trace.attempt_begins(started, &mut shard.trace_ids.borrow_mut())),
             None => cx.request.trace.parent.and_then(|_| passed_on(&cx.request.trace)),
@@ -92,7 +95,7 @@ pub(super) async fn run<R: Router>(
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
                 let ending = router.delivered(chosen, idx, &d);
                 if let Some(trace) = info.trace {
-                    trace.attempt_ended(routes, idx, ending_cause(&ending), Ok(&d));
+                    trace.attempt_ended(routes, idx, cause, Ok(&d));
                 }
                 record::finish(shard, routes, info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
@@ -101,7 +104,7 @@ pub(super) async fn run<R: Router>(
                 record::attempt_failed(shard, routes, idx, err.failure);
                 upstream += started.elapsed();
                 if let Some(trace) = info.trace {
-                    trace.attempt_ended(routes, idx, router.cause(&chosen), Err(&err));
+                    trace.attempt_ended(routes, idx, cause, Err(&err));
                 }
                 match router.after_failure(chosen, idx, err) {
                     AfterFailure::End(reply, ending) => {
@@ -195,9 +198,4 @@ fn exchange<'a>(
         cut_usage_event: attempt.usage_asked,
     };
     (exchange, side)
-}
-
-/// The cause of the decision that ended the request (`fresh` when no pick decided it).
-fn ending_cause(ending: &Ending) -> &'static str {
-    ending.decision.as_ref().map(|d| d.cause.as_str()).or(ending.route.as_ref().map(|r| r.1)).unwrap_or("fresh")
 }
