@@ -201,3 +201,60 @@ def test_a_hung_receiver_costs_requests_nothing_and_drops_are_counted(traced):
     before = len(receiver.server_spans())
     assert _chat(client).http_response.status_code == 200
     receiver.wait_for(lambda: len(receiver.server_spans()) > before, "export resumes", within=20)
+
+
+@pytest.fixture(scope="module")
+def with_content(tmp_path_factory):
+    """`pointwork.telemetry` with content on; an OpenAI and an Anthropic deployment."""
+    receiver = OtlpReceiver()
+    started = []
+    try:
+        mock = _start_mock("content")
+        started.append(mock.process)
+        config = (
+            "model_list:\n"
+            + _deployment("gpt-4o-mini", "mini", "openai/gpt-4o-mini", mock)
+            + "  - model_name: claude\n"
+            + f"    litellm_params: {{model: anthropic/claude-sonnet-4-5, api_base: \"http://{mock.addr}\", api_key: sk-ant-secret-91}}\n"
+            + f"general_settings:\n  master_key: {MASTER}\n"
+            + f"pointwork:\n  telemetry:\n    otlp: {{endpoint: \"{receiver.endpoint}\"}}\n    content: true\n"
+        )
+        gateway = _start_gateway(config, tmp_path_factory.mktemp("otel-content"))
+        started.append(gateway)
+        yield f"http://{gateway.wait_for_address()}", receiver
+    finally:
+        receiver.close()
+        for process in reversed(started):
+            process.stop()
+
+
+def test_content_goes_only_when_configured_and_secrets_never(with_content):
+    import json
+
+    import anthropic
+
+    url, receiver = with_content
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key=MASTER, max_retries=0)
+    answer = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": PROMPT}])
+    span = receiver.wait_for(lambda: next(iter(receiver.server_spans()), None), "the chat's trace")
+    a = attributes(span)
+    assert json.loads(a["gen_ai.input.messages"]) == [{"role": "user", "content": PROMPT}]
+    output = json.loads(a["gen_ai.output.messages"])
+    assert output == [{"role": "assistant", "content": answer.choices[0].message.content}]
+    claude = anthropic.Anthropic(base_url=url, api_key=MASTER, max_retries=0)
+    reply = claude.messages.create(
+        model="claude", max_tokens=64, system="be brief", messages=[{"role": "user", "content": PROMPT}]
+    )
+    messages_span = receiver.wait_for(
+        lambda: next((s for s in receiver.server_spans() if s.name == "chat claude"), None), "the Messages trace"
+    )
+    m = attributes(messages_span)
+    assert m["gen_ai.provider.name"] == "anthropic"
+    assert m["url.path"] == "/v1/messages"
+    assert m["gen_ai.usage.input_tokens"] == reply.usage.input_tokens
+    assert m["gen_ai.usage.output_tokens"] == reply.usage.output_tokens
+    assert json.loads(m["gen_ai.input.messages"])[0] == {"role": "system", "content": "be brief"}
+    assert json.loads(m["gen_ai.output.messages"])[0]["content"] == reply.content[0].text
+    exported = b"".join(receiver.raw)
+    for secret in (MASTER, "sk-mini", "sk-ant-secret-91"):
+        assert secret.encode() not in exported, secret

@@ -49,6 +49,8 @@ pub struct Exporters {
     pub content: bool,
     /// Where records go, for the start-up line (no credentials).
     described: String,
+    /// What the exporters were started with (a reload cannot change them).
+    settings: ExportSettings,
 }
 
 impl Exporters {
@@ -80,7 +82,18 @@ impl Exporters {
             eprintln!("pointwork: export off: cannot spawn its thread: {e}");
             return None;
         }
-        Some(Arc::new(Exporters { inbox, counters, content: settings.content, described }))
+        let settings = settings.clone();
+        Some(Arc::new(Exporters { inbox, counters, content: settings.content, described, settings }))
+    }
+
+    /// Whether `new` asks for other exporters than those running (`running`: `None` when none
+    /// runs): they change only on a restart. LiteLLM's metric names are not theirs.
+    pub fn differ(running: Option<&Exporters>, new: &ExportSettings) -> bool {
+        let exporters = |s: &ExportSettings| (s.otlp.clone(), s.langfuse.clone(), s.content, s.queue, s.batch);
+        match running {
+            Some(running) => exporters(&running.settings) != exporters(new),
+            None => new.traces(),
+        }
     }
 
     /// Where records go (`otlp to http://…/v1/traces, without content`).
