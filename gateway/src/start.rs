@@ -156,6 +156,10 @@ pub fn serve(
         stored_slot,
     }
     .run();
+    // Drained: the last requests' records go to the exporters.
+    if let Some(export) = hub.export.get() {
+        export.flush_blocking(std::time::Duration::from_secs(3));
+    }
     // Drained: the spend not yet written goes to the database (or the pending file).
     if let Some(db) = hub.database.get() {
         db.flush_blocking(std::time::Duration::from_secs(5));

@@ -173,6 +173,20 @@ def test_nothing_secret_and_no_content_is_exported(traced):
     assert PROMPT.encode() not in exported, "content is opt-in"
 
 
+def test_refused_requests_and_embeddings_are_traced_too(traced):
+    url, client, receiver, _ = traced
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "x"}])
+    refused = receiver.wait_for(
+        lambda: next((s for s in receiver.server_spans() if s.name == "chat no-such-model"), None), "the refusal's trace"
+    )
+    a = attributes(refused)
+    assert a["http.response.status_code"] == 400 and a["error.type"] == "400"
+    assert "no-such-model" in a["pointwork.error"]
+    assert refused.status.code == refused.status.STATUS_CODE_ERROR
+    assert receiver.children_of(refused) == []
+
+
 def test_a_hung_receiver_costs_requests_nothing_and_drops_are_counted(traced):
     url, client, receiver, _ = traced
 
@@ -258,3 +272,34 @@ def test_content_goes_only_when_configured_and_secrets_never(with_content):
     exported = b"".join(receiver.raw)
     for secret in (MASTER, "sk-mini", "sk-ant-secret-91"):
         assert secret.encode() not in exported, secret
+
+
+def test_without_an_exporter_a_callers_traceparent_passes_as_it_came(stack):
+    client = openai.OpenAI(base_url=stack.base_url, api_key="unused", max_retries=0)
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    raw = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], extra_headers={"traceparent": parent}
+    )
+    mock = stack.mocks["alpha" if raw.headers["x-pointwork-deployment"] == "mini-alpha" else "beta"]
+    seen = [dict((k.lower(), v) for k, v in r["headers"]) for r in mock.requests()]
+    assert any(h.get("traceparent") == parent for h in seen)
+    assert float(raw.headers["x-pointwork-overhead-ms"]) >= 0
+
+
+def test_a_drain_sends_what_waits(tmp_path):
+    receiver = OtlpReceiver()
+    mock = _start_mock("drained")
+    config = "model_list:\n" + _deployment("m", "d", "openai/gpt-4o-mini", mock)
+    gateway = _start_gateway(config, tmp_path, env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint})
+    try:
+        url = f"http://{gateway.wait_for_address()}"
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+        for _ in range(20):
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        gateway.proc.terminate()
+        assert gateway.proc.wait(timeout=15) == 0
+        assert len(receiver.server_spans()) == 20, "every record went out before the exit"
+    finally:
+        gateway.stop()
+        mock.process.stop()
+        receiver.close()

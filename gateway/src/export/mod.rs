@@ -16,10 +16,10 @@ mod thread;
 pub mod trace_context;
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crossbeam_channel::{Sender, TrySendError};
+use crossbeam_channel::{Receiver, Sender, TrySendError};
 use pointwork_config::ExportSettings;
 
 pub use record::{AttemptRecord, RequestRecord};
@@ -51,6 +51,9 @@ pub struct Exporters {
     described: String,
     /// What the exporters were started with (a reload cannot change them).
     settings: ExportSettings,
+    /// Set at exit: the thread sends what waits, and says so on `flushed`.
+    flush: Arc<AtomicBool>,
+    flushed: Receiver<()>,
 }
 
 impl Exporters {
@@ -76,14 +79,17 @@ impl Exporters {
         let mut described: Vec<String> = lanes.iter().map(|(s, _)| format!("{} to {}", s.name(), s.url())).collect();
         described.push(if settings.content { "with content".into() } else { "without content".into() });
         let described = described.join(", ");
-        let spawned =
-            std::thread::Builder::new().name("export".into()).spawn(move || thread::run(taken, lanes, (queue, batch)));
+        let (flush, (done, flushed)) = (Arc::new(AtomicBool::new(false)), crossbeam_channel::bounded(1));
+        let asked = flush.clone();
+        let spawned = std::thread::Builder::new()
+            .name("export".into())
+            .spawn(move || thread::run(taken, lanes, (queue, batch), (asked, done)));
         if let Err(e) = spawned {
             eprintln!("pointwork: export off: cannot spawn its thread: {e}");
             return None;
         }
         let settings = settings.clone();
-        Some(Arc::new(Exporters { inbox, counters, content: settings.content, described, settings }))
+        Some(Arc::new(Exporters { inbox, counters, content: settings.content, described, settings, flush, flushed }))
     }
 
     /// Whether `new` asks for other exporters than those running (`running`: `None` when none
@@ -110,6 +116,15 @@ impl Exporters {
                     c.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
+        }
+    }
+
+    /// At exit, once the shards have drained: sends what waits, waiting for it at most `within`.
+    pub fn flush_blocking(&self, within: std::time::Duration) {
+        self.flush.store(true, Ordering::Release);
+        if self.flushed.recv_timeout(within).is_err() {
+            let waiting: u64 = self.counters.iter().map(|c| c.queued.load(Ordering::Relaxed)).sum();
+            eprintln!("pointwork: export: not every record went out within {within:?} ({waiting} were waiting)");
         }
     }
 

@@ -7,11 +7,11 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 
 use super::record::RequestRecord;
 use super::sink::Sink;
@@ -43,10 +43,13 @@ struct Lane {
 
 /// Runs the thread until the process ends: `inbox` from the shards, one lane per sink.
 /// `queue`: the most records waiting per sink; `batch`: the most one export carries.
+/// `flush`: asked once, at exit: everything taken in goes out now, once, and the answer goes
+/// back on `flushed`.
 pub(super) fn run(
     inbox: Receiver<Box<RequestRecord>>,
     sinks: Vec<(Box<dyn Sink>, Arc<Counters>)>,
     (queue, batch): (usize, usize),
+    (flush, flushed): (Arc<AtomicBool>, Sender<()>),
 ) {
     let rt = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build();
     let mut rt = match rt {
@@ -69,8 +72,35 @@ pub(super) fn run(
         loop {
             monoio::time::sleep(INTAKE_EVERY).await;
             take_in(&inbox, &lanes);
+            if flush.load(Ordering::Acquire) {
+                for lane in &lanes {
+                    send_all_once(lane).await;
+                }
+                let _ = flushed.send(());
+                return;
+            }
         }
     });
+}
+
+/// Sends what waits in `lane`, each batch tried once (the process is about to exit).
+async fn send_all_once(lane: &Lane) {
+    loop {
+        let batch: Vec<Arc<RequestRecord>> = {
+            let mut queue = lane.queue.borrow_mut();
+            let n = queue.len().min(lane.batch);
+            queue.drain(..n).collect()
+        };
+        if batch.is_empty() {
+            return;
+        }
+        let (body, content_type) = lane.sink.encode(&batch);
+        let counter = match post(lane, &body, content_type).await {
+            Ok(()) => &lane.counters.exported,
+            Err(_) => &lane.counters.dropped,
+        };
+        counter.fetch_add(batch.len() as u64, Ordering::Relaxed);
+    }
 }
 
 /// Moves what the shards handed over into the lanes' queues.
