@@ -57,18 +57,36 @@ pub struct AnswerFacts {
     pub body: Option<Vec<u8>>,
 }
 
+/// What an exporter keeps of an answer besides its tail.
+#[derive(Default)]
+struct Kept {
+    /// The whole body, when content is exported; `None` once it outgrew [`MAX_WHOLE`].
+    whole: Option<Vec<u8>>,
+}
+
 /// The largest body kept whole for an exporter.
 const MAX_WHOLE: usize = 1 << 20;
+
+impl Kept {
+    fn keep(&mut self, bytes: &[u8]) {
+        if let Some(whole) = &mut self.whole {
+            if whole.len() + bytes.len() <= MAX_WHOLE {
+                whole.extend_from_slice(bytes);
+            } else {
+                self.whole = None;
+            }
+        }
+    }
+}
 
 /// The last bytes of a body, fed as it is relayed — or nothing, when no one reads the usage
 /// (only usage-based routing does), so that a request does not pay for it.
 #[derive(Default)]
 pub struct UsageTail {
     on: bool,
-    /// The answer's facts are read (an exporter is on).
-    facts: bool,
-    /// The whole body, when content is exported; `None` once it outgrew [`MAX_WHOLE`].
-    whole: Option<Vec<u8>>,
+    /// What an exporter keeps, when one reads the answer's facts (boxed: most requests have
+    /// none, and the relay moves this struct).
+    export: Option<Box<Kept>>,
     tail: Vec<u8>,
     /// The body's first [`HEAD`] bytes: an Anthropic stream's `message_start` reports its
     /// `input_tokens` there (its last event, `message_delta`, may carry only `output_tokens`).
@@ -80,24 +98,17 @@ const HEAD: usize = 4096;
 
 impl UsageTail {
     pub fn new(reading: Reading) -> UsageTail {
-        UsageTail {
-            on: reading.usage(),
-            facts: reading >= Reading::Answer,
-            whole: (reading == Reading::AnswerWithBody).then(Vec::new),
-            ..UsageTail::default()
-        }
+        let export = (reading >= Reading::Answer)
+            .then(|| Box::new(Kept { whole: (reading == Reading::AnswerWithBody).then(Vec::new) }));
+        UsageTail { on: reading.usage(), export, ..UsageTail::default() }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
         if !self.on {
             return;
         }
-        if let Some(whole) = &mut self.whole {
-            if whole.len() + bytes.len() <= MAX_WHOLE {
-                whole.extend_from_slice(bytes);
-            } else {
-                self.whole = None;
-            }
+        if let Some(kept) = &mut self.export {
+            kept.keep(bytes);
         }
         if self.head.len() < HEAD {
             self.head.extend_from_slice(&bytes[..bytes.len().min(HEAD - self.head.len())]);
@@ -236,10 +247,18 @@ fn leading_number(b: &[u8]) -> Option<u64> {
 impl UsageTail {
     /// The answer's model and finish reasons (and its body, when kept), when an exporter reads
     /// them.
+    #[inline(always)]
     pub fn answer(&mut self) -> Option<Box<AnswerFacts>> {
-        if !self.facts {
-            return None;
+        match self.export.take() {
+            None => None,
+            Some(kept) => self.answer_facts(kept),
         }
+    }
+
+    /// Off the common path: only exporters read the facts.
+    #[cold]
+    #[inline(never)]
+    fn answer_facts(&self, kept: Box<Kept>) -> Option<Box<AnswerFacts>> {
         let model = string_after(&self.head, b"\"model\"").map(str::to_string);
         let mut finish_reasons: Vec<String> = Vec::new();
         for key in [&b"\"finish_reason\""[..], b"\"stop_reason\"", b"\"finishReason\""] {
@@ -253,7 +272,7 @@ impl UsageTail {
                 }
             }
         }
-        Some(Box::new(AnswerFacts { model, finish_reasons, body: self.whole.take() }))
+        Some(Box::new(AnswerFacts { model, finish_reasons, body: kept.whole }))
     }
 
     /// An Anthropic stream's `input_tokens`, from its `message_start` event.

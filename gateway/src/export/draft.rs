@@ -82,10 +82,18 @@ impl TraceDraft {
         self.start_unix_nanos + t.saturating_duration_since(self.started).as_nanos() as u64
     }
 
-    /// An attempt goes out at `start`: its span, and the Trace Context lines its upstream gets.
-    pub(crate) fn attempt_begins(&self, start: Instant, ids: &mut Rng) -> Vec<u8> {
-        let span = new_span_id(ids);
-        self.run.borrow_mut().current = Some((span, start));
+    /// The Trace Context lines an attempt's upstream gets: a new attempt's span when it starts at
+    /// `new_span`, else the current attempt's (its request sent again, translated).
+    pub(crate) fn attempt_lines(&self, new_span: Option<Instant>, ids: &mut Rng) -> Vec<u8> {
+        let mut run = self.run.borrow_mut();
+        let span = match (new_span, run.current) {
+            (None, Some((span, _))) => span,
+            (start, _) => {
+                let span = new_span_id(ids);
+                run.current = Some((span, start.unwrap_or_else(Instant::now)));
+                span
+            }
+        };
         trace_lines(&traceparent(&self.trace_id, &span), self.trace_state.as_deref().map(str::as_bytes))
     }
 

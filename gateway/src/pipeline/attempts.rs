@@ -41,22 +41,24 @@ pub(super) async fn run<R: Router>(
         let (idx, started) = (attempt.deployment, attempt.started);
         let deployment = snap.deployment(idx);
         let translating = translate::needed(cx, deployment);
-        write_overhead(&mut attempt.labels, started.saturating_duration_since(info.started).saturating_sub(upstream));
-        // The upstream continues the request's trace (or the caller's, when none is exported).
-        let cause = if info.trace.is_some() { router.cause(&chosen) } else { "" };
         // A traced answer's usage is read (a stream is asked for it).
         attempt.read_usage |= info.trace.is_some();
-        let trace_lines = match info.trace {
-            Some(trace) => Some(trace.attempt_begins(started, &mut shard.trace_ids.borrow_mut())),
-            None => cx.request.trace.parent.and_then(|_| passed_on(&cx.request.trace)),
+        let built = {
+            // The upstream continues the request's trace (or the caller's, when none is exported).
+            let traced = info.trace.is_some() || cx.request.trace.parent.is_some();
+            let trace_lines = if traced { trace_lines(cx, info, Some(started)) } else { None };
+            forward::attempt_request(cx, &mut attempt, translating, trace_lines.as_deref())
         };
-        let request = match forward::attempt_request(cx, &mut attempt, translating, trace_lines.as_deref()) {
+        let request = match built {
             Ok(request) => request,
             Err(reply) => {
                 router.unforwardable(&reply);
                 return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0), upstream).await;
             }
         };
+        // The gateway's own time: from the request's start to its attempt going out, but the
+        // earlier attempts' upstream time.
+        write_overhead(&mut attempt.labels, info.started.elapsed().saturating_sub(upstream));
         record::attempt_started(shard, routes, idx, started);
         router.sending(&chosen, started);
         let mut outcome = match forward::authorize(cx, idx, request) {
@@ -78,9 +80,7 @@ pub(super) async fn run<R: Router>(
         };
         if cx.route == RouteKind::Responses && !translating {
             // Boxed: only a native Responses attempt may go again, translated.
-            let again =
-                again_if_learned(cx, &*router, &mut attempt, outcome, client, keep_alive, trace_lines.as_deref());
-            match Box::pin(again).await {
+            match Box::pin(again_if_learned(cx, info, &*router, &mut attempt, outcome, client, keep_alive)).await {
                 Ok(again) => outcome = again,
                 Err(reply) => {
                     record::attempt_unsent(shard, routes, idx);
@@ -93,10 +93,10 @@ pub(super) async fn run<R: Router>(
         match outcome {
             Outcome::Delivered(d) => {
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
-                let ending = router.delivered(chosen, idx, &d);
                 if let Some(trace) = info.trace {
-                    trace.attempt_ended(routes, idx, cause, Ok(&d));
+                    trace.attempt_ended(routes, idx, router.cause(&chosen), Ok(&d));
                 }
+                let ending = router.delivered(chosen, idx, &d);
                 record::finish(shard, routes, info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
             }
@@ -104,7 +104,7 @@ pub(super) async fn run<R: Router>(
                 record::attempt_failed(shard, routes, idx, err.failure);
                 upstream += started.elapsed();
                 if let Some(trace) = info.trace {
-                    trace.attempt_ended(routes, idx, cause, Err(&err));
+                    trace.attempt_ended(routes, idx, router.cause(&chosen), Err(&err));
                 }
                 match router.after_failure(chosen, idx, err) {
                     AfterFailure::End(reply, ending) => {
@@ -127,24 +127,24 @@ pub(super) async fn run<R: Router>(
 /// request cannot be translated.
 async fn again_if_learned<R: Router>(
     cx: &Cx<'_>,
+    info: &RequestInfo<'_>,
     router: &R,
     attempt: &mut Attempt,
     outcome: Outcome,
     client: &mut ClientConn,
     keep_alive: bool,
-    trace_lines: Option<&[u8]>,
 ) -> Result<Outcome, crate::respond::Reply> {
     let deployment = cx.routes.snapshot.deployment(attempt.deployment);
     match &outcome {
         Outcome::Failed(err) if cx.shard.hub.responses.learn_from(deployment, err) => {
-            let request = forward::attempt_request(cx, attempt, true, trace_lines)?;
+            let request = forward::attempt_request(cx, attempt, true, trace_lines(cx, info, None).as_deref())?;
             let (idx, started) = (attempt.deployment, attempt.started);
             let request = match forward::authorize(cx, idx, request) {
                 Ok(request) => request,
                 Err(err) => return Ok(Outcome::Failed(err)),
             };
             let on_body_end = |usage| router.spent(idx, started, usage);
-            let exporting = cx.shard.export.is_some();
+            let exporting = info.trace.is_some();
             let (exchange, side) = exchange(cx, attempt, request, true, client, keep_alive, &on_body_end, exporting);
             Ok(exchange::run(&cx.shard.upstream, exchange, side).await)
         }
@@ -198,4 +198,14 @@ fn exchange<'a>(
         cut_usage_event: attempt.usage_asked,
     };
     (exchange, side)
+}
+
+/// The Trace Context lines an attempt's upstream gets: its own span's, when the request is
+/// traced (a new span when it starts at `new_span`, else the current one's), or the caller's as
+/// sent.
+fn trace_lines(cx: &Cx<'_>, info: &RequestInfo<'_>, new_span: Option<Instant>) -> Option<Vec<u8>> {
+    match info.trace {
+        Some(trace) => Some(trace.attempt_lines(new_span, &mut cx.shard.trace_ids.borrow_mut())),
+        None => cx.request.trace.parent.and_then(|_| passed_on(&cx.request.trace)),
+    }
 }

@@ -403,20 +403,21 @@ struct Relayed {
 
 impl Relayed {
     fn delivered(
-        mut self,
+        self,
         status: u16,
         took: Duration,
         body_failure: Option<Failure>,
         client_ok: bool,
         reusable: bool,
     ) -> Outcome {
+        let Relayed { bytes_out, first_body, mut tail } = self;
         Outcome::Delivered(Delivered {
             status,
-            bytes_out: self.bytes_out,
-            first_body: self.first_body,
+            bytes_out,
+            first_body,
             took,
-            usage: self.tail.usage(),
-            answer: self.tail.answer(),
+            usage: tail.usage(),
+            answer: tail.answer(),
             body_failure,
             client_failed: !client_ok,
             client_reusable: client_ok && reusable,
