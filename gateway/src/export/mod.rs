@@ -130,7 +130,8 @@ impl Exporters {
 
     /// The exporters' lines of `/metrics`.
     pub fn render(&self, out: &mut String) {
-        let families: [(&str, &str, &str, fn(&Counters) -> &AtomicU64); 4] = [
+        type Field = fn(&Counters) -> &AtomicU64;
+        let families: [(&str, &str, &str, Field); 4] = [
             ("pointwork_export_exported_total", "counter", "Records the receiver accepted.", |c| &c.exported),
             (
                 "pointwork_export_dropped_total",

@@ -109,6 +109,8 @@ impl Drop for ActiveRequest<'_> {
     }
 }
 
+// The head is read once per request and matched at once: boxing it would allocate per request.
+#[allow(clippy::large_enum_variant)]
 enum HeadRead {
     Head(RequestHead, Vec<u8>),
     Closed,
