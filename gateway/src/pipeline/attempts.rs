@@ -7,6 +7,7 @@ use std::time::Instant;
 use pointwork_core::RouteKind;
 
 use super::{answer, forward, record, translate};
+use crate::metrics::litellm;
 use crate::request::{Ending, RequestInfo};
 use crate::routers::Cx;
 use crate::routers::{AfterFailure, Attempt, Next, Router};
@@ -66,12 +67,14 @@ pub(super) async fn run<R: Router>(
         match outcome {
             Outcome::Delivered(d) => {
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
+                litellm::answered(shard, routes, info, idx, started, &d);
                 let ending = router.delivered(chosen, idx, &d);
                 record::finish(shard, routes, info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
             }
             Outcome::Failed(err) => {
                 record::attempt_failed(shard, routes, idx, err.failure);
+                litellm::failed(shard, routes, info, idx, err.failure);
                 match router.after_failure(chosen, idx, err) {
                     AfterFailure::End(reply, ending) => {
                         return answer(shard, routes, info, client, keep_alive, reply, ending).await;

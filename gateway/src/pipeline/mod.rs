@@ -50,8 +50,16 @@ pub async fn serve(
     let started = Instant::now();
     let routes = shard.sync();
     let routes: &Arc<Routes> = &routes;
-    let info =
-        |model| RequestInfo { path, model, key: caller.name(), bytes_in: body.len(), started, policy: None, route };
+    let info = |model| RequestInfo {
+        path,
+        model,
+        key: caller.name(),
+        bytes_in: body.len(),
+        started,
+        policy: None,
+        route,
+        caller,
+    };
     let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {
         Ok(e) => e,
         Err(e) => {
