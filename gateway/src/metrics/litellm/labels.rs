@@ -120,7 +120,6 @@ pub(super) fn exception_class(failure: Failure) -> &'static str {
 
 fn class_of_status(status: u16) -> &'static str {
     match status {
-        400 => "BadRequestError",
         401 => "AuthenticationError",
         403 => "PermissionDeniedError",
         404 => "NotFoundError",
@@ -130,6 +129,7 @@ fn class_of_status(status: u16) -> &'static str {
         500 => "InternalServerError",
         502 => "BadGatewayError",
         503 => "ServiceUnavailableError",
+        // 400 and every other 4xx.
         400..=499 => "BadRequestError",
         _ => "APIError",
     }

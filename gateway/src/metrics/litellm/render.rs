@@ -197,7 +197,9 @@ fn attempts(out: &mut String, report: &LiteLlmReport) {
             ("team_alias", o(&w.team_alias)), ("client_ip", None), ("user_agent", None),
         ];
         let both = [&deployment[..], &caller[..]].concat();
-        add(success, &both, c.successes as f64);
+        if c.successes > 0 {
+            add(success, &both, c.successes as f64);
+        }
         add(total, &both, (c.successes + c.failures()) as f64);
         for &(f, n) in &c.failures {
             let (status, class) = (exception_status(f).to_string(), provider_class(p.api_provider, f));
