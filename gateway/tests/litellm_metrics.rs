@@ -4,6 +4,10 @@
 //! and none of it without the setting.
 
 mod common;
+#[path = "../../db/tests/support/postgres.rs"]
+mod postgres;
+#[path = "database/support.rs"]
+mod support;
 
 use std::time::Duration;
 
@@ -267,4 +271,48 @@ fn without_the_setting_no_litellm_name_appears() {
     let litellm: Vec<&Series> = all.iter().filter(|s| s.name.starts_with("litellm_")).collect();
     assert!(litellm.is_empty(), "{litellm:#?}");
     assert!(!gateway.get("/metrics").text().contains("litellm_"));
+}
+
+#[test]
+fn a_database_keys_alias_team_and_user_label_its_requests_and_budgets() {
+    let pg = &support::server();
+    let db = "litellm_metrics_keys";
+    let url = pg.litellm_database(db);
+    pg.psql(
+        db,
+        "INSERT INTO \"LiteLLM_TeamTable\" (team_id, team_alias, models, spend, max_budget) \
+         VALUES ('t-prom', 'platform', '{}', 1, 5)",
+    );
+    pg.psql(db, "INSERT INTO \"LiteLLM_UserTable\" (user_id, spend, models, max_budget) VALUES ('u-prom', 0, '{}', 3)");
+    let secret = "sk-prom-db-key-0001";
+    let (columns, values) = (", key_alias, team_id, user_id, max_budget", ", 'prom-alias', 't-prom', 'u-prom', 2");
+    pg.insert_key(db, secret, columns, values);
+    let mock = Mock::start("m", &[]);
+    let gateway = support::start(&support::yaml(&mock, &url, "litellm_settings:\n  callbacks: [prometheus]\n"));
+    let mut spend = 0.0;
+    for _ in 0..3 {
+        let r = support::chat(&gateway, secret, "gpt");
+        assert_eq!(r.status, 200, "{}", r.text());
+        // `priced`: 0.001 a token, in and out.
+        spend += r.json()["usage"]["total_tokens"].as_f64().expect("total_tokens") * 0.001;
+    }
+    let token = digest_hex(secret.as_bytes());
+    let key = [("hashed_api_key", token.as_str()), ("api_key_alias", "prom-alias")];
+    let total = "litellm_proxy_total_requests_metric_total";
+    let all = scrape_until(&gateway, "the key's requests", |all| {
+        matching(all, total, &key).iter().map(|s| s.value).sum::<f64>() == 3.0
+    });
+    let who = [&key[..], &[("team", "t-prom"), ("team_alias", "platform"), ("user", "u-prom")]].concat();
+    assert_eq!(value(&all, total, &[&who[..], &[("status_code", "200")]].concat()), 3.0);
+    assert_eq!(value(&all, "litellm_deployment_success_responses_total", &[&key[..], &who[2..4]].concat()), 3.0);
+    let near = |name: &str, labels: &[(&str, &str)], want: f64| {
+        let got = value(&all, name, labels);
+        assert!((got - want).abs() < 1e-6, "{name} {labels:?}: {got}, expected {want}");
+    };
+    near("litellm_remaining_api_key_budget_metric", &key, 2.0 - spend);
+    near("litellm_api_key_max_budget_metric", &key, 2.0);
+    let team = [("team", "t-prom"), ("team_alias", "platform")];
+    near("litellm_remaining_team_budget_metric", &team, 5.0 - 1.0 - spend);
+    near("litellm_team_max_budget_metric", &team, 5.0);
+    near("litellm_remaining_user_budget_metric", &[("user", "u-prom")], 3.0 - spend);
 }
