@@ -167,10 +167,11 @@ fn litellm_names_count_requests_failures_tokens_spend_cooldowns_and_budget() {
     );
     assert_eq!(ok, n);
     let series = &matching(&all, total, &key)[0];
+    // LiteLLM's label names, sorted as prometheus_client writes them.
     #[rustfmt::skip]
     assert_eq!(label_names(series), [
-        "end_user", "hashed_api_key", "api_key_alias", "requested_model", "team", "team_alias", "user",
-        "status_code", "user_email", "route", "client_ip", "user_agent", "model_id", "api_provider",
+        "api_key_alias", "api_provider", "client_ip", "end_user", "hashed_api_key", "model_id", "requested_model",
+        "route", "status_code", "team", "team_alias", "user", "user_agent", "user_email",
     ]);
     let refused_labels = [
         ("requested_model", "other"),

@@ -1,6 +1,7 @@
 //! LiteLLM's metrics in Prometheus' text format, as LiteLLM's `/metrics` exposes them through
-//! `prometheus_client`: a counter `x` as `x_total`, histograms with LiteLLM's buckets, label
-//! names in LiteLLM's order, a label without a value as `None`. (`prometheus_client` also
+//! `prometheus_client`: a counter `x` as `x_total`, histograms with LiteLLM's buckets, LiteLLM's
+//! label names (written sorted by name, `le` among them, as `prometheus_client` writes them), a
+//! label without a value as `None`. (`prometheus_client` also
 //! exposes each counter's and histogram's creation time as `x_created`; dashboards do not read
 //! it, and it is left out.)
 
@@ -33,14 +34,29 @@ pub(crate) fn render(out: &mut String, totals: &Mutex<Totals>, routes: &Routes, 
     super::gauges::render(out, routes, state, report, now);
 }
 
-/// The labels' text: `name="value",…` (escaped; `None` for no value).
+/// The labels' text: `name="value",…` (escaped; `None` for no value), sorted by name as
+/// `prometheus_client` writes them.
 pub(super) fn labels(pairs: &Pairs<'_>) -> String {
-    let mut text = String::new();
-    for (i, (name, value)) in pairs.iter().enumerate() {
-        let sep = if i == 0 { "" } else { "," };
+    let (before, after) = split(pairs);
+    joined(&before, None, &after)
+}
+
+/// The sorted labels' text in two: those before `le` and those after (where a histogram's
+/// bucket puts it).
+fn split(pairs: &Pairs<'_>) -> (String, String) {
+    let mut sorted: Vec<&(&str, Option<&str>)> = pairs.iter().collect();
+    sorted.sort_by_key(|(name, _)| *name);
+    let (mut before, mut after) = (String::new(), String::new());
+    for (name, value) in sorted {
+        let text = if *name < "le" { &mut before } else { &mut after };
+        let sep = if text.is_empty() { "" } else { "," };
         let _ = write!(text, "{sep}{name}=\"{}\"", escape(value.unwrap_or(NONE)));
     }
-    text
+    (before, after)
+}
+
+fn joined(before: &str, middle: Option<&str>, after: &str) -> String {
+    [before, middle.unwrap_or(""), after].iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join(",")
 }
 
 fn o(value: &Option<std::sync::Arc<str>>) -> Option<&str> {
@@ -83,16 +99,18 @@ fn histogram<const N: usize>(
     name: &str,
     help: &str,
     bounds: &[f64; N],
-    series: BTreeMap<String, Buckets<N>>,
+    series: BTreeMap<(String, String), Buckets<N>>,
 ) {
     family(out, name, "histogram", help);
-    for (labels, b) in series {
+    for ((before, after), b) in series {
         let mut running = 0;
+        let bucket = |le: &str| joined(&before, Some(&format!("le=\"{le}\"")), &after);
         for (le, n) in bounds.iter().zip(b.counts) {
             running += n;
-            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{le:?}\"}} {running}");
+            let _ = writeln!(out, "{name}_bucket{{{}}} {running}", bucket(&format!("{le:?}")));
         }
-        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", b.count);
+        let _ = writeln!(out, "{name}_bucket{{{}}} {}", bucket("+Inf"), b.count);
+        let labels = joined(&before, None, &after);
         let _ = writeln!(out, "{name}_count{{{labels}}} {}", b.count);
         let _ = writeln!(out, "{name}_sum{{{labels}}} {}", b.sum);
     }
@@ -103,9 +121,9 @@ fn add<T: std::ops::AddAssign + Default>(series: &mut BTreeMap<String, T>, pairs
     *series.entry(labels(pairs)).or_default() += value;
 }
 
-fn add_buckets<const N: usize>(series: &mut BTreeMap<String, Buckets<N>>, pairs: &Pairs<'_>, b: &Buckets<N>) {
+fn add_buckets<const N: usize>(series: &mut Histograms<N>, pairs: &Pairs<'_>, b: &Buckets<N>) {
     if b.count > 0 {
-        series.entry(labels(pairs)).or_default().add(b);
+        series.entry(split(pairs)).or_default().add(b);
     }
 }
 
@@ -160,7 +178,9 @@ fn requests(out: &mut String, report: &LiteLlmReport) {
     histogram(out, "litellm_overhead_latency_metric", HELP_OVERHEAD, &LATENCY_BUCKETS, overhead);
 }
 
-type Latencies = BTreeMap<String, Buckets<17>>;
+/// Histograms' series by their labels before and after `le`.
+type Histograms<const N: usize> = BTreeMap<(String, String), Buckets<N>>;
+type Latencies = Histograms<17>;
 
 fn latencies(latency: &mut Latencies, overhead: &mut Latencies, w: &Who, p: &Where, c: &RequestCounts) {
     #[rustfmt::skip]
@@ -306,3 +326,38 @@ const HELP_API_LATENCY: &str = "Total latency (seconds) for a models LLM API cal
 const HELP_TTFT: &str = "Time to first token for a models LLM API call";
 const HELP_PER_TOKEN: &str = "LLM Deployment Analytics - Latency per output token";
 const HELP_COOLED_DOWN: &str = "LLM Deployment Analytics - Number of times a deployment has been cooled down by LiteLLM load balancing logic. exception_status is the status of the exception that caused the deployment to be cooled down";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::litellm::counts::Latency;
+
+    #[test]
+    fn labels_are_sorted_and_a_buckets_le_takes_its_place_among_them() {
+        let mut b = Latency::default();
+        b.observe(0.3, &LATENCY_BUCKETS);
+        let mut series = Histograms::new();
+        add_buckets(&mut series, &[("model_group", Some("g\"1")), ("api_key_alias", None)], &b);
+        let mut out = String::new();
+        histogram(&mut out, "h", "Help.", &LATENCY_BUCKETS, series);
+        assert!(out.starts_with("# HELP h Help.\n# TYPE h histogram\n"), "{out}");
+        assert!(out.contains("h_bucket{api_key_alias=\"None\",le=\"0.25\",model_group=\"g\\\"1\"} 0\n"), "{out}");
+        assert!(out.contains("h_bucket{api_key_alias=\"None\",le=\"0.5\",model_group=\"g\\\"1\"} 1\n"), "{out}");
+        assert!(out.contains("h_bucket{api_key_alias=\"None\",le=\"600.0\",model_group=\"g\\\"1\"} 1\n"), "{out}");
+        assert!(out.contains("h_bucket{api_key_alias=\"None\",le=\"+Inf\",model_group=\"g\\\"1\"} 1\n"), "{out}");
+        assert!(out.contains("h_count{api_key_alias=\"None\",model_group=\"g\\\"1\"} 1\n"), "{out}");
+    }
+
+    #[test]
+    fn counters_take_the_total_suffix_and_gauges_write_infinity_as_prometheus_does() {
+        let mut counts = BTreeMap::new();
+        add(&mut counts, &[("b", Some("2")), ("a", Some("1"))], 2.0);
+        add(&mut counts, &[("a", Some("1")), ("b", Some("2"))], 1.0);
+        let mut out = String::new();
+        counter(&mut out, "c", "Help.", counts);
+        assert_eq!(out, "# HELP c_total Help.\n# TYPE c_total counter\nc_total{a=\"1\",b=\"2\"} 3\n");
+        let mut out = String::new();
+        gauge(&mut out, "g", "Help.", BTreeMap::from([(labels(&[("k", None)]), f64::INFINITY)]));
+        assert!(out.ends_with("g{k=\"None\"} +Inf\n"), "{out}");
+    }
+}
