@@ -37,6 +37,9 @@ use crate::upstream::exchange::Delivered;
 /// Stands for "no deployment" / "no group" in the shard's indices.
 const NONE: u32 = u32::MAX;
 
+/// The shard's tables hash with foldhash: SipHash costs a few hundred instructions a lookup.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// An attempt's answer was relayed (at `started` + its time).
 #[inline(always)]
 pub(crate) fn answered(
@@ -121,11 +124,15 @@ fn count_failed(shard: &Shard, routes: &Arc<Routes>, caller: &Caller, idx: Deplo
 #[inline(never)]
 fn count_ended(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: &Ending) {
     let snap = &routes.snapshot;
-    let requested = match snap.resolve(info.model) {
-        Resolution::Group { group, .. } => group.0,
-        Resolution::Deployment(d) => snap.group_of(d).0,
-        // A router's name (complexity, policy): the group that served it.
-        Resolution::Unknown => e.group.map_or(NONE, |g| g.0),
+    let requested = match e.group {
+        // Most requests name the group that served them: no lookup.
+        Some(g) if snap.group(g).name == info.model => g.0,
+        _ => match snap.resolve(info.model) {
+            Resolution::Group { group, .. } => group.0,
+            Resolution::Deployment(d) => snap.group_of(d).0,
+            // A router's name (complexity, policy): the group that served it.
+            Resolution::Unknown => e.group.map_or(NONE, |g| g.0),
+        },
     };
     let total = info.started.elapsed();
     let mut metrics = shard.metrics.borrow_mut();
@@ -160,11 +167,11 @@ struct RequestSlot {
 pub(crate) struct LiteLlmShard {
     callers: Callers,
     /// By (caller slot, deployment index).
-    attempts: HashMap<(u32, u32), AttemptCounts>,
-    requests: HashMap<RequestSlot, RequestCounts>,
+    attempts: FastMap<(u32, u32), AttemptCounts>,
+    requests: FastMap<RequestSlot, RequestCounts>,
     /// By (deployment index, the failure that started it).
-    cooldowns: HashMap<(u32, Failure), u64>,
-    last_outcomes: HashMap<u32, LastOutcome>,
+    cooldowns: FastMap<(u32, Failure), u64>,
+    last_outcomes: FastMap<u32, LastOutcome>,
 }
 
 impl LiteLlmShard {
@@ -250,7 +257,7 @@ struct Callers {
     who: Vec<Arc<Who>>,
     /// The virtual key behind each slot, held so that its address keeps naming it.
     keys: Vec<Option<Arc<VirtualKey>>>,
-    by_key: HashMap<usize, u32>,
+    by_key: FastMap<usize, u32>,
     anyone: Option<u32>,
     master: Option<u32>,
 }
