@@ -21,7 +21,7 @@ use crate::kinds;
 use crate::node::Node;
 
 /// What is exported, and where.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ExportSettings {
     pub otlp: Option<OtlpSettings>,
     pub langfuse: Option<LangfuseSettings>,
@@ -29,6 +29,29 @@ pub struct ExportSettings {
     pub litellm_metrics: bool,
     /// Prompts and completions go with the traces.
     pub content: bool,
+    /// The most records waiting per exporter (`OTEL_BSP_MAX_QUEUE_SIZE`); more are dropped.
+    pub queue: usize,
+    /// The most records one export carries (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
+    pub batch: usize,
+}
+
+/// Records waiting per exporter unless `OTEL_BSP_MAX_QUEUE_SIZE` says otherwise: about ten
+/// seconds of a busy instance (OTel's own default, 2048, is one second of it).
+pub const DEFAULT_QUEUE: usize = 20_000;
+/// Records per export unless `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` says otherwise (OTel's default).
+pub const DEFAULT_BATCH: usize = 512;
+
+impl Default for ExportSettings {
+    fn default() -> ExportSettings {
+        ExportSettings {
+            otlp: None,
+            langfuse: None,
+            litellm_metrics: false,
+            content: false,
+            queue: DEFAULT_QUEUE,
+            batch: DEFAULT_BATCH,
+        }
+    }
 }
 
 impl ExportSettings {
@@ -128,11 +151,15 @@ pub(crate) fn read_export(
     let otlp = otlp_settings(c, named.otel, own.otlp);
     let langfuse = langfuse_settings(c, (named.langfuse_success, named.langfuse_failure), named.langfuse, own.langfuse);
     let content = own.content.or_else(|| env_bool(c, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"));
+    let positive = |c: &Checker, name: &str| env(c, name).and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
+    let queue = positive(c, "OTEL_BSP_MAX_QUEUE_SIZE").unwrap_or(DEFAULT_QUEUE);
     ExportSettings {
         otlp,
         langfuse,
         litellm_metrics: named.prometheus || own.litellm_metrics,
         content: content.or(turn_off_message_logging.map(|off| !off)).unwrap_or(false),
+        queue,
+        batch: positive(c, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE").unwrap_or(DEFAULT_BATCH).min(queue),
     }
 }
 
@@ -352,7 +379,8 @@ fn otlp_settings(c: &mut Checker, named: Option<KeyPath>, own: Option<OtlpSettin
         (None, Some(litellm)) if named.is_some() => traces_url(&litellm),
         (None, _) => {
             if let Some(path) = named {
-                let why = "otel: no endpoint (set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_ENDPOINT): no traces are exported";
+                let why =
+                    "otel: no endpoint (set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_ENDPOINT): no traces are exported";
                 c.warn(path, why);
             }
             return None;
@@ -433,7 +461,10 @@ mod tests {
     fn header_lists_are_split_and_decoded() {
         assert_eq!(
             parse_headers("x-honeycomb-team=abc=d, Authorization=Basic%20eA%3D%3D,broken"),
-            [("x-honeycomb-team".to_string(), "abc=d".to_string()), ("Authorization".to_string(), "Basic eA==".to_string())]
+            [
+                ("x-honeycomb-team".to_string(), "abc=d".to_string()),
+                ("Authorization".to_string(), "Basic eA==".to_string())
+            ]
         );
     }
 }

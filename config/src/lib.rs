@@ -59,7 +59,9 @@ pub use cluster::{
 };
 pub use config::{Config, Database, DeploymentInfo, EntrySource, LeftOut, LeftOutBecause, Loaded, PolicyRouterEntry};
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
-pub use export::{parse_headers, traces_url, ExportSettings, LangfuseSettings, OtlpSettings};
+pub use export::{
+    parse_headers, traces_url, ExportSettings, LangfuseSettings, OtlpSettings, DEFAULT_BATCH, DEFAULT_QUEUE,
+};
 pub use gateway_settings::{
     AccessLogTarget, CostMapSource, GatewaySettings, HealthChecks, IoDriver, Limits, Timeouts, DEFAULT_PORT,
 };

@@ -71,13 +71,15 @@ fn otel_without_an_endpoint_is_a_warning() {
 
 #[test]
 fn langfuse_callbacks_say_which_requests_go() {
-    let vars = [("LANGFUSE_PUBLIC_KEY", "pk-lf-1"), ("LANGFUSE_SECRET_KEY", "sk-lf-1"), ("LANGFUSE_HOST", "lf.internal:3000")];
+    let vars =
+        [("LANGFUSE_PUBLIC_KEY", "pk-lf-1"), ("LANGFUSE_SECRET_KEY", "sk-lf-1"), ("LANGFUSE_HOST", "lf.internal:3000")];
     let success = export("litellm_settings:\n  success_callback: [langfuse]\n", &vars).langfuse.unwrap();
     assert_eq!((success.successes, success.failures), (true, false));
     assert_eq!(success.host, "https://lf.internal:3000");
     assert_eq!((success.public_key.as_str(), success.secret_key.as_str()), ("pk-lf-1", "sk-lf-1"));
-    let both =
-        export("litellm_settings:\n  success_callback: [langfuse]\n  failure_callback: [langfuse]\n", &vars).langfuse.unwrap();
+    let both = export("litellm_settings:\n  success_callback: [langfuse]\n  failure_callback: [langfuse]\n", &vars)
+        .langfuse
+        .unwrap();
     assert_eq!((both.successes, both.failures), (true, true));
     let cloud = export("litellm_settings:\n  callbacks: [langfuse]\n", &vars[..2]).langfuse.unwrap();
     assert_eq!(cloud.host, "https://cloud.langfuse.com");
@@ -125,19 +127,26 @@ fn pointwork_telemetry_section() {
     assert_eq!(otlp.headers, [("api-key".to_string(), "k-1".to_string())]);
     assert_eq!(otlp.timeout, Duration::from_secs(3));
     let lf = e.langfuse.unwrap();
-    assert_eq!((lf.host.as_str(), lf.secret_key.as_str(), lf.successes, lf.failures), ("http://127.0.0.1:3000", "s-1", true, true));
+    assert_eq!(
+        (lf.host.as_str(), lf.secret_key.as_str(), lf.successes, lf.failures),
+        ("http://127.0.0.1:3000", "s-1", true, true)
+    );
     assert!(e.content);
 }
 
 #[test]
 fn unknown_telemetry_keys_are_errors_with_their_path() {
     let env = |_: &str| None;
-    let yaml = format!("{MODELS}pointwork:\n  telemetry:\n    otlp: {{endpoint: ftp://x, secret: 1}}\n    sampler: 0.5\n");
+    let yaml =
+        format!("{MODELS}pointwork:\n  telemetry:\n    otlp: {{endpoint: ftp://x, secret: 1}}\n    sampler: 0.5\n");
     let errors: Vec<String> = match load_str(&yaml, Path::new("."), &env) {
         Ok(_) => panic!("accepted"),
         Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
     };
-    assert!(errors.iter().any(|e| e.starts_with("pointwork.telemetry.otlp.endpoint: ") && e.contains("not an http")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.starts_with("pointwork.telemetry.otlp.endpoint: ") && e.contains("not an http")),
+        "{errors:?}"
+    );
     assert!(errors.iter().any(|e| e.starts_with("pointwork.telemetry.otlp.secret")), "{errors:?}");
     assert!(errors.iter().any(|e| e.starts_with("pointwork.telemetry.sampler")), "{errors:?}");
 }

@@ -79,6 +79,8 @@ pub struct Entry<'a> {
     pub route: Option<&'a str>,
     /// The complexity router's record, a JSON object.
     pub routing_decision: Option<&'a str>,
+    /// The request's trace (32 hex digits), when an exporter is on.
+    pub trace_id: Option<&'a str>,
 }
 
 impl AccessLog {
@@ -136,6 +138,9 @@ impl AccessLog {
         }
         field_opt_str(b, "cause", e.cause);
         field_opt_str(b, "route", e.route);
+        if e.trace_id.is_some() {
+            field_opt_str(b, "trace_id", e.trace_id);
+        }
         if let Some(record) = e.routing_decision {
             b.extend_from_slice(b",\"routing_decision\":");
             b.extend_from_slice(record.as_bytes());
@@ -258,6 +263,7 @@ mod tests {
             cause: Some("retry"),
             route: None,
             routing_decision: None,
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736"),
         });
         log.flush();
         let text = std::fs::read_to_string(&dir).unwrap();
@@ -266,6 +272,7 @@ mod tests {
         assert_eq!(v["key"], "team-a");
         assert_eq!(v["deployment"], serde_json::Value::Null);
         assert_eq!(v["upstream_ms"], 12.345);
+        assert_eq!(v["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(v["time"], "1970-01-01T00:00:00.000Z");
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o600);

@@ -61,6 +61,8 @@ pub struct Hub {
     pub responses: Arc<crate::responses::ResponsesShared>,
     /// LiteLLM's database, when `DATABASE_URL` (or `general_settings.database_url`) names one.
     pub database: OnceLock<pointwork_db::Database>,
+    /// The exporters (OTLP, Langfuse), when the config names any; set before the shards start.
+    pub export: OnceLock<Arc<crate::export::Exporters>>,
 }
 
 impl Hub {
@@ -77,6 +79,7 @@ impl Hub {
             tls: OnceLock::new(),
             responses: Arc::default(),
             database: OnceLock::new(),
+            export: OnceLock::new(),
         })
     }
 

@@ -12,6 +12,7 @@ pub mod database;
 pub mod demo;
 pub mod errors;
 pub mod events;
+pub mod export;
 pub mod facts;
 mod facts_scan;
 pub mod health;

@@ -19,6 +19,24 @@ pub const HEADER_DROPPED: &str = "x-pointwork-dropped";
 /// The decision's one-line reason (`simple-shuffle picked d1 of 2 candidates (1 in cooldown)`).
 pub const HEADER_ROUTE: &str = "x-pointwork-route";
 
+/// The gateway's own time in milliseconds (`0.412`): the request's time but its attempts'
+/// upstream time, as LiteLLM's `x-litellm-overhead-duration-ms`.
+pub const HEADER_OVERHEAD: &str = "x-pointwork-overhead-ms";
+
+/// `d` in milliseconds with three decimals.
+pub(crate) fn overhead_ms(d: Duration) -> String {
+    let micros = d.as_micros();
+    format!("{}.{:03}", micros / 1000, micros % 1000)
+}
+
+/// The [`HEADER_OVERHEAD`] line for `d`, appended to `out` (a response's extra headers).
+pub(crate) fn write_overhead(out: &mut Vec<u8>, d: Duration) {
+    use std::io::Write as _;
+    let micros = d.as_micros();
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{HEADER_OVERHEAD}: {}.{:03}\r\n", micros / 1000, micros % 1000);
+}
+
 /// The `anthropic-version` an Anthropic deployment gets when the caller sends none.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -33,7 +51,16 @@ pub struct Request<'a> {
     pub llmeu: &'a [(&'a [u8], &'a [u8])],
     /// `x-api-key`, `anthropic-version`, `anthropic-beta`.
     pub anthropic: Anthropic<'a>,
+    /// `traceparent`, `tracestate`.
+    pub trace: TraceContext<'a>,
     pub body: &'a [u8],
+}
+
+/// The W3C Trace Context headers' values, as sent.
+#[derive(Clone, Copy, Default)]
+pub struct TraceContext<'a> {
+    pub parent: Option<&'a [u8]>,
+    pub state: Option<&'a [u8]>,
 }
 
 /// The Anthropic API's request headers' values.
@@ -59,6 +86,8 @@ pub(crate) struct RequestInfo<'a> {
     pub(crate) route: RouteKind,
     /// Who called (the metrics' key labels: names and digests, never the key).
     pub(crate) caller: &'a crate::keys::Caller,
+    /// The request's trace, when an exporter is on.
+    pub(crate) trace: Option<&'a crate::export::draft::TraceDraft>,
 }
 
 /// How the request ended, for metrics and the access log.
@@ -112,6 +141,8 @@ pub struct UpstreamHead<'a> {
     /// What the provider accepts of the `anthropic-beta` betas, each as it takes it (Vertex AI
     /// refuses betas it does not know); `None`: all, as sent.
     pub betas: Option<BetaFilter>,
+    /// The Trace Context header lines the upstream gets (`traceparent: …\r\n`), if any.
+    pub trace: Option<&'a [u8]>,
 }
 
 /// The name a provider takes a beta by, or `None` when it does not take it.
@@ -129,7 +160,12 @@ impl<'a> UpstreamHead<'a> {
             ],
             _ => [None, None],
         };
-        UpstreamHead { fixed, extra, betas: None }
+        UpstreamHead { fixed, extra, betas: None, trace: None }
+    }
+
+    /// The head with the Trace Context header lines `trace`.
+    pub(crate) fn with_trace(self, trace: Option<&'a [u8]>) -> UpstreamHead<'a> {
+        UpstreamHead { trace, ..self }
     }
 
     /// The head with only the betas `filter` accepts.
@@ -138,7 +174,9 @@ impl<'a> UpstreamHead<'a> {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.fixed.len() + self.extra.iter().flatten().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
+        self.fixed.len()
+            + self.extra.iter().flatten().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
+            + self.trace.map_or(0, <[u8]>::len)
     }
 
     #[inline]
@@ -149,6 +187,9 @@ impl<'a> UpstreamHead<'a> {
                 Some(filter) if *name == "anthropic-beta" => write_betas(out, filter, value),
                 _ => write::header(out, name, value),
             }
+        }
+        if let Some(trace) = self.trace {
+            out.extend_from_slice(trace);
         }
     }
 }

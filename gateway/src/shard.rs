@@ -59,6 +59,10 @@ pub struct Shard {
     /// Database keys' spend rows not yet handed to the database thread
     /// (`database::spend::hand_over`).
     pub db_spend: RefCell<Vec<pointwork_db::SpendRow>>,
+    /// The exporters, when any is configured: every request's record goes to them.
+    pub export: Option<Arc<crate::export::Exporters>>,
+    /// Draws trace and span ids (seeded apart from `rng`, which the pick's tests fix).
+    pub trace_ids: RefCell<Rng>,
 }
 
 /// What a shard is made of, besides what it builds itself.
@@ -98,6 +102,8 @@ impl Shard {
             open_connections: Cell::new(0),
             db_keys: Default::default(),
             db_spend: Default::default(),
+            export: parts.hub.export.get().cloned(),
+            trace_ids: RefCell::new(Rng::new(random_seed() ^ parts.id as u64)),
             hub: parts.hub,
             settings: parts.settings,
         }
@@ -175,4 +181,13 @@ fn set_provider_cooldowns(state: &mut State, routes: &Routes) {
     if let Some(pareto) = &routes.pareto {
         state.providers_mut().set_settings(pareto.settings.cooldown);
     }
+}
+
+/// A seed no two processes share (trace ids must not repeat across instances).
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u32(std::process::id());
+    h.finish()
 }

@@ -71,6 +71,10 @@ pub fn serve(
         hub.pareto.share_between_instances();
     }
     hub.pareto.configure(pareto);
+    if let Some(export) = crate::export::Exporters::start(&config.export) {
+        eprintln!("pointwork: export: {}", export.describe());
+        let _ = hub.export.set(export);
+    }
     let mut stored = Vec::new();
     let mut stored_slot = None;
     if let Some(database) = &config.database {
@@ -152,6 +156,10 @@ pub fn serve(
         stored_slot,
     }
     .run();
+    // Drained: the last requests' records go to the exporters.
+    if let Some(export) = hub.export.get() {
+        export.flush_blocking(std::time::Duration::from_secs(3));
+    }
     // Drained: the spend not yet written goes to the database (or the pending file).
     if let Some(db) = hub.database.get() {
         db.flush_blocking(std::time::Duration::from_secs(5));

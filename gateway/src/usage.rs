@@ -15,11 +15,60 @@ pub struct Usage {
 /// How much of the body's end is kept: a usage object with its details fits well within it.
 const TAIL: usize = 2048;
 
+/// What is read of an answer as it is relayed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reading {
+    /// Nothing: no one reads the usage.
+    #[default]
+    Nothing,
+    /// The token usage (spend, budgets, usage-based routing).
+    Usage,
+    /// The usage, the answer's model and finish reasons (an exporter is on).
+    Answer,
+    /// All of that and the whole body (exported content).
+    AnswerWithBody,
+}
+
+impl Reading {
+    /// What an attempt reads: the usage when someone counts it (`usage`), the answer when an
+    /// exporter is on (`export`: with the body when content is exported).
+    pub fn of(usage: bool, export: Option<bool>) -> Reading {
+        match (export, usage) {
+            (Some(true), _) => Reading::AnswerWithBody,
+            (Some(false), _) => Reading::Answer,
+            (None, true) => Reading::Usage,
+            (None, false) => Reading::Nothing,
+        }
+    }
+
+    pub fn usage(self) -> bool {
+        self != Reading::Nothing
+    }
+}
+
+/// What an exporter learns of an answer besides its usage.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AnswerFacts {
+    /// The `model` the answer names.
+    pub model: Option<String>,
+    /// Its finish (stop) reasons, in order, without repeats.
+    pub finish_reasons: Vec<String>,
+    /// The whole body, when content is exported (`None` when it was larger than the limit).
+    pub body: Option<Vec<u8>>,
+}
+
+/// The largest body kept whole for an exporter.
+const MAX_WHOLE: usize = 1 << 20;
+
 /// The last bytes of a body, fed as it is relayed — or nothing, when no one reads the usage
 /// (only usage-based routing does), so that a request does not pay for it.
 #[derive(Default)]
 pub struct UsageTail {
     on: bool,
+    /// The answer's facts are read (an exporter is on).
+    facts: bool,
+    /// The whole body, when content is exported; `None` once it outgrew [`MAX_WHOLE`].
+    whole: Option<Vec<u8>>,
     tail: Vec<u8>,
     /// The body's first [`HEAD`] bytes: an Anthropic stream's `message_start` reports its
     /// `input_tokens` there (its last event, `message_delta`, may carry only `output_tokens`).
@@ -30,13 +79,25 @@ pub struct UsageTail {
 const HEAD: usize = 4096;
 
 impl UsageTail {
-    pub fn new(on: bool) -> UsageTail {
-        UsageTail { on, ..UsageTail::default() }
+    pub fn new(reading: Reading) -> UsageTail {
+        UsageTail {
+            on: reading.usage(),
+            facts: reading >= Reading::Answer,
+            whole: (reading == Reading::AnswerWithBody).then(Vec::new),
+            ..UsageTail::default()
+        }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
         if !self.on {
             return;
+        }
+        if let Some(whole) = &mut self.whole {
+            if whole.len() + bytes.len() <= MAX_WHOLE {
+                whole.extend_from_slice(bytes);
+            } else {
+                self.whole = None;
+            }
         }
         if self.head.len() < HEAD {
             self.head.extend_from_slice(&bytes[..bytes.len().min(HEAD - self.head.len())]);
@@ -173,6 +234,28 @@ fn leading_number(b: &[u8]) -> Option<u64> {
 }
 
 impl UsageTail {
+    /// The answer's model and finish reasons (and its body, when kept), when an exporter reads
+    /// them.
+    pub fn answer(&mut self) -> Option<Box<AnswerFacts>> {
+        if !self.facts {
+            return None;
+        }
+        let model = string_after(&self.head, b"\"model\"").map(str::to_string);
+        let mut finish_reasons: Vec<String> = Vec::new();
+        for key in [&b"\"finish_reason\""[..], b"\"stop_reason\"", b"\"finishReason\""] {
+            let mut at = 0;
+            while let Some(found) = memmem::find(&self.tail[at..], key) {
+                at += found + key.len();
+                if let Some(reason) = string_after(&self.tail[at - key.len()..], key) {
+                    if !finish_reasons.iter().any(|r| r == reason) {
+                        finish_reasons.push(reason.to_string());
+                    }
+                }
+            }
+        }
+        Some(Box::new(AnswerFacts { model, finish_reasons, body: self.whole.take() }))
+    }
+
     /// An Anthropic stream's `input_tokens`, from its `message_start` event.
     fn stream_input_tokens(&self) -> Option<u64> {
         let at = memmem::find(&self.head, b"\"message_start\"")?;
@@ -183,6 +266,16 @@ impl UsageTail {
 fn skip_space(b: &[u8]) -> &[u8] {
     let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
     &b[n..]
+}
+
+/// The string after the first `"key"` and a colon within `hay` (no escapes: model names and
+/// finish reasons have none); `None` when the value is not a string (`null`).
+fn string_after<'h>(hay: &'h [u8], key: &[u8]) -> Option<&'h str> {
+    let at = memmem::find(hay, key)?;
+    let rest = skip_space(&hay[at + key.len()..]).strip_prefix(b":")?;
+    let rest = skip_space(rest).strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
+    std::str::from_utf8(&rest[..end]).ok().filter(|s| !s.is_empty())
 }
 
 /// The integer after `"key"` and a colon, within `hay`.
@@ -199,7 +292,7 @@ mod tests {
     use super::*;
 
     fn usage_of(parts: &[&[u8]]) -> Option<Usage> {
-        let mut t = UsageTail::new(true);
+        let mut t = UsageTail::new(Reading::Usage);
         for p in parts {
             t.push(p);
         }
@@ -229,7 +322,7 @@ mod tests {
 
     #[test]
     fn an_off_tail_keeps_nothing() {
-        let mut t = UsageTail::new(false);
+        let mut t = UsageTail::new(Reading::Nothing);
         t.push(br#"{"usage":{"prompt_tokens":1,"completion_tokens":2}}"#);
         assert_eq!(t.usage(), None);
     }

@@ -60,6 +60,8 @@ pub struct RequestHead {
     /// The Anthropic API's headers: `x-api-key` (a key, like `Authorization: Bearer`),
     /// `anthropic-version` and `anthropic-beta` (forwarded to Anthropic deployments).
     pub anthropic: AnthropicHeaders,
+    /// W3C Trace Context: `traceparent` and `tracestate`.
+    pub trace: TraceHeaders,
     /// Bytes of the head, including the final CRLF CRLF.
     pub head_len: usize,
 }
@@ -92,15 +94,28 @@ impl HeadError {
     }
 }
 
-/// The slot of an Anthropic header named `name`, if it is one (checked by length first: most
-/// headers are not).
-fn anthropic_slot<'a>(h: &'a mut AnthropicHeaders, name: &str) -> Option<&'a mut Option<std::ops::Range<usize>>> {
+/// The slot of an Anthropic or Trace Context header named `name`, if it is one (checked by
+/// length first: most headers are not).
+fn known_slot<'a>(
+    h: &'a mut AnthropicHeaders,
+    t: &'a mut TraceHeaders,
+    name: &str,
+) -> Option<&'a mut Option<std::ops::Range<usize>>> {
     match name.len() {
         9 if header_is(name, "x-api-key") => Some(&mut h.api_key),
         17 if header_is(name, "anthropic-version") => Some(&mut h.version),
         14 if header_is(name, "anthropic-beta") => Some(&mut h.beta),
+        11 if header_is(name, "traceparent") => Some(&mut t.parent),
+        10 if header_is(name, "tracestate") => Some(&mut t.state),
         _ => None,
     }
+}
+
+/// Where the W3C Trace Context headers sit in the buffer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceHeaders {
+    pub parent: Option<std::ops::Range<usize>>,
+    pub state: Option<std::ops::Range<usize>>,
 }
 
 /// Where the Anthropic API's request headers sit in the buffer.
@@ -179,6 +194,7 @@ fn parse_with<'b>(
     let mut tags = None;
     let mut llmeu = Vec::new();
     let mut anthropic = AnthropicHeaders::default();
+    let mut trace = TraceHeaders::default();
     for h in req.headers.iter() {
         if header_is(h.name, "content-length") {
             let n = parse_content_length(h.value)
@@ -218,7 +234,7 @@ fn parse_with<'b>(
         } else if header_is(h.name, TAGS_HEADER) {
             let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
             tags = Some(start..start + h.value.len());
-        } else if let Some(slot) = anthropic_slot(&mut anthropic, h.name) {
+        } else if let Some(slot) = known_slot(&mut anthropic, &mut trace, h.name) {
             let start = h.value.as_ptr() as usize - buf.as_ptr() as usize;
             *slot = Some(start..start + h.value.len());
         } else if h.name.len() > LLMEU_HEADER_PREFIX.len()
@@ -255,6 +271,7 @@ fn parse_with<'b>(
         tags,
         llmeu,
         anthropic,
+        trace,
         head_len,
     }))
 }

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::diff::Changes;
 use crate::cli::Overrides;
+use crate::export::Exporters;
 use crate::hub::Hub;
 use crate::keys::key_changes;
 use crate::tls::expiry_warning;
@@ -79,6 +80,9 @@ pub fn reload(
     let (routes, _) = super::stored_models::routes_with(&loaded.config, stored, &old)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let mut restart_needed_for = restart_only_changes(started_with, &loaded.config.gateway);
+    if Exporters::differ(hub.export.get().map(|e| &**e), &loaded.config.export) {
+        restart_needed_for.push("telemetry");
+    }
     // The certificate last: a broken one refuses the whole reload, routes included.
     let tls = overrides.tls(loaded.config.gateway.tls.as_ref());
     let tls = match (hub.tls.get(), &tls) {

@@ -2,18 +2,20 @@
 //! deployment's dialect (5), the answer relayed (6) and the outcome recorded (7); after a failed
 //! attempt the router says whether and where to try again, while nothing has reached the client.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pointwork_core::RouteKind;
 
 use super::{answer, forward, record, translate};
+use crate::export::draft::passed_on;
 use crate::metrics::litellm;
-use crate::request::{Ending, RequestInfo};
+use crate::request::{write_overhead, Ending, RequestInfo};
 use crate::routers::Cx;
 use crate::routers::{AfterFailure, Attempt, Next, Router};
 use crate::tcp_or_tls::ClientConn;
 use crate::upstream::body_block::BodyBlock;
 use crate::upstream::exchange::{self, ClientSide, Exchange, Outcome};
+use crate::usage::Reading;
 
 /// Runs the request's attempts as `router` chooses them. Returns whether the client connection
 /// can carry another request.
@@ -28,19 +30,32 @@ pub(super) async fn run<R: Router>(
     let snap = &routes.snapshot;
     // The first choice is made now (facts extraction took a microsecond or less): one clock read.
     let mut now = info.started;
+    // The failed attempts' time, which is not the gateway's own.
+    let mut upstream = Duration::ZERO;
     loop {
         let (mut attempt, chosen) = match router.choose(now) {
             Next::Attempt(attempt, chosen) => (attempt, chosen),
-            Next::End(reply, ending) => return answer(shard, routes, info, client, keep_alive, reply, ending).await,
+            Next::End(reply, ending) => {
+                return answer(shard, routes, info, client, keep_alive, reply, ending, upstream).await;
+            }
         };
         let (idx, started) = (attempt.deployment, attempt.started);
         let deployment = snap.deployment(idx);
         let translating = translate::needed(cx, deployment);
-        let request = match forward::attempt_request(cx, &mut attempt, translating) {
+        write_overhead(&mut attempt.labels, started.saturating_duration_since(info.started).saturating_sub(upstream));
+        // The upstream continues the request's trace (or the caller's, when none is exported).
+        let cause = if info.trace.is_some() { router.cause(&chosen) } else { "" };
+        // A traced answer's usage is read (a stream is asked for it).
+        attempt.read_usage |= info.trace.is_some();
+        let trace_lines = match info.trace {
+            Some(trace) => Some(trace.attempt_begins(started, &mut shard.trace_ids.borrow_mut())),
+            None => cx.request.trace.parent.and_then(|_| passed_on(&cx.request.trace)),
+        };
+        let request = match forward::attempt_request(cx, &mut attempt, translating, trace_lines.as_deref()) {
             Ok(request) => request,
             Err(reply) => {
                 router.unforwardable(&reply);
-                return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+                return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0), upstream).await;
             }
         };
         record::attempt_started(shard, routes, idx, started);
@@ -49,18 +64,30 @@ pub(super) async fn run<R: Router>(
             Err(err) => Outcome::Failed(err),
             Ok(request) => {
                 let on_body_end = |usage| router.spent(idx, started, usage);
-                let (exchange, side) = exchange(cx, &attempt, request, translating, client, keep_alive, &on_body_end);
+                let (exchange, side) = exchange(
+                    cx,
+                    &attempt,
+                    request,
+                    translating,
+                    client,
+                    keep_alive,
+                    &on_body_end,
+                    info.trace.is_some(),
+                );
                 exchange::run(&shard.upstream, exchange, side).await
             }
         };
         if cx.route == RouteKind::Responses && !translating {
             // Boxed: only a native Responses attempt may go again, translated.
-            match Box::pin(again_if_learned(cx, &*router, &mut attempt, outcome, client, keep_alive)).await {
+            let again =
+                again_if_learned(cx, &*router, &mut attempt, outcome, client, keep_alive, trace_lines.as_deref());
+            match Box::pin(again).await {
                 Ok(again) => outcome = again,
                 Err(reply) => {
                     record::attempt_unsent(shard, routes, idx);
                     router.unforwardable(&reply);
-                    return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+                    return answer(shard, routes, info, client, keep_alive, reply, Ending::refused(0, 0), upstream)
+                        .await;
                 }
             }
         }
@@ -69,15 +96,22 @@ pub(super) async fn run<R: Router>(
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
                 litellm::answered(shard, routes, info, idx, started, &d);
                 let ending = router.delivered(chosen, idx, &d);
+                if let Some(trace) = info.trace {
+                    trace.attempt_ended(routes, idx, cause, Ok(&d));
+                }
                 record::finish(shard, routes, info, ending);
                 return keep_alive && !d.client_failed && d.client_reusable;
             }
             Outcome::Failed(err) => {
                 record::attempt_failed(shard, routes, idx, err.failure);
                 litellm::failed(shard, routes, info, idx, err.failure);
+                upstream += started.elapsed();
+                if let Some(trace) = info.trace {
+                    trace.attempt_ended(routes, idx, cause, Err(&err));
+                }
                 match router.after_failure(chosen, idx, err) {
                     AfterFailure::End(reply, ending) => {
-                        return answer(shard, routes, info, client, keep_alive, reply, ending).await;
+                        return answer(shard, routes, info, client, keep_alive, reply, ending, upstream).await;
                     }
                     AfterFailure::Again(pause) => {
                         if !pause.is_zero() {
@@ -101,18 +135,20 @@ async fn again_if_learned<R: Router>(
     outcome: Outcome,
     client: &mut ClientConn,
     keep_alive: bool,
+    trace_lines: Option<&[u8]>,
 ) -> Result<Outcome, crate::respond::Reply> {
     let deployment = cx.routes.snapshot.deployment(attempt.deployment);
     match &outcome {
         Outcome::Failed(err) if cx.shard.hub.responses.learn_from(deployment, err) => {
-            let request = forward::attempt_request(cx, attempt, true)?;
+            let request = forward::attempt_request(cx, attempt, true, trace_lines)?;
             let (idx, started) = (attempt.deployment, attempt.started);
             let request = match forward::authorize(cx, idx, request) {
                 Ok(request) => request,
                 Err(err) => return Ok(Outcome::Failed(err)),
             };
             let on_body_end = |usage| router.spent(idx, started, usage);
-            let (exchange, side) = exchange(cx, attempt, request, true, client, keep_alive, &on_body_end);
+            let exporting = cx.shard.export.is_some();
+            let (exchange, side) = exchange(cx, attempt, request, true, client, keep_alive, &on_body_end, exporting);
             Ok(exchange::run(&cx.shard.upstream, exchange, side).await)
         }
         _ => Ok(outcome),
@@ -121,9 +157,10 @@ async fn again_if_learned<R: Router>(
 
 /// The exchange of `request`, the attempt's (its credential added), and the client side its
 /// answer goes to: translated back (`translating`), with the router's labels, its body block and
-/// its spend callback `on_body_end`. Inlined: its result is two large structs, which a call
-/// would copy.
+/// its spend callback `on_body_end`; the answer's facts read for the exporters (`exporting`).
+/// Inlined: its result is two large structs, which a call would copy.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn exchange<'a>(
     cx: &'a Cx<'_>,
     attempt: &'a Attempt,
@@ -132,6 +169,7 @@ fn exchange<'a>(
     client: &'a mut ClientConn,
     keep_alive: bool,
     on_body_end: &'a dyn Fn(Option<crate::usage::Usage>),
+    exporting: bool,
 ) -> (Exchange<'a>, ClientSide<'a>) {
     let (idx, started) = (attempt.deployment, attempt.started);
     let (routes, facts) = (cx.routes, &cx.extracted.facts);
@@ -142,7 +180,10 @@ fn exchange<'a>(
         provider: deployment.provider.prefix(),
         request,
         stream: facts.stream,
-        read_usage: attempt.read_usage,
+        reading: Reading::of(
+            attempt.read_usage,
+            exporting.then(|| cx.shard.export.as_ref().is_some_and(|e| e.content)),
+        ),
         timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         started,
     };

@@ -17,7 +17,13 @@ use crate::upstream::attempt_error::AttemptError;
 /// The request `attempt` sends, translated into the deployment's dialect or not, or the 400
 /// naming what cannot be translated. What a translation dropped is named in the attempt's
 /// labels (`x-pointwork-dropped`).
-pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &mut Attempt, translating: bool) -> Result<Vec<u8>, Reply> {
+/// `trace`: the Trace Context lines the upstream gets.
+pub(super) fn attempt_request(
+    cx: &Cx<'_>,
+    attempt: &mut Attempt,
+    translating: bool,
+    trace: Option<&[u8]>,
+) -> Result<Vec<u8>, Reply> {
     let (routes, body, extracted) = (cx.routes, cx.request.body, cx.extracted);
     attempt.usage_asked = false;
     let idx = attempt.deployment;
@@ -30,7 +36,8 @@ pub(super) fn attempt_request(cx: &Cx<'_>, attempt: &mut Attempt, translating: b
         (route, _) => route,
     };
     let head = UpstreamHead::new(deployment.dialect(), upstream.head(sent_as, extracted.facts.stream), cx.request)
-        .with_betas(crate::providers::betas(deployment));
+        .with_betas(crate::providers::betas(deployment))
+        .with_trace(trace);
     if translating || deployment.rewrites_body() {
         let translated = translate::request(cx, deployment, head, model_json)?;
         if !translated.dropped.is_empty() {

@@ -19,14 +19,15 @@ mod record;
 mod translate;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pointwork_core::RouteKind;
 
 use crate::errors::openai_error;
+use crate::export::draft::TraceDraft;
 use crate::facts;
 use crate::keys::Caller;
-use crate::request::{Ending, Request, RequestInfo};
+use crate::request::{overhead_ms, Ending, Request, RequestInfo, HEADER_OVERHEAD};
 use crate::respond::{self, Reply};
 use crate::responses::Turn;
 use crate::routers::litellm::LiteLlm;
@@ -50,6 +51,12 @@ pub async fn serve(
     let started = Instant::now();
     let routes = shard.sync();
     let routes: &Arc<Routes> = &routes;
+    // Boxed, and only with an exporter: a request without one does not carry its size.
+    let trace = shard
+        .export
+        .as_ref()
+        .map(|_| Box::new(TraceDraft::begin(request, caller, started, &mut shard.trace_ids.borrow_mut())));
+    let trace = trace.as_deref();
     let info = |model| RequestInfo {
         path,
         model,
@@ -59,12 +66,14 @@ pub async fn serve(
         policy: None,
         route,
         caller,
+        trace,
     };
     let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {
         Ok(e) => e,
         Err(e) => {
             let reply = Reply::json(400, openai_error(400, &e.to_string(), e.param()));
-            return answer(shard, routes, &info(""), client, keep_alive, reply, Ending::refused(0, 0)).await;
+            return answer(shard, routes, &info(""), client, keep_alive, reply, Ending::refused(0, 0), Duration::ZERO)
+                .await;
         }
     };
     // Held until the request ends: a database key's place among its parallel requests.
@@ -72,7 +81,8 @@ pub async fn serve(
         Ok(in_flight) => in_flight,
         Err(reply) => {
             let info = info(&extracted.facts.model);
-            return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await;
+            return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0), Duration::ZERO)
+                .await;
         }
     };
     let info = info(&extracted.facts.model);
@@ -80,7 +90,10 @@ pub async fn serve(
         // Boxed, the wait and the turn: only Responses requests have them.
         RouteKind::Responses => match Box::pin(Turn::new(&shard.hub.responses, body, &extracted)).await {
             Ok(turn) => Some(Box::new(turn)),
-            Err(reply) => return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0)).await,
+            Err(reply) => {
+                return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0), Duration::ZERO)
+                    .await
+            }
         },
         _ => None,
     };
@@ -102,17 +115,25 @@ pub async fn serve(
 }
 
 /// Ends the request with `reply`: recorded as `ending` (its status and size are the reply's),
-/// sent in the shape of the API called.
+/// sent in the shape of the API called, with the gateway's own time (all of it but
+/// `upstream`, the attempts' time).
+#[allow(clippy::too_many_arguments)]
 async fn answer(
     shard: &Shard,
     routes: &Arc<Routes>,
     info: &RequestInfo<'_>,
     client: &mut ClientConn,
     keep_alive: bool,
-    reply: Reply,
+    mut reply: Reply,
     ending: Ending,
+    upstream: Duration,
 ) -> bool {
     let ending = Ending { status: reply.status, bytes_out: reply.body.len() as u64, ..ending };
+    if let (Some(trace), true) = (info.trace, reply.status >= 400) {
+        trace.refused(&reply.body);
+    }
+    let overhead = info.started.elapsed().saturating_sub(upstream);
+    reply.header(HEADER_OVERHEAD, overhead_ms(overhead).as_bytes());
     record::finish(shard, routes, info, ending);
     respond::send(client, respond::for_route(info.route, reply), keep_alive).await
 }

@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime};
 use pointwork_core::{DeploymentIdx, Event, Failure, LatencySample};
 
 use crate::access_log::Entry;
+use crate::export::trace_context::hex;
 use crate::request::{Ending, RequestInfo};
 use crate::routes::Routes;
 use crate::shard::Shard;
@@ -102,14 +103,15 @@ fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Fai
     }
 }
 
-/// Counts the request and writes its access log line.
+/// Counts the request, writes its access log line and hands its record to the exporters.
 pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
     shard.metrics.borrow_mut().request(routes, e.group, e.deployment, e.status);
     crate::metrics::litellm::ended(shard, routes, info, &e);
     let mut log = shard.access_log.borrow_mut();
-    if !log.is_on() {
+    if !log.is_on() && info.trace.is_none() {
         return;
     }
+    let trace_id = info.trace.map(|t| hex(&t.trace_id));
     let snap = &routes.snapshot;
     let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
     let reason = match (e.before_pick, reason) {
@@ -117,7 +119,7 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         (walk, pick) => pick.or(walk),
     };
     let failed_over: Vec<&str> = e.failed_over.iter().map(|&d| snap.deployment(d).id.as_str()).collect();
-    log.write(&Entry {
+    let entry = Entry {
         time: SystemTime::now(),
         shard: shard.id,
         path: info.path,
@@ -137,5 +139,10 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         cause: e.decision.as_ref().map(|d| d.cause.as_str()).or(e.route.as_ref().map(|r| r.1)),
         route: reason.as_deref(),
         routing_decision: e.routing_decision.as_deref(),
-    });
+        trace_id: trace_id.as_deref(),
+    };
+    if let (Some(trace), Some(export)) = (info.trace, &shard.export) {
+        export.send(trace.finish(&entry, info.route));
+    }
+    log.write(&entry);
 }

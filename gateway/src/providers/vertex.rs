@@ -118,8 +118,12 @@ mod tests {
     use crate::request::UpstreamHead;
 
     fn written(betas: &'static [u8]) -> String {
-        let head =
-            UpstreamHead { fixed: b"", extra: [Some(("anthropic-beta", betas)), None], betas: Some(vertex_beta) };
+        let head = UpstreamHead {
+            fixed: b"",
+            extra: [Some(("anthropic-beta", betas)), None],
+            betas: Some(vertex_beta),
+            trace: None,
+        };
         let mut out = Vec::new();
         head.write_to(&mut out);
         String::from_utf8(out).unwrap()

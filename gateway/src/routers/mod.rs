@@ -54,6 +54,10 @@ pub(crate) trait Router {
     /// the choice is made at.
     fn choose(&mut self, now: Instant) -> Next<Self::Chosen>;
 
+    /// Why `chosen` went where it did (`fresh`, `retry`, `fallback`, a policy's failover), for
+    /// the attempt's span.
+    fn cause(&self, chosen: &Self::Chosen) -> &'static str;
+
     /// The attempt goes out now (its request is written).
     fn sending(&mut self, _chosen: &Self::Chosen, _now: Instant) {}
 

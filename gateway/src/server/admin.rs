@@ -84,6 +84,9 @@ pub fn metrics(shard: &Shard) -> Reply {
     if let Some(tls) = shard.hub.tls.get() {
         tls.render(&mut text);
     }
+    if let Some(export) = shard.hub.export.get() {
+        export.render(&mut text);
+    }
     if let Some(db) = shard.hub.database.get() {
         db.status.render(&mut text);
         if db.settings.store_model_in_db {

@@ -11,7 +11,7 @@ use crate::errors::openai_error;
 use crate::http::chunked::ChunkedDecoder;
 use crate::http::request::{parse_request_head, HeadLimits, RequestHead};
 use crate::http::BodyFraming;
-use crate::request::{Anthropic, Request};
+use crate::request::{Anthropic, Request, TraceContext};
 use crate::respond::{self, Reply};
 use crate::server::{endpoints, handshake};
 use crate::shard::Shard;
@@ -79,7 +79,11 @@ async fn serve_requests(shard: &Shard, stream: &mut ClientConn, mut head_deadlin
             version: head.anthropic.version.clone().map(|r| &buf[r]),
             beta: head.anthropic.beta.clone().map(|r| &buf[r]),
         };
-        let request = Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, body: body_bytes };
+        let trace = TraceContext {
+            parent: head.trace.parent.clone().map(|r| &buf[r]),
+            state: head.trace.state.clone().map(|r| &buf[r]),
+        };
+        let request = Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, trace, body: body_bytes };
         let keep = endpoints::dispatch(shard, request, stream).await;
         drop(active);
         if !keep {

@@ -17,7 +17,7 @@ use crate::http::response::{parse_response_head_each, HeadFacts};
 use crate::http::write;
 use crate::http::BodyFraming;
 use crate::tcp_or_tls::ClientConn;
-use crate::usage::{Usage, UsageEventCut, UsageTail};
+use crate::usage::{AnswerFacts, Reading, Usage, UsageEventCut, UsageTail};
 
 /// Largest upstream response head accepted.
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
@@ -53,8 +53,9 @@ pub struct Exchange<'a> {
     /// The complete upstream request: head and body.
     pub request: Vec<u8>,
     pub stream: bool,
-    /// Whether to read the token usage at the end of the body (see [`UsageTail`]).
-    pub read_usage: bool,
+    /// What is read of the answer: its token usage at the end of the body, its facts and body
+    /// for an exporter (see [`UsageTail`]).
+    pub reading: Reading,
     /// Non-streaming: the whole response must arrive within it. Streaming: the head, and then
     /// every gap between body reads.
     pub timeout: Duration,
@@ -97,6 +98,8 @@ pub struct Delivered {
     pub took: Duration,
     /// The token usage the body reported, if it did.
     pub usage: Option<Usage>,
+    /// The answer's model, finish reasons and body, when an exporter reads them.
+    pub answer: Option<Box<AnswerFacts>>,
     /// Set when the upstream failed in the middle of the body.
     pub body_failure: Option<Failure>,
     /// The client went away or a write to it failed: its connection must close.
@@ -255,7 +258,7 @@ pub async fn run(up: &Upstreams, ex: Exchange<'_>, client: ClientSide<'_>) -> Ou
                     stream: ex.stream,
                     timeout: ex.timeout,
                     started,
-                    read_usage: ex.read_usage,
+                    reading: ex.reading,
                 };
                 return respond(up, conn, buf, attempt, client).await;
             }
@@ -284,7 +287,7 @@ struct Attempt<'a> {
     stream: bool,
     timeout: Duration,
     started: Instant,
-    read_usage: bool,
+    reading: Reading,
 }
 
 /// Handles a complete head in `buf`: error statuses are collected and reported (nothing sent),
@@ -296,7 +299,7 @@ async fn respond(
     attempt: Attempt<'_>,
     client: ClientSide<'_>,
 ) -> Outcome {
-    let Attempt { pool_key, provider, stream, timeout, started, read_usage } = attempt;
+    let Attempt { pool_key, provider, stream, timeout, started, reading } = attempt;
     // read_head returned once an empty line ended the head: it parses here, or fails as garbage.
     // The client's head is written as the headers are read (no list of them is built); most
     // answers are 200s, whose status line goes first and is replaced in the rare other case.
@@ -346,7 +349,7 @@ async fn respond(
         out.splice(..STATUS_LINE_200.len(), line);
     }
     if let Some(translate) = client.translate {
-        let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
+        let upstream = UpstreamSide { conn, keep_alive, pool_key, started, reading, stream };
         return Box::pin(respond_translated(
             up,
             upstream,
@@ -362,7 +365,7 @@ async fn respond(
         .await;
     }
     if let (Some(block), false) = (client.body_block, stream) {
-        let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
+        let upstream = UpstreamSide { conn, keep_alive, pool_key, started, reading, stream };
         let relay = respond_with_block(up, upstream, buf, head_len, body, status, out, &idle_or_total, client, block);
         return Box::pin(relay).await;
     }
@@ -375,7 +378,7 @@ async fn respond(
         write::header(&mut out, "connection", b"close");
     }
     write::end_head(&mut out);
-    let upstream = UpstreamSide { conn, keep_alive, pool_key, started, read_usage, stream };
+    let upstream = UpstreamSide { conn, keep_alive, pool_key, started, reading, stream };
     relay_body(up, upstream, buf, head_len, body, status, out, &idle_or_total, client).await
 }
 
@@ -385,7 +388,7 @@ struct UpstreamSide<'a> {
     keep_alive: bool,
     pool_key: &'a str,
     started: Instant,
-    read_usage: bool,
+    reading: Reading,
     /// Only a stream's first body bytes are timed (its time to first token).
     stream: bool,
 }
@@ -400,7 +403,7 @@ struct Relayed {
 
 impl Relayed {
     fn delivered(
-        self,
+        mut self,
         status: u16,
         took: Duration,
         body_failure: Option<Failure>,
@@ -413,6 +416,7 @@ impl Relayed {
             first_body: self.first_body,
             took,
             usage: self.tail.usage(),
+            answer: self.tail.answer(),
             body_failure,
             client_failed: !client_ok,
             client_reusable: client_ok && reusable,
@@ -432,12 +436,12 @@ async fn relay_body(
     wait: &impl Fn(Instant) -> Duration,
     client: ClientSide<'_>,
 ) -> Outcome {
-    let UpstreamSide { mut conn, keep_alive, pool_key, started, read_usage, stream } = upstream;
+    let UpstreamSide { mut conn, keep_alive, pool_key, started, reading, stream } = upstream;
     let chunked_to_client = !matches!(body, BodyProgress::Length(_));
     let mut scratch = Vec::new();
     let mut consumed = head_len;
     let mut body_failure = None;
-    let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
+    let mut relayed = Relayed { tail: UsageTail::new(reading), ..Relayed::default() };
     // A stream's block goes before its `data: [DONE]`, or at its end when none comes.
     let mut block_event = client.body_block.filter(|_| chunked_to_client).map(|b| b.sse_event());
     let mut cut = (client.cut_usage_event && chunked_to_client).then(UsageEventCut::default);

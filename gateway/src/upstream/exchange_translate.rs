@@ -95,7 +95,7 @@ impl Translate<'_> {
             Dialect::AnthropicMessages => Some(Box::new(MessagesToChatStream::new(self.model, usage))),
             Dialect::OpenAiChat => None,
             Dialect::OpenAiResponses => {
-                let (splitter, usage) = (SseSplitter::new(), UsageTail::new(true));
+                let (splitter, usage) = (SseSplitter::new(), UsageTail::new(Reading::Usage));
                 return Box::new(NativeResponses { splitter, read: false, responding: self.responses, usage });
             }
         };
@@ -276,7 +276,7 @@ pub(super) async fn respond_translated(
     if upstream.stream {
         return relay_translated(up, upstream, buf, head_len, body, status, out, wait, client, translate).await;
     }
-    let UpstreamSide { conn, keep_alive, pool_key, started, read_usage, .. } = upstream;
+    let UpstreamSide { conn, keep_alive, pool_key, started, reading, .. } = upstream;
     let head = buf[..head_len].to_vec();
     let (collected, reusable, complete) = collect_body(conn, buf, head_len, body, wait, MAX_BLOCK_BODY).await;
     let translated = match complete {
@@ -297,7 +297,7 @@ pub(super) async fn respond_translated(
     if let Some(conn) = reusable.filter(|_| keep_alive) {
         up.pool.borrow_mut().put(pool_key, conn, Instant::now());
     }
-    let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
+    let mut relayed = Relayed { tail: UsageTail::new(reading), ..Relayed::default() };
     relayed.tail.push(&collected);
     (client.on_body_end)(relayed.tail.usage());
     let sent = super::whole::send_whole(client, out, &body).await;

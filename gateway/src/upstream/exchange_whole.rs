@@ -54,7 +54,7 @@ pub(super) async fn respond_with_block(
     client: ClientSide<'_>,
     block: BodyBlock<'_>,
 ) -> Outcome {
-    let UpstreamSide { conn, keep_alive, pool_key, started, read_usage, .. } = upstream;
+    let UpstreamSide { conn, keep_alive, pool_key, started, reading, .. } = upstream;
     let (collected, reusable, complete) = collect_body(conn, buf, head_len, body, wait, MAX_BLOCK_BODY).await;
     if !complete {
         return Outcome::Failed(AttemptError {
@@ -67,7 +67,7 @@ pub(super) async fn respond_with_block(
     if let Some(conn) = reusable.filter(|_| keep_alive) {
         up.pool.borrow_mut().put(pool_key, conn, Instant::now());
     }
-    let mut relayed = Relayed { tail: UsageTail::new(read_usage), ..Relayed::default() };
+    let mut relayed = Relayed { tail: UsageTail::new(reading), ..Relayed::default() };
     relayed.tail.push(&collected);
     (client.on_body_end)(relayed.tail.usage());
     let body = block.into_object(&collected).unwrap_or(collected);

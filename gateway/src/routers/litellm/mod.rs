@@ -12,14 +12,17 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use pointwork_core::{
-    wildcard_upstream_model, Decision, DeploymentIdx, ErrorClass, PickRequest, RequestFacts, Resolution, RouteError,
-    Step, Walk,
+    wildcard_upstream_model, Cause, Decision, DeploymentIdx, ErrorClass, PickRequest, RequestFacts, Resolution,
+    RouteError, Step, Walk,
 };
 
 use super::complexity::{self, RequestRoute};
 use super::pareto::{self, Steered};
 use super::{attempt_error_reply, delivered, route_error_reply, AfterFailure, Attempt, Cx, ExtraBody, Next, Router};
 use crate::request::{Ending, HEADER_ROUTE};
+
+/// An attempt's cause when it retries in a fallback group (its span's `pointwork.attempt.cause`).
+const CAUSE_FALLBACK: &str = "fallback";
 use crate::shard::Shard;
 use crate::upstream::exchange::{AttemptError, Delivered};
 use crate::usage::Usage;
@@ -197,6 +200,14 @@ impl<'a> Router for LiteLlm<'a> {
             };
             (self.steered, self.before_pick) = (steered, before_pick);
             return Next::Attempt(attempt, decision);
+        }
+    }
+
+    fn cause(&self, decision: &Decision) -> &'static str {
+        // A retry in another group than the one asked for is a fallback.
+        match decision.cause {
+            Cause::Retry if self.walk.target() != self.target => CAUSE_FALLBACK,
+            cause => cause.as_str(),
         }
     }
 

@@ -147,6 +147,14 @@ impl<'a> Router for Policy<'a> {
         Next::Attempt(attempt, i)
     }
 
+    fn cause(&self, _i: &usize) -> &'static str {
+        if self.attempts > 1 {
+            CAUSE_FAILED_OVER
+        } else {
+            CAUSE_POLICY
+        }
+    }
+
     fn spent(&self, idx: DeploymentIdx, started: Instant, usage: Option<Usage>) {
         let Some(usage) = usage else { return };
         let cost = spend(self.cx.routes, self.policies, self.p, idx, usage, self.cx.key);
