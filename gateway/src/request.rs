@@ -103,6 +103,8 @@ pub(crate) struct RequestInfo<'a> {
     pub(crate) policy: Option<&'a str>,
     /// The API surface called (its errors take that API's shape).
     pub(crate) route: RouteKind,
+    /// Who called (the metrics' key labels: names and digests, never the key).
+    pub(crate) caller: &'a crate::keys::Caller,
     /// The request's trace, when an exporter is on.
     pub(crate) trace: Option<&'a crate::export::draft::TraceDraft>,
 }

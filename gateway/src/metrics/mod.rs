@@ -3,6 +3,7 @@
 //! into the hub's [`Totals`], which `GET /metrics` renders in Prometheus' text format.
 
 mod histogram;
+pub(crate) mod litellm;
 pub(crate) mod render;
 mod shard;
 
@@ -38,6 +39,8 @@ pub struct Report {
     /// The complexity routers' decisions, by router, tier (`none` for the default model) and
     /// cause (`heuristic_scorer`, `health_failover`, …).
     pub auto_router_decisions: HashMap<(String, &'static str, &'static str), u64>,
+    /// LiteLLM's metrics (only with `callbacks: ["prometheus"]`).
+    pub litellm: Option<Box<litellm::LiteLlmReport>>,
 }
 
 impl Report {
@@ -52,6 +55,7 @@ impl Report {
             && self.policy_requests.is_empty()
             && self.pareto_decisions.is_empty()
             && self.auto_router_decisions.is_empty()
+            && self.litellm.is_none()
     }
 
     /// Adds `other`'s counts to these.
@@ -80,6 +84,12 @@ impl Report {
         }
         for (k, v) in other.auto_router_decisions {
             *self.auto_router_decisions.entry(k).or_default() += v;
+        }
+        if let Some(theirs) = other.litellm {
+            match &mut self.litellm {
+                Some(mine) => mine.merge(*theirs),
+                None => self.litellm = Some(theirs),
+            }
         }
     }
 }

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::{DeploymentIdx, GroupIdx};
+use pointwork_core::{DeploymentIdx, Failure, GroupIdx};
 
+use super::litellm::LiteLlmShard;
 use super::{Hist, Report};
 use crate::routes::Routes;
 
@@ -30,6 +31,8 @@ pub struct ShardMetrics {
     first_token: Vec<Option<Hist>>,
     cooldowns_started: HashMap<u32, u64>,
     picks: u64,
+    /// LiteLLM's metrics, once the routes turn them on.
+    litellm: Option<Box<LiteLlmShard>>,
     /// Counts already converted to names (from before a reload), or not index-keyed.
     named: Report,
 }
@@ -88,9 +91,18 @@ impl ShardMetrics {
         slot(&mut self.first_token, group.get()).get_or_insert_with(Hist::new).record(micros(took));
     }
 
-    pub fn cooldown_started(&mut self, routes: &Arc<Routes>, deployment: DeploymentIdx) {
+    pub fn cooldown_started(&mut self, routes: &Arc<Routes>, deployment: DeploymentIdx, cause: Failure) {
         self.under(routes);
         *self.cooldowns_started.entry(deployment.0).or_default() += 1;
+        if routes.litellm_metrics {
+            self.litellm(routes).cooldown(deployment, cause);
+        }
+    }
+
+    /// LiteLLM's counts, under `routes`.
+    pub(crate) fn litellm(&mut self, routes: &Arc<Routes>) -> &mut LiteLlmShard {
+        self.under(routes);
+        self.litellm.get_or_insert_with(Default::default)
     }
 
     /// Whether to time this pick: one in [`PICK_SAMPLE`] is, which keeps the clock reads off
@@ -149,6 +161,9 @@ impl ShardMetrics {
         }
         for (d, n) in self.cooldowns_started.drain() {
             *self.named.cooldowns_started.entry(deployment_id(d)).or_default() += n;
+        }
+        if let Some(litellm) = &mut self.litellm {
+            litellm.convert(routes, &mut self.named.litellm);
         }
     }
 }

@@ -8,6 +8,7 @@ use pointwork_core::RouteKind;
 
 use super::{answer, forward, record, translate};
 use crate::export::draft::passed_on;
+use crate::metrics::litellm;
 use crate::request::{write_overhead, Ending, RequestInfo};
 use crate::routers::Cx;
 use crate::routers::{AfterFailure, Attempt, Next, Router};
@@ -93,6 +94,7 @@ pub(super) async fn run<R: Router>(
         match outcome {
             Outcome::Delivered(d) => {
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
+                litellm::answered(shard, routes, info, idx, started, &d);
                 if let Some(trace) = info.trace {
                     trace.attempt_ended(routes, idx, router.cause(&chosen), Ok(&d));
                 }
@@ -102,6 +104,7 @@ pub(super) async fn run<R: Router>(
             }
             Outcome::Failed(err) => {
                 record::attempt_failed(shard, routes, idx, err.failure);
+                litellm::failed(shard, routes, info, idx, err.failure);
                 upstream += started.elapsed();
                 if let Some(trace) = info.trace {
                     trace.attempt_ended(routes, idx, router.cause(&chosen), Err(&err));

@@ -65,6 +65,7 @@ pub async fn serve(
         started,
         policy: None,
         route,
+        caller,
         trace,
     };
     let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {

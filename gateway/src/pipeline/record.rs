@@ -90,7 +90,7 @@ fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Fai
         (started, started.map(Event::Cooldown))
     });
     if let Some(Some(c)) = started {
-        shard.metrics.borrow_mut().cooldown_started(routes, idx);
+        shard.metrics.borrow_mut().cooldown_started(routes, idx, failure);
         let d = routes.snapshot.deployment(idx);
         let secs = c.until.saturating_duration_since(now).as_secs_f64();
         eprintln!(
@@ -106,6 +106,7 @@ fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Fai
 /// Counts the request, writes its access log line and hands its record to the exporters.
 pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
     shard.metrics.borrow_mut().request(routes, e.group, e.deployment, e.status);
+    crate::metrics::litellm::ended(shard, routes, info, &e);
     let mut log = shard.access_log.borrow_mut();
     if !log.is_on() && info.trace.is_none() {
         return;

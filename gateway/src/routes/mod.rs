@@ -89,6 +89,9 @@ pub struct Routes {
     pub model_info: Vec<crate::model_info::ModelInfoEntry>,
     /// Each deployment's names as a database key's spend rows carry them (by index).
     pub spend_places: Vec<pointwork_db::SpendPlace>,
+    /// `/metrics` also carries LiteLLM's metric names (`callbacks: ["prometheus"]`), counted
+    /// by `crate::metrics::litellm`.
+    pub litellm_metrics: bool,
 }
 
 /// Whether building routes obtains the deployments' tokens from their token endpoints.
@@ -118,6 +121,7 @@ impl Routes {
         routes.pareto = pareto::ParetoRoutes::new(config, &routes.snapshot);
         routes.complexity = complexity::ComplexityRoutes::new(config, &routes.snapshot)?;
         routes.model_info = crate::model_info::model_info_entries(config);
+        routes.litellm_metrics = config.export.litellm_metrics;
         if routes.policy.is_some() {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
@@ -223,6 +227,7 @@ impl Routes {
             complexity: None,
             model_info: Vec::new(),
             spend_places,
+            litellm_metrics: false,
         })
     }
 }

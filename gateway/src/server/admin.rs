@@ -70,6 +70,7 @@ pub fn metrics(shard: &Shard) -> Reply {
     let mut statuses = String::new();
     endpoint_statuses(&mut statuses, &routing.routes.snapshot, &routing.state);
     crate::routers::pareto::gauges::render(&mut statuses, &shard.hub, &routing.routes, &routing.state);
+    crate::metrics::litellm::render(&mut statuses, &shard.hub.totals, &routing.routes, &routing.state);
     drop(routing);
     let mut text = match shard.hub.totals.lock() {
         Ok(totals) => render(&totals, gauges),

@@ -186,7 +186,8 @@ impl<'a> Router for LiteLlm<'a> {
             let edit = steered.as_ref().zip(routes.pareto.as_ref()).map(|(s, p)| s.edit(&p.pins[idx.get()]));
             let read_usage = routes.counts_usage()
                 || snap.settings.budget_of(deployment.provider).is_some()
-                || self.cx.key.is_some_and(|k| k.counts_usage());
+                || self.cx.key.is_some_and(|k| k.counts_usage())
+                || routes.litellm_metrics;
             let attempt = Attempt {
                 deployment: idx,
                 started: now,
