@@ -206,7 +206,15 @@ fn output(r: &RequestRecord, content: bool) -> Value {
 
 /// A failed request's error, without anything that looks like a key.
 fn failure(r: &RequestRecord) -> String {
-    scrub_text(r.error.as_deref().unwrap_or(&format!("HTTP {}", r.status)))
+    r.error.as_deref().map_or_else(|| format!("HTTP {}", r.status), error_text)
+}
+
+/// An error body's message (OpenAI's and Anthropic's `error.message`), else the text itself;
+/// without anything that looks like a key.
+fn error_text(error: &str) -> String {
+    let parsed = serde_json::from_str::<Value>(error).ok();
+    let message = parsed.as_ref().and_then(|e| e.pointer("/error/message").or_else(|| e.get("message")));
+    scrub_text(message.and_then(Value::as_str).unwrap_or(error))
 }
 
 /// The generation's metadata: LiteLLM's standard fields, then Pointwork's routing facts.
@@ -246,7 +254,7 @@ fn metadata(r: &RequestRecord, d: &RequestDetails) -> Map<String, Value> {
                 at["failure"] = failure.into();
             }
             if let Some(error) = &a.error {
-                at["error"] = scrub_text(error).into();
+                at["error"] = error_text(error).into();
             }
             at
         })

@@ -176,7 +176,7 @@ fn a_failed_request_is_an_error_generation() {
     r.usage = None;
     r.cost = None;
     r.key_alias = Some("master".into());
-    r.error = Some("Incorrect API key provided: sk-provider-key-123".into());
+    r.error = Some(json!({"error": {"message": "Incorrect API key provided: sk-provider-key-123"}}).to_string());
     let sink = LangfuseSink::new(settings(true, true), false);
     let (events, text) = encoded(&sink, vec![r]);
     let g = &events[1]["body"];
