@@ -221,6 +221,23 @@ fn a_hung_receiver_costs_requests_nothing_and_export_resumes() {
     let first = &receiver.wait_generations("first", 1)[0]["body"];
     assert_eq!(first["input"]["messages"][0]["content"], PROMPT, "content is on");
     assert!(first["output"]["content"].as_str().is_some_and(|c| !c.is_empty()), "{first}");
+    // A stream: its first token's time, and the completion read from its events.
+    let body = json!({"model": "gpt", "stream": true, "messages": [{"role": "user", "content": PROMPT}],
+                      "metadata": {"marker": "stream"}});
+    let bearer = format!("Bearer {MASTER}");
+    let streamed = gateway.client().request(
+        "POST",
+        "/v1/chat/completions",
+        &[("authorization", &bearer)],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(streamed.status, 200);
+    let stream = &receiver.wait_generations("stream", 1)[0]["body"];
+    assert_eq!(stream["modelParameters"]["stream"], true);
+    let (start, first_token, end) = (&stream["startTime"], &stream["completionStartTime"], &stream["endTime"]);
+    assert!(start.as_str() <= first_token.as_str() && first_token.as_str() <= end.as_str(), "{stream}");
+    assert!(stream["output"]["content"].as_str().is_some_and(|c| !c.is_empty()), "{stream}");
+    assert!(stream["usageDetails"]["output"].as_u64().is_some_and(|n| n > 0), "a stream's usage: {stream}");
 
     let timed = |n: usize| {
         let mut took: Vec<Duration> = (0..n)

@@ -88,18 +88,21 @@ async fn send_all_once(lane: &Lane) {
     loop {
         let batch: Vec<Arc<RequestRecord>> = {
             let mut queue = lane.queue.borrow_mut();
-            let n = queue.len().min(lane.batch);
+            let n = queue.len().min(lane.batch).min(lane.sink.max_batch());
             queue.drain(..n).collect()
         };
         if batch.is_empty() {
             return;
         }
         let (body, content_type) = lane.sink.encode(&batch);
-        let counter = match post(lane, &body, content_type).await {
-            Ok(()) => &lane.counters.exported,
-            Err(_) => &lane.counters.dropped,
+        let verdict = post(lane, &body, content_type).await.map(|answer| lane.sink.judge(&batch, &answer));
+        let dropped = match verdict {
+            Ok(Verdict::Accepted) => 0,
+            Ok(Verdict::Rejected { records, .. }) => records.min(batch.len()),
+            Ok(Verdict::Retry(_)) | Err(_) => batch.len(),
         };
-        counter.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        lane.counters.exported.fetch_add((batch.len() - dropped) as u64, Ordering::Relaxed);
+        lane.counters.dropped.fetch_add(dropped as u64, Ordering::Relaxed);
     }
 }
 
