@@ -84,10 +84,12 @@ impl Sink for LangfuseSink {
         "langfuse"
     }
 
-    /// `success_callback` takes the successful requests, `failure_callback` the failed ones.
+    /// `success_callback` takes the successful requests, `failure_callback` the failed ones
+    /// that reached a model: a request the gateway refused itself (a bad key, a limit, nothing
+    /// to route to) is no generation.
     fn wants(&self, record: &RequestRecord) -> bool {
         if record.failed() {
-            self.settings.failures
+            self.settings.failures && !record.attempts.is_empty()
         } else {
             self.settings.successes
         }

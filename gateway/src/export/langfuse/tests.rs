@@ -197,6 +197,10 @@ fn callbacks_choose_successes_or_failures() {
     assert!(only(true, false).wants(&ok) && !only(true, false).wants(&failed));
     assert!(!only(false, true).wants(&ok) && only(false, true).wants(&failed));
     assert!(only(true, true).wants(&ok) && only(true, true).wants(&failed));
+    let mut refused = failed.clone();
+    refused.status = 401;
+    refused.attempts.clear();
+    assert!(!only(true, true).wants(&refused), "no model was called: no generation");
 }
 
 #[test]
