@@ -9,7 +9,8 @@
 //!   `OTEL_EXPORTER_OTLP_HEADERS` or `OTEL_HEADERS` (`k=v,k2=v2`), `OTEL_SERVICE_NAME`. The
 //!   standard endpoint variables turn the exporter on by themselves; `OTEL_SDK_DISABLED=true` or
 //!   `OTEL_TRACES_EXPORTER=none` turn it off.
-//! - Langfuse: `LANGFUSE_PUBLIC_KEY`, `LANGFUSE_SECRET_KEY`, `LANGFUSE_HOST`.
+//! - Langfuse: `LANGFUSE_PUBLIC_KEY`, `LANGFUSE_SECRET_KEY`, `LANGFUSE_HOST` (or
+//!   `LANGFUSE_BASE_URL`), `LANGFUSE_TIMEOUT`, `LANGFUSE_TRACING_ENVIRONMENT`, `LANGFUSE_RELEASE`.
 //! - Content (prompts and completions) is exported only when configured:
 //!   `pointwork.telemetry.content`, else `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`,
 //!   else LiteLLM's `turn_off_message_logging: false` set explicitly; otherwise not.
@@ -85,6 +86,12 @@ pub struct LangfuseSettings {
     /// `failure_callback` the failed ones.
     pub successes: bool,
     pub failures: bool,
+    /// How long one export may take (`LANGFUSE_TIMEOUT`, 20 s as LiteLLM's).
+    pub timeout: Duration,
+    /// Langfuse's environment of every trace (`LANGFUSE_TRACING_ENVIRONMENT`).
+    pub environment: Option<String>,
+    /// The trace's `release` (`LANGFUSE_RELEASE`).
+    pub release: Option<String>,
 }
 
 /// The `litellm_settings` keys read here (the router's reader leaves them alone).
@@ -98,7 +105,9 @@ const FAILURE_CALLBACK: &str = "failure_callback";
 const TURN_OFF_MESSAGE_LOGGING: &str = "turn_off_message_logging";
 const TELEMETRY_KEYS: [&str; 4] = ["otlp", "langfuse", "litellm_metrics", "content"];
 const OTLP_KEYS: [&str; 4] = ["endpoint", "headers", "service_name", "timeout"];
-const LANGFUSE_KEYS: [&str; 3] = ["host", "public_key", "secret_key"];
+const LANGFUSE_KEYS: [&str; 5] = ["host", "public_key", "secret_key", "environment", "timeout"];
+/// LiteLLM's (the Langfuse SDK's) `LANGFUSE_TIMEOUT` default.
+const LANGFUSE_TIMEOUT: Duration = Duration::from_secs(20);
 const LANGFUSE_CLOUD: &str = "https://cloud.langfuse.com";
 const DEFAULT_SERVICE_NAME: &str = "pointwork";
 /// OTel's default export timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`).
@@ -223,6 +232,8 @@ struct LangfuseOwn {
     host: Option<String>,
     public_key: Option<String>,
     secret_key: Option<String>,
+    environment: Option<String>,
+    timeout: Option<Duration>,
 }
 
 fn read_telemetry(c: &mut Checker, node: &Node, path: KeyPath) -> Telemetry {
@@ -258,6 +269,8 @@ fn read_telemetry(c: &mut Checker, node: &Node, path: KeyPath) -> Telemetry {
             host: c.optional(&mut langfuse, "host", &kinds::NON_EMPTY_STRING),
             public_key: c.optional(&mut langfuse, "public_key", &kinds::NON_EMPTY_STRING),
             secret_key: c.optional(&mut langfuse, "secret_key", &kinds::SECRET),
+            environment: c.optional(&mut langfuse, "environment", &kinds::NON_EMPTY_STRING),
+            timeout: c.optional(&mut langfuse, "timeout", &kinds::POSITIVE_SECONDS),
         };
         c.refuse_unknown(&langfuse, &LANGFUSE_KEYS);
         own.langfuse = Some((read, path));
@@ -427,19 +440,33 @@ fn langfuse_settings(
     };
     let public_key = own.public_key.or_else(|| env(c, "LANGFUSE_PUBLIC_KEY"));
     let secret_key = own.secret_key.or_else(|| env(c, "LANGFUSE_SECRET_KEY"));
-    let host = own.host.or_else(|| env(c, "LANGFUSE_HOST")).unwrap_or_else(|| LANGFUSE_CLOUD.to_string());
+    let host = own.host.or_else(|| env(c, "LANGFUSE_HOST")).or_else(|| env(c, "LANGFUSE_BASE_URL"));
+    let host = host.unwrap_or_else(|| LANGFUSE_CLOUD.to_string());
     let (Some(public_key), Some(secret_key)) = (public_key, secret_key) else {
         c.warn(path, "langfuse: LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed: nothing goes to Langfuse");
         return None;
     };
-    // LiteLLM accepts a host without a scheme and prefixes https.
+    // LiteLLM accepts a host without a scheme and prefixes http.
     let host = host.trim().trim_end_matches('/');
     let host = if host.starts_with("http://") || host.starts_with("https://") {
         host.to_string()
     } else {
-        format!("https://{host}")
+        format!("http://{host}")
     };
-    Some(LangfuseSettings { host, public_key, secret_key, successes, failures })
+    let timeout = env(c, "LANGFUSE_TIMEOUT").and_then(|s| s.parse::<f64>().ok()).filter(|s| s.is_finite() && *s > 0.0);
+    let timeout = own.timeout.or(timeout.map(Duration::from_secs_f64)).unwrap_or(LANGFUSE_TIMEOUT);
+    // As LiteLLM: lowercase letters, digits, `-` and `_`, not starting with `langfuse`; else `default`.
+    let environment = own.environment.or_else(|| env(c, "LANGFUSE_TRACING_ENVIRONMENT")).map(|e| {
+        let fits = !e.starts_with("langfuse")
+            && e.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if fits {
+            return e;
+        }
+        c.warn(path.clone(), format!("langfuse: environment {e:?} is not one Langfuse takes: \"default\" is used"));
+        "default".to_string()
+    });
+    let release = env(c, "LANGFUSE_RELEASE");
+    Some(LangfuseSettings { host, public_key, secret_key, successes, failures, timeout, environment, release })
 }
 
 #[cfg(test)]

@@ -75,7 +75,8 @@ fn langfuse_callbacks_say_which_requests_go() {
         [("LANGFUSE_PUBLIC_KEY", "pk-lf-1"), ("LANGFUSE_SECRET_KEY", "sk-lf-1"), ("LANGFUSE_HOST", "lf.internal:3000")];
     let success = export("litellm_settings:\n  success_callback: [langfuse]\n", &vars).langfuse.unwrap();
     assert_eq!((success.successes, success.failures), (true, false));
-    assert_eq!(success.host, "https://lf.internal:3000");
+    assert_eq!(success.host, "http://lf.internal:3000", "LiteLLM prefixes http:// to a bare host");
+    assert_eq!((success.timeout, success.environment.as_deref()), (Duration::from_secs(20), None));
     assert_eq!((success.public_key.as_str(), success.secret_key.as_str()), ("pk-lf-1", "sk-lf-1"));
     let both = export("litellm_settings:\n  success_callback: [langfuse]\n  failure_callback: [langfuse]\n", &vars)
         .langfuse
@@ -85,6 +86,27 @@ fn langfuse_callbacks_say_which_requests_go() {
     assert_eq!(cloud.host, "https://cloud.langfuse.com");
     let w = warnings("litellm_settings:\n  callbacks: [langfuse]\n", &[]);
     assert!(w.iter().any(|w| w.contains("LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed")), "{w:?}");
+}
+
+#[test]
+fn langfuse_reads_the_other_variables_litellm_reads() {
+    let vars = [
+        ("LANGFUSE_PUBLIC_KEY", "pk-lf-1"),
+        ("LANGFUSE_SECRET_KEY", "sk-lf-1"),
+        ("LANGFUSE_BASE_URL", "https://eu.cloud.langfuse.com/"),
+        ("LANGFUSE_TIMEOUT", "2.5"),
+        ("LANGFUSE_TRACING_ENVIRONMENT", "staging"),
+        ("LANGFUSE_RELEASE", "v1.2"),
+    ];
+    let lf = export("litellm_settings:\n  callbacks: [langfuse]\n", &vars).langfuse.unwrap();
+    assert_eq!(lf.host, "https://eu.cloud.langfuse.com");
+    assert_eq!(lf.timeout, Duration::from_millis(2500));
+    assert_eq!((lf.environment.as_deref(), lf.release.as_deref()), (Some("staging"), Some("v1.2")));
+    let mut bad = vars;
+    bad[4] = ("LANGFUSE_TRACING_ENVIRONMENT", "Langfuse-Prod");
+    let yaml = "litellm_settings:\n  callbacks: [langfuse]\n";
+    assert_eq!(export(yaml, &bad).langfuse.unwrap().environment.as_deref(), Some("default"));
+    assert!(warnings(yaml, &bad).iter().any(|w| w.contains("is not one Langfuse takes")));
 }
 
 #[test]

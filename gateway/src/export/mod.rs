@@ -9,6 +9,7 @@
 
 pub mod details;
 pub mod draft;
+mod langfuse;
 mod otlp;
 pub mod record;
 pub mod sink;
@@ -62,6 +63,9 @@ impl Exporters {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         if let Some(otlp) = &settings.otlp {
             sinks.push(Box::new(otlp::OtlpSink::new(otlp.clone(), settings.content)));
+        }
+        if let Some(langfuse) = &settings.langfuse {
+            sinks.push(Box::new(langfuse::LangfuseSink::new(langfuse.clone(), settings.content)));
         }
         if sinks.is_empty() {
             return None;

@@ -30,4 +30,27 @@ pub trait Sink: Send {
 
     /// The body that exports `batch`, and its content type.
     fn encode(&self, batch: &[Arc<RequestRecord>]) -> (Vec<u8>, &'static str);
+
+    /// The most records one export carries, below the configured batch size (a receiver that
+    /// limits a request's bytes).
+    fn max_batch(&self) -> usize {
+        usize::MAX
+    }
+
+    /// What the receiver's 2xx `answer` to `batch` says (a receiver that answers per record).
+    fn judge(&self, _batch: &[Arc<RequestRecord>], _answer: &[u8]) -> Verdict {
+        Verdict::Accepted
+    }
+}
+
+/// A receiver's word on a batch it answered with a 2xx.
+#[derive(Debug, PartialEq)]
+pub enum Verdict {
+    /// Every record was taken.
+    Accepted,
+    /// Delivered, but `records` of the batch were refused for good (invalid, too large): counted
+    /// as dropped, never retried.
+    Rejected { records: usize, why: String },
+    /// The receiver could not take some now (its own failure): the batch is tried again.
+    Retry(String),
 }

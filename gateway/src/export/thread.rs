@@ -14,7 +14,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::record::RequestRecord;
-use super::sink::Sink;
+use super::sink::{Sink, Verdict};
 use super::Counters;
 use crate::http::write;
 use crate::upstream::fetch::{self, Client};
@@ -88,18 +88,21 @@ async fn send_all_once(lane: &Lane) {
     loop {
         let batch: Vec<Arc<RequestRecord>> = {
             let mut queue = lane.queue.borrow_mut();
-            let n = queue.len().min(lane.batch);
+            let n = queue.len().min(lane.batch).min(lane.sink.max_batch());
             queue.drain(..n).collect()
         };
         if batch.is_empty() {
             return;
         }
         let (body, content_type) = lane.sink.encode(&batch);
-        let counter = match post(lane, &body, content_type).await {
-            Ok(()) => &lane.counters.exported,
-            Err(_) => &lane.counters.dropped,
+        let verdict = post(lane, &body, content_type).await.map(|answer| lane.sink.judge(&batch, &answer));
+        let dropped = match verdict {
+            Ok(Verdict::Accepted) => 0,
+            Ok(Verdict::Rejected { records, .. }) => records.min(batch.len()),
+            Ok(Verdict::Retry(_)) | Err(_) => batch.len(),
         };
-        counter.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        lane.counters.exported.fetch_add((batch.len() - dropped) as u64, Ordering::Relaxed);
+        lane.counters.dropped.fetch_add(dropped as u64, Ordering::Relaxed);
     }
 }
 
@@ -125,10 +128,11 @@ fn take_in(inbox: &Receiver<Box<RequestRecord>>, lanes: &[Rc<Lane>]) {
 async fn send_loop(lane: Rc<Lane>) {
     let name = lane.sink.name();
     let mut failing = false;
+    let mut rejecting = false;
     loop {
         let batch: Vec<Arc<RequestRecord>> = {
             let mut queue = lane.queue.borrow_mut();
-            let n = queue.len().min(lane.batch);
+            let n = queue.len().min(lane.batch).min(lane.sink.max_batch());
             queue.drain(..n).collect()
         };
         if batch.is_empty() {
@@ -140,16 +144,32 @@ async fn send_loop(lane: Rc<Lane>) {
         let mut tries = 0;
         loop {
             tries += 1;
-            match post(&lane, &body, content_type).await {
-                Ok(()) => {
-                    lane.counters.exported.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            let verdict = match post(&lane, &body, content_type).await {
+                Ok(answer) => lane.sink.judge(&batch, &answer),
+                Err(why) => Verdict::Retry(why),
+            };
+            match verdict {
+                Verdict::Accepted | Verdict::Rejected { .. } => {
+                    // Refused for good (the receiver said why per record): never retried.
+                    let rejected = match verdict {
+                        Verdict::Rejected { records, why } => {
+                            if !rejecting {
+                                eprintln!("pointwork: export {name}: the receiver refused {records} record(s): {why}");
+                            }
+                            records.min(batch.len())
+                        }
+                        _ => 0,
+                    };
+                    rejecting = rejected > 0;
+                    lane.counters.exported.fetch_add((batch.len() - rejected) as u64, Ordering::Relaxed);
+                    lane.counters.dropped.fetch_add(rejected as u64, Ordering::Relaxed);
                     if failing {
                         eprintln!("pointwork: export {name}: the receiver takes batches again");
                         failing = false;
                     }
                     break;
                 }
-                Err(why) => {
+                Verdict::Retry(why) => {
                     lane.counters.failures.fetch_add(1, Ordering::Relaxed);
                     if !failing {
                         eprintln!("pointwork: export {name}: {why}; retrying with backoff");
@@ -167,7 +187,8 @@ async fn send_loop(lane: Rc<Lane>) {
     }
 }
 
-async fn post(lane: &Lane, body: &[u8], content_type: &str) -> Result<(), String> {
+/// Posts one batch: the receiver's 2xx answer body.
+async fn post(lane: &Lane, body: &[u8], content_type: &str) -> Result<Vec<u8>, String> {
     let target = lane.target.as_ref().map_err(|e| format!("bad receiver URL: {e}"))?;
     let mut request = Vec::with_capacity(body.len() + 512);
     request.extend_from_slice(b"POST ");
@@ -184,8 +205,5 @@ async fn post(lane: &Lane, body: &[u8], content_type: &str) -> Result<(), String
     write::header(&mut request, "connection", b"close");
     write::end_head(&mut request);
     request.extend_from_slice(body);
-    fetch::send(&lane.client, target, request)
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("{} refused or failed: {e}", lane.sink.url()))
+    fetch::send(&lane.client, target, request).await.map_err(|e| format!("{} refused or failed: {e}", lane.sink.url()))
 }
