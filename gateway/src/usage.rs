@@ -251,14 +251,16 @@ impl UsageTail {
     pub fn answer(&mut self) -> Option<Box<AnswerFacts>> {
         match self.export.take() {
             None => None,
-            Some(kept) => self.answer_facts(*kept),
+            Some(kept) => self.answer_facts(kept),
         }
     }
 
     /// Off the common path: only exporters read the facts.
+    /// (The box is handed on whole: opening it here would put its move on the common path.)
     #[cold]
     #[inline(never)]
-    fn answer_facts(&self, kept: Kept) -> Option<Box<AnswerFacts>> {
+    #[allow(clippy::boxed_local)]
+    fn answer_facts(&self, kept: Box<Kept>) -> Option<Box<AnswerFacts>> {
         let model = string_after(&self.head, b"\"model\"").map(str::to_string);
         let mut finish_reasons: Vec<String> = Vec::new();
         for key in [&b"\"finish_reason\""[..], b"\"stop_reason\"", b"\"finishReason\""] {
