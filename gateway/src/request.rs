@@ -73,12 +73,7 @@ pub struct Request<'a> {
     pub body: &'a [u8],
 }
 
-/// The W3C Trace Context headers' values, as sent.
-#[derive(Clone, Copy, Default)]
-pub struct TraceContext<'a> {
-    pub parent: Option<&'a [u8]>,
-    pub state: Option<&'a [u8]>,
-}
+pub use crate::export::trace_context::TraceContext;
 
 /// The Anthropic API's request headers' values.
 #[derive(Clone, Copy, Default)]

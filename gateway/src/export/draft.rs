@@ -5,14 +5,12 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use pointwork_core::{budget::response_cost, DeploymentIdx, Rng, RouteKind};
+use pointwork_core::{budget::response_cost, Deployment, Rng, RouteKind};
 
 use super::record::{AttemptRecord, RequestRecord, MAX_KEPT_BODY};
-use super::trace_context::{parse_traceparent, traceparent, valid_tracestate};
+use super::trace_context::{parse_traceparent, traceparent, valid_tracestate, TraceContext};
 use crate::access_log::Entry;
 use crate::keys::Caller;
-use crate::request::{Request, TraceContext};
-use crate::routes::Routes;
 use crate::upstream::exchange::{AttemptError, Delivered};
 
 /// The trace of one request in flight.
@@ -53,12 +51,18 @@ struct Answer {
 const MAX_ERROR: usize = 1024;
 
 impl TraceDraft {
-    /// The trace of `request`, started at `started`: the caller's, when its `traceparent` is
-    /// valid, else a new one.
-    pub(crate) fn begin(request: &Request<'_>, caller: &Caller, started: Instant, ids: &mut Rng) -> TraceDraft {
+    /// The trace of a request (its Trace Context headers `trace`, its `body`), started at
+    /// `started`: the caller's, when its `traceparent` is valid, else a new one.
+    pub(crate) fn begin(
+        trace: &TraceContext<'_>,
+        body: &[u8],
+        caller: &Caller,
+        started: Instant,
+        ids: &mut Rng,
+    ) -> TraceDraft {
         let names = caller.virtual_key().and_then(|k| k.db.as_ref()).map(|entry| &entry.names);
         let name = |n: Option<&std::sync::Arc<str>>| n.map(|n| n.to_string());
-        let caller = request.trace.parent.and_then(parse_traceparent);
+        let caller = trace.parent.and_then(parse_traceparent);
         let trace_id = match caller {
             Some((trace, _, _)) => trace,
             None => new_trace_id(ids),
@@ -68,10 +72,10 @@ impl TraceDraft {
             trace_id,
             span_id: new_span_id(ids),
             parent: caller.map(|(_, parent, _)| parent),
-            trace_state: caller.and(request.trace.state).and_then(valid_tracestate).map(str::to_string),
+            trace_state: caller.and(trace.state).and_then(valid_tracestate).map(str::to_string),
             started,
             start_unix_nanos: unix_nanos(start),
-            request_body: (request.body.len() <= MAX_KEPT_BODY).then(|| request.body.to_vec()),
+            request_body: (body.len() <= MAX_KEPT_BODY).then(|| body.to_vec()),
             team_id: name(names.and_then(|n| n.team_id.as_ref())),
             user_id: name(names.and_then(|n| n.user_id.as_ref())),
             run: RefCell::default(),
@@ -97,18 +101,17 @@ impl TraceDraft {
         trace_lines(&traceparent(&self.trace_id, &span), self.trace_state.as_deref().map(str::as_bytes))
     }
 
-    /// The attempt at `idx` ended: answered (`Ok`) or failed before anything reached the client.
+    /// The attempt at deployment `d` (whose upstream is at `server`) ended: answered (`Ok`) or
+    /// failed before anything reached the client.
     pub(crate) fn attempt_ended(
         &self,
-        routes: &Routes,
-        idx: DeploymentIdx,
+        (d, server): (&Deployment, &str),
         cause: &'static str,
         outcome: Result<&Delivered, &AttemptError>,
     ) {
         let now = Instant::now();
         let mut run = self.run.borrow_mut();
         let Some((span_id, start)) = run.current.take() else { return };
-        let d = routes.snapshot.deployment(idx);
         let (status, failure, first_token, error) = match outcome {
             Ok(delivered) => {
                 (Some(delivered.status), delivered.body_failure.map(|f| f.as_str()), delivered.first_body, None)
@@ -124,7 +127,7 @@ impl TraceDraft {
             deployment: d.id.clone(),
             provider: d.provider.prefix(),
             upstream_model: d.upstream_model.clone(),
-            server: routes.upstreams[idx.get()].target.authority.clone(),
+            server: server.to_string(),
             status,
             failure,
             cause,

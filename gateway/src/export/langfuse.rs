@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use super::record::RequestRecord;
 use super::sink::{Sink, Verdict};
 use super::trace_context::hex;
+use crate::access_log::civil_from_days;
 use event::{bodies, Bodies, Options};
 
 /// The most bytes one export carries (Langfuse refuses batches over 3.5 MB).
@@ -229,18 +230,4 @@ pub(crate) fn iso8601(unix_nanos: u64) -> String {
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let s = secs % 86_400;
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z", s / 3_600, s / 60 % 60, s % 60)
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }

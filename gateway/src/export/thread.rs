@@ -41,6 +41,15 @@ struct Lane {
     counters: Arc<Counters>,
 }
 
+impl Lane {
+    /// The next batch of what waits (empty when nothing does).
+    fn next_batch(&self) -> Vec<Arc<RequestRecord>> {
+        let mut queue = self.queue.borrow_mut();
+        let n = queue.len().min(self.batch).min(self.sink.max_batch());
+        queue.drain(..n).collect()
+    }
+}
+
 /// Runs the thread until the process ends: `inbox` from the shards, one lane per sink.
 /// `queue`: the most records waiting per sink; `batch`: the most one export carries.
 /// `flush`: asked once, at exit: everything taken in goes out now, once, and the answer goes
@@ -86,11 +95,7 @@ pub(super) fn run(
 /// Sends what waits in `lane`, each batch tried once (the process is about to exit).
 async fn send_all_once(lane: &Lane) {
     loop {
-        let batch: Vec<Arc<RequestRecord>> = {
-            let mut queue = lane.queue.borrow_mut();
-            let n = queue.len().min(lane.batch).min(lane.sink.max_batch());
-            queue.drain(..n).collect()
-        };
+        let batch = lane.next_batch();
         if batch.is_empty() {
             return;
         }
@@ -130,11 +135,7 @@ async fn send_loop(lane: Rc<Lane>) {
     let mut failing = false;
     let mut rejecting = false;
     loop {
-        let batch: Vec<Arc<RequestRecord>> = {
-            let mut queue = lane.queue.borrow_mut();
-            let n = queue.len().min(lane.batch).min(lane.sink.max_batch());
-            queue.drain(..n).collect()
-        };
+        let batch = lane.next_batch();
         if batch.is_empty() {
             monoio::time::sleep(INTAKE_EVERY).await;
             continue;

@@ -1,6 +1,13 @@
 //! W3C Trace Context (`traceparent`, `tracestate`): a caller's trace is continued, and the
 //! upstream learns the attempt's span as its parent.
 
+/// The W3C Trace Context headers' values, as sent.
+#[derive(Clone, Copy, Default)]
+pub struct TraceContext<'a> {
+    pub parent: Option<&'a [u8]>,
+    pub state: Option<&'a [u8]>,
+}
+
 /// A caller's `traceparent`: version `00`, a trace id and parent span id that are not all
 /// zeros, and the flags. Anything else starts a new trace (W3C: an invalid header is ignored).
 pub fn parse_traceparent(value: &[u8]) -> Option<([u8; 16], [u8; 8], u8)> {

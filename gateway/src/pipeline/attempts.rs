@@ -8,7 +8,6 @@ use pointwork_core::RouteKind;
 
 use super::{answer, forward, record, translate};
 use crate::export::draft::passed_on;
-use crate::metrics::litellm;
 use crate::request::{write_overhead, Ending, RequestInfo};
 use crate::routers::Cx;
 use crate::routers::{AfterFailure, Attempt, Next, Router};
@@ -94,9 +93,11 @@ pub(super) async fn run<R: Router>(
         match outcome {
             Outcome::Delivered(d) => {
                 record::delivered(shard, routes, idx, facts.stream, started, &d);
-                litellm::answered(shard, routes, info, idx, started, &d);
+                if routes.litellm_metrics {
+                    shard.metrics.borrow_mut().litellm(routes).answered(routes, info.caller, idx, started, &d);
+                }
                 if let Some(trace) = info.trace {
-                    trace.attempt_ended(routes, idx, router.cause(&chosen), Ok(&d));
+                    trace.attempt_ended(routes.attempt_place(idx), router.cause(&chosen), Ok(&d));
                 }
                 let ending = router.delivered(chosen, idx, &d);
                 record::finish(shard, routes, info, ending);
@@ -104,10 +105,12 @@ pub(super) async fn run<R: Router>(
             }
             Outcome::Failed(err) => {
                 record::attempt_failed(shard, routes, idx, err.failure);
-                litellm::failed(shard, routes, info, idx, err.failure);
+                if routes.litellm_metrics {
+                    shard.metrics.borrow_mut().litellm(routes).failed(info.caller, idx, err.failure);
+                }
                 upstream += started.elapsed();
                 if let Some(trace) = info.trace {
-                    trace.attempt_ended(routes, idx, router.cause(&chosen), Err(&err));
+                    trace.attempt_ended(routes.attempt_place(idx), router.cause(&chosen), Err(&err));
                 }
                 match router.after_failure(chosen, idx, err) {
                     AfterFailure::End(reply, ending) => {

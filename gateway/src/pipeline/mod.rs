@@ -55,7 +55,7 @@ pub async fn serve(
     let trace = shard
         .export
         .as_ref()
-        .map(|_| Box::new(TraceDraft::begin(request, caller, started, &mut shard.trace_ids.borrow_mut())));
+        .map(|_| Box::new(TraceDraft::begin(&request.trace, body, caller, started, &mut shard.trace_ids.borrow_mut())));
     let trace = trace.as_deref();
     let info = |model| RequestInfo {
         path,

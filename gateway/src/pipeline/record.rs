@@ -106,7 +106,9 @@ fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Fai
 /// Counts the request, writes its access log line and hands its record to the exporters.
 pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: Ending) {
     shard.metrics.borrow_mut().request(routes, e.group, e.deployment, e.status);
-    crate::metrics::litellm::ended(shard, routes, info, &e);
+    if routes.litellm_metrics {
+        shard.metrics.borrow_mut().litellm(routes).ended(routes, info, &e);
+    }
     let mut log = shard.access_log.borrow_mut();
     if !log.is_on() && info.trace.is_none() {
         return;

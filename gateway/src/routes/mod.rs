@@ -104,6 +104,11 @@ pub enum Tokens {
 }
 
 impl Routes {
+    /// Deployment `idx` and its upstream's host and port (an attempt's span names them).
+    pub(crate) fn attempt_place(&self, idx: pointwork_core::DeploymentIdx) -> (&pointwork_core::Deployment, &str) {
+        (self.snapshot.deployment(idx), &self.upstreams[idx.get()].target.authority)
+    }
+
     /// The routes a loaded config describes; the error names what is wrong. Keys' meters carry
     /// over from the `previous` routes (a reload). `tokens`: whether to obtain the deployments'
     /// tokens (serving) or only check their credentials (`check`, `route`: no network).

@@ -8,8 +8,8 @@
 //! [`LiteLlmReport`] under label values, merged by the control thread. Gauges (deployment state,
 //! budgets) are read when `/metrics` is scraped (`render`).
 //!
-//! Without the setting nothing here runs: each hook is one test of `Routes::litellm_metrics`
-//! inlined at its call site, and the counting is out of line.
+//! Without the setting nothing here runs: each hook (the record phase's) is one test of
+//! `Routes::litellm_metrics` at its call site, and the counting is out of line.
 
 mod counts;
 mod gauges;
@@ -17,7 +17,25 @@ mod labels;
 mod render;
 
 pub use counts::LiteLlmReport;
-pub(crate) use render::render;
+/// Appends LiteLLM's metrics to `/metrics` (nothing unless the routes turn them on): the
+/// counts the shards reported, then the gauges read now.
+pub(crate) fn render(
+    out: &mut String,
+    totals: &std::sync::Mutex<crate::metrics::Totals>,
+    routes: &Routes,
+    state: &pointwork_core::State,
+) {
+    if !routes.litellm_metrics {
+        return;
+    }
+    let now = Instant::now();
+    let Ok(totals) = totals.lock() else { return };
+    let empty = LiteLlmReport::default();
+    let report = totals.counts.litellm.as_deref().unwrap_or(&empty);
+    render::requests(out, report);
+    render::attempts(out, report);
+    gauges::render(out, routes, state, report, now);
+}
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,7 +49,6 @@ use labels::{Where, Who, OTHER_MODEL};
 use crate::keys::{Caller, VirtualKey};
 use crate::request::{Ending, RequestInfo};
 use crate::routes::Routes;
-use crate::shard::Shard;
 use crate::upstream::exchange::Delivered;
 
 /// Stands for "no deployment" / "no group" in the shard's indices.
@@ -40,114 +57,84 @@ const NONE: u32 = u32::MAX;
 /// The shard's tables hash with foldhash: SipHash costs a few hundred instructions a lookup.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// An attempt's answer was relayed (at `started` + its time).
-#[inline(always)]
-pub(crate) fn answered(
-    shard: &Shard,
-    routes: &Arc<Routes>,
-    info: &RequestInfo<'_>,
-    idx: DeploymentIdx,
-    started: Instant,
-    d: &Delivered,
-) {
-    if routes.litellm_metrics {
-        count_answered(shard, routes, info.caller, idx, started, d);
+impl LiteLlmShard {
+    /// An attempt's answer was relayed (at `started` + its time). The call sites test
+    /// `Routes::litellm_metrics` first: without it, nothing here runs.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn answered(
+        &mut self,
+        routes: &Routes,
+        caller: &Caller,
+        idx: DeploymentIdx,
+        started: Instant,
+        d: &Delivered,
+    ) {
+        let counts = self;
+        let failure = d.body_failure.or((d.status >= 400).then_some(Failure::Status(d.status)));
+        counts.last_outcomes.insert(idx.0, LastOutcome { at: started + d.took, failed: failure.is_some() });
+        let slot = counts.callers.slot(caller);
+        let attempt = counts.attempts.entry((slot, idx.0)).or_default();
+        if let Some(f) = failure {
+            attempt.failed(f, 1);
+            return;
+        }
+        attempt.successes += 1;
+        attempt.api_latency.observe(d.took.as_secs_f64(), &LATENCY_BUCKETS);
+        if let Some(first) = d.first_body {
+            attempt.first_token.observe(first.as_secs_f64(), &LATENCY_BUCKETS);
+        }
+        let Some(usage) = d.usage else { return };
+        attempt.input_tokens += usage.prompt_tokens;
+        attempt.output_tokens += usage.completion_tokens;
+        attempt.total_tokens += usage.total_tokens;
+        let deployment = routes.snapshot.deployment(idx);
+        if let Some(cost) = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens) {
+            attempt.spend += cost;
+        }
+        if usage.completion_tokens > 0 {
+            let latency = d.first_body.unwrap_or(d.took).as_secs_f64();
+            attempt.per_output_token.observe(latency / usage.completion_tokens as f64, &DEFAULT_BUCKETS);
+        }
     }
-}
 
-/// An attempt failed before anything reached the client.
-#[inline(always)]
-pub(crate) fn failed(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, idx: DeploymentIdx, f: Failure) {
-    if routes.litellm_metrics {
-        count_failed(shard, routes, info.caller, idx, f);
+    /// An attempt failed before anything reached the client.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn failed(&mut self, caller: &Caller, idx: DeploymentIdx, f: Failure) {
+        self.last_outcomes.insert(idx.0, LastOutcome { at: Instant::now(), failed: true });
+        let slot = self.callers.slot(caller);
+        self.attempts.entry((slot, idx.0)).or_default().failed(f, 1);
     }
-}
 
-/// The request ended as `e` says.
-#[inline(always)]
-pub(crate) fn ended(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: &Ending) {
-    if routes.litellm_metrics {
-        count_ended(shard, routes, info, e);
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn count_answered(
-    shard: &Shard,
-    routes: &Arc<Routes>,
-    caller: &Caller,
-    idx: DeploymentIdx,
-    started: Instant,
-    d: &Delivered,
-) {
-    let mut metrics = shard.metrics.borrow_mut();
-    let counts = metrics.litellm(routes);
-    let failure = d.body_failure.or((d.status >= 400).then_some(Failure::Status(d.status)));
-    counts.last_outcomes.insert(idx.0, LastOutcome { at: started + d.took, failed: failure.is_some() });
-    let slot = counts.callers.slot(caller);
-    let attempt = counts.attempts.entry((slot, idx.0)).or_default();
-    if let Some(f) = failure {
-        attempt.failed(f, 1);
-        return;
-    }
-    attempt.successes += 1;
-    attempt.api_latency.observe(d.took.as_secs_f64(), &LATENCY_BUCKETS);
-    if let Some(first) = d.first_body {
-        attempt.first_token.observe(first.as_secs_f64(), &LATENCY_BUCKETS);
-    }
-    let Some(usage) = d.usage else { return };
-    attempt.input_tokens += usage.prompt_tokens;
-    attempt.output_tokens += usage.completion_tokens;
-    attempt.total_tokens += usage.total_tokens;
-    let deployment = routes.snapshot.deployment(idx);
-    if let Some(cost) = response_cost(deployment, usage.prompt_tokens, usage.completion_tokens) {
-        attempt.spend += cost;
-    }
-    if usage.completion_tokens > 0 {
-        let latency = d.first_body.unwrap_or(d.took).as_secs_f64();
-        attempt.per_output_token.observe(latency / usage.completion_tokens as f64, &DEFAULT_BUCKETS);
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn count_failed(shard: &Shard, routes: &Arc<Routes>, caller: &Caller, idx: DeploymentIdx, f: Failure) {
-    let mut metrics = shard.metrics.borrow_mut();
-    let counts = metrics.litellm(routes);
-    counts.last_outcomes.insert(idx.0, LastOutcome { at: Instant::now(), failed: true });
-    let slot = counts.callers.slot(caller);
-    counts.attempts.entry((slot, idx.0)).or_default().failed(f, 1);
-}
-
-#[cold]
-#[inline(never)]
-fn count_ended(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>, e: &Ending) {
-    let snap = &routes.snapshot;
-    let requested = match e.group {
-        // Most requests name the group that served them: no lookup.
-        Some(g) if snap.group(g).name == info.model => g.0,
-        _ => match snap.resolve(info.model) {
-            Resolution::Group { group, .. } => group.0,
-            Resolution::Deployment(d) => snap.group_of(d).0,
-            // A router's name (complexity, policy): the group that served it.
-            Resolution::Unknown => e.group.map_or(NONE, |g| g.0),
-        },
-    };
-    let total = info.started.elapsed();
-    let mut metrics = shard.metrics.borrow_mut();
-    let counts = metrics.litellm(routes);
-    let slot = RequestSlot {
-        caller: counts.callers.slot(info.caller),
-        requested,
-        deployment: e.deployment.map_or(NONE, |d| d.0),
-        route: Route::of(info.route, info.path),
-        status: e.status,
-    };
-    let request = counts.requests.entry(slot).or_default();
-    request.requests += 1;
-    if e.status < 400 && e.deployment.is_some() {
-        request.succeeded(total, e.upstream.unwrap_or(Duration::ZERO));
+    /// The request ended as `e` says.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn ended(&mut self, routes: &Routes, info: &RequestInfo<'_>, e: &Ending) {
+        let snap = &routes.snapshot;
+        let requested = match e.group {
+            // Most requests name the group that served them: no lookup.
+            Some(g) if snap.group(g).name == info.model => g.0,
+            _ => match snap.resolve(info.model) {
+                Resolution::Group { group, .. } => group.0,
+                Resolution::Deployment(d) => snap.group_of(d).0,
+                // A router's name (complexity, policy): the group that served it.
+                Resolution::Unknown => e.group.map_or(NONE, |g| g.0),
+            },
+        };
+        let total = info.started.elapsed();
+        let slot = RequestSlot {
+            caller: self.callers.slot(info.caller),
+            requested,
+            deployment: e.deployment.map_or(NONE, |d| d.0),
+            route: Route::of(info.route, info.path),
+            status: e.status,
+        };
+        let request = self.requests.entry(slot).or_default();
+        request.requests += 1;
+        if e.status < 400 && e.deployment.is_some() {
+            request.succeeded(total, e.upstream.unwrap_or(Duration::ZERO));
+        }
     }
 }
 

@@ -7,32 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::Mutex;
-use std::time::Instant;
-
-use pointwork_core::State;
 
 use super::counts::{AttemptCounts, Buckets, LiteLlmReport, RequestCounts, DEFAULT_BUCKETS, LATENCY_BUCKETS};
 use super::labels::{exception_status, provider_class, refusal_class, Where, Who, NONE};
-use crate::metrics::{escape, Totals};
-use crate::routes::Routes;
+use crate::metrics::escape;
 
 /// Label name and value pairs, in the metric's order.
 pub(super) type Pairs<'a> = [(&'a str, Option<&'a str>)];
-
-/// Appends LiteLLM's metrics (nothing unless the routes turn them on).
-pub(crate) fn render(out: &mut String, totals: &Mutex<Totals>, routes: &Routes, state: &State) {
-    if !routes.litellm_metrics {
-        return;
-    }
-    let now = Instant::now();
-    let Ok(totals) = totals.lock() else { return };
-    let empty = LiteLlmReport::default();
-    let report = totals.counts.litellm.as_deref().unwrap_or(&empty);
-    requests(out, report);
-    attempts(out, report);
-    super::gauges::render(out, routes, state, report, now);
-}
 
 /// The labels' text: `name="value",…` (escaped; `None` for no value), sorted by name as
 /// `prometheus_client` writes them.
@@ -129,7 +110,7 @@ fn add_buckets<const N: usize>(series: &mut Histograms<N>, pairs: &Pairs<'_>, b:
 
 /// The proxy's own counts: every request the client sent, failed ones, and the latency of the
 /// successful ones.
-fn requests(out: &mut String, report: &LiteLlmReport) {
+pub(super) fn requests(out: &mut String, report: &LiteLlmReport) {
     let (mut total, mut failed, mut succeeded) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let (mut latency, mut overhead) = (BTreeMap::new(), BTreeMap::new());
     for (s, c) in &report.requests {
@@ -200,7 +181,7 @@ fn latencies(latency: &mut Latencies, overhead: &mut Latencies, w: &Who, p: &Whe
 
 /// The LLM API calls: per deployment and caller, successes and failures, tokens, spend, and
 /// their latency.
-fn attempts(out: &mut String, report: &LiteLlmReport) {
+pub(super) fn attempts(out: &mut String, report: &LiteLlmReport) {
     let mut by: [BTreeMap<String, f64>; 8] = Default::default();
     let [success, failure, total, api_failed, spend, tokens, input, output] = &mut by;
     let (mut api_latency, mut first_token, mut per_token) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
