@@ -261,20 +261,17 @@ impl UsageTail {
     #[inline(never)]
     #[allow(clippy::boxed_local)]
     fn answer_facts(&self, kept: Box<Kept>) -> Option<Box<AnswerFacts>> {
-        let model = string_after(&self.head, b"\"model\"").map(str::to_string);
+        let model = MODEL.find(&self.head).and_then(|at| string_value(&self.head[at + MODEL.needle().len()..]));
         let mut finish_reasons: Vec<String> = Vec::new();
-        for key in [&b"\"finish_reason\""[..], b"\"stop_reason\"", b"\"finishReason\""] {
-            let mut at = 0;
-            while let Some(found) = memmem::find(&self.tail[at..], key) {
-                at += found + key.len();
-                if let Some(reason) = string_after(&self.tail[at - key.len()..], key) {
-                    if !finish_reasons.iter().any(|r| r == reason) {
-                        finish_reasons.push(reason.to_string());
-                    }
+        for key in FINISH_REASONS.iter() {
+            for found in key.find_iter(&self.tail) {
+                let Some(reason) = string_value(&self.tail[found + key.needle().len()..]) else { continue };
+                if !finish_reasons.iter().any(|r| r == reason) {
+                    finish_reasons.push(reason.to_string());
                 }
             }
         }
-        Some(Box::new(AnswerFacts { model, finish_reasons, body: kept.whole }))
+        Some(Box::new(AnswerFacts { model: model.map(str::to_string), finish_reasons, body: kept.whole }))
     }
 
     /// An Anthropic stream's `input_tokens`, from its `message_start` event.
@@ -289,11 +286,22 @@ fn skip_space(b: &[u8]) -> &[u8] {
     &b[n..]
 }
 
-/// The string after the first `"key"` and a colon within `hay` (no escapes: model names and
-/// finish reasons have none); `None` when the value is not a string (`null`).
-fn string_after<'h>(hay: &'h [u8], key: &[u8]) -> Option<&'h str> {
-    let at = memmem::find(hay, key)?;
-    let rest = skip_space(&hay[at + key.len()..]).strip_prefix(b":")?;
+/// Where an answer names its model, and its finish reasons (OpenAI's, Anthropic's, Gemini's).
+static MODEL: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new(b"\"model\""));
+static FINISH_REASONS: std::sync::LazyLock<[memmem::Finder<'static>; 3]> = std::sync::LazyLock::new(|| {
+    [
+        memmem::Finder::new(b"\"finish_reason\""),
+        memmem::Finder::new(b"\"stop_reason\""),
+        memmem::Finder::new(b"\"finishReason\""),
+    ]
+});
+
+/// The string after a key: `rest` starts after the key's closing quote, with the colon to come
+/// (no escapes: model names and finish reasons have none); `None` when the value is not a
+/// string (`null`).
+fn string_value(rest: &[u8]) -> Option<&str> {
+    let rest = skip_space(rest).strip_prefix(b":")?;
     let rest = skip_space(rest).strip_prefix(b"\"")?;
     let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
     std::str::from_utf8(&rest[..end]).ok().filter(|s| !s.is_empty())

@@ -4,6 +4,7 @@
 //! exported, the prompt and the completion.
 
 use pointwork_core::RouteKind;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// The request's parameters and metadata.
@@ -37,41 +38,72 @@ impl RequestDetails {
     }
 }
 
+/// What is read of a request's body: its parameters and metadata. Every other member — the
+/// messages above all — is skipped without being built (the content is read apart, and only
+/// when it is exported). Values are kept loose: a member of an unexpected type is left out,
+/// not the whole request.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Wire {
+    temperature: Option<Value>,
+    top_p: Option<Value>,
+    top_k: Option<Value>,
+    max_tokens: Option<Value>,
+    max_completion_tokens: Option<Value>,
+    max_output_tokens: Option<Value>,
+    presence_penalty: Option<Value>,
+    frequency_penalty: Option<Value>,
+    seed: Option<Value>,
+    n: Option<Value>,
+    stop: Option<Value>,
+    stop_sequences: Option<Value>,
+    user: Option<Value>,
+    metadata: Option<Value>,
+    litellm_metadata: Option<Value>,
+    tags: Option<Value>,
+}
+
 /// The details of `body`, a request to `route` (empty when it is not a JSON object).
 pub fn request_details(route: RouteKind, body: &[u8], content: bool) -> RequestDetails {
-    let Ok(Value::Object(mut request)) = serde_json::from_slice::<Value>(body) else {
+    let Ok(wire) = serde_json::from_slice::<Wire>(body) else {
         return RequestDetails::default();
     };
-    let number = |r: &Map<String, Value>, k: &str| r.get(k).and_then(Value::as_f64);
-    let count = |r: &Map<String, Value>, k: &str| r.get(k).and_then(Value::as_u64);
-    let mut metadata = match request.remove("litellm_metadata").or_else(|| request.remove("metadata")) {
+    let number = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64);
+    let count = |v: &Option<Value>| v.as_ref().and_then(Value::as_u64);
+    let mut metadata = match wire.litellm_metadata.or(wire.metadata) {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     };
-    let mut tags = strings(request.get("tags"));
+    let mut tags = strings(wire.tags.as_ref());
     if tags.is_empty() {
         tags = strings(metadata.get("tags"));
     }
     // Tags are reported on their own.
     metadata.remove("tags");
-    let user = request.get("user").and_then(Value::as_str).or_else(|| metadata.get("user_id").and_then(Value::as_str));
+    let user = wire.user.as_ref().and_then(Value::as_str).or_else(|| metadata.get("user_id").and_then(Value::as_str));
     let user = user.map(str::to_string);
-    let input = content.then(|| prompt(route, &mut request)).flatten();
-    RequestDetails {
-        temperature: number(&request, "temperature"),
-        top_p: number(&request, "top_p"),
-        top_k: number(&request, "top_k"),
-        max_tokens: ["max_completion_tokens", "max_tokens", "max_output_tokens"]
-            .iter()
-            .find_map(|k| count(&request, k)),
-        presence_penalty: number(&request, "presence_penalty"),
-        frequency_penalty: number(&request, "frequency_penalty"),
-        seed: request.get("seed").and_then(Value::as_i64),
-        stop: match request.get("stop").or_else(|| request.get("stop_sequences")) {
-            Some(Value::String(s)) => vec![s.clone()],
-            other => strings(other),
+    let input = match content {
+        true => match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(mut request)) => prompt(route, &mut request),
+            _ => None,
         },
-        choices: count(&request, "n"),
+        false => None,
+    };
+    let max_tokens =
+        [&wire.max_completion_tokens, &wire.max_tokens, &wire.max_output_tokens].into_iter().find_map(count);
+    RequestDetails {
+        temperature: number(&wire.temperature),
+        top_p: number(&wire.top_p),
+        top_k: number(&wire.top_k),
+        max_tokens,
+        presence_penalty: number(&wire.presence_penalty),
+        frequency_penalty: number(&wire.frequency_penalty),
+        seed: wire.seed.as_ref().and_then(Value::as_i64),
+        stop: match wire.stop.or(wire.stop_sequences) {
+            Some(Value::String(s)) => vec![s],
+            other => strings(other.as_ref()),
+        },
+        choices: count(&wire.n),
         user,
         metadata,
         tags,
