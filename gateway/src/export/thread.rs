@@ -32,7 +32,9 @@ const MAX_ANSWER: usize = 1 << 20;
 /// One sink and what waits for it.
 struct Lane {
     sink: Box<dyn Sink>,
-    target: Result<Target, String>,
+    /// The receiver, resolved again after a failed export (a collector whose name did not
+    /// resolve at start, or moved, is found once it does).
+    target: RefCell<Result<Target, String>>,
     client: Client,
     queue: RefCell<VecDeque<Arc<RequestRecord>>>,
     /// The most records `queue` holds.
@@ -68,7 +70,7 @@ pub(super) fn run(
     let lanes: Vec<Rc<Lane>> = sinks
         .into_iter()
         .map(|(sink, counters)| {
-            let target = Target::parse(sink.url()).map_err(|e| e.0);
+            let target = RefCell::new(Target::parse(sink.url()).map_err(|e| e.0));
             let client =
                 Client { tls: crate::upstream::conn::tls_connector(), timeout: sink.timeout(), max_body: MAX_ANSWER };
             Rc::new(Lane { sink, target, client, queue: RefCell::default(), bound: queue, batch, counters })
@@ -190,7 +192,7 @@ async fn send_loop(lane: Rc<Lane>) {
 
 /// Posts one batch: the receiver's 2xx answer body.
 async fn post(lane: &Lane, body: &[u8], content_type: &str) -> Result<Vec<u8>, String> {
-    let target = lane.target.as_ref().map_err(|e| format!("bad receiver URL: {e}"))?;
+    let target = lane.target.borrow().clone().map_err(|e| format!("bad receiver URL: {e}"))?;
     let mut request = Vec::with_capacity(body.len() + 512);
     request.extend_from_slice(b"POST ");
     let path = if target.path_prefix.is_empty() { "/" } else { target.path_prefix.as_str() };
@@ -206,5 +208,10 @@ async fn post(lane: &Lane, body: &[u8], content_type: &str) -> Result<Vec<u8>, S
     write::header(&mut request, "connection", b"close");
     write::end_head(&mut request);
     request.extend_from_slice(body);
-    fetch::send(&lane.client, target, request).await.map_err(|e| format!("{} refused or failed: {e}", lane.sink.url()))
+    let sent = fetch::send(&lane.client, &target, request).await;
+    sent.map_err(|e| {
+        // Blocking, on this thread of its own: the name is looked up again for the next try.
+        *lane.target.borrow_mut() = Target::parse(lane.sink.url()).map_err(|e| e.0);
+        format!("{} refused or failed: {e}", lane.sink.url())
+    })
 }
