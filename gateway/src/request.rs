@@ -23,12 +23,6 @@ pub const HEADER_ROUTE: &str = "x-pointwork-route";
 /// upstream time, as LiteLLM's `x-litellm-overhead-duration-ms`.
 pub const HEADER_OVERHEAD: &str = "x-pointwork-overhead-ms";
 
-/// `d` in milliseconds with three decimals.
-pub(crate) fn overhead_ms(d: Duration) -> String {
-    let micros = d.as_micros();
-    format!("{}.{:03}", micros / 1000, micros % 1000)
-}
-
 /// The [`HEADER_OVERHEAD`] line for `d`, appended to `out` (a response's extra headers). Every
 /// proxied response has one: the line is made on the stack and appended in one copy (`write!`
 /// costs a few hundred instructions more).
@@ -88,15 +82,14 @@ pub struct Anthropic<'a> {
 pub(crate) struct RequestInfo<'a> {
     pub(crate) path: &'a str,
     pub(crate) model: &'a str,
-    /// The caller's key by name (`master`, a virtual or admin key's name).
-    pub(crate) key: Option<&'a str>,
     pub(crate) bytes_in: usize,
     pub(crate) started: Instant,
     /// The policy the request runs under, if any.
     pub(crate) policy: Option<&'a str>,
     /// The API surface called (its errors take that API's shape).
     pub(crate) route: RouteKind,
-    /// Who called (the metrics' key labels: names and digests, never the key).
+    /// Who called: its name in the logs, its names and digests in the metrics' labels (never
+    /// the key).
     pub(crate) caller: &'a crate::keys::Caller,
     /// The request's trace, when an exporter is on.
     pub(crate) trace: Option<&'a crate::export::draft::TraceDraft>,
@@ -230,7 +223,6 @@ mod tests {
             let mut out = Vec::new();
             write_overhead(&mut out, Duration::from_micros(micros));
             assert_eq!(String::from_utf8(out).unwrap(), format!("x-pointwork-overhead-ms: {shown}\r\n"));
-            assert_eq!(overhead_ms(Duration::from_micros(micros)), shown);
         }
     }
 }

@@ -22,6 +22,11 @@ impl Reply {
         write::header(&mut self.headers, name, value);
     }
 
+    /// The rendered header lines (`name: value\r\n`…), for a writer that renders its own line.
+    pub(crate) fn header_lines(&mut self) -> &mut Vec<u8> {
+        &mut self.headers
+    }
+
     pub fn header_decimal(&mut self, name: &str, value: u64) {
         write::header_decimal(&mut self.headers, name, value);
     }

@@ -22,6 +22,16 @@ ROOT = Path(__file__).resolve().parents[2]
 READY_DEADLINE = 30.0  # seconds; a debug build on a busy CI machine
 
 
+def metric(url: str, series: str) -> float:
+    """The value of one series of `url`'s /metrics: a name, with its labels when it has any
+    (`pointwork_export_dropped_total{exporter="otlp"}`)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(series + " "):
+                return float(line.split()[1])
+    raise AssertionError(f"no {series} at {url}/metrics")
+
+
 def _binary(env_var: str, name: str) -> Path:
     if os.environ.get(env_var):
         path = Path(os.environ[env_var])

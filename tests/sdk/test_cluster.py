@@ -17,7 +17,7 @@ import urllib.request
 import openai
 import pytest
 
-from conftest import Process, _deployment, _start_gateway, _start_mock
+from conftest import Process, _deployment, _start_gateway, _start_mock, metric
 
 SECRET, FREE, MASTER = "sk-cluster-team", "sk-cluster-free", "sk-cluster-master"
 
@@ -26,14 +26,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _metric(url: str, name: str) -> float:
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-    raise AssertionError(f"no {name} at {url}/metrics")
 
 
 def _wait_until(check, what: str, within: float = 5.0) -> None:
@@ -77,7 +69,7 @@ def cluster(tmp_path_factory):
             gateway = _start_gateway(config, tmp_path_factory.mktemp(f"gateway-{name}"))
             started.append(gateway)
             url = f"http://{gateway.wait_for_address()}"
-            _wait_until(lambda: _metric(url, "pointwork_cluster_redis_up") == 1.0, f"{name} reaches Redis")
+            _wait_until(lambda: metric(url, "pointwork_cluster_redis_up") == 1.0, f"{name} reaches Redis")
             urls.append(url)
         yield urls
     finally:
@@ -129,7 +121,7 @@ def test_a_budget_spent_through_one_instance_is_refused_through_the_other(cluste
             _client(a).chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
     assert "Budget has been exceeded" in str(refused.value)
     _wait_until(
-        lambda: _metric(b, 'pointwork_key_spend_usd{key="team"}') >= 0.1, "b knows the key's spend"
+        lambda: metric(b, 'pointwork_key_spend_usd{key="team"}') >= 0.1, "b knows the key's spend"
     )
     with pytest.raises(openai.BadRequestError) as on_b:
         _client(b).chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])

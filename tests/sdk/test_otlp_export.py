@@ -6,26 +6,17 @@ official `openai` SDK."""
 from __future__ import annotations
 
 import time
-import urllib.request
 
 import openai
 import pytest
 
-from conftest import _deployment, _start_gateway, _start_mock
+from conftest import _deployment, _start_gateway, _start_mock, metric
 from otlp_receiver import OtlpReceiver, attributes
 
 MASTER = "sk-otel-master-7f3a9c"
 PROVIDER_KEYS = ("sk-otel-alpha-key", "sk-otel-broken-key")
 OTLP_SECRET = "otlp-team-secret-55e1"
 PROMPT = "a prompt only content export may carry 4d1c"
-
-
-def _metric(url: str, line_start: str) -> float:
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith(line_start + " "):
-                return float(line.split()[1])
-    raise AssertionError(f"no {line_start} at {url}/metrics")
 
 
 @pytest.fixture(scope="module")
@@ -200,15 +191,15 @@ def test_a_hung_receiver_costs_requests_nothing_and_drops_are_counted(traced):
 
     baseline = timed(40)
     receiver.hang()
-    dropped_before = _metric(url, 'pointwork_export_dropped_total{exporter="otlp"}')
+    dropped_before = metric(url, 'pointwork_export_dropped_total{exporter="otlp"}')
     hung = timed(120)
     assert hung < baseline * 3 + 0.005, f"median {hung * 1e3:.2f} ms with the receiver hung, {baseline * 1e3:.2f} ms before"
     receiver.wait_for(
-        lambda: _metric(url, 'pointwork_export_dropped_total{exporter="otlp"}') > dropped_before,
+        lambda: metric(url, 'pointwork_export_dropped_total{exporter="otlp"}') > dropped_before,
         "drops counted",
     )
     receiver.wait_for(
-        lambda: _metric(url, 'pointwork_export_failures_total{exporter="otlp"}') >= 1,
+        lambda: metric(url, 'pointwork_export_failures_total{exporter="otlp"}') >= 1,
         "the timed-out export counted as a failure",
     )
     receiver.recover()

@@ -46,8 +46,6 @@ pub struct Counters {
 pub struct Exporters {
     inbox: Sender<Box<RequestRecord>>,
     counters: Vec<Arc<Counters>>,
-    /// Prompts and completions go with the records.
-    pub content: bool,
     /// Where records go, for the start-up line (no credentials).
     described: String,
     /// What the exporters were started with (a reload cannot change them).
@@ -93,7 +91,7 @@ impl Exporters {
             return None;
         }
         let settings = settings.clone();
-        Some(Arc::new(Exporters { inbox, counters, content: settings.content, described, settings, flush, flushed }))
+        Some(Arc::new(Exporters { inbox, counters, described, settings, flush, flushed }))
     }
 
     /// Whether `new` asks for other exporters than those running (`running`: `None` when none
@@ -104,6 +102,11 @@ impl Exporters {
             Some(running) => exporters(&running.settings) != exporters(new),
             None => new.traces(),
         }
+    }
+
+    /// Whether prompts and completions go with the records.
+    pub fn content(&self) -> bool {
+        self.settings.content
     }
 
     /// Where records go (`otlp to http://…/v1/traces, without content`).

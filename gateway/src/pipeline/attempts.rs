@@ -185,7 +185,7 @@ fn exchange<'a>(
         stream: facts.stream,
         reading: Reading::of(
             attempt.read_usage,
-            exporting.then(|| cx.shard.export.as_ref().is_some_and(|e| e.content)),
+            exporting.then(|| cx.shard.export.as_ref().is_some_and(|e| e.content())),
         ),
         timeout: if facts.stream { upstream.stream_timeout } else { upstream.timeout },
         started,

@@ -27,7 +27,7 @@ use crate::errors::openai_error;
 use crate::export::draft::TraceDraft;
 use crate::facts;
 use crate::keys::Caller;
-use crate::request::{overhead_ms, Ending, Request, RequestInfo, HEADER_OVERHEAD};
+use crate::request::{write_overhead, Ending, Request, RequestInfo};
 use crate::respond::{self, Reply};
 use crate::responses::Turn;
 use crate::routers::litellm::LiteLlm;
@@ -57,17 +57,7 @@ pub async fn serve(
         .as_ref()
         .map(|_| Box::new(TraceDraft::begin(&request.trace, body, caller, started, &mut shard.trace_ids.borrow_mut())));
     let trace = trace.as_deref();
-    let info = |model| RequestInfo {
-        path,
-        model,
-        key: caller.name(),
-        bytes_in: body.len(),
-        started,
-        policy: None,
-        route,
-        caller,
-        trace,
-    };
+    let info = |model| RequestInfo { path, model, bytes_in: body.len(), started, policy: None, route, caller, trace };
     let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {
         Ok(e) => e,
         Err(e) => {
@@ -133,7 +123,7 @@ async fn answer(
         trace.refused(&reply.body);
     }
     let overhead = info.started.elapsed().saturating_sub(upstream);
-    reply.header(HEADER_OVERHEAD, overhead_ms(overhead).as_bytes());
+    write_overhead(reply.header_lines(), overhead);
     record::finish(shard, routes, info, ending);
     respond::send(client, respond::for_route(info.route, reply), keep_alive).await
 }

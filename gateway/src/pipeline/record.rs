@@ -126,7 +126,7 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         shard: shard.id,
         path: info.path,
         model: info.model,
-        key: info.key,
+        key: info.caller.name(),
         model_group: e.group.map(|g| snap.group(g).name.as_str()),
         deployment: e.deployment.map(|d| snap.deployment(d).id.as_str()),
         attempts: e.attempts,
