@@ -133,6 +133,9 @@ pub enum LeftOutBecause {
     ProviderNotServed(String),
     /// `model_info.supported_environments` does not include this `LITELLM_ENVIRONMENT`.
     Environment(String),
+    /// `model: "*"` passes names through to their providers, and no provider's key or base URL
+    /// is in the environment.
+    NoPassThroughKey,
 }
 
 impl fmt::Display for LeftOutBecause {
@@ -142,6 +145,11 @@ impl fmt::Display for LeftOutBecause {
                 write!(f, "Pointwork does not serve provider {provider} yet")
             }
             LeftOutBecause::Environment(env) => write!(f, "supported_environments exclude LITELLM_ENVIRONMENT={env}"),
+            LeftOutBecause::NoPassThroughKey => write!(
+                f,
+                "model \"*\" passes names through to their providers and no provider's key is set ({})",
+                crate::pass_through::key_names()
+            ),
         }
     }
 }

@@ -135,6 +135,11 @@ impl CostMap {
         self.models.get(model)?.provider.as_deref()
     }
 
+    /// Every model's name with its `litellm_provider`.
+    pub(crate) fn providers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.models.iter().filter_map(|(name, facts)| Some((name.as_str(), facts.provider.as_deref()?)))
+    }
+
     /// Fills in what `d` does not set itself: prices, context window, vision, `supports_*`.
     /// The context window comes whole from one place: a deployment that sets either of
     /// `max_input_tokens` / `max_tokens` in `model_info` keeps its own.

@@ -41,6 +41,8 @@ mod pointwork_section;
 mod policies;
 mod policy_attrs;
 mod policy_router;
+mod pass_through;
+mod provider_env;
 mod provider_params;
 mod references;
 mod router;

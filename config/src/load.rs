@@ -129,6 +129,9 @@ fn compile(
     if let Some(section) = doc.section(ROUTER_SETTINGS) {
         warn_idle_budgets(&mut c, &router, &deployments, &section.path);
     }
+    if deployments.iter().any(|d| d.pass_through) {
+        router.model_providers = std::sync::Arc::new(crate::pass_through::model_providers(cost_map::bundled()));
+    }
     grant_access_groups(&mut auth, &deployments, &deployment_info);
     if let Some(section) = doc.section(POINTWORK) {
         warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);

@@ -5,7 +5,7 @@
 //! `complexity_router.rs`).
 
 use pointwork_core::policy::PolicyAttrs;
-use pointwork_core::{Deployment, Param};
+use pointwork_core::{Deployment, Param, Provider};
 
 use crate::api_base::parse_api_base;
 use crate::check::{Checker, Fields, KeyPath};
@@ -21,7 +21,8 @@ use crate::model_ref::{parse_model_ref, ModelRef};
 use crate::node::Node;
 use crate::policy_attrs::read_policy_attrs;
 use crate::policy_router::{read_router_params, DeclaredRouter, POINTWORK_PREFIX, POLICY_ROUTER_MODEL};
-use crate::provider_params::{apply_provider_params, endpoint, read_provider_params};
+use crate::pass_through::{self, PASS_THROUGH_MODEL};
+use crate::provider_params::{apply_provider_params, endpoint, read_provider_params, Endpoint};
 use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
 
 /// LiteLLM's environments (`LITELLM_ENVIRONMENT`, `model_info.supported_environments`).
@@ -57,7 +58,8 @@ pub(crate) struct ModelLists {
 
 /// One entry read: compiled, left out (with its warning given), or an auto model.
 enum Entry {
-    Compiled(Box<CompiledEntry>),
+    /// One deployment, or a pass-through entry's several.
+    Compiled(Vec<CompiledEntry>),
     LeftOut(LeftOut),
     PolicyRouter(DeclaredRouter),
     ComplexityRouter(Box<DeclaredComplexityRouter>),
@@ -78,7 +80,7 @@ pub(crate) fn read_model_lists(c: &mut Checker, lists: &[ModelList]) -> ModelLis
             let entry = read_entry(c, item, list.path.index(index), source);
             out.total += usize::from(!matches!(entry, Some(Entry::PolicyRouter(_) | Entry::ComplexityRouter(_))));
             match entry {
-                Some(Entry::Compiled(entry)) => out.compiled.push(*entry),
+                Some(Entry::Compiled(entries)) => out.compiled.extend(entries),
                 Some(Entry::LeftOut(entry)) => out.left_out.push(entry),
                 Some(Entry::PolicyRouter(router)) => out.policy_routers.push(router),
                 Some(Entry::ComplexityRouter(router)) => out.complexity_routers.push(*router),
@@ -98,7 +100,11 @@ pub(crate) fn read_stored_entry(
     source: EntrySource,
 ) -> Option<CompiledEntry> {
     match read_entry(c, node, path.clone(), source)? {
-        Entry::Compiled(entry) => Some(*entry),
+        Entry::Compiled(mut entries) if entries.len() == 1 => entries.pop(),
+        Entry::Compiled(_) => {
+            c.error(path.key("litellm_params").key("model"), "a pass-through entry is served from the config file only");
+            None
+        }
         Entry::LeftOut(_) => None,
         Entry::PolicyRouter(_) | Entry::ComplexityRouter(_) => {
             c.error(path.key("litellm_params").key("model"), "an auto model is served from the config file only");
@@ -138,8 +144,9 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
     };
 
     let ((params, params_node), model_name) = (params?, model_name?);
-    let (mut deployment, model) = match params {
-        Params::Served(deployment, model) => (*deployment, model),
+    let (mut deployment, model, pass_through) = match params {
+        Params::Served(deployment, model) => (*deployment, model, None),
+        Params::PassThrough { template, base, key } => (*template, PASS_THROUGH_MODEL.to_string(), Some((base, key))),
         Params::PolicyRouter { pool } => {
             return Some(Entry::PolicyRouter(DeclaredRouter { model_name, entry: entry.path, pool }));
         }
@@ -187,6 +194,19 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         Some(id) => id,
         None => derive_id(&raw_model_name?, params_node),
     };
+    let deployments = match pass_through {
+        None => vec![deployment],
+        Some((base, key)) => {
+            let params = entry.path.key("litellm_params");
+            let expanded = pass_through::expand(c, &deployment, base.as_deref(), key.as_deref(), &params);
+            if expanded.is_empty() {
+                let because = LeftOutBecause::NoPassThroughKey;
+                c.warn(params.key("model"), left_out_warning(&because));
+                return Some(Entry::LeftOut(LeftOut { source, model_name: deployment.model_name, model, because }));
+            }
+            expanded
+        }
+    };
     let info = DeploymentInfo {
         source,
         derived_id,
@@ -194,7 +214,8 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         access_groups: info.access_groups,
         model: model.clone(),
     };
-    Some(Entry::Compiled(Box::new(CompiledEntry { deployment, info, model })))
+    let compiled = deployments.into_iter().map(|deployment| CompiledEntry { deployment, info: info.clone(), model: model.clone() });
+    Some(Entry::Compiled(compiled.collect()))
 }
 
 fn left_out_warning(because: &LeftOutBecause) -> String {
@@ -239,6 +260,9 @@ enum Params {
     /// A deployment with an empty id and group name (the caller sets them), and the model as
     /// written.
     Served(Box<Deployment>, String),
+    /// `model: "*"`: everything the entry says but the endpoint, and the `api_base` and
+    /// `api_key` written, for each provider's deployment ([`crate::pass_through`]).
+    PassThrough { template: Box<Deployment>, base: Option<String>, key: Option<String> },
     /// A provider Pointwork does not serve yet: the rest of the entry is not read.
     NotServed { provider: String, model: String },
     /// `pointwork/policy_router`: an auto model and its `policy_router_config.pool`.
@@ -264,11 +288,16 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
         }
         _ => {}
     }
+    let pass_through = model.as_deref().map(str::trim) == Some(PASS_THROUGH_MODEL);
     let model = model.and_then(|m| {
+        if pass_through {
+            let template = ModelRef::Served { provider: Provider::OpenAi, upstream_model: m.trim().to_string() };
+            return Some((template, m.trim().to_string()));
+        }
         let parsed = parse_model_ref(&m, cost_map::bundled()).map_err(|e| c.error(&model_path, e)).ok()?;
         Some((parsed, m.trim().to_string()))
     });
-    let (model, written) = match model {
+    let (model, written_model) = match model {
         Some((ModelRef::NotServed { provider }, written)) => {
             return Some(Params::NotServed { provider, model: written });
         }
@@ -297,7 +326,11 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     c.warn_ignored(&p);
 
     let (provider, upstream_model) = model?;
-    let endpoint = endpoint(c, provider, upstream_model, api_base, &provider_params, &p.path)?;
+    let written = pass_through.then(|| (api_base.clone(), api_key.clone()));
+    let endpoint = match pass_through {
+        true => Endpoint { upstream_model, api_base: String::new(), auth: None },
+        false => endpoint(c, provider, upstream_model, api_base, &provider_params, &p.path)?,
+    };
     let mut d = Deployment::new("", "", provider, &endpoint.upstream_model, &endpoint.api_base);
     d.auth = endpoint.auth;
     d.api_key = api_key;
@@ -314,8 +347,11 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
+    if let Some((base, key)) = written {
+        return Some(Params::PassThrough { template: Box::new(d), base, key });
+    }
     apply_provider_params(c, provider_params, &mut d, &p.path);
-    Some(Params::Served(Box::new(d), written))
+    Some(Params::Served(Box::new(d), written_model))
 }
 
 /// What `model_info` may set for the router when `litellm_params` does not, and what the

@@ -9,15 +9,6 @@ use pointwork_core::Provider;
 use crate::cost_map::CostMap;
 use crate::litellm_providers::{is_litellm_provider, provider_of_map_entry};
 
-/// Bare model names LiteLLM sends to OpenAI without a prefix.
-const BARE_OPENAI_PREFIXES: [&str; 6] = ["gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-"];
-
-/// Bedrock's model ids: `vendor.model-version`, optionally behind a cross-region profile
-/// (`us.anthropic.claude-…`).
-const BEDROCK_VENDORS: [&str; 10] =
-    ["anthropic.", "amazon.", "meta.", "mistral.", "cohere.", "ai21.", "deepseek.", "qwen.", "writer.", "openai."];
-const BEDROCK_REGION_PROFILES: [&str; 6] = ["us.", "eu.", "apac.", "global.", "jp.", "au."];
-
 /// The deployment a `litellm_params.model` describes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum ModelRef {
@@ -70,16 +61,7 @@ fn provider_of_bare_name<'m>(model: &str, map: &'m CostMap) -> Option<&'m str> {
     if let Some(listed) = map.provider_of(model) {
         return Some(provider_of_map_entry(listed));
     }
-    let unprofiled = BEDROCK_REGION_PROFILES.iter().find_map(|p| model.strip_prefix(p)).unwrap_or(model);
-    if BEDROCK_VENDORS.iter().any(|v| unprofiled.starts_with(v)) {
-        Some("bedrock")
-    } else if model.starts_with("claude-") {
-        Some("anthropic")
-    } else if BARE_OPENAI_PREFIXES.iter().any(|p| model.starts_with(p)) {
-        Some("openai")
-    } else {
-        None
-    }
+    pointwork_core::pass_through::provider_by_shape(model)
 }
 
 fn served_list() -> String {

@@ -7,6 +7,7 @@ use pointwork_core::{Deployment, Provider, UpstreamAuth};
 use crate::aws::{apply_aws_params, bedrock_api_base, bedrock_model_id, read_aws_params, AwsParams};
 use crate::azure::{apply_azure_params, azure_api_base, lookup, read_azure_params, AzureParams};
 use crate::check::{Checker, Fields, KeyPath};
+use crate::provider_env::provider_env;
 use crate::google::{gemini_key, read_vertex_params, vertex_api_base, warn_vertex_params_ignored, VertexParams};
 
 pub(crate) struct ProviderParams {
@@ -37,10 +38,11 @@ pub(crate) fn endpoint(
     params: &ProviderParams,
     entry: &KeyPath,
 ) -> Option<Endpoint> {
-    let api_base_path = entry.key("api_base");
-    let plain = |api_base: String| Some(Endpoint { upstream_model: upstream_model.clone(), api_base, auth: None });
     match provider {
-        Provider::Azure | Provider::AzureAi => plain(azure_api_base(c, provider, written, &api_base_path)?),
+        Provider::Azure | Provider::AzureAi => {
+            let api_base = azure_api_base(c, provider, written, &entry.key("api_base"))?;
+            Some(Endpoint { upstream_model, api_base, auth: None })
+        }
         Provider::Bedrock => Some(Endpoint {
             upstream_model: bedrock_model_id(&upstream_model, &params.aws).to_string(),
             api_base: bedrock_api_base(c, written, &params.aws)?,
@@ -50,14 +52,31 @@ pub(crate) fn endpoint(
             let (api_base, auth) = vertex_api_base(c, written, &upstream_model, &params.vertex, entry)?;
             Some(Endpoint { upstream_model, api_base, auth: Some(auth) })
         }
+        _ => keyed_endpoint(c, provider, upstream_model, written, entry),
+    }
+}
+
+/// The endpoint of a provider a base URL and a key are all there is to: `written`, else the
+/// provider's environment variable (`OPENAI_BASE_URL`, …), else its default.
+pub(crate) fn keyed_endpoint(
+    c: &mut Checker,
+    provider: Provider,
+    upstream_model: String,
+    written: Option<String>,
+    entry: &KeyPath,
+) -> Option<Endpoint> {
+    let written = match written {
+        Some(base) => Some(base),
+        None => env_api_base(c, provider)?,
+    };
+    let plain = |api_base: String| Some(Endpoint { upstream_model: upstream_model.clone(), api_base, auth: None });
+    match provider {
         Provider::Ollama | Provider::OllamaChat => {
-            let root = written
-                .or_else(|| lookup(c, "OLLAMA_API_BASE"))
-                .unwrap_or_else(|| provider.default_api_base().unwrap_or_default().to_string());
+            let root = written.unwrap_or_else(|| default_base(provider));
             let root = root.trim_end_matches('/');
             plain(format!("{}/v1", root.strip_suffix("/v1").unwrap_or(root)))
         }
-        Provider::HuggingFace => Some(hugging_face(c, upstream_model, written)),
+        Provider::HuggingFace => Some(hugging_face(upstream_model, written)),
         // `cohere_chat/v1/…`: LiteLLM's route to Cohere's v1 API, not part of the model.
         Provider::Cohere | Provider::CohereChat => {
             let model = ["v1/", "v2/"].iter().find_map(|p| upstream_model.strip_prefix(p)).unwrap_or(&upstream_model);
@@ -70,10 +89,26 @@ pub(crate) fn endpoint(
             (None, Some(default)) => plain(default.to_string()),
             (None, None) => {
                 let why = format!("required for {} (a self-hosted server has no default address)", provider.prefix());
-                c.error(api_base_path, why);
+                c.error(entry.key("api_base"), why);
                 None
             }
         },
+    }
+}
+
+/// The base URL LiteLLM takes from the environment for `provider` (`OPENAI_BASE_URL`, …), if
+/// one is set; `None` after an error.
+fn env_api_base(c: &mut Checker, provider: Provider) -> Option<Option<String>> {
+    let env = provider_env(provider);
+    let Some((name, value)) = env.bases.iter().find_map(|name| lookup(c, name).map(|v| (name, v))) else {
+        return Some(None);
+    };
+    match crate::api_base::parse_api_base(&value) {
+        Ok(base) => Some(Some(base)),
+        Err(e) => {
+            c.error(format!("{name} (environment)"), e);
+            None
+        }
     }
 }
 
@@ -94,8 +129,7 @@ fn anthropic_root(base: &str) -> &str {
 /// (LiteLLM looks the provider's own model id up at Hugging Face per request instead);
 /// `{org}/{model}` alone lets the router choose. `api_base` (else `HF_API_BASE` /
 /// `HUGGINGFACE_API_BASE`) is a whole endpoint: the model goes there as written, as in LiteLLM.
-fn hugging_face(c: &Checker, upstream_model: String, written: Option<String>) -> Endpoint {
-    let written = written.or_else(|| lookup(c, "HF_API_BASE")).or_else(|| lookup(c, "HUGGINGFACE_API_BASE"));
+fn hugging_face(upstream_model: String, written: Option<String>) -> Endpoint {
     if let Some(base) = written {
         let base = base.trim_end_matches('/');
         let base = base.strip_suffix("/chat/completions").unwrap_or(base).to_string();
@@ -116,16 +150,10 @@ pub(crate) fn apply_provider_params(c: &mut Checker, params: ProviderParams, d: 
     }
     apply_azure_params(c, params.azure, d, entry);
     apply_aws_params(c, params.aws, d, entry);
-    let env_keys: &[&str] = match d.provider {
-        Provider::Gemini => return gemini_key(c, d, entry),
-        Provider::Ollama | Provider::OllamaChat => &["OLLAMA_API_KEY"],
-        Provider::HuggingFace => &["HF_TOKEN", "HUGGINGFACE_API_KEY"],
-        Provider::Cohere | Provider::CohereChat => &["COHERE_API_KEY", "CO_API_KEY"],
-        Provider::Codestral => &["CODESTRAL_API_KEY"],
-        Provider::Xai => &["XAI_API_KEY"],
-        _ => &[],
-    };
+    if d.provider == Provider::Gemini {
+        return gemini_key(c, d, entry);
+    }
     if d.api_key.is_none() {
-        d.api_key = env_keys.iter().find_map(|name| lookup(c, name));
+        d.api_key = provider_env(d.provider).key(c);
     }
 }

@@ -13,6 +13,8 @@ fn realistic() -> pointwork_config::Config {
 const FULL_KEYS: [&str; 4] =
     ["sk-openai-test-key-1111", "sk-or-test-key-2222", "gsk-from-config-0000aaaa", "sk-master-secret-3333"];
 
+/// The OpenRouter entry writes no key: it gets `OPENROUTER_API_KEY` from the environment, as in
+/// LiteLLM.
 #[test]
 fn the_summary_is_one_screen() {
     let config = load(
@@ -29,7 +31,7 @@ fn the_summary_is_one_screen() {
 model groups: 2, deployments: 3
   gpt-4o
     east               openai       gpt-4o         https://api.openai.com/v1     weight 2, wire openai-chat, key …1234
-    backup-openrouter  openrouter   openai/gpt-4o  https://openrouter.ai/api/v1  order 1, wire openai-chat, key none
+    backup-openrouter  openrouter   openai/gpt-4o  https://openrouter.ai/api/v1  order 1, wire openai-chat, key …2222
   llama
     vllm               hosted_vllm  llama-3        http://10.0.0.7:8000/v1       wire openai-chat, key none
 router: simple-shuffle, num_retries 2, allowed_fails not set, cooldown_time 5s, timeout 6000s, stream_timeout = timeout, pre-call checks off

@@ -88,6 +88,10 @@ pub struct Deployment {
     /// states it (LiteLLM's opt-in: `/v1/responses` listed or not); `None` when unstated: the
     /// provider's own default ([`Provider::serves_responses`]), corrected on a 404/405.
     pub native_responses: Option<bool>,
+    /// A pass-through deployment (`litellm_params.model: "*"`): its upstream model is the
+    /// requested name, and it serves only the names that are its provider's
+    /// ([`crate::pass_through`]).
+    pub pass_through: bool,
 }
 
 impl Deployment {
@@ -125,6 +129,7 @@ impl Deployment {
             extra_body: Vec::new(),
             max_output_tokens: None,
             native_responses: None,
+            pass_through: false,
         }
     }
 

@@ -45,6 +45,9 @@ pub enum Emptied {
     UnsupportedParams { params: Vec<&'static str> },
     /// Tag filtering: the request's tags match no deployment.
     Tags { tags: Vec<String> },
+    /// A pass-through group (`model: "*"`) has no deployment of the requested name's provider
+    /// (`None`: the name says no provider Pointwork serves).
+    PassThrough { provider: Option<crate::Provider> },
     /// Any other filter that is not transient (blocked members, no order tier, excluded ids).
     Filter(RejectReason),
 }
@@ -58,6 +61,7 @@ impl Emptied {
                 | Emptied::Region { .. }
                 | Emptied::UnsupportedParams { .. }
                 | Emptied::Tags { .. }
+                | Emptied::PassThrough { .. }
         )
     }
 }
@@ -98,6 +102,14 @@ impl fmt::Display for Emptied {
                 }
                 f.write_str("]")
             }
+            Emptied::PassThrough { provider: Some(p) } => write!(
+                f,
+                "the model group passes names through to their provider, and none of its deployments is {p}'s: set {p}'s key in the gateway's environment (see docs/configuration.md, pass-through)",
+                p = p.prefix()
+            ),
+            Emptied::PassThrough { provider: None } => f.write_str(
+                "the model group passes names through to their provider, and the name says no provider Pointwork serves: write it as provider/model",
+            ),
             Emptied::Filter(r) => write!(f, "the last deployment was removed by filter {}", r.as_str()),
         }
     }

@@ -19,6 +19,7 @@ pub mod health;
 pub mod key_meter;
 pub mod latency;
 pub mod pareto;
+pub mod pass_through;
 pub mod policy;
 pub mod provider;
 pub mod reason;

@@ -17,6 +17,8 @@ use crate::names::NameMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct GroupSets {
     pub(crate) any_blocked: bool,
+    /// Whether a member is a pass-through deployment (`model: "*"`).
+    pub(crate) any_pass_through: bool,
     pub(crate) all_blocked: bool,
     pub(crate) any_no_vision: bool,
     pub(crate) any_no_embeddings: bool,
@@ -176,6 +178,7 @@ impl MemberSets {
                     flags.largest_window = Some(flags.largest_window.map_or(w.limit, |l| l.max(w.limit)));
                 }
                 flags.any_unsupported |= !d.unsupported_params.is_empty();
+                flags.any_pass_through |= d.pass_through;
             }
             flags.all_blocked = !group.members.is_empty() && group.members.iter().all(|m| deployments[m.get()].blocked);
             orders.sort_unstable();

@@ -4,6 +4,9 @@
 /// Why a filter removed a candidate. The variants are declared in filter-chain order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RejectReason {
+    /// A pass-through deployment (`model: "*"`) of another provider than the requested
+    /// name's.
+    OtherProvider,
     /// The deployment's provider does not serve the request's route (e.g. embeddings on groq).
     RouteUnsupported,
     /// The deployment's last health check failed, recently (`enable_health_check_routing`).
@@ -53,7 +56,8 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in filter-chain order.
-    pub const ALL: [RejectReason; 20] = [
+    pub const ALL: [RejectReason; 21] = [
+        RejectReason::OtherProvider,
         RejectReason::RouteUnsupported,
         RejectReason::Unhealthy,
         RejectReason::CoolingDown,
@@ -78,6 +82,7 @@ impl RejectReason {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            RejectReason::OtherProvider => "other_provider",
             RejectReason::RouteUnsupported => "route_unsupported",
             RejectReason::Unhealthy => "unhealthy",
             RejectReason::CoolingDown => "cooldown",
@@ -104,6 +109,7 @@ impl RejectReason {
     /// How a route reason counts candidates removed for this reason ("2 in cooldown").
     pub fn phrase(self) -> &'static str {
         match self {
+            RejectReason::OtherProvider => "for another provider",
             RejectReason::RouteUnsupported => "without the route",
             RejectReason::Unhealthy => "unhealthy",
             RejectReason::CoolingDown => "in cooldown",
@@ -180,6 +186,7 @@ mod tests {
         assert_eq!(
             reasons,
             [
+                "other_provider",
                 "route_unsupported",
                 "unhealthy",
                 "cooldown",

@@ -96,6 +96,9 @@ pub struct RouterSettings {
     pub provider_budgets: Vec<ProviderBudget>,
     /// `retry_after`: how long to wait before a retry (LiteLLM's default: 0).
     pub retry_after: Duration,
+    /// The provider of each bare model name, for pass-through deployments (empty without
+    /// them).
+    pub model_providers: std::sync::Arc<crate::pass_through::ModelProviders>,
 }
 
 /// `router_settings.allowed_fails_policy`: how many failures of each error class a deployment
@@ -194,6 +197,7 @@ impl Default for RouterSettings {
             affinity: AffinitySettings::default(),
             provider_budgets: Vec::new(),
             retry_after: Duration::ZERO,
+            model_providers: Default::default(),
         }
     }
 }

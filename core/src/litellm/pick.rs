@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::litellm::candidates::{CandidateScratch, Candidates, Filter};
 use crate::litellm::filters::{
-    AffinityFilter, BlockedFilter, ContextWindowFilter, CooldownFilter, ExcludedFilter, HealthFilter, OrderFilter,
+    AffinityFilter, BlockedFilter, PassThroughFilter, ContextWindowFilter, CooldownFilter, ExcludedFilter, HealthFilter, OrderFilter,
     ProviderBudgetFilter, RegionFilter, RetrySkipFilter, RouteCapabilityFilter, TagFilter, UnsupportedParamsFilter,
     UsageLimitFilter, VisionFilter,
 };
@@ -126,6 +126,7 @@ fn pick_in_group(
     let facts = req.facts;
     // The chain, in its contract's order (`docs/routing.md`, the filter chain). Each filter returns at once
     // when its feature is off or the request asks nothing of it.
+    PassThroughFilter { snap, requested: req.model }.apply(&mut candidates);
     RouteCapabilityFilter { snap, route: facts.route }.apply(&mut candidates);
     // Health before cooldowns: a deployment known to be down is reported as unhealthy rather
     // than as cooling down.
@@ -244,6 +245,7 @@ fn emptied_by(snap: &Snapshot, req: &PickRequest<'_>, candidates: &Candidates<'_
             }
         }
         r if r.is_tag() => Emptied::Tags { tags: facts.tags.clone() },
+        RejectReason::OtherProvider => Emptied::PassThrough { provider: snap.settings.model_providers.provider_of(req.model) },
         RejectReason::CoolingDown | RejectReason::TpmLimit | RejectReason::RpmLimit => return None,
         r => Emptied::Filter(r),
     })

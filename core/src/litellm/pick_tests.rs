@@ -474,3 +474,22 @@ fn the_pick_decides_as_the_reference_chain_does() {
         }
     }
 }
+
+#[test]
+fn a_pass_through_group_sends_a_name_to_its_providers_deployment_only() {
+    let pass = |id: &str, provider| Deployment { pass_through: true, ..Deployment::new(id, "*", provider, "*", "http://h") };
+    let snap = snap_with(vec![pass("oa", Provider::OpenAi), pass("ant", Provider::Anthropic)]);
+    let state = State::new(&snap);
+    let mut rng = Rng::new(1);
+    for (name, winner) in [("claude-3-5-haiku", B), ("anthropic/x", B), ("gpt-4o", A), ("openai/x", A)] {
+        let d = pick(&snap, &state, &request(name), Instant::now(), &mut rng).unwrap();
+        assert_eq!(d.deployment, winner, "{name}");
+        let loser = if winner == A { B } else { A };
+        assert_eq!(d.rejected, [(loser, RejectReason::OtherProvider)], "{name}");
+    }
+    let e = pick(&snap, &state, &request("groq/llama"), Instant::now(), &mut rng).unwrap_err();
+    assert_eq!(e.emptied_by(), Some(&crate::Emptied::PassThrough { provider: Some(Provider::Groq) }));
+    assert_eq!(e.status(), 400);
+    let e = pick(&snap, &state, &request("llama"), Instant::now(), &mut rng).unwrap_err();
+    assert_eq!(e.emptied_by(), Some(&crate::Emptied::PassThrough { provider: None }));
+}

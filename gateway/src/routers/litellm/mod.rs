@@ -11,6 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
+use pointwork_core::pass_through::pass_through_model;
 use pointwork_core::{
     wildcard_upstream_model, Cause, Decision, DeploymentIdx, ErrorClass, PickRequest, RequestFacts, Resolution,
     RouteError, Step, Walk,
@@ -174,12 +175,15 @@ impl<'a> Router for LiteLlm<'a> {
             };
             let idx = decision.deployment;
             let deployment = snap.deployment(idx);
-            // A wildcard group sends the part of the name its `*` matched (one encoding per
-            // request, only for wildcard routes); every other the precomputed model.
-            let model_json = decision.wildcard.map(|w| {
-                let model = wildcard_upstream_model(&deployment.upstream_model, self.walk.target(), w);
-                serde_json::to_vec(&model).unwrap_or_default()
-            });
+            // A wildcard group sends the part of the name its `*` matched, a pass-through
+            // deployment the name itself (one encoding per request, only for these routes);
+            // every other the precomputed model.
+            let model_json = match (deployment.pass_through, decision.wildcard) {
+                (true, _) => Some(pass_through_model(deployment, self.walk.target()).to_string()),
+                (false, Some(w)) => Some(wildcard_upstream_model(&deployment.upstream_model, self.walk.target(), w)),
+                (false, None) => None,
+            }
+            .map(|model| serde_json::to_vec(&model).unwrap_or_default());
             let before_pick = labels::before_pick(self.auto.as_ref().map(|a| a.line.as_str()), steered.as_ref());
             let attempt = self.walk.failed_attempts() + 1;
             let labels = labels::decision_headers(snap, &decision, attempt, before_pick.as_deref());
