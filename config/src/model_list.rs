@@ -19,9 +19,9 @@ use crate::include::ModelList;
 use crate::kinds;
 use crate::model_ref::{parse_model_ref, ModelRef};
 use crate::node::Node;
+use crate::pass_through::{self, PASS_THROUGH_MODEL};
 use crate::policy_attrs::read_policy_attrs;
 use crate::policy_router::{read_router_params, DeclaredRouter, POINTWORK_PREFIX, POLICY_ROUTER_MODEL};
-use crate::pass_through::{self, PASS_THROUGH_MODEL};
 use crate::provider_params::{apply_provider_params, endpoint, read_provider_params, Endpoint};
 use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
 
@@ -102,7 +102,10 @@ pub(crate) fn read_stored_entry(
     match read_entry(c, node, path.clone(), source)? {
         Entry::Compiled(mut entries) if entries.len() == 1 => entries.pop(),
         Entry::Compiled(_) => {
-            c.error(path.key("litellm_params").key("model"), "a pass-through entry is served from the config file only");
+            c.error(
+                path.key("litellm_params").key("model"),
+                "a pass-through entry is served from the config file only",
+            );
             None
         }
         Entry::LeftOut(_) => None,
@@ -214,7 +217,11 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
         access_groups: info.access_groups,
         model: model.clone(),
     };
-    let compiled = deployments.into_iter().map(|deployment| CompiledEntry { deployment, info: info.clone(), model: model.clone() });
+    let compiled = deployments.into_iter().map(|deployment| CompiledEntry {
+        deployment,
+        info: info.clone(),
+        model: model.clone(),
+    });
     Some(Entry::Compiled(compiled.collect()))
 }
 

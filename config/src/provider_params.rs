@@ -7,8 +7,8 @@ use pointwork_core::{Deployment, Provider, UpstreamAuth};
 use crate::aws::{apply_aws_params, bedrock_api_base, bedrock_model_id, read_aws_params, AwsParams};
 use crate::azure::{apply_azure_params, azure_api_base, lookup, read_azure_params, AzureParams};
 use crate::check::{Checker, Fields, KeyPath};
-use crate::provider_env::provider_env;
 use crate::google::{gemini_key, read_vertex_params, vertex_api_base, warn_vertex_params_ignored, VertexParams};
+use crate::provider_env::provider_env;
 
 pub(crate) struct ProviderParams {
     azure: AzureParams,

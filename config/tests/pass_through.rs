@@ -11,7 +11,8 @@ fn load_in(yaml: &str, vars: &[(&str, &str)]) -> Result<Loaded, Vec<String>> {
     load_str(yaml, &common::fixtures(), &env).map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
 }
 
-const STAR: &str = "model_list:\n  - model_name: \"*\"\n    litellm_params: {model: \"*\"}\n    model_info: {id: any}\n";
+const STAR: &str =
+    "model_list:\n  - model_name: \"*\"\n    litellm_params: {model: \"*\"}\n    model_info: {id: any}\n";
 
 #[test]
 fn a_pass_through_entry_serves_each_provider_whose_key_is_set() {
@@ -93,8 +94,7 @@ fn an_entry_without_a_key_or_base_takes_its_providers_environment_variables() {
         ("HOSTED_VLLM_API_BASE", "http://10.0.0.7:8000/v1"),
     ];
     let loaded = load_in(yaml, &env).unwrap();
-    let got: Vec<_> =
-        loaded.config.deployments.iter().map(|d| (d.api_base.as_str(), d.api_key.as_deref())).collect();
+    let got: Vec<_> = loaded.config.deployments.iter().map(|d| (d.api_base.as_str(), d.api_key.as_deref())).collect();
     assert_eq!(
         got,
         [
@@ -105,7 +105,8 @@ fn an_entry_without_a_key_or_base_takes_its_providers_environment_variables() {
         ]
     );
     // A variable that is no URL is named in the error (once, for both entries that read it).
-    let errors = load_in(yaml, &[("OPENAI_BASE_URL", "not a url"), ("HOSTED_VLLM_API_BASE", "http://h:1/v1")]).unwrap_err();
+    let errors =
+        load_in(yaml, &[("OPENAI_BASE_URL", "not a url"), ("HOSTED_VLLM_API_BASE", "http://h:1/v1")]).unwrap_err();
     assert_eq!(
         errors,
         ["OPENAI_BASE_URL (environment): expected an http:// or https:// URL with a host, got \"not a url\""]

@@ -82,3 +82,20 @@ fn a_provider_prefix_pattern_passes_its_names_through_too() {
     assert_eq!(sent_body(&anthropic)["model"], "claude-3-5-haiku-20241022");
     assert_eq!(recorded_headers(&anthropic.requests()[0], "x-api-key"), ["sk-env-anthropic"]);
 }
+
+#[test]
+fn a_wildcard_fills_the_model_into_the_path_of_a_provider_that_names_it_there() {
+    // LiteLLM's own wildcard_config.yaml: `gemini/*` → `gemini/*`; Gemini names the model in the
+    // path, so the request's model makes this request's path, streamed or not.
+    let mock = Mock::start("gemini", &["--gemini-api-key", "g-key"]);
+    let gateway = Gateway::start(&format!(
+        "model_list:\n  - model_name: \"gemini/*\"\n    litellm_params: {{model: \"gemini/*\", api_base: \"http://{}/v1beta\", api_key: g-key}}\n",
+        mock.addr
+    ));
+    let r = gateway.chat("gemini/gemini-2.5-flash");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(mock.requests()[0]["path"], "/v1beta/models/gemini-2.5-flash:generateContent");
+    let r = gateway.post("/v1/chat/completions", &common::chat_body("gemini/gemini-2.0-flash-lite", true));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(mock.requests()[1]["path"], "/v1beta/models/gemini-2.0-flash-lite:streamGenerateContent?alt=sse");
+}

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use crate::litellm::candidates::{CandidateScratch, Candidates, Filter};
 use crate::litellm::filters::{
-    AffinityFilter, BlockedFilter, PassThroughFilter, ContextWindowFilter, CooldownFilter, ExcludedFilter, HealthFilter, OrderFilter,
-    ProviderBudgetFilter, RegionFilter, RetrySkipFilter, RouteCapabilityFilter, TagFilter, UnsupportedParamsFilter,
-    UsageLimitFilter, VisionFilter,
+    AffinityFilter, BlockedFilter, ContextWindowFilter, CooldownFilter, ExcludedFilter, HealthFilter, OrderFilter,
+    PassThroughFilter, ProviderBudgetFilter, RegionFilter, RetrySkipFilter, RouteCapabilityFilter, TagFilter,
+    UnsupportedParamsFilter, UsageLimitFilter, VisionFilter,
 };
 use crate::litellm::strategy;
 use crate::resolve::Resolution;
@@ -245,7 +245,9 @@ fn emptied_by(snap: &Snapshot, req: &PickRequest<'_>, candidates: &Candidates<'_
             }
         }
         r if r.is_tag() => Emptied::Tags { tags: facts.tags.clone() },
-        RejectReason::OtherProvider => Emptied::PassThrough { provider: snap.settings.model_providers.provider_of(req.model) },
+        RejectReason::OtherProvider => {
+            Emptied::PassThrough { provider: snap.settings.model_providers.provider_of(req.model) }
+        }
         RejectReason::CoolingDown | RejectReason::TpmLimit | RejectReason::RpmLimit => return None,
         r => Emptied::Filter(r),
     })

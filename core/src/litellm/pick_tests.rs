@@ -477,7 +477,8 @@ fn the_pick_decides_as_the_reference_chain_does() {
 
 #[test]
 fn a_pass_through_group_sends_a_name_to_its_providers_deployment_only() {
-    let pass = |id: &str, provider| Deployment { pass_through: true, ..Deployment::new(id, "*", provider, "*", "http://h") };
+    let pass =
+        |id: &str, provider| Deployment { pass_through: true, ..Deployment::new(id, "*", provider, "*", "http://h") };
     let snap = snap_with(vec![pass("oa", Provider::OpenAi), pass("ant", Provider::Anthropic)]);
     let state = State::new(&snap);
     let mut rng = Rng::new(1);

@@ -35,7 +35,18 @@ pub(super) fn attempt_request(
         (RouteKind::Responses, true) => RouteKind::ChatCompletions,
         (route, _) => route,
     };
-    let head = UpstreamHead::new(deployment.dialect(), upstream.head(sent_as, extracted.facts.stream), cx.request)
+    let stream = extracted.facts.stream;
+    // A wildcard's model in a provider's path makes this request's head; every other head is
+    // the deployment's, built once.
+    let wildcard_head = match &attempt.model_json {
+        Some(json) if crate::providers::names_model_in_path(deployment) => {
+            let model: String = serde_json::from_slice(json).unwrap_or_default();
+            Some(upstream.head_with_model(deployment, &model, sent_as, stream))
+        }
+        _ => None,
+    };
+    let fixed = wildcard_head.as_deref().unwrap_or_else(|| upstream.head(sent_as, stream));
+    let head = UpstreamHead::new(deployment.dialect(), fixed, cx.request)
         .with_betas(crate::providers::betas(deployment))
         .with_trace(trace);
     if translating || deployment.rewrites_body() {

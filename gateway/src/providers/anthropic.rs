@@ -11,7 +11,7 @@ use crate::upstream::target::Target;
 pub(super) struct Anthropic;
 
 impl ProviderAdapter for Anthropic {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, _stream: bool) {
+    fn path(&self, out: &mut Vec<u8>, d: &Deployment, _model: &str, route: RouteKind, _stream: bool) {
         out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
     }
 

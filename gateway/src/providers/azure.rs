@@ -14,18 +14,22 @@ use crate::upstream::target::Target;
 pub(super) struct Azure;
 
 impl ProviderAdapter for Azure {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, _stream: bool) {
+    fn path(&self, out: &mut Vec<u8>, d: &Deployment, model: &str, route: RouteKind, _stream: bool) {
         if route == RouteKind::Responses {
             // The Responses API names the deployment in the body's `model`, not in the path.
             out.extend_from_slice(b"/openai/responses");
         } else {
             out.extend_from_slice(b"/openai/deployments/");
-            percent_encode_into(out, &d.upstream_model);
+            percent_encode_into(out, model);
             out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
         }
         out.extend_from_slice(b"?api-version=");
         let version = d.api_version.as_deref().unwrap_or(pointwork_config::AZURE_DEFAULT_API_VERSION);
         out.extend_from_slice(version.as_bytes());
+    }
+
+    fn names_model_in_path(&self) -> bool {
+        true
     }
 
     fn credential_headers(&self, out: &mut Vec<u8>, _target: &Target, d: &Deployment) {

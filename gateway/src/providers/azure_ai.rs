@@ -13,7 +13,7 @@ use crate::upstream::target::Target;
 pub(super) struct AzureAi;
 
 impl ProviderAdapter for AzureAi {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, _stream: bool) {
+    fn path(&self, out: &mut Vec<u8>, d: &Deployment, _model: &str, route: RouteKind, _stream: bool) {
         out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
         if let Some(version) = &d.api_version {
             out.extend_from_slice(b"?api-version=");

@@ -11,13 +11,17 @@ use crate::http::write;
 pub(super) struct Bedrock;
 
 impl ProviderAdapter for Bedrock {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, stream: bool) {
+    fn path(&self, out: &mut Vec<u8>, _d: &Deployment, model: &str, route: RouteKind, stream: bool) {
         let action = match (route, stream) {
             (RouteKind::Embeddings, _) => "/invoke",
             (_, true) => "/converse-stream",
             (_, false) => "/converse",
         };
-        model_path(out, "/model/", &d.upstream_model, action);
+        model_path(out, "/model/", model, action);
+    }
+
+    fn names_model_in_path(&self) -> bool {
+        true
     }
 
     fn fixed_headers(&self, out: &mut Vec<u8>, stream: bool) {

@@ -11,8 +11,12 @@ use crate::upstream::target::Target;
 pub(super) struct Gemini;
 
 impl ProviderAdapter for Gemini {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, stream: bool) {
-        generate_content_path(out, d, route, stream);
+    fn path(&self, out: &mut Vec<u8>, _d: &Deployment, model: &str, route: RouteKind, stream: bool) {
+        generate_content_path(out, model, route, stream);
+    }
+
+    fn names_model_in_path(&self) -> bool {
+        true
     }
 
     fn credential_headers(&self, out: &mut Vec<u8>, _target: &Target, d: &Deployment) {
@@ -25,13 +29,13 @@ impl ProviderAdapter for Gemini {
 }
 
 /// `/models/{model}:{method}`: the path of a `generateContent` model (also on Vertex AI).
-pub(super) fn generate_content_path(out: &mut Vec<u8>, d: &Deployment, route: RouteKind, stream: bool) {
+pub(super) fn generate_content_path(out: &mut Vec<u8>, model: &str, route: RouteKind, stream: bool) {
     let method = match (route, stream) {
         (RouteKind::Embeddings, _) => ":batchEmbedContents",
         (_, true) => ":streamGenerateContent?alt=sse",
         (_, false) => ":generateContent",
     };
-    model_path(out, "/models/", &d.upstream_model, method);
+    model_path(out, "/models/", model, method);
 }
 
 /// The deployment's key as `x-goog-api-key`.

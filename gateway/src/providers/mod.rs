@@ -30,8 +30,14 @@ use crate::upstream::target::Target;
 /// One provider's wire specifics. Every method runs when the routes are built, except
 /// [`ProviderAdapter::rewrite_body`] (only on a request that is rewritten anyway).
 pub(crate) trait ProviderAdapter: Sync {
-    /// Appends the request line's path, after the `api_base`'s own path, for `route`.
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, stream: bool);
+    /// Appends the request line's path, after the `api_base`'s own path, for `route`; `model`
+    /// is the upstream model (the deployment's, or what a wildcard filled in).
+    fn path(&self, out: &mut Vec<u8>, d: &Deployment, model: &str, route: RouteKind, stream: bool);
+
+    /// Whether the path names the model (then a wildcard's model needs a head of its own).
+    fn names_model_in_path(&self) -> bool {
+        false
+    }
 
     /// Appends the header carrying the deployment's fixed credential, if it has one: by
     /// default its key as `authorization: Bearer`.
@@ -92,12 +98,12 @@ const USER_AGENT: &str = concat!("pointwork/", env!("CARGO_PKG_VERSION"));
 /// The fixed part of an upstream request head, up to `content-length`. The caller's own
 /// credentials are never copied: the deployment's key is the only credential sent; signatures
 /// and refreshed tokens are added per request (`crate::credentials`).
-pub(crate) fn request_head(target: &Target, d: &Deployment, route: RouteKind, stream: bool) -> Vec<u8> {
+pub(crate) fn request_head(target: &Target, d: &Deployment, model: &str, route: RouteKind, stream: bool) -> Vec<u8> {
     let adapter = adapter(d.provider);
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"POST ");
     out.extend_from_slice(target.path_prefix.as_bytes());
-    adapter.path(&mut out, d, route, stream);
+    adapter.path(&mut out, d, model, route, stream);
     out.extend_from_slice(b" HTTP/1.1\r\n");
     write::header(&mut out, "host", target.authority.as_bytes());
     adapter.credential_headers(&mut out, target, d);
@@ -105,6 +111,12 @@ pub(crate) fn request_head(target: &Target, d: &Deployment, route: RouteKind, st
     adapter.fixed_headers(&mut out, stream);
     write::header(&mut out, "user-agent", USER_AGENT.as_bytes());
     out
+}
+
+/// Whether `d`'s provider names the model in the request's path (Azure, Bedrock, Vertex AI,
+/// Gemini).
+pub(crate) fn names_model_in_path(d: &Deployment) -> bool {
+    adapter(d.provider).names_model_in_path()
 }
 
 /// Whether `d`'s streamed chat and Messages requests have heads of their own.

@@ -19,7 +19,7 @@ use super::ProviderAdapter;
 pub(super) struct OpenAiCompatible;
 
 impl ProviderAdapter for OpenAiCompatible {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, _stream: bool) {
+    fn path(&self, out: &mut Vec<u8>, d: &Deployment, _model: &str, route: RouteKind, _stream: bool) {
         out.extend_from_slice(d.provider.upstream_path(route).as_bytes());
     }
 }

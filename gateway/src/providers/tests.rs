@@ -12,7 +12,7 @@ fn each_dialect_puts_the_model_and_the_key_where_its_provider_expects_them() {
         let mut d = Deployment::new("d", "g", provider, model, base);
         d.api_key = key.map(str::to_string);
         let target = Target::parse(&d.api_base).unwrap();
-        String::from_utf8(request_head(&target, &d, route, stream)).unwrap()
+        String::from_utf8(request_head(&target, &d, &d.upstream_model, route, stream)).unwrap()
     };
     let gemini = "https://generativelanguage.googleapis.com/v1beta";
     let chat = head(Provider::Gemini, "gemini-2.5-flash", gemini, Some("g"), RouteKind::ChatCompletions, false);
@@ -74,7 +74,7 @@ fn an_xai_head_goes_to_its_chat_completions_with_its_key_as_a_bearer_token() {
     let mut d = Deployment::new("d", "grok", Provider::Xai, "grok-3-mini", "https://api.x.ai/v1");
     d.api_key = Some("xai-key".into());
     let target = Target::parse(&d.api_base).unwrap();
-    let head = |route, stream| String::from_utf8(request_head(&target, &d, route, stream)).unwrap();
+    let head = |route, stream| String::from_utf8(request_head(&target, &d, &d.upstream_model, route, stream)).unwrap();
     let chat = head(RouteKind::ChatCompletions, false);
     assert_eq!(
         chat,

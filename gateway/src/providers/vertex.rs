@@ -18,12 +18,16 @@ const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
 pub(super) struct VertexAi;
 
 impl ProviderAdapter for VertexAi {
-    fn path(&self, out: &mut Vec<u8>, d: &Deployment, route: RouteKind, stream: bool) {
+    fn path(&self, out: &mut Vec<u8>, d: &Deployment, model: &str, route: RouteKind, stream: bool) {
         if d.dialect() != Dialect::AnthropicMessages {
-            return generate_content_path(out, d, route, stream);
+            return generate_content_path(out, model, route, stream);
         }
         let method = if stream { ":streamRawPredict" } else { ":rawPredict" };
-        model_path(out, "/models/", &d.upstream_model, method);
+        model_path(out, "/models/", model, method);
+    }
+
+    fn names_model_in_path(&self) -> bool {
+        true
     }
 
     fn credential_headers(&self, out: &mut Vec<u8>, _target: &Target, d: &Deployment) {

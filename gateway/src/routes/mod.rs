@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pointwork_core::{RouteKind, RoutingStrategy, Snapshot};
+use pointwork_core::{Deployment, RouteKind, RoutingStrategy, Snapshot};
 
 use crate::facts::Needs;
 use crate::keys::Keys;
@@ -67,6 +67,14 @@ impl Upstream {
             (Some(heads), RouteKind::Messages, true) => &heads[1],
             _ => self.head_for(route),
         }
+    }
+
+    /// [`Upstream::head`] for a model a wildcard filled in, built per request: for the
+    /// providers that name the model in the path (Azure, Bedrock, Vertex AI, Gemini).
+    pub fn head_with_model(&self, d: &Deployment, model: &str, route: RouteKind, stream: bool) -> Vec<u8> {
+        let stream =
+            stream && self.stream_heads.is_some() && matches!(route, RouteKind::ChatCompletions | RouteKind::Messages);
+        providers::request_head(&self.target, d, model, route, stream)
     }
 }
 
@@ -177,7 +185,7 @@ impl Routes {
             };
             let timeout = d.timeout.unwrap_or(snapshot.settings.timeout);
             let stream_timeout = d.stream_timeout.or(snapshot.settings.stream_timeout).unwrap_or(timeout);
-            let head = |route, stream| providers::request_head(&target, d, route, stream);
+            let head = |route, stream| providers::request_head(&target, d, &d.upstream_model, route, stream);
             let auth = match &d.auth {
                 Some(auth) => {
                     let authorizer = crate::credentials::Authorizer::new(auth, tokens == Tokens::Obtain);
