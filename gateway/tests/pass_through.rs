@@ -1,7 +1,7 @@
 //! LiteLLM's pass-through (`model_name: "*"`, `model: "*"`) through the real gateway: each
 //! requested name goes to the provider it names, at the endpoint and with the key the
-//! environment gives that provider (`OPENAI_BASE_URL` + `OPENAI_API_KEY`, `ANTHROPIC_API_BASE`
-//! + `ANTHROPIC_API_KEY`), the model sent as asked; a name of a provider without a key, or of
+//! environment gives that provider (`OPENAI_BASE_URL` and `OPENAI_API_KEY`, `ANTHROPIC_API_BASE`
+//! and `ANTHROPIC_API_KEY`), the model sent as asked; a name of a provider without a key, or of
 //! none, is refused in OpenAI's error shape, saying why.
 
 mod common;
