@@ -43,6 +43,7 @@ mod policy_attrs;
 mod policy_router;
 mod provider_params;
 mod references;
+mod request_defaults;
 mod router;
 mod sections;
 mod stored_models;

@@ -22,6 +22,7 @@ use crate::node::Node;
 use crate::policy_attrs::read_policy_attrs;
 use crate::policy_router::{read_router_params, DeclaredRouter, POINTWORK_PREFIX, POLICY_ROUTER_MODEL};
 use crate::provider_params::{apply_provider_params, endpoint, read_provider_params};
+use crate::request_defaults::{read_request_defaults, takes_max_completion_tokens};
 use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
 
 /// LiteLLM's environments (`LITELLM_ENVIRONMENT`, `model_info.supported_environments`).
@@ -293,6 +294,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let input_cost = c.optional(&mut p, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let extra_body = read_extra_body(c, &mut p);
+    let request_defaults = read_request_defaults(c, &mut p);
     let provider_params = read_provider_params(c, &mut p);
     c.warn_ignored(&p);
 
@@ -314,6 +316,8 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
+    d.request_defaults = request_defaults;
+    d.max_tokens_as_max_completion_tokens = takes_max_completion_tokens(provider, &d.upstream_model);
     apply_provider_params(c, provider_params, &mut d, &p.path);
     Some(Params::Served(Box::new(d), written))
 }
