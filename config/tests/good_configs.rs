@@ -178,15 +178,11 @@ fn pointwork_section_is_read() {
 fn ignored_litellm_keys_are_warned_with_their_paths() {
     let warnings: Vec<String> = realistic().warnings.iter().map(|w| w.to_string()).collect();
     let ignored = "ignored: not implemented by Pointwork yet";
-    let expected: Vec<String> = [
-        "model_list[3].litellm_params.drop_params",
-        "litellm_settings.drop_params",
-        "x-openai-defaults",
-        "guardrails",
-    ]
-    .iter()
-    .map(|p| format!("{p}: {ignored}"))
-    .collect();
+    let expected: Vec<String> =
+        ["model_list[3].litellm_params.drop_params", "litellm_settings.drop_params", "x-openai-defaults", "guardrails"]
+            .iter()
+            .map(|p| format!("{p}: {ignored}"))
+            .collect();
     // `os.environ/DATABASE_URL` unset: no database, said where it is written.
     let mut expected = expected;
     expected.insert(

@@ -147,13 +147,13 @@ impl Checker {
     /// The deployments to probe this round.
     fn targets(&self, routes: &Routes) -> Vec<DeploymentIdx> {
         let snap = &routes.snapshot;
-        let wanted = |group: &str| self.prober.settings.model_groups.as_ref().is_none_or(|g| g.iter().any(|n| n == group));
+        let wanted =
+            |group: &str| self.prober.settings.model_groups.as_ref().is_none_or(|g| g.iter().any(|n| n == group));
         (0..snap.deployments.len())
             .map(|i| DeploymentIdx(i as u32))
             .filter(|&idx| wanted(&snap.deployment(idx).model_name))
             .collect()
     }
-
 }
 
 impl Prober {

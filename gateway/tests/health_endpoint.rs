@@ -41,11 +41,8 @@ fn two_deployments(good: &Mock, bad: &Mock, rest: &str) -> String {
 fn health_answers_from_the_background_checks_behind_the_keys() {
     let good = Mock::start("good", &[]);
     let bad = Mock::start("bad", &["--fault", "status:503"]);
-    let gateway = Gateway::start(&two_deployments(
-        &good,
-        &bad,
-        ", background_health_checks: true, health_check_interval: 600",
-    ));
+    let gateway =
+        Gateway::start(&two_deployments(&good, &bad, ", background_health_checks: true, health_check_interval: 600"));
     gateway.process.wait_for_stderr("health checks: unhealthy: dep-bad", REPORT_DEADLINE);
 
     // No key: LiteLLM's 401, in its error shape.
@@ -103,11 +100,11 @@ fn without_background_checks_health_probes_on_the_spot() {
     let r = health(&gateway, "", Some("sk-master"));
     assert_eq!(r.status, 200, "{}", r.text());
     let answer = r.json();
-    assert_eq!((ids(&answer["healthy_endpoints"]), ids(&answer["unhealthy_endpoints"])), (vec!["dep-good"], vec!["dep-bad"]));
-    assert!(
-        answer["unhealthy_endpoints"][0]["error"].as_str().unwrap().contains("status 503"),
-        "{answer}"
+    assert_eq!(
+        (ids(&answer["healthy_endpoints"]), ids(&answer["unhealthy_endpoints"])),
+        (vec!["dep-good"], vec!["dep-bad"])
     );
+    assert!(answer["unhealthy_endpoints"][0]["error"].as_str().unwrap().contains("status 503"), "{answer}");
     assert_eq!((good.request_count(), bad.request_count()), (1, 1), "one probe each");
     let probe = &good.requests()[0];
     assert_eq!(probe["path"], "/v1/chat/completions");

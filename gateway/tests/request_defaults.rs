@@ -142,9 +142,7 @@ fn defaults_reach_the_provider_through_the_messages_api() {
         "",
     );
     let gateway = Gateway::start(&yaml);
-    let ask = |model: &str| {
-        json!({"model": model, "max_tokens": 64, "messages": [{"role": "user", "content": "Say hello."}]})
-    };
+    let ask = |model: &str| json!({"model": model, "max_tokens": 64, "messages": [{"role": "user", "content": "Say hello."}]});
 
     // Passed through to Anthropic: the defaults its Messages API names alike (`stop` is
     // `stop_sequences` there, and is not added).
@@ -177,7 +175,13 @@ fn a_stream_to_a_deployment_with_defaults_still_reports_its_usage_for_spend() {
     // deployment's defaults.
     let mock = Mock::start("m", &["--chunks", "3"]);
     let yaml = config(
-        &[deployment("tuned", "dep-tuned", "openai/gpt-4o-mini", &mock, "temperature: 0.2, input_cost_per_token: 0.001, output_cost_per_token: 0.001")],
+        &[deployment(
+            "tuned",
+            "dep-tuned",
+            "openai/gpt-4o-mini",
+            &mock,
+            "temperature: 0.2, input_cost_per_token: 0.001, output_cost_per_token: 0.001",
+        )],
         &format!(
             "general_settings: {{master_key: sk-master}}\npointwork:\n  auth:\n    virtual_keys:\n      \
              - {{name: budgeted, sha256: {}, max_budget: 100}}\n",

@@ -7,11 +7,11 @@
 
 use pointwork_core::{Deployment, Dialect, RouteKind};
 
+use super::forward::request_defaults;
+use super::parameters::edited;
 use crate::dialect::responses::responses_request_to_chat;
 use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat};
 use crate::dialect::{TranslatedRequest, Untranslatable};
-use super::forward::request_defaults;
-use super::parameters::edited;
 use crate::errors::openai_error;
 use crate::http::write;
 use crate::request::UpstreamHead;

@@ -117,7 +117,8 @@ fn targets(routes: &Routes, caller: &Caller, narrowed: &Narrowed) -> Vec<Deploym
         .filter(|&idx| {
             let d = snap.deployment(idx);
             let may_use = caller.virtual_key().is_none_or(|k| k.may_use(&d.model_name, snap));
-            let model = narrowed.model.as_deref().is_none_or(|m| m == d.model_name || Some(m) == written_model(routes, idx));
+            let model =
+                narrowed.model.as_deref().is_none_or(|m| m == d.model_name || Some(m) == written_model(routes, idx));
             let id = narrowed.model_id.as_deref().is_none_or(|id| id == d.id);
             may_use && model && id
         })
@@ -132,7 +133,11 @@ fn written_model(routes: &Routes, idx: DeploymentIdx) -> Option<&str> {
 }
 
 /// The last health check of each target checked so far, as this shard knows it.
-fn last_results(shard: &Shard, routes: &Arc<Routes>, targets: &[DeploymentIdx]) -> Vec<(DeploymentIdx, Result<(), String>)> {
+fn last_results(
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    targets: &[DeploymentIdx],
+) -> Vec<(DeploymentIdx, Result<(), String>)> {
     let now = Instant::now();
     shard.with_state(routes, |state| {
         let result = |idx| {
@@ -148,7 +153,11 @@ fn last_results(shard: &Shard, routes: &Arc<Routes>, targets: &[DeploymentIdx]) 
 }
 
 /// One round of probes of `targets`, run concurrently, awaited.
-async fn probe_now(shard: &Shard, routes: &Arc<Routes>, targets: &[DeploymentIdx]) -> Vec<(DeploymentIdx, Result<(), String>)> {
+async fn probe_now(
+    shard: &Shard,
+    routes: &Arc<Routes>,
+    targets: &[DeploymentIdx],
+) -> Vec<(DeploymentIdx, Result<(), String>)> {
     let prober = Arc::new(Prober {
         tls: shard.upstream.tls.clone(),
         settings: shard.settings.health_checks.clone(),

@@ -56,7 +56,11 @@ pub(crate) fn provider_block(configured: Option<&str>, edit: &ProviderEdit) -> O
 
 /// The `provider` block sent to deployment `idx` when the walk edits it (`edit`), else `None`:
 /// the configured one, if any, goes as written.
-pub(crate) fn walked_provider_block(routes: &Routes, edit: Option<&ProviderEdit>, idx: DeploymentIdx) -> Option<String> {
+pub(crate) fn walked_provider_block(
+    routes: &Routes,
+    edit: Option<&ProviderEdit>,
+    idx: DeploymentIdx,
+) -> Option<String> {
     let pin = routes.pareto.as_ref().map(|p| &p.pins[idx.get()]);
     match (edit, pin) {
         (Some(edit), Some(pin)) => provider_block(pin.provider.as_deref(), edit),

@@ -12,8 +12,8 @@ use pointwork_core::{DeploymentIdx, GroupIdx, Resolution, State};
 
 use crate::clock::unix_seconds;
 use crate::errors::typed_error;
-use crate::respond::Reply;
 use crate::pipeline::parameters::TopKeys;
+use crate::respond::Reply;
 use crate::routers::pareto::body::{carries_provider_only, ProviderEdit};
 use crate::routers::pareto::Pin;
 use crate::routes::Routes;
