@@ -206,3 +206,41 @@ fn a_stream_to_a_deployment_with_defaults_still_reports_its_usage_for_spend() {
     assert_eq!(sent["temperature"], 0.2);
     assert_eq!(sent["stream_options"], json!({"include_usage": true}), "{sent}");
 }
+
+#[test]
+fn translated_to_gemini_and_bedrock_the_defaults_are_in_the_providers_own_terms() {
+    const AKID: &str = "AKIDPOINTWORKTEST";
+    const SECRET: &str = "pointwork/test/secret+key";
+    let gemini = Mock::start("gemini", &["--gemini-api-key", "g-key"]);
+    let bedrock = Mock::start(
+        "bedrock",
+        &["--aws-access-key-id", AKID, "--aws-secret-access-key", SECRET, "--aws-region", "us-east-1"],
+    );
+    let yaml = format!(
+        "model_list:\n  - model_name: flash\n    litellm_params: {{model: gemini/gemini-2.5-flash, api_base: \"http://{}/v1beta\", \
+         api_key: g-key, temperature: 0.3, max_tokens: 77, stop: [END]}}\n  - model_name: nova\n    litellm_params: \
+         {{model: bedrock/converse/us.amazon.nova-pro-v1:0, api_base: \"http://{}\", aws_access_key_id: {AKID}, \
+         aws_secret_access_key: \"{SECRET}\", aws_region_name: us-east-1, temperature: 0.4, max_tokens: 55}}\n",
+        gemini.addr, bedrock.addr
+    );
+    let gateway = Gateway::start(&yaml);
+
+    chat(&gateway, hello("flash"));
+    let config = &last_body(&gemini)["generationConfig"];
+    assert_eq!(config["temperature"], 0.3, "{config}");
+    assert_eq!((config["maxOutputTokens"].clone(), config["stopSequences"].clone()), (json!(77), json!(["END"])));
+    // Through the Messages API: the request's max_tokens, the deployment's temperature.
+    messages(&gateway, json!({"model": "flash", "max_tokens": 12, "messages": [{"role": "user", "content": "Hi."}]}));
+    let config = &last_body(&gemini)["generationConfig"];
+    assert_eq!((config["temperature"].clone(), config["maxOutputTokens"].clone()), (json!(0.3), json!(12)), "{config}");
+
+    let mut own = hello("nova");
+    own["temperature"] = json!(0.9);
+    chat(&gateway, own);
+    let inference = &last_body(&bedrock)["inferenceConfig"];
+    assert_eq!(
+        (inference["temperature"].clone(), inference["maxTokens"].clone()),
+        (json!(0.9), json!(55)),
+        "{inference}"
+    );
+}
