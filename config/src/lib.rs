@@ -45,6 +45,7 @@ mod policy_router;
 mod provider_env;
 mod provider_params;
 mod references;
+mod request_defaults;
 mod router;
 mod sections;
 mod stored_models;

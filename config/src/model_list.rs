@@ -23,6 +23,7 @@ use crate::pass_through::{self, PASS_THROUGH_MODEL};
 use crate::policy_attrs::read_policy_attrs;
 use crate::policy_router::{read_router_params, DeclaredRouter, POINTWORK_PREFIX, POLICY_ROUTER_MODEL};
 use crate::provider_params::{apply_provider_params, endpoint, read_provider_params, Endpoint};
+use crate::request_defaults::{read_request_defaults, takes_max_completion_tokens};
 use crate::{DeploymentInfo, EntrySource, LeftOut, LeftOutBecause};
 
 /// LiteLLM's environments (`LITELLM_ENVIRONMENT`, `model_info.supported_environments`).
@@ -329,6 +330,7 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let input_cost = c.optional(&mut p, "input_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let output_cost = c.optional(&mut p, "output_cost_per_token", &kinds::NON_NEGATIVE_NUMBER);
     let extra_body = read_extra_body(c, &mut p);
+    let request_defaults = read_request_defaults(c, &mut p);
     let provider_params = read_provider_params(c, &mut p);
     c.warn_ignored(&p);
 
@@ -354,9 +356,11 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     d.input_cost_per_token = input_cost;
     d.output_cost_per_token = output_cost;
     d.extra_body = extra_body;
+    d.request_defaults = request_defaults;
     if let Some((base, key)) = written {
         return Some(Params::PassThrough { template: Box::new(d), base, key });
     }
+    d.max_tokens_as_max_completion_tokens = takes_max_completion_tokens(provider, &d.upstream_model);
     apply_provider_params(c, provider_params, &mut d, &p.path);
     Some(Params::Served(Box::new(d), written_model))
 }

@@ -117,8 +117,7 @@ fn bedrock_as_litellms_docs_write_it() {
 
 /// https://docs.litellm.ai/docs/providers/bedrock "Set 'converse' / 'invoke' route" and
 /// "Function Calling" (PROXY tabs): no credentials in the entry, so LiteLLM's AWS environment
-/// variables give them and the region; and `reasoning_effort`, a default request parameter
-/// Pointwork does not add yet, is named in a warning.
+/// variables give them and the region; and `reasoning_effort` is a request default.
 #[test]
 fn bedrock_credentials_and_region_from_the_environment() {
     let env =
@@ -151,10 +150,8 @@ fn bedrock_credentials_and_region_from_the_environment() {
     let d = only(&loaded);
     assert_eq!(d.api_base, "https://bedrock-runtime.us-west-2.amazonaws.com");
     assert_sigv4(d, pointwork_config::BEDROCK_DEFAULT_REGION);
-    assert_eq!(
-        warnings(&loaded),
-        ["model_list[0].litellm_params.reasoning_effort: ignored: not implemented by Pointwork yet"]
-    );
+    assert!(warnings(&loaded).is_empty(), "{:?}", warnings(&loaded));
+    assert_eq!(d.request_defaults, [("reasoning_effort".into(), r#""low""#.into())]);
 }
 
 /// https://docs.litellm.ai/docs/providers/bedrock "Bedrock Application Inference Profile"
@@ -352,13 +349,10 @@ fn azure_and_azure_ai_as_litellm_writes_them() {
         (Provider::AzureAi, "command-r-plus", "https://Mistral-large-dfgfj-serverless.eastus2.inference.ai.azure.com")
     );
     assert_eq!((d.api_key.as_deref(), d.api_version.as_deref()), (Some("az-ai-key"), None));
-    assert_eq!(
-        warnings(&loaded),
-        [
-            "model_list[0].litellm_params.max_tokens: ignored: not implemented by Pointwork yet",
-            "model_list[0].litellm_params.temperature: ignored: not implemented by Pointwork yet",
-        ]
-    );
+    // Request defaults, sent when a request does not set them.
+    assert!(warnings(&loaded).is_empty(), "{:?}", warnings(&loaded));
+    let defaults: Vec<(&str, &str)> = d.request_defaults.iter().map(|(k, v)| (&**k, &**v)).collect();
+    assert_eq!(defaults, [("max_tokens", "20"), ("temperature", "0.5")]);
 }
 
 /// https://docs.litellm.ai/docs/providers/azure_ai "Usage - Azure Anthropic (Azure Foundry
@@ -399,7 +393,8 @@ fn ollama_as_litellm_writes_it() {
     assert_eq!(target(d), (Provider::Ollama, "llama2", "http://localhost:11434/v1"));
     assert_eq!((d.api_key.as_deref(), d.auth.as_deref()), (None, None));
     assert_eq!(named(&loaded, "text-davinci-003").upstream_model, "zephyr");
-    assert_eq!(loaded.warnings.len(), 2, "temperature, max_tokens: {:?}", warnings(&loaded));
+    assert!(loaded.warnings.is_empty(), "temperature, max_tokens are request defaults: {:?}", warnings(&loaded));
+    assert_eq!(named(&loaded, "gpt-3.5-turbo").request_defaults.len(), 2);
 
     let loaded = load_with(
         "model_list:

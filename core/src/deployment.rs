@@ -81,6 +81,13 @@ pub struct Deployment {
     /// does not set them itself, each as its name and its value's JSON text, in config order
     /// (an OpenRouter `provider` block pins a provider this way).
     pub extra_body: Vec<(Box<str>, Box<str>)>,
+    /// `litellm_params` that are OpenAI chat parameters (`temperature`, `max_tokens`, `stop`,
+    /// …): defaults added to every request that does not set them itself, each as its name and
+    /// its value's JSON text, in config order.
+    pub request_defaults: Vec<(Box<str>, Box<str>)>,
+    /// The model refuses `max_tokens` (gpt-5, the o-series): a request's, or a default's, goes
+    /// upstream as `max_completion_tokens`.
+    pub max_tokens_as_max_completion_tokens: bool,
     /// The most tokens one answer may hold (`max_output_tokens` of `model_info` or the cost
     /// map), told to clients that ask for a model's limits (Anthropic's models list).
     pub max_output_tokens: Option<u64>,
@@ -127,6 +134,8 @@ impl Deployment {
             unsupported_params: RequestParams::NONE,
             policy: None,
             extra_body: Vec::new(),
+            request_defaults: Vec::new(),
+            max_tokens_as_max_completion_tokens: false,
             max_output_tokens: None,
             native_responses: None,
             pass_through: false,
@@ -155,6 +164,12 @@ impl Deployment {
     /// the provider's default (the gateway may still learn that the server has none).
     pub fn native_responses(&self) -> bool {
         self.native_responses.unwrap_or_else(|| self.provider.serves_responses())
+    }
+
+    /// Whether a request's parameters are edited on the way (defaults added, `max_tokens`
+    /// renamed): a deployment without either sends the body as it came.
+    pub fn edits_parameters(&self) -> bool {
+        !self.request_defaults.is_empty() || self.max_tokens_as_max_completion_tokens
     }
 
     /// Whether the request body is rewritten even in the deployment's own dialect: Vertex AI's

@@ -382,7 +382,7 @@ fn value_span(body: &[u8], raw: Raw<'_>) -> Range<usize> {
 /// The member whose value is at `value` in an object of a valid JSON `body` — its key, the
 /// colon, the value — with the comma that follows it (or, for the last member, the one before
 /// it), so that cutting the range leaves a valid object. `None` for an only member.
-fn member_span(body: &[u8], value: Range<usize>) -> Option<Range<usize>> {
+pub(crate) fn member_span(body: &[u8], value: Range<usize>) -> Option<Range<usize>> {
     let skip_back = |mut at: usize| {
         while at > 0 && body[at - 1].is_ascii_whitespace() {
             at -= 1;

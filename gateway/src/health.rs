@@ -54,9 +54,7 @@ pub fn start(hub: &Arc<Hub>, mesh: Mesh, settings: &GatewaySettings, cluster: Op
     let checker = Checker {
         hub: hub.clone(),
         mesh,
-        settings: settings.health_checks.clone(),
-        tls,
-        connect: settings.timeouts.connect,
+        prober: Prober { tls, settings: settings.health_checks.clone(), connect: settings.timeouts.connect },
         lease: cluster.and_then(|status| lease(status, settings)),
         started: Instant::now(),
     };
@@ -82,12 +80,21 @@ fn lease(status: &Status, settings: &GatewaySettings) -> Option<Arc<Lease>> {
 struct Checker {
     hub: Arc<Hub>,
     mesh: Mesh,
-    settings: HealthChecks,
-    tls: TlsConnector,
-    connect: Duration,
+    prober: Prober,
     lease: Option<Arc<Lease>>,
     started: Instant,
 }
+
+/// What a probe needs: the TLS client, the probe's settings, the connect timeout. The
+/// background rounds use one; `GET /health` another when no rounds run.
+pub(crate) struct Prober {
+    pub(crate) tls: TlsConnector,
+    pub(crate) settings: HealthChecks,
+    pub(crate) connect: Duration,
+}
+
+/// Why a probe failed, as `GET /health` says it.
+pub(crate) type ProbeFailure = String;
 
 impl Checker {
     async fn run(self) {
@@ -95,7 +102,7 @@ impl Checker {
         loop {
             let round = Instant::now();
             if !checker.my_round(round) {
-                monoio::time::sleep(FOLLOWER_LOOKS_EVERY.min(checker.settings.interval)).await;
+                monoio::time::sleep(FOLLOWER_LOOKS_EVERY.min(checker.prober.settings.interval)).await;
                 continue;
             }
             let routes = checker.hub.routes.load_full();
@@ -105,7 +112,7 @@ impl Checker {
                 let checker = checker.clone();
                 let routes = routes.clone();
                 probes.push(monoio::spawn(async move {
-                    let healthy = checker.probe(&routes, idx).await;
+                    let healthy = checker.prober.probe(&routes, idx).await.is_ok();
                     let event = Event::Health { idx, healthy, checked_at: Instant::now() };
                     checker.mesh.broadcast(None, &routes, &event);
                     (idx, healthy)
@@ -121,7 +128,7 @@ impl Checker {
             if !unhealthy.is_empty() {
                 eprintln!("pointwork: health checks: unhealthy: {}", unhealthy.join(", "));
             }
-            let next = round + checker.settings.interval;
+            let next = round + checker.prober.settings.interval;
             monoio::time::sleep(next.saturating_duration_since(Instant::now())).await;
         }
     }
@@ -140,24 +147,34 @@ impl Checker {
     /// The deployments to probe this round.
     fn targets(&self, routes: &Routes) -> Vec<DeploymentIdx> {
         let snap = &routes.snapshot;
-        let wanted = |group: &str| self.settings.model_groups.as_ref().is_none_or(|g| g.iter().any(|n| n == group));
+        let wanted =
+            |group: &str| self.prober.settings.model_groups.as_ref().is_none_or(|g| g.iter().any(|n| n == group));
         (0..snap.deployments.len())
             .map(|i| DeploymentIdx(i as u32))
             .filter(|&idx| wanted(&snap.deployment(idx).model_name))
             .collect()
     }
+}
 
-    /// One probe: `true` when the deployment answered with a 2xx head in time.
-    async fn probe(&self, routes: &Routes, idx: DeploymentIdx) -> bool {
+impl Prober {
+    /// One probe: `Ok` when the deployment answered with a 2xx head in time, else why not.
+    pub(crate) async fn probe(&self, routes: &Routes, idx: DeploymentIdx) -> Result<(), ProbeFailure> {
         let upstream = &routes.upstreams[idx.get()];
         let request = probe_request(routes, idx, &self.settings);
         let attempt = async {
-            let mut conn = connect(&upstream.target, &self.tls, self.connect).await.ok()?;
+            let mut conn = connect(&upstream.target, &self.tls, self.connect)
+                .await
+                .map_err(|e| format!("cannot connect: {e:?}"))?;
             let (res, _) = conn.write_all(request).await;
-            res.ok()?;
-            read_status(&mut conn).await
+            res.map_err(|e| format!("cannot send the probe: {e}"))?;
+            read_status(&mut conn).await.ok_or_else(|| "no answer".to_string())
         };
-        matches!(monoio::time::timeout(self.settings.timeout, attempt).await, Ok(Some(200..=299)))
+        match monoio::time::timeout(self.settings.timeout, attempt).await {
+            Ok(Ok(200..=299)) => Ok(()),
+            Ok(Ok(status)) => Err(format!("the probe was answered with status {status}")),
+            Ok(Err(why)) => Err(why),
+            Err(_) => Err(format!("no answer within {:?}", self.settings.timeout)),
+        }
     }
 }
 
@@ -167,10 +184,11 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
     let body = match upstream.probe_route {
         RouteKind::Embeddings => serde_json::json!({"model": model, "input": settings.prompt}),
         // A one-turn chat is a valid Messages request too (an Anthropic deployment's probe).
+        // The models that refuse `max_tokens` take `max_completion_tokens` (as a request's).
         RouteKind::ChatCompletions | RouteKind::Messages | RouteKind::Responses => serde_json::json!({
             "model": model,
             "messages": [{"role": "user", "content": settings.prompt}],
-            "max_tokens": settings.max_tokens,
+            max_tokens_name(routes.snapshot.deployment(idx)): settings.max_tokens,
         }),
     }
     .to_string();
@@ -200,6 +218,13 @@ fn probe_request(routes: &Routes, idx: DeploymentIdx, settings: &HealthChecks) -
         // A probe without a credential fails like a refused connection.
         Some(auth) => auth.authorize(out, &d.id).unwrap_or_default(),
         None => out,
+    }
+}
+
+fn max_tokens_name(d: &pointwork_core::Deployment) -> &'static str {
+    match d.max_tokens_as_max_completion_tokens {
+        true => "max_completion_tokens",
+        false => "max_tokens",
     }
 }
 

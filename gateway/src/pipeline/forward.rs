@@ -1,16 +1,18 @@
 //! The forward phase: an attempt's upstream request — the deployment's precomputed head, the
 //! headers of this request, and the body with `model` spliced, the deployment's `extra_body`
-//! added, or translated into the provider's dialect (`translate`).
+//! and request defaults added (`parameters`), or translated into the provider's dialect
+//! (`translate`).
 
 use pointwork_core::{Deployment, DeploymentIdx, Dialect, Provider, RouteKind};
 
+use super::parameters::edited;
 use super::translate;
 use crate::buffers::Buffers;
 use crate::facts::Extracted;
 use crate::http::write;
 use crate::request::{UpstreamHead, HEADER_DROPPED};
 use crate::respond::Reply;
-use crate::routers::pareto::body::with_extra_body;
+use crate::routers::pareto::body::{extra_body_members, walked_provider_block};
 use crate::routers::{Attempt, Cx, ExtraBody};
 use crate::upstream::attempt_error::AttemptError;
 
@@ -56,16 +58,61 @@ pub(super) fn attempt_request(
         }
         return Ok(translated.body);
     }
-    Ok(match &attempt.extra_body {
-        ExtraBody::Added(edit) if edit.is_some() || !deployment.extra_body.is_empty() => {
-            with_extra_body(routes, edit.as_ref(), idx, head, body, extracted, model_json)
-        }
-        _ => {
-            let ask = asks_for_usage(cx, attempt, deployment);
-            attempt.usage_asked = ask.is_some();
-            upstream_request(head, body, extracted, model_json, ask, &cx.shard.upstream.buffers)
-        }
-    })
+    let extra_body = match &attempt.extra_body {
+        ExtraBody::Added(edit) if edit.is_some() || !deployment.extra_body.is_empty() => Some(edit.as_ref()),
+        _ => None,
+    };
+    let ask = asks_for_usage(cx, attempt, deployment);
+    attempt.usage_asked = ask.is_some();
+    if extra_body.is_none() && !deployment.edits_parameters() {
+        return Ok(upstream_request(head, body, extracted, model_json, ask, &cx.shard.upstream.buffers));
+    }
+    let walked = extra_body.and_then(|edit| walked_provider_block(routes, edit, idx));
+    let mut added: Vec<(&str, &str)> = match extra_body {
+        Some(_) => extra_body_members(&deployment.extra_body, walked.as_deref()).collect(),
+        None => Vec::new(),
+    };
+    if ask.is_some() {
+        added.push(("stream_options", STREAM_OPTIONS_USAGE));
+    }
+    let shape = (cx.route != RouteKind::Embeddings).then(|| cx.route.dialect());
+    added.extend(request_defaults(deployment, shape));
+    let mut forwarded = Vec::with_capacity(extracted.forwarded_len(body, model_json));
+    extracted.append_forwarded(&mut forwarded, body, model_json);
+    let rename = deployment.max_tokens_as_max_completion_tokens && shape == Some(Dialect::OpenAiChat);
+    let edited = edited(&forwarded, &added, rename);
+    let mut out = cx.shard.upstream.buffers.take(head.len() + 32 + edited.len());
+    head.write_to(&mut out);
+    write::header_decimal(&mut out, "content-length", edited.len() as u64);
+    write::end_head(&mut out);
+    out.extend_from_slice(&edited);
+    Ok(out)
+}
+
+/// Deployment `d`'s request defaults that a body of `shape` takes (`None`: none does). An
+/// OpenAI chat body takes every one; a Messages or Responses body those its API names alike
+/// (as LiteLLM's `anthropic_messages` and `responses` take them by name); Gemini's and
+/// Bedrock's bodies get theirs through the chat body they are translated from.
+pub(super) fn request_defaults(d: &Deployment, shape: Option<Dialect>) -> impl Iterator<Item = (&str, &str)> {
+    let takes = move |name: &str| match shape {
+        Some(Dialect::OpenAiChat) => true,
+        Some(Dialect::AnthropicMessages) => matches!(name, "max_tokens" | "temperature" | "top_p" | "thinking"),
+        Some(Dialect::OpenAiResponses) => matches!(
+            name,
+            "temperature"
+                | "top_p"
+                | "top_logprobs"
+                | "parallel_tool_calls"
+                | "store"
+                | "user"
+                | "service_tier"
+                | "safety_identifier"
+                | "prompt_cache_key"
+                | "prompt_cache_retention"
+        ),
+        Some(Dialect::Gemini | Dialect::BedrockConverse) | None => false,
+    };
+    d.request_defaults.iter().map(|(n, v)| (&**n, &**v)).filter(move |(n, _)| takes(n))
 }
 
 /// What a chat stream adds so that its upstream reports usage: the client did not ask for it
@@ -73,6 +120,8 @@ pub(super) fn attempt_request(
 /// counts such a stream's tokens itself; here the provider counts them, and the event carrying
 /// them is cut from what the client hears (`crate::usage::UsageEventCut`).
 const STREAM_USAGE: &[u8] = br#""stream_options":{"include_usage":true},"#;
+/// [`STREAM_USAGE`]'s value, as a member added among others.
+const STREAM_OPTIONS_USAGE: &str = r#"{"include_usage":true}"#;
 
 /// Where [`STREAM_USAGE`] goes in the body (just inside its `{`), when it is asked for.
 fn asks_for_usage(cx: &Cx<'_>, attempt: &Attempt, deployment: &Deployment) -> Option<usize> {

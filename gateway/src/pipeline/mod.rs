@@ -15,6 +15,7 @@
 mod attempts;
 mod authenticate;
 mod forward;
+pub(crate) mod parameters;
 mod record;
 mod translate;
 

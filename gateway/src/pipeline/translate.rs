@@ -7,6 +7,8 @@
 
 use pointwork_core::{Deployment, Dialect, RouteKind};
 
+use super::forward::request_defaults;
+use super::parameters::edited;
 use crate::dialect::responses::responses_request_to_chat;
 use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat};
 use crate::dialect::{TranslatedRequest, Untranslatable};
@@ -39,7 +41,7 @@ pub(crate) fn request(
     let mut forwarded = Vec::with_capacity(extracted.forwarded_len(body, model_json));
     extracted.append_forwarded(&mut forwarded, body, model_json);
     let upstream_model: String = serde_json::from_slice(model_json).unwrap_or_default();
-    let translated = translate_request(cx.route, to.dialect(), &forwarded, &upstream_model, cx.responses);
+    let translated = translate_request(cx.route, to, &forwarded, &upstream_model, cx.responses);
     let translated = translated.and_then(|t| {
         let body = crate::providers::rewrite_body(to, t.body)?;
         Ok(TranslatedRequest { body, dropped: t.dropped })
@@ -53,16 +55,19 @@ pub(crate) fn request(
     Ok(TranslatedRequest { body: out, dropped: translated.dropped })
 }
 
-/// `forwarded` (the client's body, model spliced) in dialect `to`.
+/// `forwarded` (the client's body, model spliced) in deployment `d`'s dialect, with `d`'s
+/// request defaults added where the parameters are OpenAI's (the chat body every translation
+/// but Messages to Anthropic goes through) or Anthropic's.
 fn translate_request(
     route: RouteKind,
-    to: Dialect,
+    d: &Deployment,
     forwarded: &[u8],
     model: &str,
     turn: Option<&Turn>,
 ) -> Result<TranslatedRequest, Untranslatable> {
+    let to = d.dialect();
     let kept = |body| TranslatedRequest { body, dropped: Vec::new() };
-    let chat = match (route, to, turn) {
+    let mut chat = match (route, to, turn) {
         (RouteKind::Responses, _, Some(turn)) => {
             let chat = responses_request_to_chat(forwarded, model, &turn.history)?;
             turn.input_read(chat.input_items);
@@ -73,6 +78,15 @@ fn translate_request(
         }
         _ => kept(forwarded.to_vec()),
     };
+    if d.edits_parameters() && route != RouteKind::Embeddings {
+        let shape = match (route, to) {
+            (RouteKind::Messages, Dialect::AnthropicMessages) => Dialect::AnthropicMessages,
+            _ => Dialect::OpenAiChat,
+        };
+        let defaults: Vec<(&str, &str)> = request_defaults(d, Some(shape)).collect();
+        let rename = d.max_tokens_as_max_completion_tokens && to == Dialect::OpenAiChat;
+        chat.body = edited(&chat.body, &defaults, rename);
+    }
     let body = match (route, to) {
         (RouteKind::Embeddings, Dialect::Gemini) => gemini::embeddings_request_to_gemini(forwarded, model)?,
         (RouteKind::Embeddings, Dialect::BedrockConverse) => bedrock::embeddings_request_to_bedrock(forwarded, model)?,

@@ -8,7 +8,7 @@ use crate::pipeline;
 use crate::request::Request;
 use crate::respond::{self, Reply};
 use crate::responses;
-use crate::server::{admin, count_tokens};
+use crate::server::{admin, count_tokens, health_report};
 use crate::shard::Shard;
 use crate::tcp_or_tls::ClientConn;
 
@@ -19,6 +19,8 @@ enum Endpoint<'a> {
     Models,
     Liveliness,
     Readiness,
+    /// LiteLLM's `/health`: the deployments' health checks.
+    Health,
     Metrics,
     AdminReload,
     /// `/admin/endpoints/{id}/status`: the id as sent (percent-encoded, may hold `/`).
@@ -46,6 +48,7 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/models" => Some(Endpoint::Models),
         "/health/liveliness" | "/health/liveness" => Some(Endpoint::Liveliness),
         "/health/readiness" => Some(Endpoint::Readiness),
+        "/health" => Some(Endpoint::Health),
         "/metrics" => Some(Endpoint::Metrics),
         "/admin/reload" => Some(Endpoint::AdminReload),
         "/route" => Some(Endpoint::DryRun),
@@ -94,6 +97,11 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
         },
         (Some(Endpoint::Management), Method::Get | Method::Post | Method::Delete) => {
             Box::pin(crate::database::manage::serve(shard, &req, method)).await
+        }
+        (Some(Endpoint::Health), Method::Get) => {
+            let query = head.path.split_once('?').map_or("", |(_, q)| q);
+            // Boxed: it may wait for probes, and most requests are not it.
+            Box::pin(health_report::serve(shard, &req, query)).await
         }
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
         (Some(Endpoint::Readiness), Method::Get) if shard.hub.is_draining() => {
@@ -188,6 +196,7 @@ mod tests {
         assert_eq!(endpoint("/v1/embeddings"), Some(Endpoint::Api(RouteKind::Embeddings)));
         assert_eq!(endpoint("/v1/models"), Some(Endpoint::Models));
         assert_eq!(endpoint("/health/readiness"), Some(Endpoint::Readiness));
+        assert_eq!(endpoint("/health?model=m"), Some(Endpoint::Health));
         assert_eq!(endpoint("/metrics"), Some(Endpoint::Metrics));
         assert_eq!(endpoint("/admin/reload"), Some(Endpoint::AdminReload));
         assert_eq!(endpoint("/v1/route?seed=3"), Some(Endpoint::DryRun));

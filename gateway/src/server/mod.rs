@@ -6,6 +6,7 @@ pub mod conn;
 mod count_tokens;
 pub mod endpoints;
 pub mod handshake;
+mod health_report;
 
 use std::fmt;
 use std::net::SocketAddr;

@@ -12,8 +12,9 @@ use pointwork_core::{DeploymentIdx, GroupIdx, Resolution, State};
 
 use crate::clock::unix_seconds;
 use crate::errors::typed_error;
+use crate::pipeline::parameters::TopKeys;
 use crate::respond::Reply;
-use crate::routers::pareto::body::{ProviderEdit, TopKeys};
+use crate::routers::pareto::body::{carries_provider_only, ProviderEdit};
 use crate::routers::pareto::Pin;
 use crate::routes::Routes;
 use crate::shard::Shard;
@@ -165,7 +166,7 @@ fn decide_for<'r>(
     let snap = &routes.snapshot;
     let refuse = |reason, status, kind, message| Some(Err(Refusal { key, rule, reason, status, kind, message }));
     // The body's top level is read only for a strict rule.
-    if rule.strict_provider && TopKeys::read(body).carries_provider_only() {
+    if rule.strict_provider && carries_provider_only(&TopKeys::read(body)) {
         let message = format!(
             "openrouter-pareto: {key} is configured strict_provider, but the request carries its own \
              provider.only; refusing to route rather than let it override the gateway's provider choice"
