@@ -23,6 +23,12 @@ fn d(id: &str) -> D {
 }
 
 impl D {
+    /// A pass-through deployment (`model: "*"`) of group `*` instead of `g`.
+    fn pass_through(mut self) -> D {
+        self.0.pass_through = true;
+        self.0.model_name = "*".into();
+        self
+    }
     fn provider(mut self, p: Provider) -> D {
         self.0.provider = p;
         self
@@ -259,6 +265,11 @@ fn cases() -> Vec<Case> {
             Winners(&["c"], &[("a", "route_unsupported"), ("b", "cooldown")])),
         case("route capability's fail-open looks only at what is left when it runs", vec![d("a").provider(Groq), d("b")], s(), embeddings(), st().cooling(&["b"]),
             Error(429, "No deployments available for selected model, Try again in 5 seconds. Passed model=g. pre-call-checks=False, cooldown_list=['b']")),
+        // 0. Pass-through (it runs first): a name goes to its provider's deployment.
+        case("a pass-through group keeps the requested name's provider", vec![d("a").pass_through(), d("b").provider(Anthropic).pass_through()], s(), chat(), st().model("claude-3-5-haiku"),
+            Winners(&["b"], &[("a", "other_provider")])),
+        case("a pass-through group without the name's provider", vec![d("a").pass_through()], s(), chat(), st().model("groq/llama"),
+            Error(400, "No deployments available for selected model, Try again in 0 seconds. Passed model=groq/llama. pre-call-checks=False, cooldown_list=[]. the model group passes names through to their provider, and none of its deployments is groq's: set groq's key in the gateway's environment (see docs/configuration.md, pass-through)")),
         // 2. Health checks.
         case("an unhealthy deployment is dropped", vec![d("a"), d("b")], s().health(), chat(), st().unhealthy(&["a"]),
             Winners(&["b"], &[("a", "unhealthy")])),
