@@ -231,7 +231,7 @@ fn a_profiles_keys_sign_and_a_profiles_role_is_assumed_with_its_source_profile()
     );
     let config = home.write(
         "config",
-        &format!("[profile ops]\nrole_arn = arn:aws:iam::1:role/ops\nsource_profile = base\nrole_session_name = ops\n"),
+        "[profile ops]\nrole_arn = arn:aws:iam::1:role/ops\nsource_profile = base\nrole_session_name = ops\n",
     );
     let sts = clouds.url("/sts");
     let env = [

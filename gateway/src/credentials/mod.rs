@@ -47,11 +47,11 @@ impl Authorizer {
         let headers = match self {
             Authorizer::SigV4(signer) => sign(signer, &request).map_err(|why| unavailable(deployment, &why))?,
             Authorizer::Obtained(cell) => {
-                let token = cell.current().map_err(|why| unavailable(deployment, &why))?;
-                match &token.value {
-                    Obtained::Bearer(value) => vec![("authorization".to_string(), value.clone())],
-                    Obtained::SigV4(signer) => sign(signer, &request).map_err(|why| unavailable(deployment, &why))?,
-                }
+                let headers = cell.with_current(|value| match value {
+                    Obtained::Bearer(value) => Ok(vec![("authorization".to_string(), value.clone())]),
+                    Obtained::SigV4(signer) => sign(signer, &request),
+                });
+                headers.and_then(|signed| signed).map_err(|why| unavailable(deployment, &why))?
             }
         };
         Ok(with_headers(request, &headers))

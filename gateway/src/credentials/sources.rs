@@ -30,8 +30,8 @@ pub struct Clients {
     pub metadata: Client,
 }
 
-impl Clients {
-    pub fn new() -> Clients {
+impl Default for Clients {
+    fn default() -> Clients {
         let client = |timeout| Client { tls: crate::upstream::conn::tls_connector(), timeout, max_body: 1 << 20 };
         Clients { remote: client(FETCH_TIMEOUT), metadata: client(METADATA_TIMEOUT) }
     }

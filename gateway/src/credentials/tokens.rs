@@ -39,7 +39,7 @@ pub struct TokenCell {
 
 /// What was obtained, and until when it is used.
 pub struct Token {
-    pub value: Obtained,
+    value: Obtained,
     /// When it stops being sent: its expiry less the margin.
     usable_until: Instant,
 }
@@ -68,10 +68,12 @@ impl TokenCell {
         }
     }
 
-    /// What to authorize a request with now, or why there is none.
-    pub fn current(&self) -> Result<Arc<Token>, String> {
-        match self.token.load_full() {
-            Some(token) if Instant::now() < token.usable_until => Ok(token),
+    /// `use_it` applied to what a request is authorized with now (read with one atomic load,
+    /// nothing cloned), or why there is none.
+    pub fn with_current<R>(&self, use_it: impl FnOnce(&Obtained) -> R) -> Result<R, String> {
+        let current = self.token.load();
+        match current.as_deref() {
+            Some(token) if Instant::now() < token.usable_until => Ok(use_it(&token.value)),
             current => {
                 let why = self.last_error.load().as_deref().cloned();
                 Err(match (current, why) {
@@ -168,7 +170,7 @@ fn refresh(woken: &Receiver<()>) {
         Err(e) => return eprintln!("pointwork: credentials: token refresher off: cannot start its runtime: {e}"),
     };
     let mut rt = rt;
-    let clients = Clients::new();
+    let clients = Clients::default();
     loop {
         let due: Vec<(usize, Arc<Source>, Arc<TokenCell>)> = {
             let entries = registry().entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -223,7 +225,7 @@ mod tests {
     }
 
     fn current_bearer(cell: &TokenCell) -> Result<String, String> {
-        cell.current().map(|t| match &t.value {
+        cell.with_current(|value| match value {
             Obtained::Bearer(value) => value.clone(),
             Obtained::SigV4(_) => panic!("not a bearer token"),
         })
