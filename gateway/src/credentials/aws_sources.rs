@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(fetched.keys.secret_access_key, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY");
         assert_eq!(fetched.keys.session_token.as_deref(), Some("AQoDYXdzEPT//////////wEXAMPLEtc764&x"));
         let expires = fetched.expires.unwrap().duration_since(UNIX_EPOCH).unwrap().as_secs();
-        assert_eq!(expires, 1_910_906_913);
+        assert_eq!(expires, 1_910_388_513);
         let broken = ASSUME_ROLE_ANSWER.replace("<SessionToken>", "<Other>");
         assert!(sts_credentials("https://sts", broken.as_bytes()).err().unwrap().contains("no <SessionToken>"));
     }
