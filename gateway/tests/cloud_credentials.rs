@@ -300,6 +300,13 @@ fn with_no_credential_anywhere_the_gateway_starts_and_only_those_requests_fail()
         let message = r.json()["error"]["message"].as_str().unwrap().to_string();
         assert!(message.contains("no usable credential") && message.contains(says), "{model}: {message}");
     }
+    // A Messages client gets the reason in Anthropic's error shape.
+    let body = json!({"model": "claude", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]});
+    let headers = [("content-type", "application/json"), ("anthropic-version", "2023-06-01")];
+    let r = gateway.client().request("POST", "/v1/messages", &headers, body.to_string().as_bytes());
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.json()["type"], "error", "{}", r.text());
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("no usable credential"), "{}", r.text());
     assert_eq!(chat(&gateway, "gpt").status, 200);
 }
 
@@ -390,4 +397,22 @@ fn on_gce_the_metadata_server_gives_the_token_and_the_project() {
         "/v1/projects/project-from-metadata/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent",
     );
     assert!(call[0]["headers"]["authorization"].as_str().unwrap().starts_with("Bearer ya29.gce-"), "{call:?}");
+}
+
+#[test]
+fn check_accepts_keyless_bedrock_and_vertex_entries_and_says_where_credentials_will_come_from() {
+    let home = TempDir::new("home");
+    let config = home.write(
+        "config.yaml",
+        "model_list:\n  - model_name: claude\n    litellm_params: {model: bedrock/anthropic.claude-3-haiku-20240307-v1:0}\n  - model_name: pro\n    litellm_params: {model: vertex_ai/gemini-2.5-pro, vertex_project: p}\n",
+    );
+    let mut command = Command::new(common::pointwork_bin());
+    // Only HOME (an empty one): no cloud's variables, files or keys.
+    command.args(["check", "--config"]).arg(&config).env_clear().env("HOME", home.path());
+    let out = command.output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("auth aws-instance-metadata") && said.contains("auth google-metadata-server"), "{said}");
+    assert!(said.contains("model_list[0].litellm_params: no AWS credentials in the entry"), "{said}");
+    assert!(said.contains("model_list[1].litellm_params.vertex_credentials: no credentials given"), "{said}");
 }
