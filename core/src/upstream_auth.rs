@@ -175,4 +175,57 @@ mod tests {
         assert!(!format!("{google:?}").contains("MIIEv"));
         assert!(google.is_obtained() && !aws.is_obtained());
     }
+
+    #[test]
+    fn debug_never_shows_an_obtained_credentials_secret() {
+        let user = UpstreamAuth::GoogleAuthorizedUser(GoogleAuthorizedUser {
+            client_id: "123.apps.googleusercontent.com".into(),
+            client_secret: "d-FL95Q19q7MQmFpd7hHD0Ty".into(),
+            refresh_token: "1//0gRefreshTokenSecretPart".into(),
+            token_uri: "https://oauth2.googleapis.com/token".into(),
+        });
+        let shown = format!("{user:?}");
+        assert!(
+            shown.contains("123.apps") && !shown.contains("d-FL95Q19") && !shown.contains("RefreshTokenSecret"),
+            "{shown}"
+        );
+        let role = AwsRole {
+            role_arn: "arn:aws:iam::1:role/r".into(),
+            session_name: None,
+            external_id: None,
+            sts_endpoint: "https://sts.us-east-1.amazonaws.com".into(),
+            sts_region: "us-east-1".into(),
+        };
+        let base = AwsSource::Keys(AwsKeys {
+            access_key_id: "AKIDBASE".into(),
+            secret_access_key: "wJalrXUtnFEMIbasesecret".into(),
+            session_token: None,
+        });
+        let sources = [
+            AwsSource::AssumeRole { base: Box::new(base), role: role.clone() },
+            AwsSource::WebIdentity { token: WebIdentityToken::Value("eyJhbGciOiJSUzI1NiJ9.oidc".into()), role },
+            AwsSource::Container {
+                url: "http://169.254.170.2/v2".into(),
+                authorization: Some("container-secret-token".into()),
+                authorization_file: None,
+            },
+        ];
+        for source in sources {
+            let kind = source.kind();
+            let auth = UpstreamAuth::AwsObtained(AwsObtained {
+                source,
+                region: "us-east-1".into(),
+                service: "bedrock".into(),
+            });
+            let shown = format!("{auth:?}");
+            assert!(
+                !shown.contains("wJalrXUtnFEMI")
+                    && !shown.contains("eyJhbGciOiJSUzI1NiJ9")
+                    && !shown.contains("container-secret"),
+                "{shown}"
+            );
+            assert_eq!(auth.kind(), kind);
+            assert!(auth.is_obtained());
+        }
+    }
 }
