@@ -4,8 +4,9 @@
 //!   `GOOGLE_API_KEY`, sent as `x-goog-api-key`; `api_base` (the API root, `…/v1beta`) optional.
 //! - Vertex AI (`vertex_ai/<model>`): Gemini models and Anthropic's (`claude-…`);
 //!   `vertex_project` (else `VERTEXAI_PROJECT`, `VERTEX_PROJECT`, the credentials'
-//!   `project_id`, `GOOGLE_CLOUD_PROJECT`, else the metadata server's project), `vertex_location`
-//!   (else `VERTEXAI_LOCATION`, `VERTEX_LOCATION`, else `us-central1`), the credential found as
+//!   `project_id`, `GOOGLE_CLOUD_PROJECT`, else — with its token — the metadata server's
+//!   project), `vertex_location` (else `VERTEXAI_LOCATION`, `VERTEX_LOCATION`, else
+//!   `us-central1`), the credential found as
 //!   [`crate::google_adc`] says (Application Default Credentials), whose OAuth2 token the
 //!   gateway obtains and refreshes itself. `api_base` replaces the regional host (a private
 //!   endpoint); written with `/v1` or `/v1beta1`, that version is used.
@@ -61,14 +62,22 @@ pub(crate) fn vertex_api_base(
         .or_else(|| lookup(c, "VERTEXAI_PROJECT"))
         .or_else(|| lookup(c, "VERTEX_PROJECT"))
         .or(found.project)
-        .or_else(|| lookup(c, "GOOGLE_CLOUD_PROJECT"))
-        .map_or_else(|| crate::google_adc::metadata_project(c), Ok);
+        .or_else(|| lookup(c, "GOOGLE_CLOUD_PROJECT"));
+    // Only a deployment that takes its token from the metadata server asks it for the project,
+    // as google-auth does.
+    let project = match (project, &found.auth) {
+        (Some(project), _) => Ok(project),
+        (None, UpstreamAuth::GoogleMetadata(_)) => {
+            crate::google_adc::metadata_project(c).map_err(|why| format!("; {why}"))
+        }
+        (None, _) => Err(String::new()),
+    };
     let project = match project {
         Ok(project) => project,
         Err(why) => {
             c.error(
                 entry.key("vertex_project"),
-                format!("required for vertex_ai: vertex_project (or VERTEXAI_PROJECT), a project_id in the credentials or GOOGLE_CLOUD_PROJECT; {why}"),
+                format!("required for vertex_ai: vertex_project (or VERTEXAI_PROJECT), a project_id in the credentials or GOOGLE_CLOUD_PROJECT{why}"),
             );
             return None;
         }

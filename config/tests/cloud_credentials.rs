@@ -290,4 +290,15 @@ fn with_nothing_found_the_metadata_server_is_asked_with_a_warning() {
         errors[0].starts_with("model_list[0].litellm_params.vertex_project: required for vertex_ai: vertex_project (or VERTEXAI_PROJECT), a project_id in the credentials or GOOGLE_CLOUD_PROJECT; the metadata server at"),
         "{errors:?}"
     );
+    // A user's credentials without a project do not ask the metadata server: the error says
+    // what to give.
+    let dir = dir("adc-no-project");
+    let file = dir.join("adc.json");
+    std::fs::write(&file, USER_FILE).unwrap();
+    let vars = [("GOOGLE_APPLICATION_CREDENTIALS", file.to_str().unwrap()), ("GCE_METADATA_HOST", closed.as_str())];
+    let errors = load(&vertex(""), &vars).err().unwrap();
+    assert_eq!(
+        errors,
+        ["model_list[0].litellm_params.vertex_project: required for vertex_ai: vertex_project (or VERTEXAI_PROJECT), a project_id in the credentials or GOOGLE_CLOUD_PROJECT"]
+    );
 }
