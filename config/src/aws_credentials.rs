@@ -50,6 +50,8 @@ pub(crate) fn bedrock_credential(
             Some(AwsKeys { access_key_id, secret_access_key, session_token })
         }
         (None, None) => None,
+        // Half a pair in the environment alone is passed over, as boto3's chain does.
+        _ if p.access_key_id.is_none() && p.secret_access_key.is_none() => None,
         (None, Some(_)) => {
             c.error(
                 entry.key("aws_access_key_id"),

@@ -194,6 +194,12 @@ fn with_no_keys_the_default_chain_ends_at_the_container_or_instance_metadata() {
 fn half_a_key_pair_and_a_bad_sts_endpoint_are_errors_at_their_keys() {
     let errors = load(&bedrock(", aws_secret_access_key: s"), &[]).err().unwrap();
     assert_eq!(errors, ["model_list[0].litellm_params.aws_access_key_id: aws_secret_access_key is given without aws_access_key_id (or AWS_ACCESS_KEY_ID)"]);
+    // The entry's half completed by the environment is a pair; half a pair only in the
+    // environment is passed over for the rest of the chain.
+    let loaded = load(&bedrock(", aws_secret_access_key: s"), &[("AWS_ACCESS_KEY_ID", "AKIDENV")]).unwrap();
+    assert!(matches!(auth(&loaded), UpstreamAuth::AwsSigV4(k) if k.access_key_id == "AKIDENV"));
+    let container = [("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/c")];
+    assert!(matches!(aws_source(&load(&bedrock(""), &container).unwrap()), AwsSource::Container { .. }));
     let errors = load(&bedrock(", aws_access_key_id: A, aws_secret_access_key: s, aws_role_name: r, aws_sts_endpoint: \"sts.amazonaws.com\""), &[]).err().unwrap();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
