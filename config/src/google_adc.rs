@@ -8,10 +8,12 @@
 //!
 //! A file is a service account's key (`"type": "service_account"`, its `token_uri` honoured)
 //! or a user's credentials (`"type": "authorized_user"`: `client_id`, `client_secret`,
-//! `refresh_token`, as `gcloud auth application-default login` writes them).
+//! `refresh_token`, as `gcloud auth application-default login` writes them). gcloud's file
+//! takes its project, when it has none, from gcloud's active configuration (`core/project`).
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
 use std::time::Duration;
 
 use pointwork_core::upstream_auth::{GoogleAuthorizedUser, GoogleMetadata, GoogleServiceAccount, GOOGLE_CLOUD_SCOPE};
@@ -66,10 +68,18 @@ pub(crate) fn find(
                 let path = "GOOGLE_APPLICATION_CREDENTIALS (environment)".to_string();
                 (read_file(&file).map_err(|e| (path.clone(), e))?, path)
             }
-            (None, None) => match well_known_file(c) {
-                Some(file) => (read_file(&file).map_err(|e| (file.clone(), e))?, file),
-                None => return Ok(metadata_server(c, entry)),
-            },
+            (None, None) => {
+                match gcloud_dir(c).filter(|dir| Path::new(&format!("{dir}/{WELL_KNOWN_FILE}")).is_file()) {
+                    Some(dir) => {
+                        let file = format!("{dir}/{WELL_KNOWN_FILE}");
+                        let mut found =
+                            parse(&read_file(&file).map_err(|e| (file.clone(), e))?).map_err(|why| (file, why))?;
+                        found.project = found.project.or_else(|| gcloud_project(&dir));
+                        return Ok(found);
+                    }
+                    None => return Ok(metadata_server(c, entry)),
+                }
+            }
         },
     };
     parse(&text).map_err(|why| (path, why))
@@ -90,14 +100,32 @@ fn metadata_host(c: &Checker) -> String {
     lookup(c, "GCE_METADATA_HOST").or_else(|| lookup(c, "GCE_METADATA_ROOT")).unwrap_or_else(|| METADATA_HOST.into())
 }
 
-/// gcloud's file, when it exists.
-fn well_known_file(c: &Checker) -> Option<String> {
+/// gcloud's configuration directory: `CLOUDSDK_CONFIG`, else `~/.config/gcloud`.
+fn gcloud_dir(c: &Checker) -> Option<String> {
     let dir = match lookup(c, "CLOUDSDK_CONFIG") {
         Some(dir) => dir,
         None => format!("{}/.config/gcloud", lookup(c, "HOME")?),
     };
-    let file = format!("{}/{WELL_KNOWN_FILE}", dir.trim_end_matches('/'));
-    std::path::Path::new(&file).is_file().then_some(file)
+    Some(dir.trim_end_matches('/').to_string())
+}
+
+/// The project of gcloud's active configuration (`gcloud config set project`): `project` in the
+/// `[core]` section of `configurations/config_{active_config, else default}`.
+fn gcloud_project(dir: &str) -> Option<String> {
+    let active = std::fs::read_to_string(format!("{dir}/active_config")).unwrap_or_default();
+    let active = if active.trim().is_empty() { "default" } else { active.trim() };
+    let text = std::fs::read_to_string(format!("{dir}/configurations/config_{active}")).ok()?;
+    let mut in_core = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_core = line == "[core]";
+        } else if let Some((key, value)) = line.split_once('=').filter(|_| in_core) {
+            if key.trim() == "project" && !value.trim().is_empty() {
+                return Some(value.trim().to_string());
+            }
+        }
+    }
+    None
 }
 
 /// A service account's key or a user's credentials, from the file's JSON.

@@ -266,6 +266,19 @@ fn gclouds_well_known_file_is_found_under_cloudsdk_config_or_home() {
     assert!(
         matches!(auth(&loaded), UpstreamAuth::GoogleAuthorizedUser(u) if u.client_id == "123.apps.googleusercontent.com")
     );
+    // Without a project written, gcloud's active configuration gives it (`gcloud config set project`).
+    std::fs::create_dir_all(dir.join(".config/gcloud/configurations")).unwrap();
+    std::fs::write(dir.join(".config/gcloud/active_config"), "work\n").unwrap();
+    std::fs::write(
+        dir.join(".config/gcloud/configurations/config_work"),
+        "[core]\naccount = me@example.com\nproject = from-gcloud\n",
+    )
+    .unwrap();
+    let loaded = load(&vertex(""), &[("HOME", dir.to_str().unwrap())]).unwrap();
+    assert_eq!(
+        base(&loaded),
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/from-gcloud/locations/us-central1/publishers/google"
+    );
     let sdk = dir.join("sdk");
     std::fs::create_dir_all(&sdk).unwrap();
     let account = include_str!("../../gateway/src/credentials/testdata/test-only-service-account.json");
