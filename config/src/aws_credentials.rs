@@ -81,7 +81,7 @@ pub(crate) fn bedrock_credential(
         }
     } else if let Some(name) = profile_name {
         let files = SharedFiles::read(c);
-        match profile_source(&files, &name, &sts, 0) {
+        match profile_source(c, &files, &name, &sts, 0) {
             Ok(source) => source,
             Err(why) => {
                 c.error(entry.key("aws_profile_name"), format!("profile {name:?}: {why} (in {})", files.described));
@@ -170,7 +170,7 @@ fn default_chain(c: &mut Checker, sts: &Sts, entry: &KeyPath) -> AwsSource {
     let files = SharedFiles::read(c);
     let name = lookup(c, "AWS_PROFILE").unwrap_or_else(|| "default".into());
     if files.profile(&name).is_some() {
-        match profile_source(&files, &name, sts, 0) {
+        match profile_source(c, &files, &name, sts, 0) {
             Ok(source) => return source,
             Err(why) => c.warn(entry, format!("AWS profile {name:?} is not used: {why} (in {})", files.described)),
         }
@@ -178,7 +178,7 @@ fn default_chain(c: &mut Checker, sts: &Sts, entry: &KeyPath) -> AwsSource {
     if let Some(source) = container(c) {
         return source;
     }
-    let endpoint = lookup(c, "AWS_EC2_METADATA_SERVICE_ENDPOINT").unwrap_or_else(|| INSTANCE_METADATA.into());
+    let endpoint = instance_metadata_endpoint(c);
     c.warn(
         entry,
         format!(
@@ -187,6 +187,20 @@ fn default_chain(c: &mut Checker, sts: &Sts, entry: &KeyPath) -> AwsSource {
         ),
     );
     AwsSource::InstanceMetadata { endpoint }
+}
+
+/// EC2's instance metadata service: `AWS_EC2_METADATA_SERVICE_ENDPOINT`, else its link-local address.
+fn instance_metadata_endpoint(c: &Checker) -> String {
+    lookup(c, "AWS_EC2_METADATA_SERVICE_ENDPOINT").unwrap_or_else(|| INSTANCE_METADATA.into())
+}
+
+/// The environment's key pair (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
+fn environment_keys(c: &Checker) -> Option<AwsSource> {
+    Some(AwsSource::Keys(AwsKeys {
+        access_key_id: lookup(c, "AWS_ACCESS_KEY_ID")?,
+        secret_access_key: lookup(c, "AWS_SECRET_ACCESS_KEY")?,
+        session_token: lookup(c, "AWS_SESSION_TOKEN"),
+    }))
 }
 
 /// The container credentials endpoint, when the environment names one.
@@ -202,7 +216,7 @@ fn container(c: &Checker) -> Option<AwsSource> {
 }
 
 /// A profile's source: its fixed keys, or the role it assumes from its base.
-fn profile_source(files: &SharedFiles, name: &str, sts: &Sts, depth: usize) -> Result<AwsSource, String> {
+fn profile_source(c: &Checker, files: &SharedFiles, name: &str, sts: &Sts, depth: usize) -> Result<AwsSource, String> {
     let profile = files.profile(name).ok_or("no such profile")?;
     let get = |key: &str| profile.get(key).filter(|v| !v.is_empty()).cloned();
     let Some(role_arn) = get("role_arn") else {
@@ -222,12 +236,22 @@ fn profile_source(files: &SharedFiles, name: &str, sts: &Sts, depth: usize) -> R
         (Some(source), _) if source == name => keys_of(profile).ok_or("its source_profile is itself, without keys")?,
         (Some(_), _) if depth >= MAX_PROFILE_DEPTH => return Err("source_profile chains deeper than 4".into()),
         (Some(source), _) => {
-            profile_source(files, &source, sts, depth + 1).map_err(|why| format!("source_profile {source:?}: {why}"))?
+            let base = profile_source(c, files, &source, sts, depth + 1);
+            base.map_err(|why| format!("source_profile {source:?}: {why}"))?
         }
-        (None, Some(kind)) if kind == "Ec2InstanceMetadata" => {
-            AwsSource::InstanceMetadata { endpoint: INSTANCE_METADATA.into() }
-        }
-        (None, Some(kind)) => return Err(format!("credential_source {kind:?} is not served (Ec2InstanceMetadata is)")),
+        (None, Some(kind)) => match kind.as_str() {
+            "Ec2InstanceMetadata" => AwsSource::InstanceMetadata { endpoint: instance_metadata_endpoint(c) },
+            "EcsContainer" => {
+                container(c).ok_or("credential_source EcsContainer, but no AWS_CONTAINER_CREDENTIALS_* is set")?
+            }
+            "Environment" => environment_keys(c)
+                .ok_or("credential_source Environment, but AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set")?,
+            _ => {
+                return Err(format!(
+                    "credential_source {kind:?} is not one of Ec2InstanceMetadata, EcsContainer, Environment"
+                ))
+            }
+        },
         (None, None) => {
             return Err("role_arn without source_profile, credential_source or web_identity_token_file".into())
         }

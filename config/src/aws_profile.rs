@@ -2,7 +2,8 @@
 //! (`AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`, sections `[name]`) and the config
 //! file (`AWS_CONFIG_FILE`, else `~/.aws/config`, sections `[profile name]` and `[default]`),
 //! the credentials file's keys winning. A profile gives fixed keys, or a role to assume with
-//! `role_arn` and `source_profile`, `credential_source` or `web_identity_token_file`.
+//! `role_arn` and `source_profile`, `credential_source` (`Ec2InstanceMetadata`, `EcsContainer`,
+//! `Environment`) or `web_identity_token_file`.
 
 use std::collections::HashMap;
 

@@ -151,6 +151,17 @@ fn a_profile_gives_its_keys_or_the_role_it_assumes() {
         errors[0].starts_with("model_list[0].litellm_params.aws_profile_name: profile \"nope\": no such profile (in "),
         "{errors:?}"
     );
+    // A role's base named by credential_source.
+    std::fs::write(&config, "[profile ec2]\nrole_arn = arn:aws:iam::1:role/a\ncredential_source = Ec2InstanceMetadata\n[profile env]\nrole_arn = arn:aws:iam::1:role/b\ncredential_source = Environment\n[profile lonely]\nrole_arn = arn:aws:iam::1:role/x\n").unwrap();
+    let imds = [files[0], files[1], ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9")];
+    let loaded = load(&bedrock(", aws_profile_name: ec2"), &imds).unwrap();
+    let AwsSource::AssumeRole { base, .. } = aws_source(&loaded) else { panic!("not a role") };
+    assert_eq!(&**base, &AwsSource::InstanceMetadata { endpoint: "http://127.0.0.1:9".into() });
+    let errors = load(&bedrock(", aws_profile_name: env"), &files).err().unwrap();
+    assert!(
+        errors[0].contains("credential_source Environment, but AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set"),
+        "{errors:?}"
+    );
     let errors = load(&bedrock(", aws_profile_name: lonely"), &files).err().unwrap();
     assert!(
         errors[0].contains("role_arn without source_profile, credential_source or web_identity_token_file"),
