@@ -1,13 +1,11 @@
 //! AWS Bedrock deployments (`bedrock/<model id>`, `bedrock/converse/<model id>`), read as LiteLLM
-//! reads them: `aws_access_key_id`, `aws_secret_access_key`, `aws_session_token` and
-//! `aws_region_name` (else `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
-//! `AWS_REGION_NAME`, `AWS_REGION`, `AWS_DEFAULT_REGION`, else LiteLLM's `us-west-2`); the
+//! reads them: the credential keys (`aws_access_key_id`, `aws_role_name`, `aws_profile_name`, …;
+//! which is used is [`crate::aws_credentials`]'s) and `aws_region_name` (else `AWS_REGION_NAME`,
+//! `AWS_REGION`, `AWS_DEFAULT_REGION`, else LiteLLM's `us-west-2`); the
 //! endpoint `api_base` or `aws_bedrock_runtime_endpoint` (else `AWS_BEDROCK_RUNTIME_ENDPOINT`,
 //! else `https://bedrock-runtime.{region}.amazonaws.com`). Every request is signed with SigV4.
-//! Role assumption, profiles and web identity are not served yet: such a key is an error.
 
-use pointwork_core::upstream_auth::AwsCredentials;
-use pointwork_core::{Deployment, Provider, UpstreamAuth};
+use pointwork_core::{Deployment, Provider};
 
 use crate::azure::lookup;
 use crate::check::{Checker, Fields, KeyPath};
@@ -16,22 +14,34 @@ use crate::kinds;
 /// LiteLLM's region when none is given.
 pub const DEFAULT_REGION: &str = "us-west-2";
 
-/// The credential keys LiteLLM reads that Pointwork does not serve yet.
-const NOT_SERVED: [&str; 7] = [
+/// The keys LiteLLM reads that Pointwork does not serve yet.
+const NOT_SERVED: [&str; 1] = ["aws_bedrock_runtime_endpoint_fips"];
+
+/// The credential keys, each read as a string.
+const CREDENTIAL_KEYS: [&str; 10] = [
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "aws_region_name",
     "aws_role_name",
     "aws_session_name",
     "aws_profile_name",
     "aws_web_identity_token",
     "aws_sts_endpoint",
     "aws_external_id",
-    "aws_bedrock_runtime_endpoint_fips",
 ];
 
 pub(crate) struct AwsParams {
-    access_key_id: Option<String>,
-    secret_access_key: Option<String>,
-    session_token: Option<String>,
+    pub(crate) access_key_id: Option<String>,
+    pub(crate) secret_access_key: Option<String>,
+    pub(crate) session_token: Option<String>,
     region: Option<String>,
+    pub(crate) role_name: Option<String>,
+    pub(crate) session_name: Option<String>,
+    pub(crate) profile_name: Option<String>,
+    pub(crate) web_identity_token: Option<String>,
+    pub(crate) sts_endpoint: Option<String>,
+    pub(crate) external_id: Option<String>,
     endpoint: Option<(String, KeyPath)>,
     /// `model_id`: the id or ARN invoked instead of the model (an application inference profile).
     pub(crate) model_id: Option<String>,
@@ -41,9 +51,12 @@ pub(crate) struct AwsParams {
 }
 
 pub(crate) fn read_aws_params(c: &mut Checker, p: &mut Fields) -> AwsParams {
-    let keys = ["aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_region_name"];
-    let written: Vec<KeyPath> =
-        keys.iter().chain(&["aws_bedrock_runtime_endpoint"]).filter(|k| p.is_set(k)).map(|k| p.path.key(k)).collect();
+    let written: Vec<KeyPath> = CREDENTIAL_KEYS
+        .iter()
+        .chain(&["aws_bedrock_runtime_endpoint"])
+        .filter(|k| p.is_set(k))
+        .map(|k| p.path.key(k))
+        .collect();
     let endpoint_path = p.path.key("aws_bedrock_runtime_endpoint");
     let endpoint = c.optional(p, "aws_bedrock_runtime_endpoint", &kinds::NON_EMPTY_STRING).map(|e| (e, endpoint_path));
     let not_served = NOT_SERVED.iter().filter_map(|k| p.take(k).map(|(_, path)| path)).collect();
@@ -53,6 +66,12 @@ pub(crate) fn read_aws_params(c: &mut Checker, p: &mut Fields) -> AwsParams {
         secret_access_key: c.optional(p, "aws_secret_access_key", &kinds::SECRET),
         session_token: c.optional(p, "aws_session_token", &kinds::SECRET),
         region: c.optional(p, "aws_region_name", &kinds::NON_EMPTY_STRING),
+        role_name: c.optional(p, "aws_role_name", &kinds::NON_EMPTY_STRING),
+        session_name: c.optional(p, "aws_session_name", &kinds::NON_EMPTY_STRING),
+        profile_name: c.optional(p, "aws_profile_name", &kinds::NON_EMPTY_STRING),
+        web_identity_token: c.optional(p, "aws_web_identity_token", &kinds::SECRET),
+        sts_endpoint: c.optional(p, "aws_sts_endpoint", &kinds::NON_EMPTY_STRING),
+        external_id: c.optional(p, "aws_external_id", &kinds::NON_EMPTY_STRING),
         endpoint,
         written,
         not_served,
@@ -106,8 +125,8 @@ pub(crate) fn bedrock_model_id<'a>(upstream: &'a str, params: &'a AwsParams) -> 
     ROUTE_PREFIXES.iter().find_map(|p| upstream.strip_prefix(p)).unwrap_or(upstream)
 }
 
-/// Sets a Bedrock deployment's SigV4 credentials, or says what is missing; on another provider
-/// the AWS keys are ignored with a warning.
+/// Sets a Bedrock deployment's credential ([`crate::aws_credentials`]), or says what is wrong;
+/// on another provider the AWS keys are ignored with a warning.
 pub(crate) fn apply_aws_params(c: &mut Checker, params: AwsParams, d: &mut Deployment, entry: &KeyPath) {
     if d.provider != Provider::Bedrock {
         let model_id = params.model_id.is_some().then(|| entry.key("model_id"));
@@ -117,29 +136,10 @@ pub(crate) fn apply_aws_params(c: &mut Checker, params: AwsParams, d: &mut Deplo
         return;
     }
     for path in &params.not_served {
-        c.error(path, "not supported yet: give aws_access_key_id and aws_secret_access_key (and aws_session_token)");
+        c.error(path, "not supported yet");
     }
     let region = region(c, &params);
-    let access_key_id = params.access_key_id.clone().or_else(|| lookup(c, "AWS_ACCESS_KEY_ID"));
-    let secret_access_key = params.secret_access_key.clone().or_else(|| lookup(c, "AWS_SECRET_ACCESS_KEY"));
-    let session_token = params.session_token.clone().or_else(|| lookup(c, "AWS_SESSION_TOKEN"));
-    match (access_key_id, secret_access_key) {
-        (Some(access_key_id), Some(secret_access_key)) => {
-            d.auth = Some(Box::new(UpstreamAuth::AwsSigV4(AwsCredentials {
-                access_key_id,
-                secret_access_key,
-                session_token,
-                region,
-                service: "bedrock".to_string(),
-            })));
-        }
-        (None, _) => c.error(
-            entry.key("aws_access_key_id"),
-            "required for bedrock: aws_access_key_id (or AWS_ACCESS_KEY_ID) with aws_secret_access_key",
-        ),
-        (Some(_), None) => c.error(
-            entry.key("aws_secret_access_key"),
-            "required for bedrock: aws_secret_access_key (or AWS_SECRET_ACCESS_KEY) with aws_access_key_id",
-        ),
+    if let Some(auth) = crate::aws_credentials::bedrock_credential(c, &params, &region, entry) {
+        d.auth = Some(Box::new(auth));
     }
 }

@@ -9,6 +9,8 @@
 mod api_base;
 mod auth;
 mod aws;
+mod aws_credentials;
+mod aws_profile;
 mod azure;
 mod check;
 mod cluster;
@@ -26,6 +28,7 @@ mod extra_body;
 mod fallbacks;
 mod gateway_settings;
 mod google;
+mod google_adc;
 mod include;
 mod kinds;
 mod litellm_providers;

@@ -178,7 +178,6 @@ fn bedrock_application_inference_profile_in_model_id() {
 
 /// https://docs.litellm.ai/docs/providers/bedrock "STS (Role-based Auth)", PROXY tab.
 #[test]
-#[ignore = "gap: aws_role_name / aws_session_name (STS AssumeRole) are an error: \"not supported yet\""]
 fn bedrock_sts_assume_role() {
     let loaded = load_with(
         "model_list:
@@ -194,6 +193,15 @@ fn bedrock_sts_assume_role() {
     );
     // LiteLLM signs with the role's temporary credentials, fetched with these keys.
     assert_eq!(only(&loaded).provider, Provider::Bedrock);
+    let Some(pointwork_core::UpstreamAuth::AwsObtained(aws)) = only(&loaded).auth.as_deref() else {
+        panic!("not obtained: {:?}", only(&loaded).auth)
+    };
+    let pointwork_core::upstream_auth::AwsSource::AssumeRole { base, role } = &aws.source else {
+        panic!("not a role: {aws:?}")
+    };
+    assert_eq!(role.role_arn, "arn:aws:iam::888602223428:role/iam_local_role");
+    assert_eq!(role.session_name.as_deref(), Some("bedrock-session"));
+    assert!(matches!(&**base, pointwork_core::upstream_auth::AwsSource::Keys(k) if k.access_key_id == AWS_KEY_ID));
 }
 
 /// https://docs.litellm.ai/docs/providers/bedrock "Deepseek R1", "Deepseek (not R1)" (imported

@@ -1,10 +1,13 @@
 //! Upstream credentials beyond a fixed key header (`pointwork_core::UpstreamAuth`): a request
-//! signed per request (AWS SigV4, [`sigv4`]) or a bearer token obtained from a token endpoint
-//! and refreshed off the hot path ([`tokens`]: Microsoft Entra ID client credentials, a Google
-//! service account). [`Authorizer::authorize`] adds the headers to a whole request.
+//! signed per request (AWS SigV4, [`sigv4`]) with fixed keys or with temporary ones, or a
+//! bearer token; what is obtained (tokens, temporary keys) is fetched and refreshed off the hot
+//! path ([`tokens`], [`sources`], [`aws_sources`]). [`Authorizer::authorize`] adds the headers
+//! to a whole request.
 
+pub mod aws_sources;
 pub mod google_jwt;
 pub mod sigv4;
+pub mod sources;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -15,12 +18,14 @@ use pointwork_core::{Failure, UpstreamAuth};
 use crate::errors::openai_error;
 use crate::upstream::attempt_error::AttemptError;
 use sigv4::{Signable, Signer};
-use tokens::TokenCell;
+use tokens::{Obtained, TokenCell};
 
 /// What a deployment's requests get besides its fixed head.
 pub enum Authorizer {
+    /// Fixed keys.
     SigV4(Box<Signer>),
-    Bearer(Arc<TokenCell>),
+    /// A bearer token or temporary AWS keys, as the refresher last obtained them.
+    Obtained(Arc<TokenCell>),
 }
 
 impl Authorizer {
@@ -31,8 +36,8 @@ impl Authorizer {
     pub fn new(auth: &UpstreamAuth, obtain: bool) -> Result<Authorizer, String> {
         match auth {
             UpstreamAuth::AwsSigV4(aws) => Ok(Authorizer::SigV4(Box::new(Signer::new(aws)))),
-            _ if obtain => tokens::registry().cell(auth).map(Authorizer::Bearer),
-            _ => tokens::checked_cell(auth).map(Authorizer::Bearer),
+            _ if obtain => tokens::registry().cell(auth).map(Authorizer::Obtained),
+            _ => tokens::checked_cell(auth).map(Authorizer::Obtained),
         }
     }
 
@@ -41,17 +46,20 @@ impl Authorizer {
     pub fn authorize(&self, request: Vec<u8>, deployment: &str) -> Result<Vec<u8>, AttemptError> {
         let headers = match self {
             Authorizer::SigV4(signer) => sign(signer, &request).map_err(|why| unavailable(deployment, &why))?,
-            Authorizer::Bearer(cell) => match cell.header() {
-                Ok(value) => vec![("authorization".to_string(), value)],
-                Err(why) => return Err(unavailable(deployment, &why)),
-            },
+            Authorizer::Obtained(cell) => {
+                let headers = cell.with_current(|value| match value {
+                    Obtained::Bearer(value) => Ok(vec![("authorization".to_string(), value.clone())]),
+                    Obtained::SigV4(signer) => sign(signer, &request),
+                });
+                headers.and_then(|signed| signed).map_err(|why| unavailable(deployment, &why))?
+            }
         };
         Ok(with_headers(request, &headers))
     }
 }
 
 /// The SigV4 headers for a request: its request line, `host`, `content-type` and body signed.
-fn sign(signer: &Signer, request: &[u8]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn sign(signer: &Signer, request: &[u8]) -> Result<Vec<(String, String)>, String> {
     let (head, body) = split(request).ok_or("the request has no head")?;
     let head = std::str::from_utf8(head).map_err(|_| "the request head is not UTF-8")?;
     let mut lines = head.split("\r\n");
@@ -75,7 +83,7 @@ fn split(request: &[u8]) -> Option<(&[u8], &[u8])> {
 }
 
 /// `request` with `headers` before the blank line that ends its head.
-fn with_headers(request: Vec<u8>, headers: &[(String, String)]) -> Vec<u8> {
+pub(crate) fn with_headers(request: Vec<u8>, headers: &[(String, String)]) -> Vec<u8> {
     let Some(end) = memchr::memmem::find(&request, b"\r\n\r\n") else { return request };
     let added: usize = headers.iter().map(|(n, v)| n.len() + v.len() + 4).sum();
     let mut out = Vec::with_capacity(request.len() + added);

@@ -1,6 +1,8 @@
-//! Bearer tokens obtained from token endpoints and refreshed before they expire, off the hot
-//! path: one thread (`credential-refresher`) fetches for every distinct credential in use and
-//! publishes each token in its [`TokenCell`]; a request reads the cell with one atomic load.
+//! Credentials obtained from endpoints and refreshed before they expire, off the hot path:
+//! bearer tokens (token endpoints, the GCE metadata server) and temporary AWS keys (STS, the
+//! container and instance metadata endpoints; [`super::sources`] fetches each kind). One thread
+//! (`credential-refresher`) fetches for every distinct credential in use and publishes what it
+//! got in its [`TokenCell`]; a request reads the cell with one atomic load.
 //!
 //! A token is refreshed when three quarters of its usable life have passed; a failed fetch is
 //! retried after 1 s, 2 s, 4 s, … up to a minute, the last token serving until it expires. A
@@ -10,18 +12,14 @@
 //! more (after a reload) stops being refreshed.
 
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
 use crossbeam_channel::{Receiver, Sender};
-use pointwork_core::upstream_auth::{EntraClient, GoogleServiceAccount};
 use pointwork_core::UpstreamAuth;
-use serde::Deserialize;
 
-use super::google_jwt::{form_encode, token_request_body, ServiceAccountKey};
-use crate::http::write;
-use crate::upstream::fetch::{self, Client};
-use crate::upstream::target::Target;
+use super::sigv4::Signer;
+use super::sources::{Clients, Source};
 
 /// How long registering a new credential waits for its first token.
 pub const FIRST_TOKEN_WAIT: Duration = Duration::from_secs(10);
@@ -29,7 +27,6 @@ pub const FIRST_TOKEN_WAIT: Duration = Duration::from_secs(10);
 /// tenth when it lives less than five minutes.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 const MAX_RETRY: Duration = Duration::from_secs(60);
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One credential's current token, and why there is none when there is none.
 pub struct TokenCell {
@@ -40,15 +37,22 @@ pub struct TokenCell {
     fetched: Condvar,
 }
 
-struct Token {
-    /// `Bearer …`
-    value: String,
+/// What was obtained, and until when it is used.
+pub struct Token {
+    value: Obtained,
     /// When it stops being sent: its expiry less the margin.
     usable_until: Instant,
 }
 
+/// A bearer token, or temporary AWS keys ready to sign with.
+pub enum Obtained {
+    /// `Bearer …`
+    Bearer(String),
+    SigV4(Signer),
+}
+
 impl Token {
-    fn new(value: String, fetched: Instant, lifetime: Duration) -> Token {
+    pub fn new(value: Obtained, fetched: Instant, lifetime: Duration) -> Token {
         let margin = EXPIRY_MARGIN.min(lifetime / 10);
         Token { value, usable_until: fetched + lifetime - margin }
     }
@@ -64,16 +68,18 @@ impl TokenCell {
         }
     }
 
-    /// The `authorization` value to send now, or why there is none.
-    pub fn header(&self) -> Result<String, String> {
-        match self.token.load().as_deref() {
-            Some(token) if Instant::now() < token.usable_until => Ok(token.value.clone()),
+    /// `use_it` applied to what a request is authorized with now (read with one atomic load,
+    /// nothing cloned), or why there is none.
+    pub fn with_current<R>(&self, use_it: impl FnOnce(&Obtained) -> R) -> Result<R, String> {
+        let current = self.token.load();
+        match current.as_deref() {
+            Some(token) if Instant::now() < token.usable_until => Ok(use_it(&token.value)),
             current => {
                 let why = self.last_error.load().as_deref().cloned();
                 Err(match (current, why) {
-                    (_, Some(why)) => format!("the token endpoint failed: {why}"),
-                    (Some(_), None) => "the access token expired".to_string(),
-                    (None, None) => "no access token yet".to_string(),
+                    (_, Some(why)) => format!("fetching it failed: {why}"),
+                    (Some(_), None) => "the obtained credential expired".to_string(),
+                    (None, None) => "none obtained yet".to_string(),
                 })
             }
         }
@@ -94,43 +100,6 @@ impl TokenCell {
     fn wait_first(&self, timeout: Duration) {
         let count = self.fetches.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self.fetched.wait_timeout_while(count, timeout, |n| *n == 0);
-    }
-}
-
-/// How a credential's token is fetched.
-enum Source {
-    Entra(EntraClient),
-    Google(GoogleServiceAccount, Box<ServiceAccountKey>),
-}
-
-impl Source {
-    fn new(auth: &UpstreamAuth) -> Result<Source, String> {
-        match auth {
-            UpstreamAuth::EntraClientCredentials(e) => Ok(Source::Entra(e.clone())),
-            UpstreamAuth::GoogleServiceAccount(g) => {
-                Ok(Source::Google(g.clone(), Box::new(ServiceAccountKey::parse(g)?)))
-            }
-            UpstreamAuth::AwsSigV4(_) => Err("SigV4 signs each request: it has no token".into()),
-        }
-    }
-
-    /// The token endpoint's URL and the form body to post there.
-    fn request(&self) -> Result<(String, String), String> {
-        match self {
-            Source::Entra(e) => Ok((
-                format!("{}/{}/oauth2/v2.0/token", e.authority_host, e.tenant_id),
-                format!(
-                    "grant_type=client_credentials&client_id={}&client_secret={}&scope={}",
-                    form_encode(&e.client_id),
-                    form_encode(&e.client_secret),
-                    form_encode(&e.scope)
-                ),
-            )),
-            Source::Google(account, key) => {
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-                Ok((account.token_uri.clone(), token_request_body(&key.assertion(account, now)?)))
-            }
-        }
     }
 }
 
@@ -201,7 +170,7 @@ fn refresh(woken: &Receiver<()>) {
         Err(e) => return eprintln!("pointwork: credentials: token refresher off: cannot start its runtime: {e}"),
     };
     let mut rt = rt;
-    let client = Client { tls: crate::upstream::conn::tls_connector(), timeout: FETCH_TIMEOUT, max_body: 1 << 20 };
+    let clients = Clients::default();
     loop {
         let due: Vec<(usize, Arc<Source>, Arc<TokenCell>)> = {
             let entries = registry().entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -210,7 +179,7 @@ fn refresh(woken: &Receiver<()>) {
             live.filter_map(|(i, e)| e.cell.upgrade().map(|c| (i, e.source.clone(), c))).collect()
         };
         for (i, source, cell) in due {
-            let result = rt.block_on(fetch_token(&client, &source));
+            let result = rt.block_on(source.fetch(&clients));
             let next = schedule(&result);
             if let Err(why) = &result {
                 eprintln!("pointwork: credentials: {why}");
@@ -247,82 +216,43 @@ fn schedule(result: &Result<Token, String>) -> Result<Duration, ()> {
     }
 }
 
-#[derive(Deserialize)]
-struct TokenAnswer {
-    access_token: String,
-    expires_in: Option<serde_json::Value>,
-}
-
-async fn fetch_token(client: &Client, source: &Source) -> Result<Token, String> {
-    let (url, form) = source.request()?;
-    let target = Target::parse(&url).map_err(|e| format!("token endpoint {url}: {e}"))?;
-    let mut request = Vec::with_capacity(256 + form.len());
-    request.extend_from_slice(b"POST ");
-    request.extend_from_slice(if target.path_prefix.is_empty() { b"/" } else { target.path_prefix.as_bytes() });
-    request.extend_from_slice(b" HTTP/1.1\r\n");
-    write::header(&mut request, "host", target.authority.as_bytes());
-    write::header(&mut request, "content-type", b"application/x-www-form-urlencoded");
-    write::header(&mut request, "accept", b"application/json");
-    write::header_decimal(&mut request, "content-length", form.len() as u64);
-    write::header(&mut request, "connection", b"close");
-    write::end_head(&mut request);
-    request.extend_from_slice(form.as_bytes());
-    let started = Instant::now();
-    let body = fetch::send(client, &target, request).await.map_err(|e| format!("token endpoint {url}: {e}"))?;
-    let answer: TokenAnswer =
-        serde_json::from_slice(&body).map_err(|e| format!("token endpoint {url}: not a token answer: {e}"))?;
-    let lifetime = match answer.expires_in {
-        Some(serde_json::Value::Number(n)) => n.as_u64(),
-        Some(serde_json::Value::String(s)) => s.parse().ok(),
-        _ => None,
-    };
-    let lifetime = Duration::from_secs(lifetime.unwrap_or(3600));
-    Ok(Token::new(format!("Bearer {}", answer.access_token), started, lifetime))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn bearer(value: &str) -> Obtained {
+        Obtained::Bearer(value.into())
+    }
+
+    fn current_bearer(cell: &TokenCell) -> Result<String, String> {
+        cell.with_current(|value| match value {
+            Obtained::Bearer(value) => value.clone(),
+            Obtained::SigV4(_) => panic!("not a bearer token"),
+        })
+    }
+
     #[test]
     fn a_cell_says_why_it_has_no_token() {
         let cell = TokenCell::new();
-        assert_eq!(cell.header().unwrap_err(), "no access token yet");
+        assert_eq!(current_bearer(&cell).unwrap_err(), "none obtained yet");
         cell.finished(Err("token endpoint https://t/token: HTTP 401".into()));
-        assert_eq!(cell.header().unwrap_err(), "the token endpoint failed: token endpoint https://t/token: HTTP 401");
-        cell.finished(Ok(Token::new("Bearer t1".into(), Instant::now(), Duration::from_secs(3600))));
-        assert_eq!(cell.header().unwrap(), "Bearer t1");
+        assert_eq!(current_bearer(&cell).unwrap_err(), "fetching it failed: token endpoint https://t/token: HTTP 401");
+        cell.finished(Ok(Token::new(bearer("Bearer t1"), Instant::now(), Duration::from_secs(3600))));
+        assert_eq!(current_bearer(&cell).unwrap(), "Bearer t1");
         // Within the margin of its expiry a token is not sent.
         let fetched_long_ago = Instant::now() - Duration::from_secs(3590);
-        cell.finished(Ok(Token::new("Bearer t2".into(), fetched_long_ago, Duration::from_secs(3600))));
-        assert_eq!(cell.header().unwrap_err(), "the access token expired");
+        cell.finished(Ok(Token::new(bearer("Bearer t2"), fetched_long_ago, Duration::from_secs(3600))));
+        assert_eq!(current_bearer(&cell).unwrap_err(), "the obtained credential expired");
     }
 
     #[test]
     fn a_token_is_refreshed_after_three_quarters_of_its_life() {
-        let token = Token::new(String::new(), Instant::now(), Duration::from_secs(430));
+        let token = Token::new(bearer(""), Instant::now(), Duration::from_secs(430));
         let after = schedule(&Ok(token)).unwrap();
         assert!(after <= Duration::from_secs(300) && after > Duration::from_secs(295), "{after:?}");
         // A short-lived token keeps a tenth of its life as the margin, not 30 s.
-        let short = Token::new(String::new(), Instant::now(), Duration::from_secs(2));
+        let short = Token::new(bearer(""), Instant::now(), Duration::from_secs(2));
         assert!(short.usable_until > Instant::now() + Duration::from_millis(1700));
         assert!(schedule(&Err("x".into())).is_err());
-    }
-
-    #[test]
-    fn the_entra_request_is_the_client_credentials_grant() {
-        let source = Source::Entra(EntraClient {
-            authority_host: "https://login.microsoftonline.com".into(),
-            tenant_id: "tenant-1".into(),
-            client_id: "app id".into(),
-            client_secret: "s&cret".into(),
-            scope: "https://cognitiveservices.azure.com/.default".into(),
-        });
-        let (url, form) = source.request().unwrap();
-        assert_eq!(url, "https://login.microsoftonline.com/tenant-1/oauth2/v2.0/token");
-        assert_eq!(
-            form,
-            "grant_type=client_credentials&client_id=app+id&client_secret=s%26cret&scope=https%3A%2F%2Fcognitiveservices.azure.com%2F.default"
-        );
     }
 }

@@ -1,0 +1,219 @@
+//! How each obtained credential is fetched, on the refresher's thread: Microsoft Entra ID's
+//! client-credentials grant, a Google service account's JWT-bearer grant, a Google user's
+//! refresh-token grant, the GCE metadata server's token, and temporary AWS keys
+//! ([`super::aws_sources`]). Each fetch is one or a few whole HTTP/1.1 exchanges.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use pointwork_core::upstream_auth::{
+    AwsObtained, EntraClient, GoogleAuthorizedUser, GoogleMetadata, GoogleServiceAccount,
+};
+use pointwork_core::UpstreamAuth;
+use serde::Deserialize;
+
+use super::google_jwt::{form_encode, token_request_body, ServiceAccountKey};
+use super::tokens::{Obtained, Token};
+use crate::http::write;
+use crate::upstream::fetch::{self, Client};
+use crate::upstream::target::Target;
+
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The metadata servers (GCE's, EC2's, a container's) answer at once or are not there: a short
+/// timeout keeps a gateway that is not in such a place from waiting on them.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(2);
+/// The path of the GCE metadata server's token for the default service account.
+const GCE_TOKEN_PATH: &str = "/computeMetadata/v1/instance/service-accounts/default/token";
+
+/// The HTTP clients of the fetches: token endpoints and STS, and the metadata servers.
+pub struct Clients {
+    pub remote: Client,
+    pub metadata: Client,
+}
+
+impl Default for Clients {
+    fn default() -> Clients {
+        let client = |timeout| Client { tls: crate::upstream::conn::tls_connector(), timeout, max_body: 1 << 20 };
+        Clients { remote: client(FETCH_TIMEOUT), metadata: client(METADATA_TIMEOUT) }
+    }
+}
+
+/// How a credential is fetched.
+pub enum Source {
+    Entra(EntraClient),
+    GoogleAccount(GoogleServiceAccount, Box<ServiceAccountKey>),
+    GoogleUser(GoogleAuthorizedUser),
+    GoogleMetadata(GoogleMetadata),
+    Aws(AwsObtained),
+}
+
+impl Source {
+    /// The source of `auth`; fails when the credential cannot be used (a key that does not parse).
+    pub fn new(auth: &UpstreamAuth) -> Result<Source, String> {
+        match auth {
+            UpstreamAuth::EntraClientCredentials(e) => Ok(Source::Entra(e.clone())),
+            UpstreamAuth::GoogleServiceAccount(g) => {
+                Ok(Source::GoogleAccount(g.clone(), Box::new(ServiceAccountKey::parse(g)?)))
+            }
+            UpstreamAuth::GoogleAuthorizedUser(g) => Ok(Source::GoogleUser(g.clone())),
+            UpstreamAuth::GoogleMetadata(m) => Ok(Source::GoogleMetadata(m.clone())),
+            UpstreamAuth::AwsObtained(a) => Ok(Source::Aws(a.clone())),
+            UpstreamAuth::AwsSigV4(_) => Err("SigV4 with fixed keys signs each request: nothing to fetch".into()),
+        }
+    }
+
+    /// Fetches the credential now.
+    pub async fn fetch(&self, clients: &Clients) -> Result<Token, String> {
+        let started = Instant::now();
+        match self {
+            Source::Aws(aws) => super::aws_sources::fetch(clients, aws).await,
+            Source::GoogleMetadata(m) => {
+                let url = format!("http://{}{GCE_TOKEN_PATH}", m.host);
+                let body = exchange(&clients.metadata, "GET", &url, &[("metadata-flavor", "Google")], b"").await?;
+                bearer(&url, &body, started)
+            }
+            _ => {
+                let (url, form) = self.token_request()?;
+                let headers = [("content-type", "application/x-www-form-urlencoded"), ("accept", "application/json")];
+                let body = exchange(&clients.remote, "POST", &url, &headers, form.as_bytes()).await?;
+                bearer(&url, &body, started)
+            }
+        }
+    }
+
+    /// A token endpoint's URL and the form body to post there.
+    fn token_request(&self) -> Result<(String, String), String> {
+        match self {
+            Source::Entra(e) => Ok((
+                format!("{}/{}/oauth2/v2.0/token", e.authority_host, e.tenant_id),
+                format!(
+                    "grant_type=client_credentials&client_id={}&client_secret={}&scope={}",
+                    form_encode(&e.client_id),
+                    form_encode(&e.client_secret),
+                    form_encode(&e.scope)
+                ),
+            )),
+            Source::GoogleAccount(account, key) => {
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                Ok((account.token_uri.clone(), token_request_body(&key.assertion(account, now)?)))
+            }
+            Source::GoogleUser(user) => Ok((
+                user.token_uri.clone(),
+                format!(
+                    "grant_type=refresh_token&client_id={}&client_secret={}&refresh_token={}",
+                    form_encode(&user.client_id),
+                    form_encode(&user.client_secret),
+                    form_encode(&user.refresh_token)
+                ),
+            )),
+            Source::GoogleMetadata(_) | Source::Aws(_) => Err("not a token endpoint's grant".into()),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenAnswer {
+    access_token: String,
+    expires_in: Option<serde_json::Value>,
+}
+
+/// A bearer token from an OAuth2 token answer (`access_token`, `expires_in`, an hour when absent).
+fn bearer(url: &str, body: &[u8], started: Instant) -> Result<Token, String> {
+    let answer: TokenAnswer =
+        serde_json::from_slice(body).map_err(|e| format!("token endpoint {url}: not a token answer: {e}"))?;
+    let lifetime = match answer.expires_in {
+        Some(serde_json::Value::Number(n)) => n.as_u64(),
+        Some(serde_json::Value::String(s)) => s.parse().ok(),
+        _ => None,
+    };
+    let lifetime = Duration::from_secs(lifetime.unwrap_or(3600));
+    Ok(Token::new(Obtained::Bearer(format!("Bearer {}", answer.access_token)), started, lifetime))
+}
+
+/// One request to `url` (`http(s)://authority/path?query`) on a fresh connection: the body of a
+/// 2xx answer, or an error naming the URL.
+pub async fn exchange(
+    client: &Client,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<Vec<u8>, String> {
+    let (target, path) = target_and_path(url)?;
+    let request = request(method, &target, path, headers, body);
+    fetch::send(client, &target, request).await.map_err(|e| format!("{url}: {e}"))
+}
+
+/// A URL's target (its scheme and authority) and its path with the query (`/` when empty).
+pub fn target_and_path(url: &str) -> Result<(Target, &str), String> {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let path_at = url[after_scheme..].find('/').map_or(url.len(), |i| after_scheme + i);
+    let target = Target::parse(&url[..path_at]).map_err(|e| format!("{url}: {e}"))?;
+    let path = if path_at == url.len() { "/" } else { &url[path_at..] };
+    Ok((target, path))
+}
+
+/// A whole HTTP/1.1 request (`connection: close`).
+pub fn request(method: &str, target: &Target, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + body.len());
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    write::header(&mut out, "host", target.authority.as_bytes());
+    for (name, value) in headers {
+        write::header(&mut out, name, value.as_bytes());
+    }
+    if !body.is_empty() || method != "GET" {
+        write::header_decimal(&mut out, "content-length", body.len() as u64);
+    }
+    write::header(&mut out, "connection", b"close");
+    write::end_head(&mut out);
+    out.extend_from_slice(body);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_entra_request_is_the_client_credentials_grant() {
+        let source = Source::Entra(EntraClient {
+            authority_host: "https://login.microsoftonline.com".into(),
+            tenant_id: "tenant-1".into(),
+            client_id: "app id".into(),
+            client_secret: "s&cret".into(),
+            scope: "https://cognitiveservices.azure.com/.default".into(),
+        });
+        let (url, form) = source.token_request().unwrap();
+        assert_eq!(url, "https://login.microsoftonline.com/tenant-1/oauth2/v2.0/token");
+        assert_eq!(
+            form,
+            "grant_type=client_credentials&client_id=app+id&client_secret=s%26cret&scope=https%3A%2F%2Fcognitiveservices.azure.com%2F.default"
+        );
+    }
+
+    #[test]
+    fn an_authorized_user_asks_with_its_refresh_token() {
+        let source = Source::GoogleUser(GoogleAuthorizedUser {
+            client_id: "123.apps.googleusercontent.com".into(),
+            client_secret: "d-FL95Q".into(),
+            refresh_token: "1//0g/refresh".into(),
+            token_uri: "https://oauth2.googleapis.com/token".into(),
+        });
+        let (url, form) = source.token_request().unwrap();
+        assert_eq!(url, "https://oauth2.googleapis.com/token");
+        assert_eq!(
+            form,
+            "grant_type=refresh_token&client_id=123.apps.googleusercontent.com&client_secret=d-FL95Q&refresh_token=1%2F%2F0g%2Frefresh"
+        );
+    }
+
+    #[test]
+    fn a_url_splits_into_its_target_and_path() {
+        let (target, path) = target_and_path("http://127.0.0.1:9/v2/credentials?id=1").unwrap();
+        assert_eq!((target.authority.as_str(), path), ("127.0.0.1:9", "/v2/credentials?id=1"));
+        let (target, path) = target_and_path("http://127.0.0.1:9").unwrap();
+        assert_eq!((target.authority.as_str(), target.path_prefix.as_str(), path), ("127.0.0.1:9", "", "/"));
+    }
+}
