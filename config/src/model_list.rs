@@ -150,10 +150,9 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
                 config: *config,
             })));
         }
-        Params::NotServed { provider, model } => {
-            let left_out = LeftOut { source, model_name, model, because: LeftOutBecause::ProviderNotServed(provider) };
-            c.warn(entry.path.key("litellm_params").key("model"), left_out_warning(&left_out.because));
-            return Some(Entry::LeftOut(left_out));
+        Params::LeftOut { because, model, at } => {
+            c.warn(at, left_out_warning(&because));
+            return Some(Entry::LeftOut(LeftOut { source, model_name, model, because }));
         }
     };
     if let Some(because) = environment_excludes(c, &info, &entry.path) {
@@ -239,8 +238,9 @@ enum Params {
     /// A deployment with an empty id and group name (the caller sets them), and the model as
     /// written.
     Served(Box<Deployment>, String),
-    /// A provider Pointwork does not serve yet: the rest of the entry is not read.
-    NotServed { provider: String, model: String },
+    /// An entry left out (its warning at `at`): a provider Pointwork does not serve yet or
+    /// cannot place (the rest of the entry is not read), or an address that is a placeholder.
+    LeftOut { because: LeftOutBecause, model: String, at: KeyPath },
     /// `pointwork/policy_router`: an auto model and its `policy_router_config.pool`.
     PolicyRouter { pool: Option<Vec<(String, KeyPath)>> },
     /// `auto_router/complexity_router`: a complexity router and its config, groups unchecked.
@@ -270,15 +270,27 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     });
     let (model, written) = match model {
         Some((ModelRef::NotServed { provider }, written)) => {
-            return Some(Params::NotServed { provider, model: written });
+            let because = LeftOutBecause::ProviderNotServed(provider);
+            return Some(Params::LeftOut { because, model: written, at: model_path });
+        }
+        Some((ModelRef::Unplaced(why), written)) => {
+            let because = LeftOutBecause::ProviderUnknown(why);
+            return Some(Params::LeftOut { because, model: written, at: model_path });
         }
         Some((ModelRef::Served { provider, upstream_model }, written)) => (Some((provider, upstream_model)), written),
         None => (None, String::new()),
     };
     let api_base_path = p.path.key("api_base");
-    let api_base = c
-        .optional(&mut p, "api_base", &kinds::STRING)
-        .and_then(|b| parse_api_base(&b).map_err(|e| c.error(&api_base_path, e)).ok());
+    let written_base = c.optional(&mut p, "api_base", &kinds::STRING);
+    let api_base = match written_base.as_deref().map(parse_api_base) {
+        Some(Err(_)) => {
+            // The rest of the entry is not read, as for a provider not served.
+            let because = LeftOutBecause::Placeholder { key: "api_base", value: written_base.unwrap_or_default() };
+            return Some(Params::LeftOut { because, model: written, at: api_base_path });
+        }
+        Some(Ok(base)) => Some(base),
+        None => None,
+    };
     let api_key = c.optional(&mut p, "api_key", &kinds::SECRET);
     let rpm = c.optional(&mut p, "rpm", &kinds::NON_NEGATIVE_INT);
     let tpm = c.optional(&mut p, "tpm", &kinds::NON_NEGATIVE_INT);

@@ -25,6 +25,9 @@ pub(crate) enum ModelRef {
     Served { provider: Provider, upstream_model: String },
     /// A provider LiteLLM knows that Pointwork does not serve yet (by LiteLLM's name).
     NotServed { provider: String },
+    /// No provider Pointwork can place: an unknown prefix, or a bare name neither the cost map
+    /// nor its shape names one. Why, in a sentence.
+    Unplaced(String),
 }
 
 /// Reads `model`; `map` names the providers of bare names.
@@ -46,13 +49,13 @@ pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, St
             Some(provider) => served(provider, model.to_string()),
             None => ModelRef::NotServed { provider: provider.to_string() },
         }),
-        None => Err(match model.split_once('/') {
+        None => Ok(ModelRef::Unplaced(match model.split_once('/') {
             Some((prefix, _)) => format!("unknown provider {prefix:?} (providers Pointwork serves: {})", served_list()),
             None => format!(
                 "{model:?} names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {})",
                 served_list()
             ),
-        }),
+        })),
     }
 }
 
