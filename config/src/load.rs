@@ -165,7 +165,11 @@ fn compile(
             complexity_routers,
             export,
             pareto,
-            placeholders: cluster_off.iter().filter(|why| why.ends_with(crate::cluster_read::PLACEHOLDER)).cloned().collect(),
+            placeholders: cluster_off
+                .iter()
+                .filter(|why| why.ends_with(crate::cluster_read::PLACEHOLDER))
+                .cloned()
+                .collect(),
             cluster_off,
             files: doc.files,
             warning_count: warnings.len(),

@@ -201,8 +201,8 @@ fn left_out_warning(because: &LeftOutBecause) -> String {
 }
 
 /// Why the entry is left out in this environment, if it is: `supported_environments` that do
-/// not include `LITELLM_ENVIRONMENT` (LiteLLM's rule; setting the one without the other is an
-/// error, as in LiteLLM).
+/// not include `LITELLM_ENVIRONMENT` (LiteLLM's rule; with the variable unset the entry serves,
+/// with a warning).
 fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> Option<LeftOutBecause> {
     let supported = info.supported_environments.as_ref()?;
     let path = entry.key("model_info").key("supported_environments");
@@ -211,10 +211,15 @@ fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> O
             c.error(path.index(i), format!("unknown environment {env:?}; valid: {}", ENVIRONMENTS.join(", ")));
         }
     }
+    // LiteLLM's proxy counts such an entry as active when the variable is unset
+    // (`_expects_liveness_on_this_pod`): it serves, and the warning says how to gate it.
     let Some(current) = c.env.lookup(LITELLM_ENVIRONMENT) else {
-        c.error(
+        c.warn(
             &path,
-            format!("set {LITELLM_ENVIRONMENT} ({}) to say which environment this is", ENVIRONMENTS.join(", ")),
+            format!(
+                "{LITELLM_ENVIRONMENT} is unset, so this entry serves in every environment; set it ({}) to apply the list",
+                ENVIRONMENTS.join(", ")
+            ),
         );
         return None;
     };

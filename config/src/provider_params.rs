@@ -65,6 +65,21 @@ pub(crate) fn endpoint(
             Some(Endpoint { upstream_model: model.to_string(), api_base, auth: None })
         }
         Provider::Anthropic => plain(anthropic_root(&written.unwrap_or_else(|| default_base(provider))).to_string()),
+        Provider::Compatible(_) => {
+            let row = provider.compatible()?;
+            let from_env = || row.base_env.iter().find_map(|name| lookup(c, name));
+            match written.or_else(from_env).or(row.api_base.map(str::to_string)) {
+                Some(base) => plain(base),
+                None => {
+                    let names = row.base_env.join(" or ");
+                    c.error(
+                        api_base_path,
+                        format!("required for {} (or set {names}): it has no default address", row.name),
+                    );
+                    None
+                }
+            }
+        }
         _ => match (written, provider.default_api_base()) {
             (Some(base), _) => plain(base),
             (None, Some(default)) => plain(default.to_string()),
@@ -123,6 +138,7 @@ pub(crate) fn apply_provider_params(c: &mut Checker, params: ProviderParams, d: 
         Provider::Cohere | Provider::CohereChat => &["COHERE_API_KEY", "CO_API_KEY"],
         Provider::Codestral => &["CODESTRAL_API_KEY"],
         Provider::Xai => &["XAI_API_KEY"],
+        Provider::Compatible(_) => d.provider.compatible().map_or(&[], |row| row.key_env),
         _ => &[],
     };
     if d.api_key.is_none() {
