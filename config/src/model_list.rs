@@ -300,7 +300,8 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     let rpm = c.optional(&mut p, "rpm", &kinds::NON_NEGATIVE_INT);
     let tpm = c.optional(&mut p, "tpm", &kinds::NON_NEGATIVE_INT);
     let weight = c.optional(&mut p, "weight", &kinds::POSITIVE_INT);
-    let order = c.optional(&mut p, "order", &kinds::POSITIVE_U32);
+    // LiteLLM takes any integer; 0 is a tier like the others, before 1.
+    let order = c.optional(&mut p, "order", &kinds::NON_NEGATIVE_U32);
     let tags = c.optional(&mut p, "tags", &kinds::STRING_LIST);
     let region_name = c.optional(&mut p, "region_name", &kinds::STRING);
     let timeout = c.optional(&mut p, "timeout", &kinds::POSITIVE_SECONDS);

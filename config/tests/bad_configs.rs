@@ -136,13 +136,13 @@ fn bad_weight() {
 fn bad_numbers_and_lists() {
     assert_eq!(
         errors(&one(
-            "model: openai/x, rpm: -1, tpm: 1.5, order: 0, tags: {a: b}, timeout: 0, stream_timeout: soon, \
+            "model: openai/x, rpm: -1, tpm: 1.5, order: -1, tags: {a: b}, timeout: 0, stream_timeout: soon, \
              max_parallel_requests: 0, cooldown_time: -2, region_name: [eu]"
         )),
         [
             "model_list[0].litellm_params.rpm: expected a non-negative integer, got -1",
             "model_list[0].litellm_params.tpm: expected a non-negative integer, got 1.5",
-            "model_list[0].litellm_params.order: expected a positive integer (at most 4294967295), got 0",
+            "model_list[0].litellm_params.order: expected a non-negative integer (at most 4294967295), got -1",
             "model_list[0].litellm_params.tags: expected a list of strings, got a map",
             "model_list[0].litellm_params.region_name: expected a string, got a list",
             "model_list[0].litellm_params.timeout: expected a number of seconds greater than 0, got 0",
@@ -262,6 +262,17 @@ fn duplicate_ids() {
         errors(yaml),
         [r#"model_list[1].model_info.id: duplicate deployment id "same" (first used by model_list[0])"#]
     );
+}
+
+#[test]
+fn an_empty_or_missing_model_list_loads_when_models_come_from_the_database() {
+    for yaml in [
+        "general_settings: {store_model_in_db: true}\n",
+        "model_list: []\ngeneral_settings: {store_model_in_db: true}\n",
+    ] {
+        let loaded = load(yaml).unwrap();
+        assert!(loaded.config.deployments.is_empty(), "{yaml}");
+    }
 }
 
 #[test]
