@@ -182,3 +182,33 @@ pub const COMPATIBLE: [CompatibleProvider; 81] = [
     ),
     row("wally", Some("https://inference.runanywhere.ai/v1"), &["WALLY_API_KEY"], &["WALLY_API_BASE"]),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Provider;
+
+    #[test]
+    fn every_row_is_a_distinct_name_with_an_http_base_and_a_key_variable() {
+        for (i, row) in COMPATIBLE.iter().enumerate() {
+            assert!(COMPATIBLE[..i].iter().all(|other| other.name != row.name), "{} twice", row.name);
+            assert!(Provider::named().iter().all(|p| p.prefix() != row.name), "{} has a variant", row.name);
+            if let Some(base) = row.api_base {
+                assert!(base.starts_with("https://") || base.starts_with("http://"), "{base}");
+                assert!(!base.ends_with('/'), "{base}: paths are appended to it");
+            }
+            assert!(row.api_base.is_some() || !row.base_env.is_empty(), "{}: no way to an address", row.name);
+            assert!(!row.key_env.is_empty(), "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn each_row_is_a_provider_found_by_its_name() {
+        for row in &COMPATIBLE {
+            let provider = Provider::from_prefix(row.name).expect(row.name);
+            assert_eq!(provider.compatible(), Some(row));
+            assert_eq!(provider.default_api_base(), row.api_base);
+            assert_eq!(Provider::ALL[provider.index()], provider);
+        }
+    }
+}
