@@ -28,7 +28,7 @@ use crate::sections::{
     ROUTER_SETTINGS,
 };
 use crate::tls::resolve_tls;
-use crate::yaml::parse_yaml;
+use crate::yaml::parse_config_yaml;
 use crate::{Auth, Config, ConfigError, ConfigErrors, CostMapSource, DeploymentInfo, Loaded};
 
 /// How messages name a config given as a string.
@@ -57,8 +57,11 @@ fn compile(
     path: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Loaded, ConfigErrors> {
-    let root = parse_yaml(yaml, &label)?;
+    let (root, duplicate) = parse_config_yaml(yaml, &label)?;
     let mut c = Checker::new(Env::new(env));
+    if let Some(w) = duplicate {
+        c.warn(w.path, w.message);
+    }
     let main = MainFile { root, label, dir, path };
     let Some(doc) = assemble(main, &mut c) else {
         return Err(ConfigErrors(c.finish().0));
