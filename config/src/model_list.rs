@@ -211,8 +211,9 @@ fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> O
             c.error(path.index(i), format!("unknown environment {env:?}; valid: {}", ENVIRONMENTS.join(", ")));
         }
     }
-    // LiteLLM's proxy counts such an entry as active when the variable is unset
-    // (`_expects_liveness_on_this_pod`): it serves, and the warning says how to gate it.
+    // With the variable unset LiteLLM's router refuses to build, while its proxy's model checks
+    // count such an entry active (`_expects_liveness_on_this_pod`): that default here, the
+    // entry serving and the warning saying how to gate it.
     let Some(current) = c.env.lookup(LITELLM_ENVIRONMENT) else {
         c.warn(
             &path,
