@@ -7,7 +7,8 @@
 //! would run it: the process environment is cleared, then
 //! - every variable the file names with `os.environ/NAME` is set to a plausible value made from
 //!   its name ([`plausible_value`]): an address for `…_API_BASE`, `…_URL`, `…_HOST…`, a port
-//!   for `…_PORT`, a region, project, API version or ARN where the name says so, else a key;
+//!   for `…_PORT`, a region, project, API version, ARN or model where the name says so, else a
+//!   key;
 //! - the variables LiteLLM reads for its common providers without the config naming them
 //!   ([`COMMON_ENV`]) are set as a user of those providers sets them.
 //!
@@ -59,6 +60,8 @@ fn plausible_value(name: &str) -> String {
         "arn:aws:iam::123456789012:role/litellm".into()
     } else if has("BASE") || has("URL") || has("HOST") || has("ENDPOINT") {
         format!("https://{host}.example.com")
+    } else if has("MODEL") && !has("KEY") && !has("NAME") {
+        "openai/gpt-4o-mini".into()
     } else {
         format!("test-{host}")
     }
@@ -183,6 +186,8 @@ fn plausible_values_follow_the_names() {
     assert_eq!(plausible_value("REDIS_PORT"), "6379");
     assert_eq!(plausible_value("AWS_REGION_NAME"), "us-east-1");
     assert_eq!(plausible_value("OPENAI_API_KEY"), "test-openai-api-key");
+    assert_eq!(plausible_value("DEFAULT_LITELLM_MODEL"), "openai/gpt-4o-mini");
+    assert_eq!(plausible_value("DEFAULT_LITELLM_MODEL_API_BASE"), "https://default-litellm-model-api-base.example.com");
     assert_eq!(
         named_variables("a: os.environ/B_KEY\nb: \"os.environ/A_BASE\"\nc: os.environ/B_KEY"),
         ["A_BASE", "B_KEY"]
