@@ -13,7 +13,8 @@ pub(crate) fn parse_api_base(url: &str) -> Result<String, String> {
     } else {
         return Err(refused());
     };
-    if url.chars().any(char::is_whitespace) {
+    // Whitespace, or the angle brackets of a documentation placeholder (`https://<your-resource>…`).
+    if url.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
         return Err(refused());
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
@@ -29,7 +30,8 @@ pub(crate) fn parse_api_base(url: &str) -> Result<String, String> {
             None => (host_port, None),
         },
     };
-    if host.is_empty() || port.is_some_and(|p| p.parse::<u16>().is_err()) {
+    let host_chars = |h: &str| h.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b':'));
+    if host.is_empty() || !host_chars(host) || port.is_some_and(|p| p.parse::<u16>().is_err()) {
         return Err(refused());
     }
     Ok(url.trim_end_matches('/').to_string())
@@ -57,6 +59,9 @@ mod tests {
             "http://host:port/v1",
             "http://host:99999",
             "http://a b",
+            "https://<your-resource>.openai.azure.com",
+            "https://your-resource.openai.azure.com/<deployment>",
+            "http://host$name/v1",
         ] {
             assert!(parse_api_base(bad).is_err(), "{bad}");
         }

@@ -257,6 +257,8 @@ struct Said {
     username: Option<String>,
     db: Option<i64>,
     ssl: Option<(bool, KeyPath)>,
+    /// A host that is a placeholder (a documentation example's `<your redis host>`).
+    placeholder: Option<(String, KeyPath)>,
 }
 
 impl Said {
@@ -283,6 +285,8 @@ impl Said {
                     if let Some(host) = c.read(node, path, &HOST) {
                         match check_host(&host) {
                             Ok(()) => said.host = Some((unbracket(&host), p)),
+                            // Neither a URL nor `host:port`: no address at all, so a placeholder.
+                            Err(_) if !host.contains(':') => said.placeholder = Some((host, p)),
                             Err(message) => c.error(path, message),
                         }
                     }
@@ -315,6 +319,9 @@ fn unbracket(host: &str) -> String {
     host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host).to_string()
 }
 
+/// What `cluster_off` says of a Redis host that is a placeholder (`check --strict` refuses it).
+pub(crate) const PLACEHOLDER: &str = "is a placeholder, not a host name or address";
+
 /// The server and cluster settings, or why Redis is off although the config names it (the
 /// summary says so); both `None` when nothing names Redis.
 pub(crate) fn resolve_cluster(
@@ -334,6 +341,12 @@ pub(crate) fn resolve_cluster(
     let said: Vec<Said> = places.iter().map(|p| Said::read(c, p)).collect();
     if c.error_count() > errors {
         return (None, None);
+    }
+    // LiteLLM starts and fails to reach it; here Redis is off (`check --strict` refuses).
+    if let Some((host, path)) = said.iter().find_map(|s| s.placeholder.as_ref()) {
+        let why = format!("{path} {host:?} {PLACEHOLDER}");
+        c.warn(path, format!("{host:?} {PLACEHOLDER}: Redis is off, each instance runs on its own state"));
+        return (None, Some(why));
     }
     let chosen = said.iter().position(|s| s.target().is_some()).unwrap_or(0);
     let (on, hint) = match places.get(chosen) {

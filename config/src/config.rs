@@ -56,6 +56,10 @@ pub struct Config {
     /// names Redis`. `None` when `enabled` is not false (Redis is then in
     /// `gateway.cluster`, or named nowhere).
     pub cluster_off: Option<String>,
+    /// Addresses outside `model_list` that are placeholders and so are not used (Redis's
+    /// `redis_host`), each with its key path: `pointwork check --strict` refuses them as it does
+    /// left-out entries.
+    pub placeholders: Vec<String>,
     /// The config file (when read from disk) and every file it includes.
     pub files: Vec<PathBuf>,
     /// How many warnings loading produced (the summary reports it).
@@ -136,6 +140,11 @@ pub enum LeftOutBecause {
     /// `model: "*"` passes names through to their providers, and no provider's key or base URL
     /// is in the environment.
     NoPassThroughKey,
+    /// `model` names no provider Pointwork can place (an unknown prefix or bare name): why.
+    ProviderUnknown(String),
+    /// An address (`api_base`) that is a placeholder or no URL at all, e.g. a documentation
+    /// example's `<your-azure-endpoint>`: LiteLLM starts and fails each request to it.
+    Placeholder { key: &'static str, value: String },
 }
 
 impl fmt::Display for LeftOutBecause {
@@ -150,6 +159,10 @@ impl fmt::Display for LeftOutBecause {
                 "model \"*\" passes names through to their providers and no provider's key is set ({})",
                 crate::pass_through::key_names()
             ),
+            LeftOutBecause::ProviderUnknown(why) => f.write_str(why),
+            LeftOutBecause::Placeholder { key, value } => {
+                write!(f, "{key} {value:?} is a placeholder, not an http:// or https:// URL with a host")
+            }
         }
     }
 }
@@ -252,6 +265,7 @@ impl fmt::Debug for Config {
             .field("complexity_routers", &self.complexity_routers)
             .field("pareto", &self.pareto)
             .field("cluster_off", &self.cluster_off)
+            .field("placeholders", &self.placeholders)
             .field("files", &self.files)
             .field("warning_count", &self.warning_count)
             .finish()

@@ -3,9 +3,9 @@
 //! - Gemini (`gemini/<model>`, Google AI Studio): `api_key`, else `GEMINI_API_KEY`, else
 //!   `GOOGLE_API_KEY`, sent as `x-goog-api-key`; `api_base` (the API root, `…/v1beta`) optional.
 //! - Vertex AI (`vertex_ai/<model>`): Gemini models and Anthropic's (`claude-…`);
-//!   `vertex_project` (else `VERTEXAI_PROJECT`, `VERTEX_PROJECT`, the credentials'
+//!   `vertex_project` (else `vertex_ai_project`, `VERTEXAI_PROJECT`, `VERTEX_PROJECT`, the credentials'
 //!   `project_id`, `GOOGLE_CLOUD_PROJECT`, else — with its token — the metadata server's
-//!   project), `vertex_location` (else `VERTEXAI_LOCATION`, `VERTEX_LOCATION`, else
+//!   project), `vertex_location` (else `vertex_ai_location`, `VERTEXAI_LOCATION`, `VERTEX_LOCATION`, else
 //!   `us-central1`), the credential found as
 //!   [`crate::google_adc`] says (Application Default Credentials), whose OAuth2 token the
 //!   gateway obtains and refreshes itself. `api_base` replaces the regional host (a private
@@ -28,12 +28,17 @@ pub(crate) struct VertexParams {
 }
 
 pub(crate) fn read_vertex_params(c: &mut Checker, p: &mut Fields) -> VertexParams {
-    let keys = ["vertex_project", "vertex_location", "vertex_credentials"];
+    let keys = ["vertex_project", "vertex_ai_project", "vertex_location", "vertex_ai_location", "vertex_credentials"];
     let written = keys.iter().filter(|k| p.is_set(k)).map(|k| p.path.key(k)).collect();
     let credentials_path = p.path.key("vertex_credentials");
+    // LiteLLM reads `vertex_ai_project` / `vertex_ai_location` when the shorter key is not set.
+    let project = c.optional(p, "vertex_project", &kinds::NON_EMPTY_STRING);
+    let ai_project = c.optional(p, "vertex_ai_project", &kinds::NON_EMPTY_STRING);
+    let location = c.optional(p, "vertex_location", &kinds::NON_EMPTY_STRING);
+    let ai_location = c.optional(p, "vertex_ai_location", &kinds::NON_EMPTY_STRING);
     VertexParams {
-        project: c.optional(p, "vertex_project", &kinds::NON_EMPTY_STRING),
-        location: c.optional(p, "vertex_location", &kinds::NON_EMPTY_STRING),
+        project: project.or(ai_project),
+        location: location.or(ai_location),
         credentials: c.optional(p, "vertex_credentials", &kinds::SECRET).map(|v| (v, credentials_path)),
         written,
     }

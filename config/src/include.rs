@@ -9,7 +9,7 @@ use std::rc::Rc;
 use crate::check::{Checker, KeyPath};
 use crate::kinds;
 use crate::node::Node;
-use crate::yaml::parse_yaml;
+use crate::yaml::parse_config_yaml;
 
 pub(crate) const INCLUDE_KEY: &str = "include";
 pub(crate) const MODEL_LIST_KEY: &str = "model_list";
@@ -185,8 +185,13 @@ impl Assembler<'_, '_> {
             }
         };
         self.doc.files.push(full.clone());
-        let root = match parse_yaml(&text, &label) {
-            Ok(root) => root,
+        let root = match parse_config_yaml(&text, &label) {
+            Ok((root, duplicate)) => {
+                if let Some(w) = duplicate {
+                    self.checker.warn(w.path, w.message);
+                }
+                root
+            }
             Err(e) => {
                 self.checker.error(e.path, e.message);
                 return;

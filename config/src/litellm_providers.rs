@@ -185,7 +185,7 @@ mod tests {
         assert_eq!(provider_of_map_entry("bedrock_converse"), "bedrock");
         assert_eq!(provider_of_map_entry("text-completion-openai"), "openai");
         assert_eq!(provider_of_map_entry("groq"), "groq");
-        for p in pointwork_core::Provider::ALL {
+        for p in pointwork_core::Provider::named() {
             assert!(is_litellm_provider(p.prefix()), "{}", p.prefix());
         }
     }

@@ -28,7 +28,7 @@ use crate::sections::{
     ROUTER_SETTINGS,
 };
 use crate::tls::resolve_tls;
-use crate::yaml::parse_yaml;
+use crate::yaml::parse_config_yaml;
 use crate::{Auth, Config, ConfigError, ConfigErrors, CostMapSource, DeploymentInfo, Loaded};
 
 /// How messages name a config given as a string.
@@ -57,8 +57,11 @@ fn compile(
     path: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Loaded, ConfigErrors> {
-    let root = parse_yaml(yaml, &label)?;
+    let (root, duplicate) = parse_config_yaml(yaml, &label)?;
     let mut c = Checker::new(Env::new(env));
+    if let Some(w) = duplicate {
+        c.warn(w.path, w.message);
+    }
     let main = MainFile { root, label, dir, path };
     let Some(doc) = assemble(main, &mut c) else {
         return Err(ConfigErrors(c.finish().0));
@@ -88,16 +91,15 @@ fn compile(
     general.apply_health_checks(&mut gateway.health_checks);
     let database = general.database(&c);
     // With models stored in the database, the file may have none (LiteLLM's UI-managed setup).
-    let models_may_be_stored = database.as_ref().is_some_and(|d| d.store_model_in_db);
+    // `store_model_in_db` without a database stores nothing, but LiteLLM starts with it too.
+    let models_may_be_stored = database.as_ref().is_some_and(|d| d.store_model_in_db) || general.store_model_in_db(&c);
     let lists_are_well_formed = doc.model_lists.iter().all(|l| matches!(l.node, Node::Null | Node::List(_)));
     if lists.total == 0 && lists_are_well_formed && !models_may_be_stored {
         c.error(MODEL_LIST_KEY, "at least one deployment is required");
-    } else if lists.total > 0
-        && lists.compiled.is_empty()
-        && lists.left_out.len() == lists.total
-        && !models_may_be_stored
-    {
-        c.error(MODEL_LIST_KEY, "at least one deployment is required: every entry is left out (see the warnings)");
+    } else if lists.total > 0 && lists.compiled.is_empty() && lists.left_out.len() == lists.total {
+        // As LiteLLM starts and fails each request: the gateway starts, serves no model, and
+        // `check --strict` refuses.
+        c.warn(MODEL_LIST_KEY, "every entry is left out (see the warnings): no model is served");
     }
     let master_key = general.master_key;
     if let (true, None, true, Some(section)) =
@@ -169,6 +171,11 @@ fn compile(
             complexity_routers,
             export,
             pareto,
+            placeholders: cluster_off
+                .iter()
+                .filter(|why| why.ends_with(crate::cluster_read::PLACEHOLDER))
+                .cloned()
+                .collect(),
             cluster_off,
             files: doc.files,
             warning_count: warnings.len(),

@@ -161,10 +161,9 @@ fn read_entry(c: &mut Checker, node: &Node, path: KeyPath, source: EntrySource) 
                 config: *config,
             })));
         }
-        Params::NotServed { provider, model } => {
-            let left_out = LeftOut { source, model_name, model, because: LeftOutBecause::ProviderNotServed(provider) };
-            c.warn(entry.path.key("litellm_params").key("model"), left_out_warning(&left_out.because));
-            return Some(Entry::LeftOut(left_out));
+        Params::LeftOut { because, model, at } => {
+            c.warn(at, left_out_warning(&because));
+            return Some(Entry::LeftOut(LeftOut { source, model_name, model, because }));
         }
     };
     if let Some(because) = environment_excludes(c, &info, &entry.path) {
@@ -231,8 +230,8 @@ fn left_out_warning(because: &LeftOutBecause) -> String {
 }
 
 /// Why the entry is left out in this environment, if it is: `supported_environments` that do
-/// not include `LITELLM_ENVIRONMENT` (LiteLLM's rule; setting the one without the other is an
-/// error, as in LiteLLM).
+/// not include `LITELLM_ENVIRONMENT` (LiteLLM's rule; with the variable unset the entry serves,
+/// with a warning).
 fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> Option<LeftOutBecause> {
     let supported = info.supported_environments.as_ref()?;
     let path = entry.key("model_info").key("supported_environments");
@@ -241,10 +240,16 @@ fn environment_excludes(c: &mut Checker, info: &ModelInfo, entry: &KeyPath) -> O
             c.error(path.index(i), format!("unknown environment {env:?}; valid: {}", ENVIRONMENTS.join(", ")));
         }
     }
+    // With the variable unset LiteLLM's router refuses to build, while its proxy's model checks
+    // count such an entry active (`_expects_liveness_on_this_pod`): that default here, the
+    // entry serving and the warning saying how to gate it.
     let Some(current) = c.env.lookup(LITELLM_ENVIRONMENT) else {
-        c.error(
+        c.warn(
             &path,
-            format!("set {LITELLM_ENVIRONMENT} ({}) to say which environment this is", ENVIRONMENTS.join(", ")),
+            format!(
+                "{LITELLM_ENVIRONMENT} is unset, so this entry serves in every environment; set it ({}) to apply the list",
+                ENVIRONMENTS.join(", ")
+            ),
         );
         return None;
     };
@@ -271,8 +276,9 @@ enum Params {
     /// `model: "*"`: everything the entry says but the endpoint, and the `api_base` and
     /// `api_key` written, for each provider's deployment ([`crate::pass_through`]).
     PassThrough { template: Box<Deployment>, base: Option<String>, key: Option<String> },
-    /// A provider Pointwork does not serve yet: the rest of the entry is not read.
-    NotServed { provider: String, model: String },
+    /// An entry left out (its warning at `at`): a provider Pointwork does not serve yet or
+    /// cannot place (the rest of the entry is not read), or an address that is a placeholder.
+    LeftOut { because: LeftOutBecause, model: String, at: KeyPath },
     /// `pointwork/policy_router`: an auto model and its `policy_router_config.pool`.
     PolicyRouter { pool: Option<Vec<(String, KeyPath)>> },
     /// `auto_router/complexity_router`: a complexity router and its config, groups unchecked.
@@ -307,20 +313,33 @@ fn read_litellm_params(c: &mut Checker, mut p: Fields) -> Option<Params> {
     });
     let (model, written_model) = match model {
         Some((ModelRef::NotServed { provider }, written)) => {
-            return Some(Params::NotServed { provider, model: written });
+            let because = LeftOutBecause::ProviderNotServed(provider);
+            return Some(Params::LeftOut { because, model: written, at: model_path });
+        }
+        Some((ModelRef::Unplaced(why), written)) => {
+            let because = LeftOutBecause::ProviderUnknown(why);
+            return Some(Params::LeftOut { because, model: written, at: model_path });
         }
         Some((ModelRef::Served { provider, upstream_model }, written)) => (Some((provider, upstream_model)), written),
         None => (None, String::new()),
     };
     let api_base_path = p.path.key("api_base");
-    let api_base = c
-        .optional(&mut p, "api_base", &kinds::STRING)
-        .and_then(|b| parse_api_base(&b).map_err(|e| c.error(&api_base_path, e)).ok());
+    let written_base = c.optional(&mut p, "api_base", &kinds::STRING);
+    let api_base = match written_base.as_deref().map(parse_api_base) {
+        Some(Err(_)) => {
+            // The rest of the entry is not read, as for a provider not served.
+            let because = LeftOutBecause::Placeholder { key: "api_base", value: written_base.unwrap_or_default() };
+            return Some(Params::LeftOut { because, model: written_model, at: api_base_path });
+        }
+        Some(Ok(base)) => Some(base),
+        None => None,
+    };
     let api_key = c.optional(&mut p, "api_key", &kinds::SECRET);
     let rpm = c.optional(&mut p, "rpm", &kinds::NON_NEGATIVE_INT);
     let tpm = c.optional(&mut p, "tpm", &kinds::NON_NEGATIVE_INT);
     let weight = c.optional(&mut p, "weight", &kinds::POSITIVE_INT);
-    let order = c.optional(&mut p, "order", &kinds::POSITIVE_U32);
+    // LiteLLM takes any integer; 0 is a tier like the others, before 1.
+    let order = c.optional(&mut p, "order", &kinds::NON_NEGATIVE_U32);
     let tags = c.optional(&mut p, "tags", &kinds::STRING_LIST);
     let region_name = c.optional(&mut p, "region_name", &kinds::STRING);
     let timeout = c.optional(&mut p, "timeout", &kinds::POSITIVE_SECONDS);

@@ -16,6 +16,9 @@ pub(crate) enum ModelRef {
     Served { provider: Provider, upstream_model: String },
     /// A provider LiteLLM knows that Pointwork does not serve yet (by LiteLLM's name).
     NotServed { provider: String },
+    /// No provider Pointwork can place: an unknown prefix, or a bare name neither the cost map
+    /// nor its shape names one. Why, in a sentence.
+    Unplaced(String),
 }
 
 /// Reads `model`; `map` names the providers of bare names.
@@ -37,13 +40,13 @@ pub(crate) fn parse_model_ref(model: &str, map: &CostMap) -> Result<ModelRef, St
             Some(provider) => served(provider, model.to_string()),
             None => ModelRef::NotServed { provider: provider.to_string() },
         }),
-        None => Err(match model.split_once('/') {
+        None => Ok(ModelRef::Unplaced(match model.split_once('/') {
             Some((prefix, _)) => format!("unknown provider {prefix:?} (providers Pointwork serves: {})", served_list()),
             None => format!(
                 "{model:?} names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {})",
                 served_list()
             ),
-        }),
+        })),
     }
 }
 
@@ -65,7 +68,8 @@ fn provider_of_bare_name<'m>(model: &str, map: &'m CostMap) -> Option<&'m str> {
 }
 
 fn served_list() -> String {
-    Provider::ALL.iter().map(|p| p.prefix()).collect::<Vec<_>>().join(", ")
+    let named: Vec<&str> = Provider::named().iter().map(|p| p.prefix()).collect();
+    format!("{} and LiteLLM's OpenAI-compatible providers listed in docs/configuration.md", named.join(", "))
 }
 
 #[cfg(test)]
@@ -120,6 +124,16 @@ mod tests {
     }
 
     #[test]
+    fn openai_compatible_providers_come_from_the_table() {
+        let (provider, model) = served("cerebras/llama3.1-8b");
+        assert_eq!((provider.prefix(), model.as_str()), ("cerebras", "llama3.1-8b"));
+        assert_eq!(provider.default_api_base(), Some("https://api.cerebras.ai/v1"));
+        assert_eq!(served("zai/glm-4.6").0.default_api_base(), Some("https://api.z.ai/api/paas/v4"));
+        assert_eq!(served("xinference/qwen2").0.default_api_base(), Some("http://127.0.0.1:9997/v1"));
+        assert_eq!(served("nano-gpt/gpt-5").0.prefix(), "nano-gpt");
+    }
+
+    #[test]
     fn known_providers_not_served_yet_are_named() {
         assert_eq!(served("anthropic/claude-3-opus"), (Provider::Anthropic, "claude-3-opus".into()));
         assert_eq!(not_served("sagemaker/my-endpoint"), "sagemaker");
@@ -130,16 +144,16 @@ mod tests {
     }
 
     #[test]
-    fn unknown_names_and_providers_are_errors() {
+    fn unknown_names_and_providers_are_unplaced() {
         let served =
-            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
+            "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock and LiteLLM's OpenAI-compatible providers listed in docs/configuration.md";
         assert_eq!(
-            parse_model_ref("my-finetune", bundled()).unwrap_err(),
-            format!("\"my-finetune\" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {served})")
+            parse_model_ref("my-finetune", bundled()),
+            Ok(ModelRef::Unplaced(format!("\"my-finetune\" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {served})")))
         );
         assert_eq!(
-            parse_model_ref("opneai/gpt-4o", bundled()).unwrap_err(),
-            format!("unknown provider \"opneai\" (providers Pointwork serves: {served})")
+            parse_model_ref("opneai/gpt-4o", bundled()),
+            Ok(ModelRef::Unplaced(format!("unknown provider \"opneai\" (providers Pointwork serves: {served})")))
         );
         assert_eq!(parse_model_ref("openai/", bundled()).unwrap_err(), "missing the model name after \"openai/\"");
     }

@@ -173,7 +173,12 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 Node::List(_) | Node::Map(_) => return Err(de::Error::custom("a mapping key must be a scalar")),
             };
             let value = map.next_value::<Node>()?;
-            entries.push((key, value));
+            // A key written twice reaches here only when the parser lets it (`parse_config_yaml`):
+            // the later value wins in the first one's place, as in a Python dict.
+            match entries.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => entries.push((key, value)),
+            }
         }
         Ok(Node::Map(entries))
     }

@@ -23,7 +23,8 @@ use crate::provider_params::keyed_endpoint;
 /// The model a pass-through entry writes.
 pub(crate) const PASS_THROUGH_MODEL: &str = "*";
 
-/// The providers a pass-through entry may serve, in the order its deployments are listed.
+/// The providers a pass-through entry may serve, in the order its deployments are listed
+/// (then the OpenAI-compatible ones of `pointwork_core::compatible`).
 const PROVIDERS: [Provider; 14] = [
     Provider::OpenAi,
     Provider::Anthropic,
@@ -58,7 +59,8 @@ pub(crate) fn expand(
 ) -> Vec<Deployment> {
     let written = written_base.is_some() || written_key.is_some();
     let mut out = Vec::new();
-    for provider in PROVIDERS {
+    let compatible = Provider::ALL.into_iter().filter(|p| p.compatible().is_some());
+    for provider in PROVIDERS.into_iter().chain(compatible) {
         let env = provider_env(provider);
         let (env_key, env_base) = (env.key(c), env.base(c));
         let base_known = written_base.is_some() || env_base.is_some() || provider.default_api_base().is_some();

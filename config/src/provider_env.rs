@@ -1,6 +1,7 @@
 //! The environment variables LiteLLM reads for a provider's key and base URL when a deployment
 //! does not write them (litellm 1.110.2: `get_llm_provider`, each provider's config), first set
-//! wins. Gemini's, Azure's, Bedrock's and Vertex AI's credentials are read by their own modules.
+//! wins (the OpenAI-compatible providers of `pointwork_core::compatible`: their table's). Gemini's,
+//! Azure's, Bedrock's and Vertex AI's credentials are read by their own modules.
 
 use pointwork_core::Provider;
 
@@ -34,6 +35,7 @@ pub(crate) fn provider_env(provider: Provider) -> ProviderEnv {
         Provider::Ollama | Provider::OllamaChat => (&["OLLAMA_API_KEY"], &["OLLAMA_API_BASE"]),
         Provider::HuggingFace => (&["HF_TOKEN", "HUGGINGFACE_API_KEY"], &["HF_API_BASE", "HUGGINGFACE_API_BASE"]),
         Provider::Cohere | Provider::CohereChat => (&["COHERE_API_KEY", "CO_API_KEY"], &[]),
+        Provider::Compatible(_) => provider.compatible().map_or((&[], &[]), |row| (row.key_env, row.base_env)),
         Provider::Gemini | Provider::Azure | Provider::AzureAi | Provider::VertexAi | Provider::Bedrock => (&[], &[]),
     };
     ProviderEnv { keys, bases }

@@ -84,6 +84,21 @@ pub(crate) fn keyed_endpoint(
             Some(Endpoint { upstream_model: model.to_string(), api_base, auth: None })
         }
         Provider::Anthropic => plain(anthropic_root(&written.unwrap_or_else(|| default_base(provider))).to_string()),
+        Provider::Compatible(_) => {
+            let row = provider.compatible()?;
+            match written.or(row.api_base.map(str::to_string)) {
+                Some(base) if row.name == BIGMODEL => plain(bigmodel_base(&base)),
+                Some(base) => plain(base),
+                None => {
+                    let names = row.base_env.join(" or ");
+                    c.error(
+                        entry.key("api_base"),
+                        format!("required for {} (or set {names}): it has no default address", row.name),
+                    );
+                    None
+                }
+            }
+        }
         _ => match (written, provider.default_api_base()) {
             (Some(base), _) => plain(base),
             (None, Some(default)) => plain(default.to_string()),
@@ -110,6 +125,34 @@ fn env_api_base(c: &mut Checker, provider: Provider) -> Option<Option<String>> {
             None
         }
     }
+}
+
+/// Zhipu's BigModel platform (LiteLLM's `bigmodel/…`).
+const BIGMODEL: &str = "bigmodel";
+
+/// A BigModel address as LiteLLM completes it (`get_bigmodel_url`): the server root, or a base
+/// ending in one of its API paths, gets the chat API's path (`/api/paas/v4`, or the coding
+/// plan's `/api/coding/paas/v4` when that is the one written).
+fn bigmodel_base(base: &str) -> String {
+    const CODING: &str = "/api/coding/paas/v4";
+    // LiteLLM's list, longest first where one ends another.
+    const KNOWN: [&str; 10] = [
+        "/api/coding/paas/v4/chat/completions",
+        CODING,
+        "/api/paas/v4/chat/completions",
+        "/api/anthropic/v1/messages",
+        "/api/anthropic/v1",
+        "/api/v1/responses",
+        "/api/paas/v4",
+        "/api/anthropic",
+        "/api/v1",
+        "/api",
+    ];
+    let base = base.trim_end_matches('/');
+    let suffix = KNOWN.iter().find(|k| base.ends_with(*k)).copied().unwrap_or("");
+    let root = &base[..base.len() - suffix.len()];
+    let path = if suffix.starts_with(CODING) { CODING } else { "/api/paas/v4" };
+    format!("{root}{path}")
 }
 
 fn default_base(provider: Provider) -> String {
@@ -155,5 +198,25 @@ pub(crate) fn apply_provider_params(c: &mut Checker, params: ProviderParams, d: 
     }
     if d.api_key.is_none() {
         d.api_key = provider_env(d.provider).key(c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bigmodel_base;
+
+    #[test]
+    fn a_bigmodel_address_gets_the_chat_api_path_as_litellm_gives_it() {
+        assert_eq!(bigmodel_base("https://open.bigmodel.cn"), "https://open.bigmodel.cn/api/paas/v4");
+        assert_eq!(bigmodel_base("https://open.bigmodel.cn/api/paas/v4/"), "https://open.bigmodel.cn/api/paas/v4");
+        assert_eq!(
+            bigmodel_base("https://open.bigmodel.cn/api/paas/v4/chat/completions"),
+            "https://open.bigmodel.cn/api/paas/v4"
+        );
+        assert_eq!(
+            bigmodel_base("https://open.bigmodel.cn/api/coding/paas/v4"),
+            "https://open.bigmodel.cn/api/coding/paas/v4"
+        );
+        assert_eq!(bigmodel_base("https://open.bigmodel.cn/api/anthropic"), "https://open.bigmodel.cn/api/paas/v4");
     }
 }

@@ -171,7 +171,7 @@ fn read_budgets(c: &mut Checker, budgets: Fields) -> Vec<ProviderBudget> {
             if is_litellm_provider(name) {
                 c.warn(&path, format!("Pointwork does not serve provider {name} yet: this budget limits nothing"));
             } else {
-                let known: Vec<&str> = Provider::ALL.iter().map(|p| p.prefix()).collect();
+                let known: Vec<&str> = Provider::named().iter().map(|p| p.prefix()).collect();
                 c.error(&path, format!("unknown provider {name:?}; providers: {}", known.join(", ")));
             }
             continue;
@@ -302,6 +302,12 @@ fn set_option<T>(c: &mut Checker, f: &mut Fields, key: &str, kind: &Kind<T>, tar
     }
 }
 
+/// LiteLLM's strategies run as the weighted shuffle, and why.
+const SHUFFLED: [(&str, &str); 2] = [
+    ("lar1", "Pointwork does not read LAR-1 confidence metadata"),
+    ("provider-budget-routing", "provider_budget_config applies under every strategy"),
+];
+
 /// A strategy by LiteLLM's name, and a warning when the name is read as another strategy.
 /// LiteLLM's v1 usage-based routing is read as v2: both pick the lowest tokens used this minute
 /// among the deployments under their limits; v1 is LiteLLM's older, racier implementation of
@@ -311,6 +317,14 @@ fn parse_strategy(name: &str) -> Result<(RoutingStrategy, Option<String>), Strin
     if let Some(s) = RoutingStrategy::from_name(name) {
         return Ok((s, None));
     }
+    // LiteLLM's strategies Pointwork does not run, read as the weighted shuffle: `lar1` picks
+    // by the agent confidence a request's `metadata.lar1` states (and shuffles without it);
+    // `provider-budget-routing` is LiteLLM's older switch for `provider_budget_config`, which
+    // here applies under every strategy.
+    if let Some(why) = SHUFFLED.iter().find_map(|(n, why)| (*n == name).then_some(why)) {
+        let shuffle = RoutingStrategy::SimpleShuffle.as_str();
+        return Ok((RoutingStrategy::SimpleShuffle, Some(format!("{name:?} is run as {shuffle:?}: {why}"))));
+    }
     if name == USAGE_V1 {
         let v2 = RoutingStrategy::UsageBasedV2.as_str();
         return Ok((
@@ -318,7 +332,8 @@ fn parse_strategy(name: &str) -> Result<(RoutingStrategy, Option<String>), Strin
             Some(format!("{name:?} is read as {v2:?}; write {v2:?} to say so")),
         ));
     }
-    let valid: Vec<&str> = RoutingStrategy::ALL.iter().map(|s| s.as_str()).chain([USAGE_V1]).collect();
+    let valid: Vec<&str> =
+        RoutingStrategy::ALL.iter().map(|s| s.as_str()).chain([USAGE_V1]).chain(SHUFFLED.map(|(n, _)| n)).collect();
     Err(format!("unknown routing strategy {name:?}; valid: {}", valid.join(", ")))
 }
 
@@ -347,7 +362,15 @@ mod tests {
         );
         assert_eq!(
             parse_strategy("fastest").unwrap_err(),
-            r#"unknown routing strategy "fastest"; valid: simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing, usage-based-routing"#
+            r#"unknown routing strategy "fastest"; valid: simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing, usage-based-routing, lar1, provider-budget-routing"#
         );
+        assert_eq!(
+            parse_strategy("lar1"),
+            Ok((
+                RoutingStrategy::SimpleShuffle,
+                Some(r#""lar1" is run as "simple-shuffle": Pointwork does not read LAR-1 confidence metadata"#.into())
+            ))
+        );
+        assert_eq!(parse_strategy("provider-budget-routing").unwrap().0, RoutingStrategy::SimpleShuffle);
     }
 }

@@ -6,7 +6,7 @@ use common::{errors, fixture, load};
 use pointwork_config::load_file;
 
 const SUPPORTED: &str =
-    "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock";
+    "openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock and LiteLLM's OpenAI-compatible providers listed in docs/configuration.md";
 
 /// A one-deployment config with `params` as the litellm_params flow map body.
 fn one(params: &str) -> String {
@@ -55,31 +55,45 @@ fn missing_litellm_params_and_model() {
     );
 }
 
+/// The warnings of a config that loads, as `path: message` lines.
+fn warnings(yaml: &str) -> Vec<String> {
+    match load(yaml) {
+        Ok(loaded) => loaded.warnings.iter().map(|w| w.to_string()).collect(),
+        Err(e) => panic!("expected a config, got errors: {e}"),
+    }
+}
+
+const LEFT_OUT: &str = "; the rest of the config serves without this deployment";
+const NONE_SERVED: &str = "model_list: every entry is left out (see the warnings): no model is served";
+
 #[test]
-fn unknown_provider() {
+fn an_unknown_provider_is_left_out() {
     assert_eq!(
-        errors(&one("model: opneai/gpt-4o")),
-        [format!(
-            r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: {SUPPORTED})"#
-        )]
+        warnings(&one("model: opneai/gpt-4o")),
+        [
+            format!(
+                r#"model_list[0].litellm_params.model: left out: unknown provider "opneai" (providers Pointwork serves: {SUPPORTED}){LEFT_OUT}"#
+            ),
+            NONE_SERVED.to_string()
+        ]
     );
 }
 
 #[test]
-fn a_config_whose_every_entry_is_left_out() {
-    assert_eq!(
-        errors(&one("model: sagemaker/my-endpoint")),
-        ["model_list: at least one deployment is required: every entry is left out (see the warnings)"]
-    );
+fn a_config_whose_every_entry_is_left_out_loads_and_serves_nothing() {
+    let loaded = load(&one("model: sagemaker/my-endpoint")).unwrap();
+    assert!(loaded.config.deployments.is_empty());
+    assert_eq!(loaded.config.left_out.len(), 1);
+    assert_eq!(loaded.warnings.last().unwrap().to_string(), NONE_SERVED);
 }
 
 #[test]
-fn bare_model_name_no_provider_knows() {
+fn a_bare_model_name_no_provider_knows_is_left_out() {
     assert_eq!(
-        errors(&one("model: my-finetune")),
-        [format!(
-            r#"model_list[0].litellm_params.model: "my-finetune" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {SUPPORTED})"#
-        )]
+        warnings(&one("model: my-finetune"))[0],
+        format!(
+            r#"model_list[0].litellm_params.model: left out: "my-finetune" names no provider and LiteLLM's model cost map does not know it; write it as provider/model (providers Pointwork serves: {SUPPORTED}){LEFT_OUT}"#
+        )
     );
 }
 
@@ -92,13 +106,18 @@ fn hosted_vllm_needs_an_api_base() {
 }
 
 #[test]
-fn api_base_must_be_an_http_url() {
+fn an_api_base_that_is_no_http_url_is_a_placeholder_and_left_out() {
+    let yaml = one("model: openai/x, api_base: '<your-azure-endpoint>'")
+        + "  - model_name: h\n    litellm_params: {model: openai/y}\n";
+    let loaded = load(&yaml).unwrap();
+    assert_eq!(loaded.config.deployments.len(), 1, "the other entry serves");
     assert_eq!(
-        errors(&one("model: openai/x, api_base: 'localhost:8000/v1'")),
-        [
-            r#"model_list[0].litellm_params.api_base: expected an http:// or https:// URL with a host, got "localhost:8000/v1""#
-        ]
+        loaded.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        [format!(
+            r#"model_list[0].litellm_params.api_base: left out: api_base "<your-azure-endpoint>" is a placeholder, not an http:// or https:// URL with a host{LEFT_OUT}"#
+        )]
     );
+    assert_eq!(warnings(&one("model: openai/x, api_base: 'localhost:8000/v1'")).len(), 2);
 }
 
 #[test]
@@ -117,13 +136,13 @@ fn bad_weight() {
 fn bad_numbers_and_lists() {
     assert_eq!(
         errors(&one(
-            "model: openai/x, rpm: -1, tpm: 1.5, order: 0, tags: {a: b}, timeout: 0, stream_timeout: soon, \
+            "model: openai/x, rpm: -1, tpm: 1.5, order: -1, tags: {a: b}, timeout: 0, stream_timeout: soon, \
              max_parallel_requests: 0, cooldown_time: -2, region_name: [eu]"
         )),
         [
             "model_list[0].litellm_params.rpm: expected a non-negative integer, got -1",
             "model_list[0].litellm_params.tpm: expected a non-negative integer, got 1.5",
-            "model_list[0].litellm_params.order: expected a positive integer (at most 4294967295), got 0",
+            "model_list[0].litellm_params.order: expected a non-negative integer (at most 4294967295), got -1",
             "model_list[0].litellm_params.tags: expected a list of strings, got a map",
             "model_list[0].litellm_params.region_name: expected a string, got a list",
             "model_list[0].litellm_params.timeout: expected a number of seconds greater than 0, got 0",
@@ -246,6 +265,17 @@ fn duplicate_ids() {
 }
 
 #[test]
+fn an_empty_or_missing_model_list_loads_when_models_come_from_the_database() {
+    for yaml in [
+        "general_settings: {store_model_in_db: true}\n",
+        "model_list: []\ngeneral_settings: {store_model_in_db: true}\n",
+    ] {
+        let loaded = load(yaml).unwrap();
+        assert!(loaded.config.deployments.is_empty(), "{yaml}");
+    }
+}
+
+#[test]
 fn empty_model_list() {
     let expected = ["model_list: at least one deployment is required"];
     assert_eq!(errors("model_list: []\n"), expected);
@@ -270,7 +300,7 @@ fn unknown_routing_strategies() {
     assert_eq!(
         errors(&yaml),
         [
-            r#"router_settings.routing_strategy: unknown routing strategy "round-robin"; valid: simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing, usage-based-routing"#
+            r#"router_settings.routing_strategy: unknown routing strategy "round-robin"; valid: simple-shuffle, least-busy, latency-based-routing, usage-based-routing-v2, cost-based-routing, usage-based-routing, lar1, provider-budget-routing"#
         ]
     );
 }
@@ -300,8 +330,6 @@ fn several_errors_are_reported_together() {
     assert_eq!(
         errors(yaml),
         [
-            format!(r#"model_list[0].litellm_params.model: unknown provider "anthropik" (providers Pointwork serves: {SUPPORTED})"#),
-            r#"model_list[0].litellm_params.weight: expected a positive integer, got "high""#.to_string(),
             "model_list[1].model_name: required key is missing (expected a non-empty string)".to_string(),
             "model_list[1].litellm_params.api_key: environment variable MISSING_KEY is not set (os.environ/MISSING_KEY)".to_string(),
             r#"pointwork.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth, policies, default_policy, cluster, tls, telemetry"#.to_string(),

@@ -215,9 +215,12 @@ fn supported_environments_keep_the_entries_of_this_environment() {
         errs[0],
         r#"model_list[0].model_info.supported_environments: LITELLM_ENVIRONMENT is "prod"; valid: development, staging, production"#
     );
+    // LITELLM_ENVIRONMENT unset: the entries serve, as LiteLLM's proxy counts them active.
+    let unset = load(yaml).unwrap();
+    assert!(unset.config.left_out.is_empty());
     assert_eq!(
-        errors(yaml)[0],
-        "model_list[0].model_info.supported_environments: set LITELLM_ENVIRONMENT (development, staging, production) to say which environment this is"
+        unset.warnings[0].to_string(),
+        "model_list[0].model_info.supported_environments: LITELLM_ENVIRONMENT is unset, so this entry serves in every environment; set it (development, staging, production) to apply the list"
     );
 }
 
@@ -232,15 +235,15 @@ fn an_environment_variable_without_a_value_is_left_to_the_process() {
 
 #[test]
 fn an_entry_that_fails_is_not_blamed_again_by_what_names_it() {
-    let provider_error = r#"model_list[0].litellm_params.model: unknown provider "opneai" (providers Pointwork serves: openai, hosted_vllm, openrouter, groq, together_ai, deepseek, mistral, codestral, fireworks_ai, xai, anthropic, azure, azure_ai, ollama, ollama_chat, huggingface, cohere, cohere_chat, gemini, vertex_ai, bedrock)"#;
+    let provider_error = r#"model_list[0].litellm_params.model: missing the model name after "openai/""#;
     // The only entry fails: no "model groups: " with an empty list.
     let errs = errors(
-        "model_list:\n  - {model_name: gpt, litellm_params: {model: opneai/x}}\nrouter_settings: {fallbacks: [{gpt: [other]}], model_group_alias: {g: gpt}}\n",
+        "model_list:\n  - {model_name: gpt, litellm_params: {model: openai/}}\nrouter_settings: {fallbacks: [{gpt: [other]}], model_group_alias: {g: gpt}}\n",
     );
     assert_eq!(errs, [provider_error]);
     // Beside a good entry: what names the failed entry's group is not an error of its own.
     let errs = errors(
-        "model_list:\n  - {model_name: gpt, litellm_params: {model: opneai/x}}\n  - {model_name: mini, litellm_params: {model: openai/y}}\nrouter_settings: {fallbacks: [{gpt: [mini]}], model_group_alias: {g: gpt}}\n",
+        "model_list:\n  - {model_name: gpt, litellm_params: {model: openai/}}\n  - {model_name: mini, litellm_params: {model: openai/y}}\nrouter_settings: {fallbacks: [{gpt: [mini]}], model_group_alias: {g: gpt}}\n",
     );
     assert_eq!(errs, [provider_error]);
 }

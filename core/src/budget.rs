@@ -28,9 +28,15 @@ pub fn response_cost(d: &Deployment, prompt_tokens: u64, completion_tokens: u64)
 }
 
 /// Spend per provider (by `Provider::ALL` position), each in its own period.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Spend {
-    windows: [FixedWindow<Dollars>; Provider::ALL.len()],
+    windows: Box<[FixedWindow<Dollars>]>,
+}
+
+impl Default for Spend {
+    fn default() -> Spend {
+        Spend { windows: vec![FixedWindow::default(); Provider::ALL.len()].into_boxed_slice() }
+    }
 }
 
 /// `f64` dollars with the `Copy + Default` a window counts in.
@@ -40,11 +46,11 @@ pub(crate) struct Dollars(pub(crate) f64);
 impl Spend {
     pub(crate) fn add(&mut self, provider: Provider, dollars: f64, at: Instant, period: Duration) {
         if dollars.is_finite() && dollars > 0.0 {
-            self.windows[provider as usize].open_at(at, period).0 += dollars;
+            self.windows[provider.index()].open_at(at, period).0 += dollars;
         }
     }
 
     pub(crate) fn at(&self, provider: Provider, now: Instant) -> f64 {
-        self.windows[provider as usize].counts_at(now).0
+        self.windows[provider.index()].counts_at(now).0
     }
 }

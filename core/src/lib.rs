@@ -6,6 +6,7 @@
 
 pub mod affinity;
 pub mod budget;
+pub mod compatible;
 pub mod complexity;
 pub mod cooldown;
 pub mod decision;

@@ -1,5 +1,6 @@
 //! The provider families Pointwork forwards to, named by LiteLLM's model prefix.
 
+use crate::compatible::{CompatibleProvider, COMPATIBLE};
 use crate::facts::RouteKind;
 
 /// A wire format: the API surface a client calls, and the one a provider speaks. Where the two
@@ -71,32 +72,71 @@ pub enum Provider {
     VertexAi,
     /// AWS Bedrock: the Converse API, signed with SigV4.
     Bedrock,
+    /// One of LiteLLM's other OpenAI-compatible providers (Cerebras, Perplexity, Z.AI, …): the
+    /// index of its row in [`COMPATIBLE`].
+    Compatible(u8),
+}
+
+/// The providers with a variant of their own, in [`Provider::ALL`]'s order.
+const NAMED: [Provider; 21] = [
+    Provider::OpenAi,
+    Provider::HostedVllm,
+    Provider::OpenRouter,
+    Provider::Groq,
+    Provider::TogetherAi,
+    Provider::DeepSeek,
+    Provider::Mistral,
+    Provider::Codestral,
+    Provider::FireworksAi,
+    Provider::Xai,
+    Provider::Anthropic,
+    Provider::Azure,
+    Provider::AzureAi,
+    Provider::Ollama,
+    Provider::OllamaChat,
+    Provider::HuggingFace,
+    Provider::Cohere,
+    Provider::CohereChat,
+    Provider::Gemini,
+    Provider::VertexAi,
+    Provider::Bedrock,
+];
+
+/// [`NAMED`], then one [`Provider::Compatible`] per row.
+const fn all() -> [Provider; NAMED.len() + COMPATIBLE.len()] {
+    let mut out = [Provider::OpenAi; NAMED.len() + COMPATIBLE.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = if i < NAMED.len() { NAMED[i] } else { Provider::Compatible((i - NAMED.len()) as u8) };
+        i += 1;
+    }
+    out
 }
 
 impl Provider {
-    pub const ALL: [Provider; 21] = [
-        Provider::OpenAi,
-        Provider::HostedVllm,
-        Provider::OpenRouter,
-        Provider::Groq,
-        Provider::TogetherAi,
-        Provider::DeepSeek,
-        Provider::Mistral,
-        Provider::Codestral,
-        Provider::FireworksAi,
-        Provider::Xai,
-        Provider::Anthropic,
-        Provider::Azure,
-        Provider::AzureAi,
-        Provider::Ollama,
-        Provider::OllamaChat,
-        Provider::HuggingFace,
-        Provider::Cohere,
-        Provider::CohereChat,
-        Provider::Gemini,
-        Provider::VertexAi,
-        Provider::Bedrock,
-    ];
+    /// Every provider: the named ones, then each row of [`COMPATIBLE`].
+    pub const ALL: [Provider; NAMED.len() + COMPATIBLE.len()] = all();
+
+    /// The provider's position in [`Provider::ALL`] (per-provider tables are indexed by it).
+    pub fn index(self) -> usize {
+        match self {
+            Provider::Compatible(row) => NAMED.len() + usize::from(row),
+            named => NAMED.iter().position(|&p| p == named).unwrap_or(0),
+        }
+    }
+
+    /// The row of an OpenAI-compatible provider without a variant of its own.
+    pub fn compatible(self) -> Option<&'static CompatibleProvider> {
+        match self {
+            Provider::Compatible(row) => COMPATIBLE.get(usize::from(row)),
+            _ => None,
+        }
+    }
+
+    /// The providers with a variant of their own (error messages list these by name).
+    pub fn named() -> &'static [Provider] {
+        &NAMED
+    }
 
     /// The prefix in `litellm_params.model` (`openai/gpt-4o-mini` → `openai`).
     pub fn prefix(self) -> &'static str {
@@ -122,6 +162,7 @@ impl Provider {
             Provider::Gemini => "gemini",
             Provider::VertexAi => "vertex_ai",
             Provider::Bedrock => "bedrock",
+            Provider::Compatible(row) => COMPATIBLE[usize::from(row)].name,
         }
     }
 
@@ -150,6 +191,7 @@ impl Provider {
             Provider::HuggingFace => Some("https://router.huggingface.co/v1"),
             Provider::Cohere | Provider::CohereChat => Some("https://api.cohere.ai/compatibility/v1"),
             Provider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+            Provider::Compatible(row) => COMPATIBLE[usize::from(row)].api_base,
             Provider::HostedVllm | Provider::Azure | Provider::AzureAi | Provider::VertexAi | Provider::Bedrock => None,
         }
     }
@@ -182,11 +224,12 @@ impl Provider {
 
     /// Whether the provider serves embeddings (`docs/routing.md`'s capability table): Groq,
     /// DeepSeek, OpenRouter, Codestral, xAI, Anthropic, Hugging Face's router and Vertex AI here
-    /// do not.
+    /// do not, nor (not known for each) the OpenAI-compatible providers of the table.
     pub fn serves_embeddings(self) -> bool {
         !matches!(
             self,
-            Provider::Groq
+            Provider::Compatible(_)
+                | Provider::Groq
                 | Provider::DeepSeek
                 | Provider::OpenRouter
                 | Provider::Codestral

@@ -80,8 +80,10 @@ fn check(config: &Path, strict: bool) -> ExitCode {
     }
     let answered = answer(summary);
     let left_out = loaded.config.left_out.len();
-    match strict && left_out > 0 && answered == ExitCode::SUCCESS {
-        true => fail(&format!("{}: --strict: {left_out} entries left out", config.display())),
+    let placeholders = &loaded.config.placeholders;
+    match strict && (left_out > 0 || !placeholders.is_empty()) && answered == ExitCode::SUCCESS {
+        true if left_out > 0 => fail(&format!("{}: --strict: {left_out} entries left out", config.display())),
+        true => fail(&format!("{}: --strict: {}", config.display(), placeholders.join("; "))),
         false => answered,
     }
 }

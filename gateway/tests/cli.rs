@@ -119,6 +119,55 @@ fn check_lists_the_entries_left_out_and_strict_fails_on_them() {
 }
 
 #[test]
+fn check_leaves_placeholders_and_unplaced_providers_out_and_strict_refuses_them() {
+    let dir = TempDir::new("check-placeholders");
+    let path = dir.write(
+        "config.yaml",
+        "model_list:
+  - {model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}
+  - {model_name: gpt, litellm_params: {model: azure/gpt-4o, api_base: <your-azure-endpoint>}}
+  - {model_name: glm, litellm_params: {model: zhipu/glm-4}}
+router_settings: {redis_host: <your redis host>, redis_port: 6379}
+",
+    );
+    let out = check(&path);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("left out: 2"), "{stdout}");
+    assert!(
+        stdout.contains(
+            r#"model_list[1] (gpt → azure/gpt-4o): api_base "<your-azure-endpoint>" is a placeholder, not an http:// or https:// URL with a host"#
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains(r#"model_list[2] (glm → zhipu/glm-4): unknown provider "zhipu""#), "{stdout}");
+    assert!(
+        stdout.contains(r#"cluster: off (router_settings.redis_host "<your redis host>" is a placeholder"#),
+        "{stdout}"
+    );
+    assert!(stderr.contains("warning: model_list[1].litellm_params.api_base: left out"), "{stderr}");
+    assert!(stderr.contains("warning: router_settings.redis_host: \"<your redis host>\" is a placeholder"), "{stderr}");
+
+    let strict = Command::new(pointwork_bin()).args(["check", "--strict", "--config"]).arg(&path).output().unwrap();
+    assert_eq!(strict.status.code(), Some(1));
+    // Only Redis's address a placeholder: --strict refuses that too.
+    let redis_only = dir.write(
+        "redis.yaml",
+        "model_list: [{model_name: gpt, litellm_params: {model: openai/gpt-4o, api_key: sk-x}}]
+router_settings: {redis_host: <your redis host>}
+",
+    );
+    let out = Command::new(pointwork_bin()).args(["check", "--strict", "--config"]).arg(&redis_only).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(r#"--strict: router_settings.redis_host "<your redis host>" is a placeholder"#),
+        "{stderr}"
+    );
+    assert_eq!(check(&redis_only).status.code(), Some(0), "without --strict it loads");
+}
+
+#[test]
 fn check_prints_a_summary_and_exits_0_on_a_good_config() {
     let dir = TempDir::new("check-good");
     let path = dir.write(

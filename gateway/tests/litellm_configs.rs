@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{chat_body, config, deployment, recorded_headers, Gateway, Mock, SHUFFLE_TRIES};
+use common::{chat_body, config, deployment, recorded_headers, Gateway, GatewayOptions, Mock, SHUFFLE_TRIES};
 use pointwork_gateway::keys::digest_hex;
 
 const MODEL: &str = "openai/gpt-4o-mini";
@@ -132,4 +132,24 @@ fn a_virtual_key_naming_an_access_group_may_use_its_groups() {
     let r = call("other");
     assert_eq!(r.status, 401, "{}", r.text());
     assert!(r.text().contains("This token can only access models=['beta', 'gpt']"), "{}", r.text());
+}
+
+#[test]
+fn an_openai_compatible_provider_of_the_table_forwards_with_the_key_and_base_its_variables_name() {
+    let mock = Mock::start("cerebras", &[]);
+    let yaml = config(&["  - model_name: fast\n    litellm_params: {model: cerebras/llama3.1-8b}\n".to_string()], "");
+    let base = mock.api_base();
+    let options = GatewayOptions {
+        env: vec![("CEREBRAS_API_BASE", base.as_str()), ("CEREBRAS_API_KEY", "csk-from-env")],
+        ..GatewayOptions::default()
+    };
+    let gateway = Gateway::start_with(&yaml, options);
+    let r = gateway.chat("fast");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(recorded_headers(&requests[0], "authorization"), ["Bearer csk-from-env"]);
+    let body = requests[0]["body"].as_str().unwrap_or_default();
+    assert!(body.contains(r#""model":"llama3.1-8b""#), "the prefix is cut: {body}");
+    assert_eq!(requests[0]["path"], "/v1/chat/completions");
 }

@@ -83,7 +83,8 @@ pub(crate) fn adapter(provider: Provider) -> &'static dyn ProviderAdapter {
         | Provider::OllamaChat
         | Provider::HuggingFace
         | Provider::Cohere
-        | Provider::CohereChat => &openai_compatible::OpenAiCompatible,
+        | Provider::CohereChat
+        | Provider::Compatible(_) => &openai_compatible::OpenAiCompatible,
         Provider::Anthropic => &anthropic::Anthropic,
         Provider::Azure => &azure::Azure,
         Provider::AzureAi => &azure_ai::AzureAi,
