@@ -7,6 +7,7 @@
 
 use pointwork_core::{Deployment, Provider};
 
+use crate::aws_credentials::{bedrock_credential, CredentialKeys};
 use crate::azure::lookup;
 use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds;
@@ -32,16 +33,8 @@ const CREDENTIAL_KEYS: [&str; 10] = [
 ];
 
 pub(crate) struct AwsParams {
-    pub(crate) access_key_id: Option<String>,
-    pub(crate) secret_access_key: Option<String>,
-    pub(crate) session_token: Option<String>,
+    keys: CredentialKeys,
     region: Option<String>,
-    pub(crate) role_name: Option<String>,
-    pub(crate) session_name: Option<String>,
-    pub(crate) profile_name: Option<String>,
-    pub(crate) web_identity_token: Option<String>,
-    pub(crate) sts_endpoint: Option<String>,
-    pub(crate) external_id: Option<String>,
     endpoint: Option<(String, KeyPath)>,
     /// `model_id`: the id or ARN invoked instead of the model (an application inference profile).
     pub(crate) model_id: Option<String>,
@@ -60,22 +53,20 @@ pub(crate) fn read_aws_params(c: &mut Checker, p: &mut Fields) -> AwsParams {
     let endpoint_path = p.path.key("aws_bedrock_runtime_endpoint");
     let endpoint = c.optional(p, "aws_bedrock_runtime_endpoint", &kinds::NON_EMPTY_STRING).map(|e| (e, endpoint_path));
     let not_served = NOT_SERVED.iter().filter_map(|k| p.take(k).map(|(_, path)| path)).collect();
-    AwsParams {
-        model_id: c.optional(p, "model_id", &kinds::NON_EMPTY_STRING),
+    let model_id = c.optional(p, "model_id", &kinds::NON_EMPTY_STRING);
+    let region = c.optional(p, "aws_region_name", &kinds::NON_EMPTY_STRING);
+    let keys = CredentialKeys {
         access_key_id: c.optional(p, "aws_access_key_id", &kinds::NON_EMPTY_STRING),
         secret_access_key: c.optional(p, "aws_secret_access_key", &kinds::SECRET),
         session_token: c.optional(p, "aws_session_token", &kinds::SECRET),
-        region: c.optional(p, "aws_region_name", &kinds::NON_EMPTY_STRING),
         role_name: c.optional(p, "aws_role_name", &kinds::NON_EMPTY_STRING),
         session_name: c.optional(p, "aws_session_name", &kinds::NON_EMPTY_STRING),
         profile_name: c.optional(p, "aws_profile_name", &kinds::NON_EMPTY_STRING),
         web_identity_token: c.optional(p, "aws_web_identity_token", &kinds::SECRET),
         sts_endpoint: c.optional(p, "aws_sts_endpoint", &kinds::NON_EMPTY_STRING),
         external_id: c.optional(p, "aws_external_id", &kinds::NON_EMPTY_STRING),
-        endpoint,
-        written,
-        not_served,
-    }
+    };
+    AwsParams { model_id, keys, region, endpoint, written, not_served }
 }
 
 /// The Bedrock runtime endpoint: `api_base`, else `aws_bedrock_runtime_endpoint`, else
@@ -139,7 +130,7 @@ pub(crate) fn apply_aws_params(c: &mut Checker, params: AwsParams, d: &mut Deplo
         c.error(path, "not supported yet");
     }
     let region = region(c, &params);
-    if let Some(auth) = crate::aws_credentials::bedrock_credential(c, &params, &region, entry) {
+    if let Some(auth) = bedrock_credential(c, &params.keys, &region, entry) {
         d.auth = Some(Box::new(auth));
     }
 }

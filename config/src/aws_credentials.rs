@@ -21,7 +21,6 @@
 use pointwork_core::upstream_auth::{AwsCredentials, AwsKeys, AwsObtained, AwsRole, AwsSource, WebIdentityToken};
 use pointwork_core::UpstreamAuth;
 
-use crate::aws::AwsParams;
 use crate::aws_profile::{Profile, SharedFiles};
 use crate::azure::lookup;
 use crate::check::{Checker, KeyPath};
@@ -31,10 +30,23 @@ const INSTANCE_METADATA: &str = "http://169.254.169.254";
 /// How deep `source_profile` chains are followed.
 const MAX_PROFILE_DEPTH: usize = 4;
 
+/// The credential keys an entry writes (`aws_access_key_id`, `aws_role_name`, …), as read.
+pub(crate) struct CredentialKeys {
+    pub(crate) access_key_id: Option<String>,
+    pub(crate) secret_access_key: Option<String>,
+    pub(crate) session_token: Option<String>,
+    pub(crate) role_name: Option<String>,
+    pub(crate) session_name: Option<String>,
+    pub(crate) profile_name: Option<String>,
+    pub(crate) web_identity_token: Option<String>,
+    pub(crate) sts_endpoint: Option<String>,
+    pub(crate) external_id: Option<String>,
+}
+
 /// A Bedrock deployment's credential; `None` after an error.
 pub(crate) fn bedrock_credential(
     c: &mut Checker,
-    p: &AwsParams,
+    p: &CredentialKeys,
     region: &str,
     entry: &KeyPath,
 ) -> Option<UpstreamAuth> {
@@ -114,7 +126,7 @@ struct Sts {
 }
 
 impl Sts {
-    fn new(c: &mut Checker, p: &AwsParams, region: &str, entry: &KeyPath) -> Option<Sts> {
+    fn new(c: &mut Checker, p: &CredentialKeys, region: &str, entry: &KeyPath) -> Option<Sts> {
         let (written, path) = match (&p.sts_endpoint, lookup(c, "AWS_STS_ENDPOINT"), lookup(c, "AWS_ENDPOINT_URL_STS"))
         {
             (Some(endpoint), _, _) => (Some(endpoint.clone()), entry.key("aws_sts_endpoint").to_string()),

@@ -13,9 +13,9 @@ use pointwork_core::upstream_auth::{AwsCredentials, AwsKeys, AwsObtained, AwsRol
 use serde::Deserialize;
 
 use super::google_jwt::form_encode;
+use super::http::{exchange, request, target_and_path, Clients};
 use super::sigv4::Signer;
-use super::sources::{exchange, request, target_and_path, Clients};
-use super::tokens::{Obtained, Token};
+use super::token::{Obtained, Token};
 use crate::upstream::fetch;
 
 const STS_VERSION: &str = "2011-06-15";

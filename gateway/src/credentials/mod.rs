@@ -6,8 +6,10 @@
 
 pub mod aws_sources;
 pub mod google_jwt;
+pub mod http;
 pub mod sigv4;
 pub mod sources;
+pub mod token;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -18,7 +20,8 @@ use pointwork_core::{Failure, UpstreamAuth};
 use crate::errors::openai_error;
 use crate::upstream::attempt_error::AttemptError;
 use sigv4::{Signable, Signer};
-use tokens::{Obtained, TokenCell};
+use token::Obtained;
+use tokens::TokenCell;
 
 /// What a deployment's requests get besides its fixed head.
 pub enum Authorizer {

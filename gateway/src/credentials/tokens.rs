@@ -18,14 +18,12 @@ use arc_swap::ArcSwapOption;
 use crossbeam_channel::{Receiver, Sender};
 use pointwork_core::UpstreamAuth;
 
-use super::sigv4::Signer;
-use super::sources::{Clients, Source};
+use super::http::Clients;
+use super::sources::Source;
+use super::token::{Obtained, Token};
 
 /// How long registering a new credential waits for its first token.
 pub const FIRST_TOKEN_WAIT: Duration = Duration::from_secs(10);
-/// A token is not sent in its last 30 seconds (clock skew, the request's own time), or its last
-/// tenth when it lives less than five minutes.
-const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 
 /// One credential's current token, and why there is none when there is none.
@@ -35,27 +33,6 @@ pub struct TokenCell {
     /// Counts finished fetches, so that registration can wait for the first.
     fetches: Mutex<u64>,
     fetched: Condvar,
-}
-
-/// What was obtained, and until when it is used.
-pub struct Token {
-    value: Obtained,
-    /// When it stops being sent: its expiry less the margin.
-    usable_until: Instant,
-}
-
-/// A bearer token, or temporary AWS keys ready to sign with.
-pub enum Obtained {
-    /// `Bearer …`
-    Bearer(String),
-    SigV4(Signer),
-}
-
-impl Token {
-    pub fn new(value: Obtained, fetched: Instant, lifetime: Duration) -> Token {
-        let margin = EXPIRY_MARGIN.min(lifetime / 10);
-        Token { value, usable_until: fetched + lifetime - margin }
-    }
 }
 
 impl TokenCell {

@@ -5,7 +5,7 @@
 
 use pointwork_core::{Deployment, DeploymentIdx, Dialect, Provider, RouteKind};
 
-use super::parameters::edited;
+use super::parameters::{edited, request_defaults};
 use super::translate;
 use crate::buffers::Buffers;
 use crate::facts::Extracted;
@@ -87,32 +87,6 @@ pub(super) fn attempt_request(
     write::end_head(&mut out);
     out.extend_from_slice(&edited);
     Ok(out)
-}
-
-/// Deployment `d`'s request defaults that a body of `shape` takes (`None`: none does). An
-/// OpenAI chat body takes every one; a Messages or Responses body those its API names alike
-/// (as LiteLLM's `anthropic_messages` and `responses` take them by name); Gemini's and
-/// Bedrock's bodies get theirs through the chat body they are translated from.
-pub(super) fn request_defaults(d: &Deployment, shape: Option<Dialect>) -> impl Iterator<Item = (&str, &str)> {
-    let takes = move |name: &str| match shape {
-        Some(Dialect::OpenAiChat) => true,
-        Some(Dialect::AnthropicMessages) => matches!(name, "max_tokens" | "temperature" | "top_p" | "thinking"),
-        Some(Dialect::OpenAiResponses) => matches!(
-            name,
-            "temperature"
-                | "top_p"
-                | "top_logprobs"
-                | "parallel_tool_calls"
-                | "store"
-                | "user"
-                | "service_tier"
-                | "safety_identifier"
-                | "prompt_cache_key"
-                | "prompt_cache_retention"
-        ),
-        Some(Dialect::Gemini | Dialect::BedrockConverse) | None => false,
-    };
-    d.request_defaults.iter().map(|(n, v)| (&**n, &**v)).filter(move |(n, _)| takes(n))
 }
 
 /// What a chat stream adds so that its upstream reports usage: the client did not ask for it

@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use pointwork_core::{Deployment, Dialect};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -61,6 +62,32 @@ impl<'de> Visitor<'de> for TopVisitor {
         }
         Ok(keys)
     }
+}
+
+/// Deployment `d`'s request defaults that a body of `shape` takes (`None`: none does). An
+/// OpenAI chat body takes every one; a Messages or Responses body those its API names alike
+/// (as LiteLLM's `anthropic_messages` and `responses` take them by name); Gemini's and
+/// Bedrock's bodies get theirs through the chat body they are translated from.
+pub(super) fn request_defaults(d: &Deployment, shape: Option<Dialect>) -> impl Iterator<Item = (&str, &str)> {
+    let takes = move |name: &str| match shape {
+        Some(Dialect::OpenAiChat) => true,
+        Some(Dialect::AnthropicMessages) => matches!(name, "max_tokens" | "temperature" | "top_p" | "thinking"),
+        Some(Dialect::OpenAiResponses) => matches!(
+            name,
+            "temperature"
+                | "top_p"
+                | "top_logprobs"
+                | "parallel_tool_calls"
+                | "store"
+                | "user"
+                | "service_tier"
+                | "safety_identifier"
+                | "prompt_cache_key"
+                | "prompt_cache_retention"
+        ),
+        Some(Dialect::Gemini | Dialect::BedrockConverse) | None => false,
+    };
+    d.request_defaults.iter().map(|(n, v)| (&**n, &**v)).filter(move |(n, _)| takes(n))
 }
 
 /// `body` (a JSON object) with each of `added` (name, JSON value) that the request does not set

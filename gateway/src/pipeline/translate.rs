@@ -7,8 +7,7 @@
 
 use pointwork_core::{Deployment, Dialect, RouteKind};
 
-use super::forward::request_defaults;
-use super::parameters::edited;
+use super::parameters::{edited, request_defaults};
 use crate::dialect::responses::responses_request_to_chat;
 use crate::dialect::{bedrock, chat_request_to_messages, gemini, messages_request_to_chat};
 use crate::dialect::{TranslatedRequest, Untranslatable};
