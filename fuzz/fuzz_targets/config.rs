@@ -1,7 +1,8 @@
 //! The config loader (`pointwork_config::load_str`) on YAML text.
 //!
 //! A refused config names at least one error, each with a key path and a message; an accepted
-//! one is consistent (one info per deployment, its warning count) and builds a routing snapshot.
+//! one is consistent (one info per deployment, its warning count), says why when it serves no
+//! model, and builds a routing snapshot.
 //! `os.environ/` references resolve against a fixed fake environment.
 //!
 //! Includes and `pointwork.model_cost_map` read files: relative paths resolve against a folder
@@ -33,7 +34,13 @@ fuzz_target!(|data: &[u8]| {
             let config = &loaded.config;
             assert_eq!(config.deployments.len(), config.deployment_info.len());
             assert_eq!(config.warning_count, loaded.warnings.len());
-            assert!(!config.deployments.is_empty(), "a config without a deployment accepted");
+            // A config that serves no model loads only when it says why (every entry left out,
+            // models stored in a database).
+            let stored = config.database.as_ref().is_some_and(|d| d.store_model_in_db);
+            assert!(
+                !config.deployments.is_empty() || !config.left_out.is_empty() || stored || !loaded.warnings.is_empty(),
+                "a config without a deployment accepted silently"
+            );
             assert!(config.files.is_empty(), "a text config read a file: {:?}", config.files);
             if let Err(e) = config.snapshot() {
                 panic!("an accepted config has no snapshot: {e}");
