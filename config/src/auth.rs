@@ -63,6 +63,9 @@ pub struct VirtualKey {
     /// The policy (`pointwork.policies`) the key's requests run under; `None`:
     /// `pointwork.default_policy`, if any.
     pub policy: Option<String>,
+    /// `mcp_servers`: the MCP servers (names or access groups) the key may use; `None` = every
+    /// server.
+    pub mcp_servers: Option<Vec<String>>,
 }
 
 const KEYS: [&str; 4] = ["metrics", "admin_keys", "virtual_keys", "spend_file"];
@@ -113,7 +116,7 @@ pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path, policie
         c.refuse_unknown(&entry, &VIRTUAL_KEY_KEYS);
         if let (Some(name), Some(sha256)) = (name, sha256) {
             unique(c, &mut seen, &mut names, &path, sha256, &name);
-            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy });
+            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy, mcp_servers: None });
         }
     }
     c.refuse_unknown(&fields, &KEYS);

@@ -51,6 +51,8 @@ pub struct Config {
     pub pareto: Option<ParetoSettings>,
     /// Where traces and request logs go (OTLP, Langfuse), and LiteLLM's metric names.
     pub export: crate::ExportSettings,
+    /// LiteLLM's `mcp_servers`: the MCP servers behind `/mcp`.
+    pub mcp: crate::McpSettings,
     /// Why Redis is off although the config may name it: `pointwork.cluster.enabled: false`,
     /// and the section that names Redis, e.g. `pointwork.cluster.enabled: false; router_settings
     /// names Redis`. `None` when `enabled` is not false (Redis is then in

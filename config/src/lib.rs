@@ -33,6 +33,7 @@ mod include;
 mod kinds;
 mod litellm_providers;
 mod load;
+mod mcp;
 mod model_list;
 mod model_ref;
 mod node;
@@ -73,6 +74,7 @@ pub use gateway_settings::{
 };
 pub use google::DEFAULT_VERTEX_LOCATION;
 pub use load::{load_file, load_str};
+pub use mcp::{McpAuth, McpServer, McpSettings, McpTransport};
 pub use pointwork_core::redact;
 pub use stored_models::{StoredModel, WithStoredModels};
 pub use tls::{

@@ -170,6 +170,7 @@ fn compile(
             policy_routers,
             complexity_routers,
             export,
+            mcp: crate::McpSettings { separator: crate::mcp::DEFAULT_SEPARATOR.into(), ..Default::default() },
             pareto,
             placeholders: cluster_off
                 .iter()

@@ -30,6 +30,8 @@ pub struct VirtualKey {
     pub models_body: Option<Vec<u8>>,
     /// The policy (`pointwork.policies`) its requests run under.
     pub policy: Option<String>,
+    /// The MCP servers it may use (names, prefixes or access groups); `None` = every server.
+    pub mcp_servers: Option<Vec<String>>,
     /// A key from LiteLLM's database: its row and its key's, team's and user's accounts.
     pub db: Option<Arc<pointwork_db::KeyEntry>>,
 }
@@ -120,6 +122,7 @@ impl Keys {
                     meter: meter.unwrap_or_default(),
                     models_body: None,
                     policy: k.policy.clone(),
+                    mcp_servers: k.mcp_servers.clone(),
                     db: None,
                 };
                 if key.models.is_some() {

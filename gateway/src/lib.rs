@@ -19,6 +19,7 @@ pub mod health;
 pub mod hub;
 pub mod keys;
 pub mod launch;
+pub mod mcp;
 pub mod line_log;
 pub mod metrics;
 pub mod model_info;

@@ -1,0 +1,95 @@
+//! The gateway's side of every MCP server: one session per server, held by the `mcp` thread
+//! (Streamable HTTP and SSE servers over the client side's connections, stdio servers as
+//! supervised child processes). A shard never waits on it: it sends a call and awaits the
+//! answers on a channel.
+//!
+//! Ids are the gateway's own: every request gets an id unique on its server's session, and a
+//! call's progress token is replaced by one unique there too, restored in the notifications
+//! that come back. A client never sees an upstream's session id.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_channel::mpsc::UnboundedReceiver;
+use pointwork_config::McpSettings;
+use serde_json::Value;
+
+/// What comes back for one call: any number of notifications, then exactly one of the others.
+#[derive(Debug)]
+pub enum Answer {
+    /// A notification about this call (`notifications/progress`, `notifications/message`), the
+    /// whole JSON-RPC message as the server sent it, its progress token the caller's again.
+    Notification(Value),
+    /// The call's `result`.
+    Result(Value),
+    /// The server's JSON-RPC `error` object (`code`, `message`, `data`).
+    Error(Value),
+    /// No answer: the server could not be reached, died, or took longer than its `timeout`
+    /// (the call is then cancelled upstream). The reason, for the caller and the log.
+    Failed(String),
+}
+
+/// One call to a server.
+pub struct Call {
+    /// The server's name (`mcp_servers.NAME`).
+    pub server: String,
+    /// `tools/call`, `tools/list`, `prompts/get`, `resources/read`, ….
+    pub method: String,
+    /// As the caller sent them, the tool's own name already in place.
+    pub params: Option<Value>,
+    /// The caller's headers the server's `extra_headers` names, name and value.
+    pub forwarded: Vec<(String, String)>,
+}
+
+/// How one server is doing, for `/metrics` and `/health`.
+#[derive(Clone, Debug)]
+pub struct ServerStatus {
+    pub name: String,
+    /// `http`, `sse` or `stdio`.
+    pub transport: &'static str,
+    /// A session is open (a stdio child runs and answered `initialize`).
+    pub up: bool,
+    /// Times a stdio child was started again after it died.
+    pub restarts: u64,
+    /// Why it is down, when it is.
+    pub last_error: Option<String>,
+}
+
+/// Every MCP server's session, behind the `mcp` thread.
+pub struct Upstreams {
+    // The way to the `mcp` thread and what it shares.
+}
+
+impl Upstreams {
+    /// Starts the `mcp` thread with these servers: stdio children at once, HTTP and SSE
+    /// sessions on first use.
+    pub fn start(_settings: &McpSettings) -> Result<Arc<Upstreams>, String> {
+        todo!()
+    }
+
+    /// A reload: new and changed servers start, gone ones stop once their open calls finish.
+    pub fn reconfigure(&self, _settings: &McpSettings) {
+        todo!()
+    }
+
+    /// Sends one request; its answers come on the channel. Dropping the receiver before the
+    /// last answer cancels the call upstream (`notifications/cancelled`).
+    pub fn request(&self, _call: Call) -> UnboundedReceiver<Answer> {
+        todo!()
+    }
+
+    /// Sends a notification to a server, without an answer.
+    pub fn notify(&self, _server: &str, _method: &str, _params: Option<Value>) {
+        todo!()
+    }
+
+    pub fn status(&self) -> Vec<ServerStatus> {
+        todo!()
+    }
+
+    /// Stops every child process (stdin closed, then SIGTERM, then SIGKILL, each reaped) and
+    /// ends the sessions (`DELETE` for Streamable HTTP); returns when done or after `within`.
+    pub fn stop(&self, _within: Duration) {
+        todo!()
+    }
+}
