@@ -83,6 +83,24 @@ pub struct Entry<'a> {
     pub trace_id: Option<&'a str>,
 }
 
+/// One request sent on to an MCP server (`/mcp`, `/mcp-rest`): its own line.
+pub struct McpEntry<'a> {
+    pub time: SystemTime,
+    pub shard: usize,
+    pub path: &'a str,
+    /// The server's name (`mcp_servers.NAME`).
+    pub server: &'a str,
+    /// `tools/call`, `prompts/get`, `resources/read`, ….
+    pub method: &'a str,
+    /// The tool, prompt or resource as the server knows it.
+    pub target: &'a str,
+    /// The caller's key by name.
+    pub key: Option<&'a str>,
+    /// `ok`, `tool_error`, `error`, `failed`, `cancelled`.
+    pub outcome: &'a str,
+    pub total: Duration,
+}
+
 impl AccessLog {
     pub fn new(sink: Option<Arc<Sink>>) -> AccessLog {
         AccessLog { sink, buf: Vec::new() }
@@ -145,6 +163,30 @@ impl AccessLog {
             b.extend_from_slice(b",\"routing_decision\":");
             b.extend_from_slice(record.as_bytes());
         }
+        b.extend_from_slice(b"}\n");
+        if self.buf.len() >= FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    pub fn write_mcp(&mut self, e: &McpEntry<'_>) {
+        if self.sink.is_none() {
+            return;
+        }
+        let b = &mut self.buf;
+        b.extend_from_slice(b"{\"time\":\"");
+        rfc3339_millis(b, e.time);
+        b.extend_from_slice(b"\",\"shard\":");
+        number(b, e.shard as u64);
+        field_str(b, "path", e.path);
+        field_str(b, "mcp_server", e.server);
+        field_str(b, "mcp_method", e.method);
+        let target = if e.method == "tools/call" { "tool" } else { "target" };
+        field_str(b, target, e.target);
+        field_opt_str(b, "key", e.key);
+        field_str(b, "outcome", e.outcome);
+        b.extend_from_slice(b",\"total_ms\":");
+        millis(b, e.total);
         b.extend_from_slice(b"}\n");
         if self.buf.len() >= FLUSH_AT {
             self.flush();

@@ -63,6 +63,10 @@ pub struct Hub {
     pub database: OnceLock<pointwork_db::Database>,
     /// The exporters (OTLP, Langfuse), when the config names any; set before the shards start.
     pub export: OnceLock<Arc<crate::export::Exporters>>,
+    /// The MCP servers' sessions (the `mcp` thread), when the config names any.
+    pub mcp: OnceLock<Arc<crate::mcp::upstream::Upstreams>>,
+    /// The gateway's MCP clients: their sessions, calls under way and counts.
+    pub mcp_clients: crate::mcp::McpClients,
 }
 
 impl Hub {
@@ -80,6 +84,8 @@ impl Hub {
             responses: Arc::default(),
             database: OnceLock::new(),
             export: OnceLock::new(),
+            mcp: OnceLock::new(),
+            mcp_clients: Default::default(),
         })
     }
 

@@ -64,6 +64,8 @@ pub struct Request<'a> {
     pub anthropic: Anthropic<'a>,
     /// `traceparent`, `tracestate`.
     pub trace: TraceContext<'a>,
+    /// The whole head as received (the MCP endpoint reads its own headers from it).
+    pub raw_head: &'a [u8],
     pub body: &'a [u8],
 }
 

@@ -100,6 +100,8 @@ pub struct Routes {
     /// `/metrics` also carries LiteLLM's metric names (`callbacks: ["prometheus"]`), counted
     /// by `crate::metrics::litellm`.
     pub litellm_metrics: bool,
+    /// The MCP servers behind `/mcp` (`mcp_servers`).
+    pub mcp: std::sync::Arc<pointwork_config::McpSettings>,
 }
 
 /// Whether building routes obtains the deployments' tokens from their token endpoints.
@@ -135,6 +137,7 @@ impl Routes {
         routes.complexity = complexity::ComplexityRoutes::new(config, &routes.snapshot)?;
         routes.model_info = crate::model_info::model_info_entries(config);
         routes.litellm_metrics = config.export.litellm_metrics;
+        routes.mcp = std::sync::Arc::new(config.mcp.clone());
         if routes.policy.is_some() {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
@@ -241,6 +244,7 @@ impl Routes {
             model_info: Vec::new(),
             spend_places,
             litellm_metrics: false,
+            mcp: Default::default(),
         })
     }
 }

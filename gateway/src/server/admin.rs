@@ -27,7 +27,17 @@ pub fn authorize(shard: &Shard, authorization: Option<&[u8]>) -> Result<Caller, 
 /// know is looked for among the database's keys: this shard's, else (boxed: the one wait)
 /// the database thread's.
 pub async fn authorize_api(shard: &Shard, req: &Request<'_>) -> Result<Caller, Reply> {
-    let digest = match shard.hub.routes.load().keys.api_caller(req.authorization, req.anthropic.api_key) {
+    authorize_key(shard, req.authorization, req.anthropic.api_key).await
+}
+
+/// The caller presenting `authorization` (`Bearer <key>`) or `api_key` (the key alone), as
+/// [`authorize_api`] finds it.
+pub async fn authorize_key(
+    shard: &Shard,
+    authorization: Option<&[u8]>,
+    api_key: Option<&[u8]>,
+) -> Result<Caller, Reply> {
+    let digest = match shard.hub.routes.load().keys.api_caller(authorization, api_key) {
         Ok(caller) => return Ok(caller),
         Err(Denied::Reply(reply)) => return Err(reply),
         Err(Denied::Unknown(digest)) => digest,
@@ -80,6 +90,9 @@ pub fn metrics(shard: &Shard) -> Reply {
     shard.hub.routes.load().keys.render_metrics(&mut text, unix_now());
     if let Some(cluster) = shard.hub.cluster.get() {
         cluster.render(&mut text);
+    }
+    if shard.hub.mcp.get().is_some() {
+        shard.hub.mcp_clients.render(shard.hub.mcp.get().map(|u| &**u), &mut text);
     }
     if let Some(tls) = shard.hub.tls.get() {
         tls.render(&mut text);

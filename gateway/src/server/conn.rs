@@ -83,7 +83,9 @@ async fn serve_requests(shard: &Shard, stream: &mut ClientConn, mut head_deadlin
             parent: head.trace.parent.clone().map(|r| &buf[r]),
             state: head.trace.state.clone().map(|r| &buf[r]),
         };
-        let request = Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, trace, body: body_bytes };
+        let raw_head = &buf[..head.head_len.min(buf.len())];
+        let request =
+            Request { head: &head, authorization, tags, llmeu: &llmeu, anthropic, trace, raw_head, body: body_bytes };
         let keep = endpoints::dispatch(shard, request, stream).await;
         drop(active);
         if !keep {

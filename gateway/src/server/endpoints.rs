@@ -34,6 +34,10 @@ enum Endpoint<'a> {
     ModelInfo,
     /// LiteLLM's management API: `/key/*`, `/team/*`, `/user/*`, `/spend/logs`.
     Management,
+    /// The MCP gateway: `/mcp`, `/mcp/{servers}`, `/{server}/mcp`.
+    Mcp(crate::mcp::endpoint::Place<'a>),
+    /// `/mcp-rest/tools/list` and `/mcp-rest/tools/call`.
+    McpRest(crate::mcp::rest::RestOp),
 }
 
 fn endpoint(path: &str) -> Option<Endpoint<'_>> {
@@ -55,6 +59,9 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/model/info" | "/v2/model/info" => Some(Endpoint::ModelInfo),
         _ if path.starts_with("/responses/") => Some(Endpoint::StoredResponse(&path["/responses/".len()..])),
         _ if crate::database::manage::is_management(path) => Some(Endpoint::Management),
+        _ if path.ends_with("mcp") || path.contains("/mcp") => crate::mcp::endpoint::place(path)
+            .map(Endpoint::Mcp)
+            .or_else(|| crate::mcp::rest::rest_op(path).map(Endpoint::McpRest)),
         _ => path
             .strip_prefix("/admin/endpoints/")
             .and_then(|p| p.strip_suffix("/status"))
@@ -103,6 +110,13 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             // Boxed: it may wait for probes, and most requests are not it.
             Box::pin(health_report::serve(shard, &req, query)).await
         }
+        (Some(Endpoint::Mcp(place)), _) => {
+            // Boxed: it waits for MCP servers, and most requests are not for it.
+            return Box::pin(crate::mcp::endpoint::serve(shard, &req, place, method, client, keep_alive)).await;
+        }
+        (Some(Endpoint::McpRest(op)), m) if m == crate::mcp::rest::allowed(op) => {
+            Box::pin(crate::mcp::rest::serve(shard, &req, op)).await
+        }
         (Some(Endpoint::Liveliness), Method::Get) => Reply::json(200, br#""I'm alive!""#.to_vec()),
         (Some(Endpoint::Readiness), Method::Get) if shard.hub.is_draining() => {
             Reply::json(503, br#"{"status":"draining"}"#.to_vec())
@@ -136,6 +150,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
                     | Endpoint::AdminEndpointStatus(_)
                     | Endpoint::DryRun
                     | Endpoint::CountTokens
+                    | Endpoint::McpRest(crate::mcp::rest::RestOp::CallTool)
             ) {
                 b"POST"
             } else {
@@ -210,5 +225,11 @@ mod tests {
         assert_eq!(endpoint("/admin/endpoints/status"), None);
         assert_eq!(endpoint("/v1x/models"), None);
         assert_eq!(endpoint("/v1"), None);
+        assert_eq!(endpoint("/mcp"), Some(Endpoint::Mcp(crate::mcp::endpoint::Place::All)));
+        assert_eq!(endpoint("/github/mcp"), Some(Endpoint::Mcp(crate::mcp::endpoint::Place::Servers("github"))));
+        assert_eq!(
+            endpoint("/mcp-rest/tools/list?server_id=a"),
+            Some(Endpoint::McpRest(crate::mcp::rest::RestOp::ListTools))
+        );
     }
 }

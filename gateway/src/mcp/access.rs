@@ -1,0 +1,40 @@
+//! Which MCP servers a request reaches: those its key may use (a virtual key's `mcp_servers`
+//! names servers, their prefixes or access groups; a server with `allow_all_keys` is open to
+//! every key), narrowed to the servers its path (`/mcp/a,b`, `/a/mcp`) or `x-mcp-servers`
+//! header names.
+
+use pointwork_config::{McpServer, McpSettings};
+
+use crate::keys::Caller;
+
+/// Whether `caller` may use `server`.
+pub fn may_use(caller: &Caller, server: &McpServer) -> bool {
+    let Some(granted) = caller.virtual_key().and_then(|k| k.mcp_servers.as_ref()) else {
+        return true;
+    };
+    server.allow_all_keys
+        || granted.iter().any(|g| *g == server.name || *g == server.prefix || server.access_groups.contains(g))
+}
+
+/// The servers a comma-separated scope names (by name or prefix), or the name that is none.
+pub fn scoped<'s>(settings: &'s McpSettings, scope: &str) -> Result<Vec<&'s McpServer>, String> {
+    let mut out: Vec<&McpServer> = Vec::new();
+    for wanted in scope.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match settings.servers.iter().find(|s| s.name == wanted || s.prefix == wanted) {
+            Some(s) if !out.iter().any(|o| o.name == s.name) => out.push(s),
+            Some(_) => {}
+            None => return Err(wanted.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+/// The servers a request reaches: its scope's (every server without one) that its key may use.
+pub fn reachable<'s>(settings: &'s McpSettings, caller: &Caller, scope: Option<&[String]>) -> Vec<&'s McpServer> {
+    settings
+        .servers
+        .iter()
+        .filter(|s| scope.is_none_or(|names| names.iter().any(|n| *n == s.name)))
+        .filter(|s| may_use(caller, s))
+        .collect()
+}

@@ -1,0 +1,186 @@
+//! A request sent on to one server, answered to the client: as a server-sent event stream
+//! (its notifications — progress — as they come, then the response) when the client accepts
+//! one, else as one JSON response. A client's `notifications/cancelled`, or its going away,
+//! cancels the call upstream. Every such request is recorded (access log, `/metrics`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Instant;
+
+use futures_channel::oneshot;
+use futures_core::Stream;
+use serde_json::Value;
+
+use crate::http::write;
+use crate::mcp::methods::{self, Forwarded, Reach};
+use crate::mcp::rpc::{self, RpcError};
+use crate::mcp::upstream::Answer;
+use crate::shard::Shard;
+use crate::tcp_or_tls::ClientConn;
+
+/// Where a forwarded request comes from, for its record.
+pub struct CallPlace<'a> {
+    pub shard: &'a Shard,
+    pub path: &'a str,
+    pub session: &'a str,
+    /// The caller's key by name.
+    pub caller: Option<&'a str>,
+    pub started: Instant,
+}
+
+/// How a forwarded request ended, as the log and the metrics name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    Ok,
+    /// The tool ran and reported an error (`isError`).
+    ToolError,
+    /// The server answered with a JSON-RPC error.
+    Error,
+    /// No answer: unreachable, dead, or too slow.
+    Failed,
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool_error",
+            Outcome::Error => "error",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+
+    fn of(answer: &Answer) -> Outcome {
+        match answer {
+            Answer::Result(r) if r["isError"] == true => Outcome::ToolError,
+            Answer::Result(_) => Outcome::Ok,
+            Answer::Error(_) => Outcome::Error,
+            Answer::Failed(_) | Answer::Notification(_) => Outcome::Failed,
+        }
+    }
+}
+
+enum Step {
+    Answer(Answer),
+    Cancelled,
+}
+
+/// The next thing that happens to a call: an answer, or the client cancelling it.
+async fn step(cancel: &mut oneshot::Receiver<()>, forwarded: &mut Forwarded<'_>) -> Step {
+    std::future::poll_fn(|cx| {
+        if Pin::new(&mut *cancel).poll(cx).is_ready() {
+            return Poll::Ready(Step::Cancelled);
+        }
+        Pin::new(&mut forwarded.answers).poll_next(cx).map(|a| {
+            Step::Answer(a.unwrap_or_else(|| Answer::Failed("the MCP server's session ended without an answer".into())))
+        })
+    })
+    .await
+}
+
+/// The request's response, `None` when the client cancelled it.
+pub async fn whole(
+    call: &CallPlace<'_>,
+    reach: &Reach<'_>,
+    method: &str,
+    id: &Value,
+    mut forwarded: Forwarded<'_>,
+) -> Option<Result<Value, RpcError>> {
+    let clients = &call.shard.hub.mcp_clients;
+    let mut cancel = clients.register(call.session, id);
+    let answer = loop {
+        match step(&mut cancel, &mut forwarded).await {
+            Step::Answer(Answer::Notification(_)) => continue,
+            Step::Answer(answer) => break Some(answer),
+            Step::Cancelled => break None,
+        }
+    };
+    clients.unregister(call.session, id);
+    record(call, &forwarded, method, answer.as_ref().map_or(Outcome::Cancelled, Outcome::of));
+    answer.map(|a| methods::finish(reach.settings, &forwarded, a))
+}
+
+/// Streams the request's notifications and response as server-sent events; returns whether
+/// the connection stays open.
+pub async fn stream(
+    call: &CallPlace<'_>,
+    reach: &Reach<'_>,
+    method: &str,
+    id: Value,
+    mut forwarded: Forwarded<'_>,
+    client: &mut ClientConn,
+    keep_alive: bool,
+) -> bool {
+    let clients = &call.shard.hub.mcp_clients;
+    let mut cancel = clients.register(call.session, &id);
+    let mut out = Vec::with_capacity(512);
+    write::status_line(&mut out, 200);
+    write::header(&mut out, "content-type", b"text/event-stream");
+    write::header(&mut out, "cache-control", b"no-cache");
+    write::header(&mut out, "transfer-encoding", b"chunked");
+    if !keep_alive {
+        write::header(&mut out, "connection", b"close");
+    }
+    write::end_head(&mut out);
+    let mut open = true;
+    let outcome = loop {
+        let event = match step(&mut cancel, &mut forwarded).await {
+            Step::Answer(Answer::Notification(n)) => n,
+            Step::Answer(answer) => {
+                let outcome = Outcome::of(&answer);
+                let response = rpc::response(&id, methods::finish(reach.settings, &forwarded, answer));
+                event_chunk(&mut out, &response);
+                break outcome;
+            }
+            Step::Cancelled => break Outcome::Cancelled,
+        };
+        event_chunk(&mut out, &event);
+        let (res, buf) = client.write_all(std::mem::take(&mut out)).await;
+        out = buf;
+        out.clear();
+        if res.is_err() {
+            // The client is gone: dropping the answers cancels the call upstream.
+            open = false;
+            break Outcome::Cancelled;
+        }
+    };
+    clients.unregister(call.session, &id);
+    record(call, &forwarded, method, outcome);
+    if !open {
+        return false;
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    let (res, _) = client.write_all(out).await;
+    res.is_ok() && keep_alive
+}
+
+/// One `message` event as one chunk.
+fn event_chunk(out: &mut Vec<u8>, message: &Value) {
+    let data = message.to_string();
+    let event_len = "event: message\ndata: ".len() + data.len() + 2;
+    out.extend_from_slice(format!("{event_len:x}\r\n").as_bytes());
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(data.as_bytes());
+    out.extend_from_slice(b"\n\n\r\n");
+}
+
+fn record(call: &CallPlace<'_>, forwarded: &Forwarded<'_>, method: &str, outcome: Outcome) {
+    let took = call.started.elapsed();
+    let server = forwarded.server.name.as_str();
+    call.shard.hub.mcp_clients.count(server, method, &forwarded.target, outcome, took);
+    call.shard.access_log.borrow_mut().write_mcp(&crate::access_log::McpEntry {
+        time: std::time::SystemTime::now(),
+        shard: call.shard.id,
+        path: call.path,
+        server,
+        method,
+        target: &forwarded.target,
+        key: call.caller,
+        outcome: outcome.name(),
+        total: took,
+    });
+}
