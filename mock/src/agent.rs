@@ -70,6 +70,11 @@ pub(crate) struct ShellTool {
 }
 
 impl ShellTool {
+    /// `name`, called without arguments (`--agent-tool`).
+    pub(crate) fn without_arguments(name: &str) -> ShellTool {
+        ShellTool { name: name.to_owned(), argument: "", argv: false }
+    }
+
     /// The first shell tool among `(name, parameters schema)` pairs: a known name whose schema
     /// (when it has one) takes a command.
     pub(crate) fn find<'a>(tools: impl IntoIterator<Item = (&'a str, Option<&'a Value>)>) -> Option<ShellTool> {
@@ -89,6 +94,9 @@ impl ShellTool {
 
     /// The call's arguments, a JSON object text.
     pub(crate) fn arguments(&self, surface: Surface) -> String {
+        if self.argument.is_empty() {
+            return "{}".to_owned();
+        }
         let command = shell_command(surface);
         let value = if self.argv { serde_json::json!(["bash", "-lc", command]) } else { Value::from(command) };
         let mut object = serde_json::Map::new();

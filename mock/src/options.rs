@@ -82,6 +82,9 @@ pub struct MockOptions {
     /// `exec_command`) is answered with one call of it printing a marker, a conversation ending
     /// with a tool's result with that output; on chat completions, Messages and Responses.
     pub agent: bool,
+    /// Agent mode: the tool called (without arguments) when a request offers it, before any
+    /// shell: an MCP tool, for instance (`mcp__pointwork__web-marker`).
+    pub agent_tool: Option<String>,
     /// Serve OpenAI's Responses API (`/v1/responses`); `false`: those paths answer 404
     /// `{"detail":"Not Found"}`, as a self-hosted server without it does.
     pub serve_responses: bool,
@@ -122,6 +125,7 @@ impl Default for MockOptions {
             aws_region: None,
             bedrock_models: None,
             agent: false,
+            agent_tool: None,
             serve_responses: true,
             responses_limit: 1000,
         }

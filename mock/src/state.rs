@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub google: GoogleAuth,
     /// `--agent`: answer coding agents' tool loops (see [`agent`](crate::agent)).
     pub agent: bool,
+    /// `--agent-tool`: the tool agent mode calls first when offered.
+    pub agent_tool: Option<String>,
     /// `--no-responses` turns it off: `/v1/responses` answers 404.
     pub serve_responses: bool,
     /// The answers of `/v1/responses` kept for `previous_response_id` and `GET`.
@@ -82,6 +84,7 @@ impl Shared {
             vertex_project: options.vertex_project.clone(),
             google: GoogleAuth::new(options.vertex_token_ttl_secs),
             agent: options.agent,
+            agent_tool: options.agent_tool.clone(),
             serve_responses: options.serve_responses,
             responses: ResponseStore::new(options.responses_limit),
         }

@@ -42,13 +42,17 @@ struct ToolChoiceView {
 
 /// Agent mode's turn for a Messages body, and whether `tool_choice` forces a tool (`any`,
 /// `tool`): a forced call the agent mode does not make is left to the usual choice.
-pub(crate) fn agent_turn(body: &[u8]) -> (AgentTurn, bool) {
+pub(crate) fn agent_turn(body: &[u8], first_tool: Option<&str>) -> (AgentTurn, bool) {
     let Ok(view) = serde_json::from_slice::<AgentView>(body) else {
         return (AgentTurn::Plain, false);
     };
     let forced = view.tool_choice.as_ref().is_some_and(|choice| matches!(choice.kind.as_str(), "any" | "tool"));
     let named = view.tools.iter().filter_map(|tool| Some((tool.name.as_deref()?, tool.input_schema.as_ref())));
-    let shell = ShellTool::find(named.filter(|(_, schema)| schema.is_some()));
+    let first = first_tool.filter(|wanted| view.tools.iter().any(|t| t.name.as_deref() == Some(*wanted)));
+    let shell = match first {
+        Some(name) => Some(ShellTool::without_arguments(name)),
+        None => ShellTool::find(named.filter(|(_, schema)| schema.is_some())),
+    };
     (AgentTurn::decide(shell, last_tool_results(&view.messages)), forced)
 }
 
@@ -72,7 +76,7 @@ mod tests {
     use serde_json::json;
 
     fn turn(body: Value) -> (AgentTurn, bool) {
-        agent_turn(body.to_string().as_bytes())
+        agent_turn(body.to_string().as_bytes(), None)
     }
 
     #[test]
@@ -94,11 +98,24 @@ mod tests {
     }
 
     #[test]
+    fn the_named_tool_is_called_before_the_shell_when_offered() {
+        let bash = json!({"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}});
+        let mcp = json!({"name": "mcp__pointwork__web-marker", "input_schema": {"type": "object"}});
+        let ask = json!({"role": "user", "content": "go"});
+        let body = json!({"tools": [bash, mcp], "messages": [ask]}).to_string();
+        let (call, _) = agent_turn(body.as_bytes(), Some("mcp__pointwork__web-marker"));
+        let AgentTurn::CallShell(tool) = call else { panic!("{call:?}") };
+        assert_eq!((tool.name.as_str(), tool.arguments(crate::agent::Surface::Messages).as_str()), ("mcp__pointwork__web-marker", "{}"));
+        let (call, _) = agent_turn(body.as_bytes(), Some("mcp__other__x"));
+        assert!(matches!(call, AgentTurn::CallShell(ref t) if t.name == "Bash"), "not offered: the shell as before");
+    }
+
+    #[test]
     fn side_requests_get_the_plain_answer() {
         let ask = json!({"role": "user", "content": "write a title"});
         assert_eq!(turn(json!({"messages": [ask]})), (AgentTurn::Plain, false));
         let forced = json!({"messages": [ask], "tools": [{"name": "t", "input_schema": {}}], "tool_choice": {"type": "tool", "name": "t"}});
         assert_eq!(turn(forced), (AgentTurn::Plain, true));
-        assert_eq!(agent_turn(b"not json"), (AgentTurn::Plain, false));
+        assert_eq!(agent_turn(b"not json", None), (AgentTurn::Plain, false));
     }
 }

@@ -97,7 +97,7 @@ impl Exchange<'_> {
     /// Agent mode's answer: `Bash` called with the marker command, a tool's result reported, or
     /// the plain text without a tool call (unless `tool_choice` forces one).
     fn agent_answer(&self, mut call: MessagesCall, reply: Option<&str>) -> (MessagesCall, String) {
-        let (turn, forced) = agent_turn(self.body);
+        let (turn, forced) = agent_turn(self.body, self.shared.agent_tool.as_deref());
         let text = match turn {
             AgentTurn::CallShell(tool) => {
                 call.tool = Some(ToolCall { input: tool.arguments(Surface::Messages), name: tool.name });

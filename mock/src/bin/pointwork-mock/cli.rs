@@ -139,6 +139,10 @@ pub struct Cli {
     /// printing POINTWORK-AGENT-42-SURFACE; one ending with a tool's result, that output
     #[arg(long)]
     pub agent: bool,
+    /// agent mode: call the tool NAME (without arguments) when a request offers it, before any
+    /// shell (e.g. an MCP tool, mcp__SERVER__TOOL)
+    #[arg(long, value_name = "NAME")]
+    pub agent_tool: Option<String>,
     /// answer /v1/responses with 404 {"detail":"Not Found"}, as a server without it does
     #[arg(long)]
     pub no_responses: bool,
@@ -218,7 +222,8 @@ impl Cli {
             aws_session_token: self.aws_session_token.or(defaults.aws_session_token),
             aws_region: self.aws_region.or(defaults.aws_region),
             bedrock_models: self.bedrock_models.map(|names| names.0).or(defaults.bedrock_models),
-            agent: self.agent || defaults.agent,
+            agent: self.agent || self.agent_tool.is_some() || defaults.agent,
+            agent_tool: self.agent_tool.or(defaults.agent_tool),
             serve_responses: !self.no_responses && defaults.serve_responses,
             ..defaults
         })
