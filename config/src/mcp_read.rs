@@ -222,6 +222,10 @@ fn read_server(c: &mut Checker, mut f: Fields, name: &str, default_timeout: Dura
     let pinned = c.optional(&mut f, "server_id", &kinds::NON_EMPTY_STRING).map(|id| id.trim().to_string());
     protocol_version(c, &mut f);
     f.take("available_on_public_internet");
+    // Set to null or false: nothing to serve.
+    for (key, _) in NOT_SERVED {
+        f.take(key);
+    }
     if f.take("instructions").is_some() {
         c.warn(path.key("instructions"), crate::check::IGNORED);
     }
@@ -308,7 +312,14 @@ fn transport(c: &mut Checker, f: &mut Fields) -> Option<McpTransport> {
             c.warn(f.path.key(key), format!("ignored: a {kind} server has no {key}"));
         }
     };
-    match kind? {
+    let Some(kind) = kind else {
+        // Its keys are not checked against a transport that is not known.
+        for key in ["url", "command", "args", "env"] {
+            f.take(key);
+        }
+        return None;
+    };
+    match kind {
         "stdio" => {
             unused(c, f, &["url"], "stdio");
             let command = c.required(f, "command", &kinds::NON_EMPTY_STRING);
