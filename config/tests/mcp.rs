@@ -309,3 +309,12 @@ fn a_key_naming_no_server_is_refused_and_one_naming_a_left_out_server_warned() {
         ]
     );
 }
+
+#[test]
+fn the_summary_names_the_servers() {
+    let loaded = loads(&with_key(FULL, "[dev-tools]"));
+    let summary = loaded.config.summary();
+    assert!(summary.contains("mcp servers: 3 (github http, deepwiki sse, local files stdio as local_files)\n"), "{summary}");
+    assert!(summary.contains("  key k, every model, mcp servers [dev-tools]\n"), "{summary}");
+    assert!(summary.ends_with("warnings: 0\n"), "{summary}");
+}
