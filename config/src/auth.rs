@@ -139,13 +139,21 @@ pub(crate) fn check_mcp_permissions(c: &mut Checker, auth: &Auth, mcp: &McpRead,
                 continue;
             }
             if let Some(left_out) = mcp.left_out.iter().find(|l| l.name == *entry || l.access_groups.contains(entry)) {
-                let why = format!("{entry:?} names only mcp_servers.{}, which is left out (see its warning)", left_out.name);
+                let why =
+                    format!("{entry:?} names only mcp_servers.{}, which is left out (see its warning)", left_out.name);
                 c.warn(path.index(j), why);
                 continue;
             }
             let names: Vec<&str> = mcp.settings.servers.iter().map(|s| s.name.as_str()).collect();
-            let known = if names.is_empty() { "mcp_servers names none".to_string() } else { format!("servers: {}", names.join(", ")) };
-            c.error(path.index(j), format!("{entry:?} names no MCP server (name, prefix or server_id) and no access group ({known})"));
+            let known = if names.is_empty() {
+                "mcp_servers names none".to_string()
+            } else {
+                format!("servers: {}", names.join(", "))
+            };
+            c.error(
+                path.index(j),
+                format!("{entry:?} names no MCP server (name, prefix or server_id) and no access group ({known})"),
+            );
         }
     }
 }

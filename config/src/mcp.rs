@@ -110,7 +110,10 @@ impl McpServer {
     /// Whether a permission entry (a key's `mcp_servers` item) names this server: its name, its
     /// prefix, its server id, or one of its access groups.
     pub fn answers_to(&self, entry: &str) -> bool {
-        entry == self.name || entry == self.prefix || entry == self.server_id || self.access_groups.iter().any(|g| g == entry)
+        entry == self.name
+            || entry == self.prefix
+            || entry == self.server_id
+            || self.access_groups.iter().any(|g| g == entry)
     }
 
     /// Whether a key with these MCP permissions (`VirtualKey.mcp_servers`; `None` = every

@@ -275,12 +275,16 @@ fn left_out_because(f: &Fields) -> Option<(&'static str, String)> {
             return Some(("auth_type", (*kind).to_string()));
         }
     }
-    let set = |key: &str| f.peek(key).is_some_and(|n| !matches!(n, Node::Null) && (kinds::BOOL.parse)(n) != Some(false));
+    let set =
+        |key: &str| f.peek(key).is_some_and(|n| !matches!(n, Node::Null) && (kinds::BOOL.parse)(n) != Some(false));
     if let Some((key, why)) = NOT_SERVED.iter().find(|(key, _)| set(key)) {
         return Some((key, (*why).to_string()));
     }
     if f.peek("available_on_public_internet").is_some_and(|n| (kinds::BOOL.parse)(n) == Some(false)) {
-        return Some(("available_on_public_internet", "hiding a server from callers outside the internal network".into()));
+        return Some((
+            "available_on_public_internet",
+            "hiding a server from callers outside the internal network".into(),
+        ));
     }
     None
 }
@@ -353,7 +357,10 @@ fn protocol_version(c: &mut Checker, f: &mut Fields) {
 fn separator(c: &mut Checker) -> String {
     match c.env.lookup(SEPARATOR_ENV) {
         Some(s) if s.is_empty() => {
-            c.error(format!("{SEPARATOR_ENV} (environment)"), "must not be empty: it separates a server's prefix from a tool's name");
+            c.error(
+                format!("{SEPARATOR_ENV} (environment)"),
+                "must not be empty: it separates a server's prefix from a tool's name",
+            );
             DEFAULT_SEPARATOR.into()
         }
         Some(s) => s,
@@ -369,7 +376,10 @@ fn default_timeout(c: &mut Checker) -> Duration {
         Some(d) => d,
         None => {
             let path = format!("{TIMEOUT_ENV} (environment)");
-            c.warn(path, format!("expected a number of seconds greater than 0, got {text:?}: calls time out after 60s"));
+            c.warn(
+                path,
+                format!("expected a number of seconds greater than 0, got {text:?}: calls time out after 60s"),
+            );
             DEFAULT_TIMEOUT
         }
     }
@@ -427,7 +437,10 @@ fn name_server(c: &mut Checker, pending: Pending, aliases: &mut [Alias], setting
     }
     if let Some(other) = settings.servers.iter().find(|s| s.prefix == server.prefix) {
         let path = alias_path.unwrap_or(path.clone());
-        c.error(path, format!("the prefix {:?} is already {}'s: their tools' names would clash", server.prefix, other.path));
+        c.error(
+            path,
+            format!("the prefix {:?} is already {}'s: their tools' names would clash", server.prefix, other.path),
+        );
     }
     if let Some(other) = settings.servers.iter().find(|s| s.server_id == server.server_id) {
         c.error(path.key("server_id"), format!("{:?} is already {}'s id", server.server_id, other.path));

@@ -128,9 +128,9 @@ pub(crate) fn url(c: &mut Checker, f: &mut Fields, transport: &str) -> Option<St
         return None;
     };
     let url = url.trim();
-    let rest = ["http://", "https://"]
-        .iter()
-        .find_map(|scheme| url.get(..scheme.len()).filter(|s| s.eq_ignore_ascii_case(scheme)).map(|_| &url[scheme.len()..]));
+    let rest = ["http://", "https://"].iter().find_map(|scheme| {
+        url.get(..scheme.len()).filter(|s| s.eq_ignore_ascii_case(scheme)).map(|_| &url[scheme.len()..])
+    });
     match rest {
         Some(rest) if !rest.is_empty() && !rest.starts_with(['/', '?', '#']) && !rest.contains(char::is_whitespace) => {
             Some(url.to_string())

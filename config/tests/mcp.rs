@@ -108,7 +108,9 @@ fn each_auth_type_sends_its_header() {
         ("authorization", "Custom xyz", ("authorization", "Custom xyz")),
     ];
     for (kind, value, (name, header)) in cases {
-        let loaded = loads(&format!("mcp_servers:\n  s:\n    url: http://127.0.0.1:9/mcp\n    auth_type: {kind}\n    auth_value: '{value}'\n"));
+        let loaded = loads(&format!(
+            "mcp_servers:\n  s:\n    url: http://127.0.0.1:9/mcp\n    auth_type: {kind}\n    auth_value: '{value}'\n"
+        ));
         let auth = &loaded.config.mcp.servers[0].auth;
         assert_eq!(auth.header(), Some((name, header.to_string())), "{kind} {value}");
     }
@@ -121,7 +123,9 @@ fn each_auth_type_sends_its_header() {
 
 #[test]
 fn a_credential_half_given_sends_nothing_and_says_so() {
-    let loaded = loads("mcp_servers:\n  s: {url: http://h/mcp, auth_type: bearer_token}\n  t: {url: http://h/mcp, auth_value: abc}\n");
+    let loaded = loads(
+        "mcp_servers:\n  s: {url: http://h/mcp, auth_type: bearer_token}\n  t: {url: http://h/mcp, auth_value: abc}\n",
+    );
     assert_eq!(loaded.config.mcp.servers[0].auth, McpAuth::None);
     assert_eq!(loaded.config.mcp.servers[1].auth, McpAuth::None);
     assert_eq!(
@@ -166,7 +170,11 @@ fn the_separator_and_the_default_timeout_come_from_the_environment() {
 
     let yaml = with_models("mcp_servers:\n  a__b: {url: http://h/mcp}\n");
     let e = load_str(&yaml, Path::new("."), &env).unwrap_err();
-    assert!(e.to_string().contains(r#"mcp_servers.a__b: the name contains the tool separator "__" (MCP_TOOL_PREFIX_SEPARATOR)"#), "{e}");
+    assert!(
+        e.to_string()
+            .contains(r#"mcp_servers.a__b: the name contains the tool separator "__" (MCP_TOOL_PREFIX_SEPARATOR)"#),
+        "{e}"
+    );
 
     let empty = |name: &str| (name == "MCP_TOOL_PREFIX_SEPARATOR").then(String::new);
     let yaml = with_models("mcp_servers:\n  a: {url: http://h/mcp}\n");
@@ -249,7 +257,9 @@ fn two_servers_with_one_prefix_are_refused() {
     let e = errors_of("mcp_servers:\n  github: {url: 'https://h/a'}\n  other: {url: 'https://h/b'}\nlitellm_settings:\n  mcp_aliases: {github: other}\n");
     assert_eq!(
         e,
-        [r#"litellm_settings.mcp_aliases.github: the prefix "github" is already mcp_servers.github's: their tools' names would clash"#]
+        [
+            r#"litellm_settings.mcp_aliases.github: the prefix "github" is already mcp_servers.github's: their tools' names would clash"#
+        ]
     );
 }
 
@@ -288,8 +298,14 @@ fn a_key_names_servers_by_name_prefix_id_or_access_group() {
         assert_eq!(allowed, [named, "open"], "{permission}");
     }
     // No `mcp_servers`: every server.
-    let loaded = loads(&format!("{servers}pointwork:\n  auth:\n    virtual_keys:\n      - {{name: k, sha256: {KEY}}}\n"));
-    assert!(loaded.config.mcp.servers.iter().all(|s| s.allowed_for(loaded.config.auth.virtual_keys[0].mcp_servers.as_deref())));
+    let loaded =
+        loads(&format!("{servers}pointwork:\n  auth:\n    virtual_keys:\n      - {{name: k, sha256: {KEY}}}\n"));
+    assert!(loaded
+        .config
+        .mcp
+        .servers
+        .iter()
+        .all(|s| s.allowed_for(loaded.config.auth.virtual_keys[0].mcp_servers.as_deref())));
 }
 
 #[test]
@@ -298,7 +314,9 @@ fn a_key_naming_no_server_is_refused_and_one_naming_a_left_out_server_warned() {
     let e = errors_of(&with_key(servers, "[github, githib]"));
     assert_eq!(
         e,
-        [r#"pointwork.auth.virtual_keys[0].mcp_servers[1]: "githib" names no MCP server (name, prefix or server_id) and no access group (servers: github)"#]
+        [
+            r#"pointwork.auth.virtual_keys[0].mcp_servers[1]: "githib" names no MCP server (name, prefix or server_id) and no access group (servers: github)"#
+        ]
     );
     let loaded = loads(&with_key(servers, "[gmail, mail]"));
     assert_eq!(
@@ -314,7 +332,10 @@ fn a_key_naming_no_server_is_refused_and_one_naming_a_left_out_server_warned() {
 fn the_summary_names_the_servers() {
     let loaded = loads(&with_key(FULL, "[dev-tools]"));
     let summary = loaded.config.summary();
-    assert!(summary.contains("mcp servers: 3 (github http, deepwiki sse, local files stdio as local_files)\n"), "{summary}");
+    assert!(
+        summary.contains("mcp servers: 3 (github http, deepwiki sse, local files stdio as local_files)\n"),
+        "{summary}"
+    );
     assert!(summary.contains("  key k, every model, mcp servers [dev-tools]\n"), "{summary}");
     assert!(summary.ends_with("warnings: 0\n"), "{summary}");
 }
