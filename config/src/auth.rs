@@ -18,6 +18,7 @@
 //!         budget_duration: 30d  # start over every period; without it, for the process's lifetime
 //!         tags: [team-a]        # added to every request's tags (tag routing)
 //!         policy: eu-strict     # the key's requests run under this policy (`pointwork.policies`)
+//!         mcp_servers: [github, internal-tools]  # MCP servers: names, prefixes, server ids or access groups
 //!     spend_file: key-spend.json   # keys' spend kept across restarts (owner-only, never via a symlink)
 //! ```
 
@@ -28,6 +29,7 @@ use pointwork_core::KeyLimits;
 
 use crate::check::{Checker, Fields, KeyPath};
 use crate::kinds::{self, Kind};
+use crate::mcp_read::McpRead;
 use crate::node::Node;
 use crate::policies::check_policy_ref;
 use crate::router::TIME_PERIOD;
@@ -63,15 +65,16 @@ pub struct VirtualKey {
     /// The policy (`pointwork.policies`) the key's requests run under; `None`:
     /// `pointwork.default_policy`, if any.
     pub policy: Option<String>,
-    /// `mcp_servers`: the MCP servers (names or access groups) the key may use; `None` = every
-    /// server.
+    /// `mcp_servers`: the MCP servers the key may use, each entry a server's name, prefix or
+    /// server id, or an access group (see `McpServer::allowed_for`); `None` = every server,
+    /// `[]` = none (a server with `allow_all_keys` excepted).
     pub mcp_servers: Option<Vec<String>>,
 }
 
 const KEYS: [&str; 4] = ["metrics", "admin_keys", "virtual_keys", "spend_file"];
 const ADMIN_KEY_KEYS: [&str; 2] = ["name", "sha256"];
-const VIRTUAL_KEY_KEYS: [&str; 9] =
-    ["name", "sha256", "models", "rpm", "tpm", "max_budget", "budget_duration", "tags", "policy"];
+const VIRTUAL_KEY_KEYS: [&str; 10] =
+    ["name", "sha256", "models", "rpm", "tpm", "max_budget", "budget_duration", "tags", "policy", "mcp_servers"];
 
 /// `dir`: the folder relative paths are relative to; `policies`: the names a key's `policy` may
 /// use (`None`: not checked).
@@ -110,17 +113,49 @@ pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path, policie
         }
         let tags = c.optional(&mut entry, "tags", &kinds::STRING_LIST).unwrap_or_default();
         let policy = c.optional(&mut entry, "policy", &kinds::NON_EMPTY_STRING);
+        let mcp_servers = c.optional(&mut entry, "mcp_servers", &kinds::STRING_LIST);
         if let Some(policy) = &policy {
             check_policy_ref(c, policies, policy, &path.key("policy"));
         }
         c.refuse_unknown(&entry, &VIRTUAL_KEY_KEYS);
         if let (Some(name), Some(sha256)) = (name, sha256) {
             unique(c, &mut seen, &mut names, &path, sha256, &name);
-            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy, mcp_servers: None });
+            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy, mcp_servers });
         }
     }
     c.refuse_unknown(&fields, &KEYS);
     auth
+}
+
+/// Every entry of a key's `mcp_servers` must name a server (name, prefix, server id) or an
+/// access group of `mcp_servers`: an error otherwise, a warning when it names only servers that
+/// are left out. `section`: the `pointwork` section's path.
+pub(crate) fn check_mcp_permissions(c: &mut Checker, auth: &Auth, mcp: &McpRead, section: &KeyPath) {
+    for (i, key) in auth.virtual_keys.iter().enumerate() {
+        let Some(entries) = &key.mcp_servers else { continue };
+        let path = section.key("auth").key("virtual_keys").index(i).key("mcp_servers");
+        for (j, entry) in entries.iter().enumerate() {
+            if mcp.settings.servers.iter().any(|s| s.answers_to(entry)) {
+                continue;
+            }
+            if let Some(left_out) = mcp.left_out.iter().find(|l| l.name == *entry || l.access_groups.contains(entry)) {
+                let why =
+                    format!("{entry:?} names only mcp_servers.{}, which is left out (see its warning)", left_out.name);
+                c.warn(path.index(j), why);
+                continue;
+            }
+            let names: Vec<&str> = mcp.settings.servers.iter().map(|s| s.name.as_str()).collect();
+            let known = if names.is_empty() {
+                "mcp_servers names none".to_string()
+            } else {
+                format!("servers: {}", names.join(", "))
+            };
+            c.error(
+                path.index(j),
+                format!("{entry:?} names no MCP server (name, prefix or server_id) and no access group ({known})"),
+            );
+        }
+    }
 }
 
 /// The maps of a list under `key`, each with its path; errors for what is not a map.

@@ -34,6 +34,8 @@ mod kinds;
 mod litellm_providers;
 mod load;
 mod mcp;
+mod mcp_read;
+mod mcp_values;
 mod model_list;
 mod model_ref;
 mod node;

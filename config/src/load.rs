@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use pointwork_core::{Deployment, RouterSettings};
 
+use crate::auth::check_mcp_permissions;
 use crate::check::{Checker, KeyPath};
 use crate::cluster_read::resolve_cluster;
 use crate::complexity_router::resolve_complexity_routers;
@@ -15,6 +16,7 @@ use crate::deployment_id::number_pooled_ids;
 use crate::env::Env;
 use crate::export::{read_export, TELEMETRY};
 use crate::include::{assemble, MainFile, MODEL_LIST_KEY};
+use crate::mcp_read::{read_mcp_servers, MCP_SERVERS};
 use crate::model_list::{read_model_lists, CompiledEntry};
 use crate::node::Node;
 use crate::pareto::read_pareto;
@@ -135,7 +137,13 @@ fn compile(
         router.model_providers = std::sync::Arc::new(crate::pass_through::model_providers(cost_map::bundled()));
     }
     grant_access_groups(&mut auth, &deployments, &deployment_info);
+    let mcp = read_mcp_servers(
+        &mut c,
+        doc.section(MCP_SERVERS).map(|s| (&s.node, s.path.clone())),
+        doc.section(LITELLM_SETTINGS).map(|s| (&s.node, s.path.clone())),
+    );
     if let Some(section) = doc.section(POINTWORK) {
+        check_mcp_permissions(&mut c, &auth, &mcp, &section.path);
         warn_unpriced_budgets(&mut c, &auth, &deployments, &section.path);
         warn_uncapped(&mut c, &policies, &deployments, &section.path);
     }
@@ -170,7 +178,7 @@ fn compile(
             policy_routers,
             complexity_routers,
             export,
-            mcp: crate::McpSettings { separator: crate::mcp::DEFAULT_SEPARATOR.into(), ..Default::default() },
+            mcp: mcp.settings,
             pareto,
             placeholders: cluster_off
                 .iter()

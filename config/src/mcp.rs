@@ -30,6 +30,10 @@ pub struct McpServer {
     /// What its tools' names start with: `alias`, else the alias `litellm_settings.mcp_aliases`
     /// gives it, else `name`; spaces become `_` (LiteLLM's `normalize_server_name`).
     pub prefix: String,
+    /// `server_id` when the entry pins one, else the id LiteLLM derives for it (the first 32 hex
+    /// digits of the SHA-256 of `name|url|transport|auth_type|alias`), so a database key's
+    /// object permission written by LiteLLM names the same server.
+    pub server_id: String,
     /// `description` (or `mcp_info.description`).
     pub description: Option<String>,
     pub transport: McpTransport,
@@ -69,14 +73,14 @@ pub enum McpTransport {
 pub enum McpAuth {
     /// `none`, or no `auth_type`.
     None,
-    /// `bearer_token`: `Authorization: Bearer VALUE`.
+    /// `bearer_token`: `Authorization: Bearer VALUE` (a `Bearer ` written in the file is not doubled).
     Bearer(String),
     /// `api_key`: `X-API-Key: VALUE`.
     ApiKey(String),
     /// `basic`: `Authorization: Basic VALUE`; `user:password` in the file is base64-encoded
-    /// by the reader, an encoded value kept.
+    /// by the reader, `Basic <base64>` kept as its base64 (LiteLLM's `to_basic_credentials`).
     Basic(String),
-    /// `token`: `Authorization: token VALUE`.
+    /// `token`: `Authorization: token VALUE` (a `token ` written in the file is not doubled).
     Token(String),
     /// `authorization`: `Authorization: VALUE` as written.
     Authorization(String),
@@ -99,5 +103,22 @@ impl McpAuth {
 impl McpSettings {
     pub fn server(&self, name: &str) -> Option<&McpServer> {
         self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+impl McpServer {
+    /// Whether a permission entry (a key's `mcp_servers` item) names this server: its name, its
+    /// prefix, its server id, or one of its access groups.
+    pub fn answers_to(&self, entry: &str) -> bool {
+        entry == self.name
+            || entry == self.prefix
+            || entry == self.server_id
+            || self.access_groups.iter().any(|g| g == entry)
+    }
+
+    /// Whether a key with these MCP permissions (`VirtualKey.mcp_servers`; `None` = every
+    /// server) may use this server: `allow_all_keys`, or an entry that [answers to](Self::answers_to) it.
+    pub fn allowed_for(&self, permissions: Option<&[String]>) -> bool {
+        self.allow_all_keys || permissions.is_none_or(|entries| entries.iter().any(|e| self.answers_to(e)))
     }
 }

@@ -83,8 +83,12 @@ pub(crate) fn read_router<'n>(
         knobs.apply_to(&mut settings);
         redis.cache = ServerKeys::take_cache(c, &mut fields);
         // `callbacks` and the best-value walk's keys are read by `pareto.rs`, the exporters' by
-        // `export.rs`.
-        for key in LITELLM_SETTINGS_KEYS.iter().chain(&crate::export::LITELLM_SETTINGS_KEYS) {
+        // `export.rs`, `mcp_aliases` by `mcp_read.rs`.
+        for key in LITELLM_SETTINGS_KEYS
+            .iter()
+            .chain(&crate::export::LITELLM_SETTINGS_KEYS)
+            .chain(&crate::mcp_read::LITELLM_SETTINGS_KEYS)
+        {
             fields.take(key);
         }
         c.warn_ignored(&fields);

@@ -14,7 +14,8 @@ pub(crate) const GENERAL_SETTINGS: &str = "general_settings";
 pub(crate) const ENVIRONMENT_VARIABLES: &str = "environment_variables";
 pub(crate) const POINTWORK: &str = "pointwork";
 
-const READ_SECTIONS: [&str; 7] = [
+const READ_SECTIONS: [&str; 8] = [
+    crate::mcp_read::MCP_SERVERS,
     MODEL_LIST_KEY,
     ROUTER_SETTINGS,
     LITELLM_SETTINGS,
@@ -205,7 +206,7 @@ impl GeneralSettings {
     }
 }
 
-/// Warns about every top-level section Pointwork does not read (`guardrails`, `mcp_servers`…).
+/// Warns about every top-level section Pointwork does not read (`guardrails`, `vector_store_registry`…).
 pub(crate) fn warn_ignored_sections(c: &mut Checker, doc: &Document) {
     for section in &doc.sections {
         if !READ_SECTIONS.contains(&section.key.as_str()) {

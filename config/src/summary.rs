@@ -34,6 +34,7 @@ impl Config {
             line(&mut out, format_args!("general: master_key {}", redact(key)));
         }
         self.write_auth(&mut out);
+        self.write_mcp(&mut out);
         line(&mut out, format_args!("warnings: {}", self.warning_count));
         out
     }
@@ -71,8 +72,35 @@ impl Config {
             if let Some(policy) = &k.policy {
                 let _ = write!(text, ", policy {policy}");
             }
+            if let Some(servers) = &k.mcp_servers {
+                let _ = write!(text, ", mcp servers [{}]", servers.join(", "));
+            }
             line(out, format_args!("{text}"));
         }
+    }
+
+    /// The MCP servers, each with its transport, when there are any.
+    fn write_mcp(&self, out: &mut String) {
+        if self.mcp.servers.is_empty() {
+            return;
+        }
+        let servers: Vec<String> = self
+            .mcp
+            .servers
+            .iter()
+            .map(|s| {
+                let transport = match s.transport {
+                    crate::McpTransport::Http { .. } => "http",
+                    crate::McpTransport::Sse { .. } => "sse",
+                    crate::McpTransport::Stdio { .. } => "stdio",
+                };
+                match s.prefix == s.name {
+                    true => format!("{} {transport}", s.name),
+                    false => format!("{} {transport} as {}", s.name, s.prefix),
+                }
+            })
+            .collect();
+        line(out, format_args!("mcp servers: {} ({})", servers.len(), servers.join(", ")));
     }
 
     /// One line per policy (residency, lists, caps) and per auto model (its pool).

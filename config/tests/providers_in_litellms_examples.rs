@@ -33,11 +33,11 @@ fn litellms_shipped_bedrock_examples() {
     assert_eq!(named(&loaded, "gpt-4o").api_key.as_deref(), Some("sk-oa"));
     assert_eq!(
         warnings(&loaded),
-        [
-            "litellm_settings.mcp_semantic_tool_filter: ignored: not implemented by Pointwork yet",
-            "mcp_servers: ignored: not implemented by Pointwork yet",
-        ]
+        ["litellm_settings.mcp_semantic_tool_filter: ignored: not implemented by Pointwork yet"]
     );
+    // Its MCP servers (a stdio one and an http one) are read.
+    let servers: Vec<&str> = loaded.config.mcp.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(servers, ["wikipedia", "deepwiki"]);
 
     let loaded = load_with(include_str!("fixtures/litellm_1_110_2/websearch_interception_config.yaml"), &AWS_ENV);
     let d = only(&loaded);

@@ -194,6 +194,26 @@ CREATE TABLE IF NOT EXISTS public."LiteLLM_VerificationToken" (
     tpd_limit bigint,
     total_spend double precision DEFAULT 0.0 NOT NULL
 );
+CREATE TABLE IF NOT EXISTS public."LiteLLM_ObjectPermissionTable" (
+    object_permission_id text NOT NULL,
+    mcp_servers text[] DEFAULT ARRAY[]::text[],
+    vector_stores text[] DEFAULT ARRAY[]::text[],
+    mcp_access_groups text[] DEFAULT ARRAY[]::text[],
+    mcp_tool_permissions jsonb,
+    agents text[] DEFAULT ARRAY[]::text[],
+    agent_access_groups text[] DEFAULT ARRAY[]::text[],
+    blocked_tools text[] DEFAULT ARRAY[]::text[],
+    models text[] DEFAULT ARRAY[]::text[],
+    mcp_toolsets text[] DEFAULT ARRAY[]::text[],
+    search_tools text[] DEFAULT ARRAY[]::text[],
+    mcp_tool_search_enabled boolean,
+    skills text[] DEFAULT ARRAY[]::text[]
+);
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'LiteLLM_ObjectPermissionTable_pkey') THEN
+    ALTER TABLE ONLY public."LiteLLM_ObjectPermissionTable"     ADD CONSTRAINT "LiteLLM_ObjectPermissionTable_pkey" PRIMARY KEY (object_permission_id);
+  END IF;
+END $$;
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'LiteLLM_BudgetTable_pkey') THEN
     ALTER TABLE ONLY public."LiteLLM_BudgetTable"     ADD CONSTRAINT "LiteLLM_BudgetTable_pkey" PRIMARY KEY (budget_id);

@@ -135,6 +135,10 @@ pub struct KeyRecord {
     /// The user's `model_max_budget` (enforced entries).
     pub user_model_max_budget: Vec<ModelBudget>,
     pub team: Option<TeamRecord>,
+    /// The MCP servers the key may use (`LiteLLM_ObjectPermissionTable`'s `mcp_servers`,
+    /// `mcp_access_groups` and the servers of `mcp_tool_permissions`: server ids, names or
+    /// access groups); `None` = every server, `Some([])` = none (`no-mcp-servers`).
+    pub mcp_servers: Option<Vec<String>>,
     /// The spend figures the row held when read.
     pub spend: f64,
     pub team_spend: f64,

@@ -18,10 +18,12 @@ SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS
        t.max_budget AS team_max_budget, t.rpm_limit AS team_rpm_limit, t.tpm_limit AS team_tpm_limit,
        t.max_parallel_requests AS team_max_parallel_requests, t.spend AS team_spend,
        t.model_max_budget AS team_model_max_budget,
-       u.max_budget AS user_max_budget, u.spend AS user_spend, u.model_max_budget AS user_model_max_budget
+       u.max_budget AS user_max_budget, u.spend AS user_spend, u.model_max_budget AS user_model_max_budget,
+       op.mcp_servers, op.mcp_access_groups, op.mcp_tool_permissions
 FROM "LiteLLM_VerificationToken" k
 LEFT JOIN "LiteLLM_TeamTable" t ON t.team_id = k.team_id
 LEFT JOIN "LiteLLM_UserTable" u ON u.user_id = k.user_id
+LEFT JOIN "LiteLLM_ObjectPermissionTable" op ON op.object_permission_id = k.object_permission_id
 WHERE k.token = ANY($1)"#;
 
 pub(crate) fn record(row: &Row) -> KeyRecord {
@@ -63,9 +65,38 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
         spend: row.get::<_, Option<f64>>("spend").unwrap_or(0.0),
         team_spend: row.get::<_, Option<f64>>("team_spend").unwrap_or(0.0),
         user_spend: row.get::<_, Option<f64>>("user_spend").unwrap_or(0.0),
+        mcp_servers: mcp_permissions(
+            row.get::<_, Option<Vec<String>>>("mcp_servers").unwrap_or_default(),
+            row.get::<_, Option<Vec<String>>>("mcp_access_groups").unwrap_or_default(),
+            row.get("mcp_tool_permissions"),
+        ),
         team,
         token,
     }
+}
+
+/// LiteLLM's opt-out entry in a key's `mcp_servers`: no server at all.
+const NO_MCP_SERVERS: &str = "no-mcp-servers";
+
+/// A key's MCP permissions from its object permission: the servers (LiteLLM's server ids, or
+/// names and aliases), the access groups, and the servers its `mcp_tool_permissions` name (the
+/// whole server: tool-level limits are not applied yet). All empty = every server (LiteLLM: an
+/// empty level does not restrict); `no-mcp-servers` = none.
+fn mcp_permissions(servers: Vec<String>, groups: Vec<String>, tool_permissions: Option<Value>) -> Option<Vec<String>> {
+    if servers.iter().any(|s| s == NO_MCP_SERVERS) {
+        return Some(Vec::new());
+    }
+    let by_tools = match tool_permissions {
+        Some(Value::Object(map)) => map.into_iter().map(|(server, _)| server).collect(),
+        _ => Vec::new(),
+    };
+    let mut all: Vec<String> = Vec::new();
+    for entry in servers.into_iter().chain(groups).chain(by_tools) {
+        if !all.contains(&entry) {
+            all.push(entry);
+        }
+    }
+    (!all.is_empty()).then_some(all)
 }
 
 /// A limit column: NULL or negative = none.
@@ -86,4 +117,19 @@ fn strings(value: Option<Value>) -> HashMap<String, String> {
 fn tags(metadata: &Value) -> Vec<String> {
     let Some(Value::Array(tags)) = metadata.get("tags") else { return Vec::new() };
     tags.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_permissions_read_as_litellm_reads_them() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(mcp_permissions(vec![], vec![], None), None);
+        assert_eq!(mcp_permissions(vec![], vec![], Some(serde_json::json!({}))), None);
+        assert_eq!(mcp_permissions(s(&["no-mcp-servers", "a"]), s(&["g"]), None), Some(vec![]));
+        let tools = serde_json::json!({"c": ["create_issue"]});
+        assert_eq!(mcp_permissions(s(&["a"]), s(&["g"]), Some(tools)), Some(s(&["a", "g", "c"])));
+    }
 }

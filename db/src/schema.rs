@@ -9,6 +9,8 @@ pub const INIT_SQL: &str = include_str!("../sql/init.sql");
 
 /// The migration of LiteLLM's that every column below dates from, unless it names another.
 const BASELINE: &str = "20250326162113_baseline";
+/// The migration that adds object permissions (a key's MCP servers).
+const MCP_PERMISSIONS: &str = "20250507184818_add_mcp_key_team_permission_mgmt";
 
 /// Table → the columns read or written, each with the migration of `litellm-proxy-extras`
 /// that adds it.
@@ -35,6 +37,16 @@ const REQUIRED: &[(&str, &[(&str, &str)])] = &[
             ("budget_reset_at", BASELINE),
             ("model_spend", BASELINE),
             ("model_max_budget", BASELINE),
+            ("object_permission_id", MCP_PERMISSIONS),
+        ],
+    ),
+    (
+        "LiteLLM_ObjectPermissionTable",
+        &[
+            ("object_permission_id", MCP_PERMISSIONS),
+            ("mcp_servers", MCP_PERMISSIONS),
+            ("mcp_access_groups", "20250711220620_add_stdio_mcp"),
+            ("mcp_tool_permissions", "20251006143948_add_mcp_tool_permissions"),
         ],
     ),
     (

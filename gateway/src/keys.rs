@@ -30,7 +30,8 @@ pub struct VirtualKey {
     pub models_body: Option<Vec<u8>>,
     /// The policy (`pointwork.policies`) its requests run under.
     pub policy: Option<String>,
-    /// The MCP servers it may use (names, prefixes or access groups); `None` = every server.
+    /// The MCP servers it may use: entries naming a server (its name, prefix or server id) or an
+    /// access group, as `McpServer::allowed_for` reads them; `None` = every server.
     pub mcp_servers: Option<Vec<String>>,
     /// A key from LiteLLM's database: its row and its key's, team's and user's accounts.
     pub db: Option<Arc<pointwork_db::KeyEntry>>,

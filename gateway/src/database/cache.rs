@@ -130,7 +130,7 @@ fn virtual_key(entry: Arc<KeyEntry>, digest: [u8; 32]) -> VirtualKey {
         meter: entry.key.meter.clone(),
         models_body: None,
         policy: None,
-        mcp_servers: None,
+        mcp_servers: r.mcp_servers.clone(),
         db: None,
     };
     // Its `/v1/models` is made when asked, from the routes of then (`server::admin::models`).
