@@ -19,6 +19,7 @@ import sys
 
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 
 def build() -> MCPServer:
@@ -52,7 +53,7 @@ def build() -> MCPServer:
     @server.tool()
     def fail() -> str:
         """Always fails: the result is an error result."""
-        raise ValueError("this tool always fails")
+        raise ToolError("this tool always fails")
 
     @server.prompt()
     def greet(name: str) -> str:

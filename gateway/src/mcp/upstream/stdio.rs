@@ -27,8 +27,9 @@ pub struct StdioLink {
     child: RefCell<Option<Child>>,
     /// Cuts the wait before the next start short (the session is closing).
     wake: RefCell<Option<oneshot::Sender<()>>>,
-    /// Resolves when the supervisor has ended (its last child reaped).
-    finished: RefCell<Option<oneshot::Receiver<()>>>,
+    /// Told when the supervisor has ended (its last child reaped).
+    finished: RefCell<Vec<oneshot::Sender<()>>>,
+    ended: Cell<bool>,
     restarts: Cell<u64>,
 }
 
@@ -40,7 +41,8 @@ impl StdioLink {
             env,
             child: RefCell::new(None),
             wake: RefCell::new(None),
-            finished: RefCell::new(None),
+            finished: RefCell::new(Vec::new()),
+            ended: Cell::new(false),
             restarts: Cell::new(0),
         }
     }
@@ -57,7 +59,11 @@ impl StdioLink {
     /// Stops the child: stdin closed, then SIGTERM, then SIGKILL, a third of `within` apart;
     /// returns once the supervisor has reaped it (or `within` passed).
     pub async fn stop(&self, within: Duration) {
-        let Some(mut finished) = self.finished.borrow_mut().take() else { return };
+        if self.ended.get() {
+            return;
+        }
+        let (tx, mut finished) = oneshot::channel();
+        self.finished.borrow_mut().push(tx);
         if let Some(wake) = self.wake.borrow_mut().take() {
             let _ = wake.send(());
         }
@@ -80,8 +86,6 @@ impl StdioLink {
 /// messages; when it dies, fails the calls in flight and starts it again after the backoff.
 pub async fn supervise(session: Rc<Session>) {
     let super::link::Link::Stdio(link) = &session.link else { return };
-    let (finished_tx, finished_rx) = oneshot::channel();
-    *link.finished.borrow_mut() = Some(finished_rx);
     let name = session.name().to_string();
     let mut backoff = FIRST_BACKOFF;
     loop {
@@ -119,7 +123,10 @@ pub async fn supervise(session: Rc<Session>) {
         session.status.lock().unwrap_or_else(|e| e.into_inner()).restarts = link.restarts.get();
     }
     session.opened(Err(format!("MCP server {name} was stopped")));
-    let _ = finished_tx.send(());
+    link.ended.set(true);
+    for finished in link.finished.borrow_mut().drain(..) {
+        let _ = finished.send(());
+    }
 }
 
 /// One child's life: the session opened in the background while its messages are routed;

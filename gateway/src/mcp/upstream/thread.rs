@@ -1,6 +1,7 @@
 //! The `mcp` thread: its own monoio runtime holding every server's session. Shards and the
 //! control thread reach it by channel only.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
@@ -48,7 +49,8 @@ pub fn run(settings: McpSettings, mut commands: UnboundedReceiver<Command>, stat
     runtime.block_on(async move {
         let tls = Rc::new(crate::upstream::conn::tls_connector());
         let mut sessions: HashMap<String, Rc<Session>> = HashMap::new();
-        apply(&settings, &mut sessions, &tls, &statuses);
+        let retiring = Retiring::default();
+        apply(&settings, &mut sessions, &retiring, &tls, &statuses);
         let done = loop {
             match commands.recv().await {
                 Ok(Command::Call(call, tx)) => match sessions.get(&call.server) {
@@ -64,13 +66,14 @@ pub fn run(settings: McpSettings, mut commands: UnboundedReceiver<Command>, stat
                         session.clone().spawn_notify(&method, params);
                     }
                 }
-                Ok(Command::Reconfigure(settings)) => apply(&settings, &mut sessions, &tls, &statuses),
+                Ok(Command::Reconfigure(settings)) => apply(&settings, &mut sessions, &retiring, &tls, &statuses),
                 Ok(Command::Stop(within, done)) => break Some((within, done)),
                 Err(_) => break None,
             }
         };
         let within = done.as_ref().map_or(RETIRE_WITHIN, |(within, _)| *within);
-        let closing: Vec<_> = sessions.into_values().map(|session| spawn_close(session, within)).collect();
+        let old: Vec<_> = retiring.borrow_mut().drain(..).collect();
+        let closing: Vec<_> = sessions.into_values().chain(old).map(|session| spawn_close(session, within)).collect();
         for closed in closing {
             let _ = closed.await;
         }
@@ -82,16 +85,21 @@ pub fn run(settings: McpSettings, mut commands: UnboundedReceiver<Command>, stat
 
 /// Makes the sessions match `settings`: a server new or changed gets a new session; one
 /// changed or gone stops once its calls (which finish on it) have ended.
-fn apply(settings: &McpSettings, sessions: &mut HashMap<String, Rc<Session>>, tls: &Rc<Result<TlsConnector, String>>, statuses: &Statuses) {
+fn apply(
+    settings: &McpSettings,
+    sessions: &mut HashMap<String, Rc<Session>>,
+    retiring: &Retiring,
+    tls: &Rc<Result<TlsConnector, String>>,
+    statuses: &Statuses,
+) {
     let mut next = HashMap::new();
     let mut list = Vec::new();
     for server in &settings.servers {
-        let kept = sessions.remove(&server.name).filter(|s| s.server == *server);
-        let session = match kept {
-            Some(session) => session,
-            None => {
-                if let Some(old) = sessions.remove(&server.name) {
-                    retire(old);
+        let session = match sessions.remove(&server.name) {
+            Some(session) if session.server == *server => session,
+            before => {
+                if let Some(old) = before {
+                    retire(old, retiring);
                 }
                 match start_session(server, tls) {
                     Ok(session) => session,
@@ -106,7 +114,7 @@ fn apply(settings: &McpSettings, sessions: &mut HashMap<String, Rc<Session>>, tl
         next.insert(server.name.clone(), session);
     }
     for (_, gone) in sessions.drain() {
-        retire(gone);
+        retire(gone, retiring);
     }
     *sessions = next;
     *statuses.lock().unwrap_or_else(|e| e.into_inner()) = list;
@@ -138,12 +146,18 @@ fn start_session(server: &McpServer, tls: &Rc<Result<TlsConnector, String>>) -> 
     Ok(session)
 }
 
+/// Sessions a reload left out, still finishing their calls: a stop stops them too.
+type Retiring = Rc<RefCell<Vec<Rc<Session>>>>;
+
 /// Stops a session once its open calls have ended.
-fn retire(session: Rc<Session>) {
+fn retire(session: Rc<Session>, retiring: &Retiring) {
     session.closing.set(true);
+    retiring.borrow_mut().push(session.clone());
+    let retiring = retiring.clone();
     monoio::spawn(async move {
         session.idle().await;
         session.close(RETIRE_WITHIN).await;
+        retiring.borrow_mut().retain(|s| !Rc::ptr_eq(s, &session));
     });
 }
 

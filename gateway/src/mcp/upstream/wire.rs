@@ -27,9 +27,11 @@ pub struct Url {
 
 impl Url {
     pub fn parse(url: &str) -> Result<Url, String> {
-        let target = Target::parse(url).map_err(|e| e.0)?;
         let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-        let path = after_scheme.find(['/', '?']).map_or("/", |i| &after_scheme[i..]);
+        let (authority, path) = after_scheme.split_at(after_scheme.find(['/', '?']).unwrap_or(after_scheme.len()));
+        let base = &url[..url.len() - after_scheme.len()];
+        let target = Target::parse(&format!("{base}{authority}")).map_err(|e| e.0.replace(&format!("{base}{authority}"), url))?;
+        let path = if path.is_empty() { "/" } else { path };
         let path = if path.starts_with('?') { format!("/{path}") } else { path.to_string() };
         Ok(Url { target, path })
     }
