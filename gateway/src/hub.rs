@@ -63,6 +63,8 @@ pub struct Hub {
     pub database: OnceLock<pointwork_db::Database>,
     /// The exporters (OTLP, Langfuse), when the config names any; set before the shards start.
     pub export: OnceLock<Arc<crate::export::Exporters>>,
+    /// The MCP servers' sessions, once the config names any (`mcp_servers`).
+    pub mcp: OnceLock<Arc<crate::mcp::upstream::Upstreams>>,
 }
 
 impl Hub {
@@ -80,6 +82,7 @@ impl Hub {
             responses: Arc::default(),
             database: OnceLock::new(),
             export: OnceLock::new(),
+            mcp: OnceLock::new(),
         })
     }
 

@@ -54,7 +54,13 @@ impl HttpLink {
         headers
     }
 
-    pub async fn send(&self, session: &Rc<Session>, message: &Value, id: Option<u64>, forwarded: &[(String, String)]) -> Result<(), SendError> {
+    pub async fn send(
+        &self,
+        session: &Rc<Session>,
+        message: &Value,
+        id: Option<u64>,
+        forwarded: &[(String, String)],
+    ) -> Result<(), SendError> {
         let name = session.name();
         let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
         let had_session = self.session_id.borrow().is_some();
@@ -75,7 +81,11 @@ impl HttpLink {
             let text = body.read_all(&mut conn, 4096).await.unwrap_or_default();
             let text = String::from_utf8_lossy(&text);
             let text = text.trim();
-            let shown = if text.is_empty() { String::new() } else { format!(": {}", text.chars().take(300).collect::<String>()) };
+            let shown = if text.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", text.chars().take(300).collect::<String>())
+            };
             return Err(SendError::Failed(format!("MCP server {name} answered HTTP {}{shown}", head.status)));
         }
         if initialize {
@@ -87,7 +97,8 @@ impl HttpLink {
             while let Some(piece) = body.next(&mut conn).await.map_err(bad)? {
                 for event in events.feed(&piece, MAX_MESSAGE).map_err(bad)? {
                     if event.name == "message" && !event.data.trim().is_empty() {
-                        let message = serde_json::from_str(&event.data).map_err(|e| bad(format!("an event is not JSON: {e}")))?;
+                        let message =
+                            serde_json::from_str(&event.data).map_err(|e| bad(format!("an event is not JSON: {e}")))?;
                         session.on_message(message, id);
                     }
                 }
@@ -104,9 +115,10 @@ impl HttpLink {
         }
         self.reuse(session, conn, head, body);
         match id {
-            Some(id) if session.is_pending(id) => {
-                Err(SendError::Failed(format!("MCP server {name}'s answer to a {} request held no response", method_of(message))))
-            }
+            Some(id) if session.is_pending(id) => Err(SendError::Failed(format!(
+                "MCP server {name}'s answer to a {} request held no response",
+                method_of(message)
+            ))),
             _ => Ok(()),
         }
     }
@@ -182,7 +194,6 @@ impl HttpLink {
         self.forget_session();
     }
 }
-
 
 fn method_of(message: &Value) -> &str {
     message.get("method").and_then(Value::as_str).unwrap_or("")

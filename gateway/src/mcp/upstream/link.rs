@@ -41,7 +41,13 @@ impl Link {
 
     /// Sends one message. `id`: the request's, whose answer (on Streamable HTTP) comes back on
     /// this exchange; `forwarded`: the caller's headers for the server.
-    pub async fn send(&self, session: &Rc<Session>, message: &Value, id: Option<u64>, forwarded: &[(String, String)]) -> Result<(), SendError> {
+    pub async fn send(
+        &self,
+        session: &Rc<Session>,
+        message: &Value,
+        id: Option<u64>,
+        forwarded: &[(String, String)],
+    ) -> Result<(), SendError> {
         match self {
             Link::Http(link) => link.send(session, message, id, forwarded).await,
             Link::Sse(link) => link.send(session, message, forwarded).await,

@@ -20,7 +20,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -82,11 +82,7 @@ impl Upstreams {
     /// Starts the `mcp` thread with these servers: stdio children at once, HTTP and SSE
     /// sessions on first use.
     pub fn start(settings: &McpSettings) -> Result<Arc<Upstreams>, String> {
-        for server in &settings.servers {
-            if let McpTransport::Http { url } | McpTransport::Sse { url } = &server.transport {
-                wire::Url::parse(url).map_err(|why| format!("{}.url: {why}", server.path))?;
-            }
-        }
+        Upstreams::check(settings)?;
         let (commands, received) = unbounded();
         let statuses = Statuses::default();
         let (settings, shared) = (settings.clone(), statuses.clone());
@@ -95,6 +91,29 @@ impl Upstreams {
             .spawn(move || thread::run(settings, received, shared))
             .map_err(|e| format!("the mcp thread could not be started: {e}"))?;
         Ok(Arc::new(Upstreams { commands, statuses, thread: Mutex::new(Some(thread)) }))
+    }
+
+    /// Whether every server's URL can be used; the error names the key (`mcp_servers.NAME.url`).
+    pub fn check(settings: &McpSettings) -> Result<(), String> {
+        for server in &settings.servers {
+            if let McpTransport::Http { url } | McpTransport::Sse { url } = &server.transport {
+                wire::Url::parse(url).map_err(|why| format!("{}.url: {why}", server.path))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The servers of a config (at start or on a reload) in `slot`: started the first time
+    /// there are any, reconfigured after.
+    pub fn serve(slot: &OnceLock<Arc<Upstreams>>, settings: &McpSettings) -> Result<(), String> {
+        match slot.get() {
+            Some(upstreams) => upstreams.reconfigure(settings),
+            None if settings.servers.is_empty() => {}
+            None => {
+                let _ = slot.set(Upstreams::start(settings)?);
+            }
+        }
+        Ok(())
     }
 
     /// A reload: new and changed servers start, gone ones stop once their open calls finish.

@@ -37,7 +37,12 @@ pub struct Child {
 
 impl Child {
     /// Starts `command` with `args`, the inherited environment and `env`.
-    pub fn spawn(name: &str, command: &str, args: &[String], env: &[(String, String)]) -> Result<(Child, UnboundedReceiver<ChildEvent>), String> {
+    pub fn spawn(
+        name: &str,
+        command: &str,
+        args: &[String],
+        env: &[(String, String)],
+    ) -> Result<(Child, UnboundedReceiver<ChildEvent>), String> {
         let mut cmd = Command::new(command);
         cmd.args(args).env_clear().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for key in INHERITED_ENV {
@@ -46,7 +51,8 @@ impl Child {
             }
         }
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
-        let mut child = cmd.spawn().map_err(|e| format!("MCP server {name}'s command {command} could not be started: {e}"))?;
+        let mut child =
+            cmd.spawn().map_err(|e| format!("MCP server {name}'s command {command} could not be started: {e}"))?;
         let pid = child.id() as libc::pid_t;
         let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {

@@ -94,7 +94,13 @@ impl Session {
 
     /// One call, its answers sent to `tx` until the final one; cancelled upstream when it takes
     /// longer than the server's timeout or the caller stops listening.
-    pub async fn call(self: Rc<Self>, method: String, params: Option<Value>, forwarded: Vec<(String, String)>, tx: UnboundedSender<Answer>) {
+    pub async fn call(
+        self: Rc<Self>,
+        method: String,
+        params: Option<Value>,
+        forwarded: Vec<(String, String)>,
+        tx: UnboundedSender<Answer>,
+    ) {
         self.open_calls.set(self.open_calls.get() + 1);
         let in_flight = Cell::new(None);
         let timeout = self.server.timeout;
@@ -163,7 +169,9 @@ impl Session {
                     return Answer::Failed(why);
                 }
             }
-            return answer.await.unwrap_or_else(|_| Answer::Failed(format!("MCP server {} gave no answer", self.name())));
+            return answer
+                .await
+                .unwrap_or_else(|_| Answer::Failed(format!("MCP server {} gave no answer", self.name())));
         }
         unreachable!("the second attempt returns")
     }
@@ -254,8 +262,15 @@ impl Session {
             Ok(Ok(Answer::Result(result))) => result,
             Ok(Ok(Answer::Error(error))) => return Err(format!("MCP server {name} refused initialize: {error}")),
             Ok(Ok(Answer::Failed(why))) => return Err(why),
-            Ok(Ok(Answer::Notification(_)) | Err(_)) => return Err(format!("MCP server {name} gave no answer to initialize")),
-            Err(_) => return Err(format!("MCP server {name} did not answer initialize within {}s", self.server.timeout.as_secs_f64())),
+            Ok(Ok(Answer::Notification(_)) | Err(_)) => {
+                return Err(format!("MCP server {name} gave no answer to initialize"))
+            }
+            Err(_) => {
+                return Err(format!(
+                    "MCP server {name} did not answer initialize within {}s",
+                    self.server.timeout.as_secs_f64()
+                ))
+            }
         };
         if let Some(version) = result.get("protocolVersion").and_then(Value::as_str) {
             *self.protocol.borrow_mut() = version.to_string();
@@ -332,7 +347,9 @@ impl Session {
                 let answer = match (message.get("result"), message.get("error")) {
                     (Some(result), _) => Answer::Result(result.clone()),
                     (None, Some(error)) => Answer::Error(error.clone()),
-                    (None, None) => Answer::Failed(format!("MCP server {} answered with neither result nor error", self.name())),
+                    (None, None) => {
+                        Answer::Failed(format!("MCP server {} answered with neither result nor error", self.name()))
+                    }
                 };
                 let _ = pending.done.send(answer);
             }

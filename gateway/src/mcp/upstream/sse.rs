@@ -49,13 +49,18 @@ impl SseLink {
         let mut conn = wire::open(&self.url, &self.tls, session.server.timeout).await.map_err(failed)?;
         let (res, _) = conn.write_all(request).await;
         res.map_err(|e| failed(format!("sending the request failed: {e}")))?;
-        let (head, mut body) = wire::read_head(&mut conn).await.map_err(failed)?.ok_or_else(|| failed("no answer".into()))?;
+        let (head, mut body) =
+            wire::read_head(&mut conn).await.map_err(failed)?.ok_or_else(|| failed("no answer".into()))?;
         if !(200..300).contains(&head.status) || !head.is_event_stream() {
             return Err(failed(format!("HTTP {} ({})", head.status, head.content_type)));
         }
         let mut events = Events::default();
         let endpoint = 'found: loop {
-            let piece = body.next(&mut conn).await.map_err(failed)?.ok_or_else(|| failed("it ended before its endpoint event".into()))?;
+            let piece = body
+                .next(&mut conn)
+                .await
+                .map_err(failed)?
+                .ok_or_else(|| failed("it ended before its endpoint event".into()))?;
             for event in events.feed(&piece, MAX_MESSAGE).map_err(failed)? {
                 if event.name == "endpoint" {
                     break 'found event.data;
@@ -69,7 +74,12 @@ impl SseLink {
         Ok(())
     }
 
-    pub async fn send(&self, session: &Rc<Session>, message: &Value, forwarded: &[(String, String)]) -> Result<(), SendError> {
+    pub async fn send(
+        &self,
+        session: &Rc<Session>,
+        message: &Value,
+        forwarded: &[(String, String)],
+    ) -> Result<(), SendError> {
         let name = session.name();
         let Some(endpoint) = self.endpoint.borrow().clone() else {
             return Err(SendError::Lost(format!("MCP server {name}'s event stream is closed")));
@@ -82,7 +92,8 @@ impl SseLink {
         let mut conn = wire::open(&endpoint, &self.tls, session.server.timeout).await.map_err(failed)?;
         let (res, _) = conn.write_all(request).await;
         res.map_err(|e| failed(format!("sending the request failed: {e}")))?;
-        let (head, mut body) = wire::read_head(&mut conn).await.map_err(failed)?.ok_or_else(|| failed("no answer".into()))?;
+        let (head, mut body) =
+            wire::read_head(&mut conn).await.map_err(failed)?.ok_or_else(|| failed("no answer".into()))?;
         let text = body.read_all(&mut conn, 4096).await.unwrap_or_default();
         match head.status {
             200..=299 => Ok(()),
@@ -105,7 +116,14 @@ impl SseLink {
 
 /// Reads the event stream's messages until it ends, is closed, or fails; then the session is
 /// lost and its calls in flight fail.
-async fn read_stream(session: Rc<Session>, epoch: u64, mut conn: UpstreamConn, mut body: Body, mut events: Events, stopped: oneshot::Receiver<()>) {
+async fn read_stream(
+    session: Rc<Session>,
+    epoch: u64,
+    mut conn: UpstreamConn,
+    mut body: Body,
+    mut events: Events,
+    stopped: oneshot::Receiver<()>,
+) {
     let name = session.name().to_string();
     let read = async {
         loop {

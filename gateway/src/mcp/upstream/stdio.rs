@@ -131,7 +131,11 @@ pub async fn supervise(session: Rc<Session>) {
 
 /// One child's life: the session opened in the background while its messages are routed;
 /// returns why it ended.
-async fn run(session: &Rc<Session>, link: &StdioLink, mut events: futures_channel::mpsc::UnboundedReceiver<ChildEvent>) -> String {
+async fn run(
+    session: &Rc<Session>,
+    link: &StdioLink,
+    mut events: futures_channel::mpsc::UnboundedReceiver<ChildEvent>,
+) -> String {
     let opener = session.clone();
     monoio::spawn(async move {
         let outcome = opener.open().await;

@@ -42,7 +42,11 @@ impl PyServer {
             .expect("the Python MCP server starts");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().strip_prefix("ready ").and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("no ready line: {line:?}"));
+        let port = line
+            .trim()
+            .strip_prefix("ready ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no ready line: {line:?}"));
         PyServer { child, port }
     }
 }
@@ -151,8 +155,14 @@ fn streamable_http_initializes_lists_and_calls_with_only_the_servers_credential(
     for want in ["echo", "add", "whoami", "slow", "fail"] {
         assert!(names.contains(&want), "{names:?}");
     }
-    assert_eq!(text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})))), "hi");
-    assert_eq!(text(&result(&up, call("web", "tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 3}})))), "5.0");
+    assert_eq!(
+        text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})))),
+        "hi"
+    );
+    assert_eq!(
+        text(&result(&up, call("web", "tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 3}})))),
+        "5.0"
+    );
     let failed = result(&up, call("web", "tools/call", json!({"name": "fail", "arguments": {}})));
     assert_eq!(failed["isError"], true);
     let prompt = result(&up, call("web", "prompts/get", json!({"name": "greet", "arguments": {"name": "Ada"}})));
@@ -193,15 +203,23 @@ fn streamable_http_initializes_lists_and_calls_with_only_the_servers_credential(
         }
     }
     let delete = all.last().unwrap();
-    assert_eq!((delete["method"].as_str(), delete["headers"]["mcp-session-id"].as_str()), (Some("DELETE"), Some(session)));
+    assert_eq!(
+        (delete["method"].as_str(), delete["headers"]["mcp-session-id"].as_str()),
+        (Some("DELETE"), Some(session))
+    );
 }
 
 #[test]
 fn progress_comes_back_with_the_callers_token() {
     let record = record_file("progress");
     let py = PyServer::start(&["--record", record.to_str().unwrap()]);
-    let up = Upstreams::start(&settings(vec![server("web", McpTransport::Http { url: format!("http://127.0.0.1:{}/mcp", py.port) })])).unwrap();
-    let slow = json!({"name": "slow", "arguments": {"seconds": 0.3, "steps": 3}, "_meta": {"progressToken": "caller-7"}});
+    let up = Upstreams::start(&settings(vec![server(
+        "web",
+        McpTransport::Http { url: format!("http://127.0.0.1:{}/mcp", py.port) },
+    )]))
+    .unwrap();
+    let slow =
+        json!({"name": "slow", "arguments": {"seconds": 0.3, "steps": 3}, "_meta": {"progressToken": "caller-7"}});
     let all = answers(up.request(call("web", "tools/call", slow)));
     assert_eq!(all.len(), 4, "{all:?}");
     for (i, answer) in all[..3].iter().enumerate() {
@@ -233,7 +251,10 @@ fn a_call_past_its_timeout_fails_and_is_cancelled_upstream() {
     assert_eq!(cancelled["body"]["params"]["requestId"], sent["body"]["id"]);
     assert_eq!(cancelled["body"]["params"]["reason"], "timeout");
     // The session still serves.
-    assert_eq!(text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "after"}})))), "after");
+    assert_eq!(
+        text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "after"}})))),
+        "after"
+    );
     up.stop(Duration::from_secs(5));
 }
 
@@ -241,7 +262,11 @@ fn a_call_past_its_timeout_fails_and_is_cancelled_upstream() {
 fn a_caller_that_stops_listening_cancels_the_call_upstream() {
     let record = record_file("dropped");
     let py = PyServer::start(&["--record", record.to_str().unwrap()]);
-    let up = Upstreams::start(&settings(vec![server("web", McpTransport::Http { url: format!("http://127.0.0.1:{}/mcp", py.port) })])).unwrap();
+    let up = Upstreams::start(&settings(vec![server(
+        "web",
+        McpTransport::Http { url: format!("http://127.0.0.1:{}/mcp", py.port) },
+    )]))
+    .unwrap();
     let slow = json!({"name": "slow", "arguments": {"seconds": 10, "steps": 2}, "_meta": {"progressToken": 1}});
     let mut rx = up.request(call("web", "tools/call", slow));
     let mut runtime = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new().enable_timer().build().unwrap();
@@ -258,12 +283,22 @@ fn a_session_the_server_lost_is_opened_again_and_the_call_retried() {
     let record = record_file("lost");
     let py = PyServer::start(&["--record", record.to_str().unwrap()]);
     let port = py.port.to_string();
-    let up = Upstreams::start(&settings(vec![server("web", McpTransport::Http { url: format!("http://127.0.0.1:{port}/mcp") })])).unwrap();
-    assert_eq!(text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "one"}})))), "one");
+    let up = Upstreams::start(&settings(vec![server(
+        "web",
+        McpTransport::Http { url: format!("http://127.0.0.1:{port}/mcp") },
+    )]))
+    .unwrap();
+    assert_eq!(
+        text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "one"}})))),
+        "one"
+    );
     drop(py);
     // The same port, a new process: it knows none of the old sessions.
     let _py = PyServer::start(&["--port", &port, "--record", record.to_str().unwrap()]);
-    assert_eq!(text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "two"}})))), "two");
+    assert_eq!(
+        text(&result(&up, call("web", "tools/call", json!({"name": "echo", "arguments": {"text": "two"}})))),
+        "two"
+    );
     let all = recorded(&record);
     assert_eq!(all.iter().filter(|r| method(r) == "initialize").count(), 2);
     let echoes: Vec<_> = all.iter().filter(|r| r["body"]["params"]["arguments"]["text"] == "two").collect();
@@ -281,7 +316,10 @@ fn the_sse_transport_lists_and_calls() {
     let up = Upstreams::start(&settings(vec![s])).unwrap();
     let tools = result(&up, call("old", "tools/list", json!({})));
     assert!(tools["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"));
-    assert_eq!(text(&result(&up, call("old", "tools/call", json!({"name": "echo", "arguments": {"text": "via sse"}})))), "via sse");
+    assert_eq!(
+        text(&result(&up, call("old", "tools/call", json!({"name": "echo", "arguments": {"text": "via sse"}})))),
+        "via sse"
+    );
     let slow = json!({"name": "slow", "arguments": {"seconds": 0.2, "steps": 2}, "_meta": {"progressToken": "p"}});
     let all = answers(up.request(call("old", "tools/call", slow)));
     assert_eq!(all.len(), 3, "{all:?}");

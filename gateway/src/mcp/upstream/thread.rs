@@ -27,7 +27,11 @@ const RETIRE_WITHIN: Duration = Duration::from_secs(5);
 /// What the thread is asked to do.
 pub enum Command {
     Call(Call, UnboundedSender<Answer>),
-    Notify { server: String, method: String, params: Option<Value> },
+    Notify {
+        server: String,
+        method: String,
+        params: Option<Value>,
+    },
     Reconfigure(McpSettings),
     /// Stop every session within the time, then say so and end.
     Stop(Duration, mpsc::Sender<()>),
@@ -126,7 +130,9 @@ pub fn link_for(server: &McpServer, tls: &Rc<Result<TlsConnector, String>>) -> R
     Ok(match &server.transport {
         McpTransport::Http { url: u } => Link::Http(HttpLink::new(url(u)?, tls.clone())),
         McpTransport::Sse { url: u } => Link::Sse(SseLink::new(url(u)?, tls.clone())),
-        McpTransport::Stdio { command, args, env } => Link::Stdio(StdioLink::new(command.clone(), args.clone(), env.clone())),
+        McpTransport::Stdio { command, args, env } => {
+            Link::Stdio(StdioLink::new(command.clone(), args.clone(), env.clone()))
+        }
     })
 }
 

@@ -30,7 +30,8 @@ impl Url {
         let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
         let (authority, path) = after_scheme.split_at(after_scheme.find(['/', '?']).unwrap_or(after_scheme.len()));
         let base = &url[..url.len() - after_scheme.len()];
-        let target = Target::parse(&format!("{base}{authority}")).map_err(|e| e.0.replace(&format!("{base}{authority}"), url))?;
+        let target = Target::parse(&format!("{base}{authority}"))
+            .map_err(|e| e.0.replace(&format!("{base}{authority}"), url))?;
         let path = if path.is_empty() { "/" } else { path };
         let path = if path.starts_with('?') { format!("/{path}") } else { path.to_string() };
         Ok(Url { target, path })
@@ -57,7 +58,9 @@ impl Url {
 pub async fn open(url: &Url, tls: &Result<TlsConnector, String>, timeout: Duration) -> Result<UpstreamConn, String> {
     let tls = tls.as_ref().map_err(Clone::clone)?;
     connect(&url.target, tls, timeout).await.map_err(|e| match e {
-        ConnectError::Timeout => format!("connecting to {} took longer than {}s", url.target.authority, timeout.as_secs()),
+        ConnectError::Timeout => {
+            format!("connecting to {} took longer than {}s", url.target.authority, timeout.as_secs())
+        }
         ConnectError::Failed(why) => why,
     })
 }

@@ -26,7 +26,9 @@ fn a_stdio_server_calls_dies_restarts_and_is_reaped_on_stop() {
     let up = Upstreams::start(&stdio_settings("local")).unwrap();
     let upper = result(&up, call("local", "tools/call", json!({"name": "upper", "arguments": {"text": "quiet"}})));
     assert_eq!(text(&upper), "QUIET");
-    let env = |name: &str| text(&result(&up, call("local", "tools/call", json!({"name": "env", "arguments": {"name": name}}))));
+    let env = |name: &str| {
+        text(&result(&up, call("local", "tools/call", json!({"name": "env", "arguments": {"name": name}}))))
+    };
     assert_eq!(env("POINTWORK_TEST_VALUE"), "given");
     assert!(!env("PATH").is_empty(), "PATH is inherited");
     assert_eq!(env("CARGO_MANIFEST_DIR"), "", "nothing else of the gateway's environment is");
