@@ -17,9 +17,11 @@ import os
 import socket
 import sys
 
+import mcp_types
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.message import ServerMessageMetadata
 
 
 def build() -> MCPServer:
@@ -54,6 +56,25 @@ def build() -> MCPServer:
     def fail() -> str:
         """Always fails: the result is an error result."""
         raise ToolError("this tool always fails")
+
+    @server.tool()
+    async def ask_client(ctx: Context) -> str:
+        """Sends the client a `ping` and a `roots/list` request: what each brought back."""
+        session = ctx.request_context.session
+        # On this call's own response stream (the gateway opens no standalone GET stream).
+        related = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
+        out = {}
+        try:
+            await session.send_request(mcp_types.PingRequest(), mcp_types.EmptyResult, metadata=related)
+            out["ping"] = "answered"
+        except Exception as exc:  # noqa: BLE001 - the test reads what happened
+            out["ping"] = f"error: {exc}"
+        try:
+            await session.send_request(mcp_types.ListRootsRequest(), mcp_types.ListRootsResult, metadata=related)
+            out["roots"] = "answered"
+        except Exception as exc:  # noqa: BLE001
+            out["roots"] = f"error: {exc}"
+        return json.dumps(out)
 
     @server.prompt()
     def greet(name: str) -> str:

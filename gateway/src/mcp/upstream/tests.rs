@@ -236,6 +236,24 @@ fn progress_comes_back_with_the_callers_token() {
 }
 
 #[test]
+fn the_gateway_answers_a_servers_ping_and_refuses_its_other_requests() {
+    let py = PyServer::start(&[]);
+    let up = Upstreams::start(&settings(vec![server(
+        "web",
+        McpTransport::Http { url: format!("http://127.0.0.1:{}/mcp", py.port) },
+    )]))
+    .unwrap();
+    let asked: Value = serde_json::from_str(&text(&result(
+        &up,
+        call("web", "tools/call", json!({"name": "ask_client", "arguments": {}})),
+    )))
+    .unwrap();
+    assert_eq!(asked["ping"], "answered");
+    assert!(asked["roots"].as_str().unwrap().contains("the gateway does not serve roots/list"), "{asked}");
+    up.stop(Duration::from_secs(5));
+}
+
+#[test]
 fn a_call_past_its_timeout_fails_and_is_cancelled_upstream() {
     let record = record_file("timeout");
     let py = PyServer::start(&["--record", record.to_str().unwrap()]);
