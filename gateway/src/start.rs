@@ -75,6 +75,9 @@ pub fn serve(
         eprintln!("pointwork: export: {}", export.describe());
         let _ = hub.export.set(export);
     }
+    if let Err(e) = crate::mcp::upstream::Upstreams::serve(&hub.mcp, &config.mcp) {
+        return fail(&e);
+    }
     let mut stored = Vec::new();
     let mut stored_slot = None;
     if let Some(database) = &config.database {
@@ -156,6 +159,10 @@ pub fn serve(
         stored_slot,
     }
     .run();
+    // Drained: the MCP servers' sessions end, their children stopped and reaped.
+    if let Some(mcp) = hub.mcp.get() {
+        mcp.stop(std::time::Duration::from_secs(5));
+    }
     // Drained: the last requests' records go to the exporters.
     if let Some(export) = hub.export.get() {
         export.flush_blocking(std::time::Duration::from_secs(3));

@@ -79,6 +79,8 @@ pub fn reload(
     let old = hub.routes.load();
     let (routes, _) = super::stored_models::routes_with(&loaded.config, stored, &old)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
+    crate::mcp::upstream::Upstreams::check(&loaded.config.mcp)
+        .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     let mut restart_needed_for = restart_only_changes(started_with, &loaded.config.gateway);
     if Exporters::differ(hub.export.get().map(|e| &**e), &loaded.config.export) {
         restart_needed_for.push("telemetry");
@@ -106,6 +108,10 @@ pub fn reload(
     hub.routes.store(Arc::new(routes));
     // The walk's poller keeps what it learned under unchanged rules, starts or stops with it.
     hub.pareto.configure(pareto);
+    // New and changed MCP servers get new sessions; calls under way finish on the old ones.
+    if let Err(e) = crate::mcp::upstream::Upstreams::serve(&hub.mcp, &loaded.config.mcp) {
+        eprintln!("pointwork: warning: the MCP servers could not be started: {e}");
+    }
     Ok((report, loaded.config))
 }
 

@@ -1,6 +1,6 @@
 //! Which MCP servers a request reaches: those its key may use (a virtual key's `mcp_servers`
-//! names servers, their prefixes or access groups; a server with `allow_all_keys` is open to
-//! every key), narrowed to the servers its path (`/mcp/a,b`, `/a/mcp`) or `x-mcp-servers`
+//! names servers, their prefixes, ids or access groups; a server with `allow_all_keys` is open
+//! to every key), narrowed to the servers its path (`/mcp/a,b`, `/a/mcp`) or `x-mcp-servers`
 //! header names.
 
 use pointwork_config::{McpServer, McpSettings};
@@ -9,18 +9,15 @@ use crate::keys::Caller;
 
 /// Whether `caller` may use `server`.
 pub fn may_use(caller: &Caller, server: &McpServer) -> bool {
-    let Some(granted) = caller.virtual_key().and_then(|k| k.mcp_servers.as_ref()) else {
-        return true;
-    };
-    server.allow_all_keys
-        || granted.iter().any(|g| *g == server.name || *g == server.prefix || server.access_groups.contains(g))
+    server.allowed_for(caller.virtual_key().and_then(|k| k.mcp_servers.as_deref()))
 }
 
-/// The servers a comma-separated scope names (by name or prefix), or the name that is none.
+/// The servers a comma-separated scope names (by name, prefix or server id), or the name that
+/// is none.
 pub fn scoped<'s>(settings: &'s McpSettings, scope: &str) -> Result<Vec<&'s McpServer>, String> {
     let mut out: Vec<&McpServer> = Vec::new();
     for wanted in scope.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        match settings.servers.iter().find(|s| s.name == wanted || s.prefix == wanted) {
+        match settings.servers.iter().find(|s| s.name == wanted || s.prefix == wanted || s.server_id == wanted) {
             Some(s) if !out.iter().any(|o| o.name == s.name) => out.push(s),
             Some(_) => {}
             None => return Err(wanted.to_string()),

@@ -36,6 +36,7 @@ mod tests {
         McpServer {
             name: name.into(),
             prefix: prefix.into(),
+            server_id: name.into(),
             description: None,
             transport: McpTransport::Http { url: "http://127.0.0.1:1/mcp".into() },
             auth: McpAuth::None,

@@ -7,12 +7,28 @@
 //! call's progress token is replaced by one unique there too, restored in the notifications
 //! that come back. A client never sees an upstream's session id.
 
-use std::sync::Arc;
+mod events;
+mod http;
+mod link;
+mod process;
+mod session;
+mod sse;
+mod stdio;
+mod thread;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
-use futures_channel::mpsc::UnboundedReceiver;
-use pointwork_config::McpSettings;
+use futures_channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
+use pointwork_config::{McpSettings, McpTransport};
 use serde_json::Value;
+
+use thread::{Command, Statuses};
 
 /// What comes back for one call: any number of notifications, then exactly one of the others.
 #[derive(Debug)]
@@ -57,39 +73,88 @@ pub struct ServerStatus {
 
 /// Every MCP server's session, behind the `mcp` thread.
 pub struct Upstreams {
-    // The way to the `mcp` thread and what it shares.
+    commands: UnboundedSender<Command>,
+    statuses: Statuses,
+    thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Upstreams {
     /// Starts the `mcp` thread with these servers: stdio children at once, HTTP and SSE
     /// sessions on first use.
-    pub fn start(_settings: &McpSettings) -> Result<Arc<Upstreams>, String> {
-        todo!()
+    pub fn start(settings: &McpSettings) -> Result<Arc<Upstreams>, String> {
+        Upstreams::check(settings)?;
+        let (commands, received) = unbounded();
+        let statuses = Statuses::default();
+        let (settings, shared) = (settings.clone(), statuses.clone());
+        let thread = std::thread::Builder::new()
+            .name("mcp".into())
+            .spawn(move || thread::run(settings, received, shared))
+            .map_err(|e| format!("the mcp thread could not be started: {e}"))?;
+        Ok(Arc::new(Upstreams { commands, statuses, thread: Mutex::new(Some(thread)) }))
+    }
+
+    /// Whether every server's URL can be used; the error names the key (`mcp_servers.NAME.url`).
+    pub fn check(settings: &McpSettings) -> Result<(), String> {
+        for server in &settings.servers {
+            if let McpTransport::Http { url } | McpTransport::Sse { url } = &server.transport {
+                wire::Url::parse(url).map_err(|why| format!("{}.url: {why}", server.path))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The servers of a config (at start or on a reload) in `slot`: started the first time
+    /// there are any, reconfigured after.
+    pub fn serve(slot: &OnceLock<Arc<Upstreams>>, settings: &McpSettings) -> Result<(), String> {
+        match slot.get() {
+            Some(upstreams) => upstreams.reconfigure(settings),
+            None if settings.servers.is_empty() => {}
+            None => {
+                let _ = slot.set(Upstreams::start(settings)?);
+            }
+        }
+        Ok(())
     }
 
     /// A reload: new and changed servers start, gone ones stop once their open calls finish.
-    pub fn reconfigure(&self, _settings: &McpSettings) {
-        todo!()
+    pub fn reconfigure(&self, settings: &McpSettings) {
+        let _ = self.commands.unbounded_send(Command::Reconfigure(settings.clone()));
     }
 
     /// Sends one request; its answers come on the channel. Dropping the receiver before the
     /// last answer cancels the call upstream (`notifications/cancelled`).
-    pub fn request(&self, _call: Call) -> UnboundedReceiver<Answer> {
-        todo!()
+    pub fn request(&self, call: Call) -> UnboundedReceiver<Answer> {
+        let (tx, rx) = unbounded();
+        if let Err(e) = self.commands.unbounded_send(Command::Call(call, tx)) {
+            if let Command::Call(call, tx) = e.into_inner() {
+                let _ = tx.unbounded_send(Answer::Failed(format!("MCP server {} was stopped", call.server)));
+            }
+        }
+        rx
     }
 
     /// Sends a notification to a server, without an answer.
-    pub fn notify(&self, _server: &str, _method: &str, _params: Option<Value>) {
-        todo!()
+    pub fn notify(&self, server: &str, method: &str, params: Option<Value>) {
+        let notify = Command::Notify { server: server.to_string(), method: method.to_string(), params };
+        let _ = self.commands.unbounded_send(notify);
     }
 
     pub fn status(&self) -> Vec<ServerStatus> {
-        todo!()
+        let list = self.statuses.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).clone()).collect()
     }
 
     /// Stops every child process (stdin closed, then SIGTERM, then SIGKILL, each reaped) and
     /// ends the sessions (`DELETE` for Streamable HTTP); returns when done or after `within`.
-    pub fn stop(&self, _within: Duration) {
-        todo!()
+    pub fn stop(&self, within: Duration) {
+        let (done, stopped) = mpsc::channel();
+        if self.commands.unbounded_send(Command::Stop(within, done)).is_err() {
+            return;
+        }
+        if stopped.recv_timeout(within + Duration::from_millis(500)).is_ok() {
+            if let Some(thread) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = thread.join();
+            }
+        }
     }
 }
