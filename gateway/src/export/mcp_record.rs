@@ -161,5 +161,8 @@ fn transport(t: &McpTransport) -> &'static str {
 pub fn in_meta(params: Option<&Value>) -> Option<TraceContext<'_>> {
     let meta = params?.get("_meta")?;
     let parent = meta.get("traceparent")?.as_str()?.as_bytes();
-    Some(TraceContext { parent: Some(parent), state: meta.get("tracestate").and_then(Value::as_str).map(str::as_bytes) })
+    Some(TraceContext {
+        parent: Some(parent),
+        state: meta.get("tracestate").and_then(Value::as_str).map(str::as_bytes),
+    })
 }

@@ -189,7 +189,7 @@ async fn post(
             Ok(Message::Request { id, method, params }) => (id, method, params),
         };
         // OpenTelemetry's MCP conventions carry the caller's trace in `params._meta`.
-        let meta = crate::export::mcp_record::in_meta(params.as_ref());
+        let meta = shard.export.as_ref().and_then(|_| crate::export::mcp_record::in_meta(params.as_ref()));
         let call = relay::CallPlace { trace: meta.unwrap_or(call.trace), ..call };
         match methods::serve(&reach, &method, params.as_ref()).await {
             Served::Now(outcome) => responses.push(rpc::response(&id, outcome)),

@@ -150,8 +150,14 @@ mod tests {
         assert_eq!(s["endTime"], "2026-12-06T09:58:10.173456Z");
         assert_eq!(s["environment"], "staging");
         let m = &s["metadata"];
-        assert_eq!((&m["mcp_server"], &m["mcp_method"], &m["mcp_target"]), (&"tools_box".into(), &"tools/call".into(), &"echo".into()));
-        assert_eq!((&m["mcp_session_id"], &m["user_api_key_alias"], &m["outcome"]), (&"sess-1".into(), &"team-a-key".into(), &"ok".into()));
+        assert_eq!(
+            (&m["mcp_server"], &m["mcp_method"], &m["mcp_target"]),
+            (&"tools_box".into(), &"tools/call".into(), &"echo".into())
+        );
+        assert_eq!(
+            (&m["mcp_session_id"], &m["user_api_key_alias"], &m["outcome"]),
+            (&"sess-1".into(), &"team-a-key".into(), &"ok".into())
+        );
         assert!(s.get("statusMessage").is_none());
     }
 
@@ -162,7 +168,10 @@ mod tests {
         let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
         assert_eq!(types, ["trace-create", "span-create"]);
         let t = &events[0]["body"];
-        assert_eq!((&t["id"], &t["name"], &t["sessionId"]), (&Value::from("ab".repeat(16)), &"tools/call echo".into(), &"sess-1".into()));
+        assert_eq!(
+            (&t["id"], &t["name"], &t["sessionId"]),
+            (&Value::from("ab".repeat(16)), &"tools/call echo".into(), &"sess-1".into())
+        );
         assert_eq!(t["release"], "r7");
         let s = &events[1]["body"];
         assert_eq!(s["level"], "ERROR");
@@ -174,7 +183,8 @@ mod tests {
     #[test]
     fn callbacks_choose_successes_or_failures() {
         let ok = Record::Mcp(Box::new(call(None, None)));
-        let failed = Record::Mcp(Box::new(call(None, Some(McpError { kind: "failed".into(), message: String::new() }))));
+        let failed =
+            Record::Mcp(Box::new(call(None, Some(McpError { kind: "failed".into(), message: String::new() }))));
         assert!(sink(true, false).wants(&ok) && !sink(true, false).wants(&failed));
         assert!(!sink(false, true).wants(&ok) && sink(false, true).wants(&failed));
     }

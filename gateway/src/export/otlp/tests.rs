@@ -171,7 +171,8 @@ fn a_server_error_starts_a_new_trace_without_a_caller_and_is_an_error() {
 
 #[test]
 fn an_invalid_traceparent_starts_a_new_trace() {
-    let bad = TraceContext { parent: Some(b"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"), state: Some(b"a=b") };
+    let bad =
+        TraceContext { parent: Some(b"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"), state: Some(b"a=b") };
     let span = one(mcp(bad, &http(), ("tools/call", "echo"), None, Some(Answer::Result(json!({})))));
     assert_ne!(hex(&span.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
     assert!(span.parent_span_id.is_empty() && span.trace_state.is_empty(), "a tracestate goes with its parent only");
