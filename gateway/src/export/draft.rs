@@ -224,7 +224,7 @@ fn kept_error(body: &[u8]) -> String {
     text.into_owned()
 }
 
-fn new_trace_id(ids: &mut Rng) -> [u8; 16] {
+pub(super) fn new_trace_id(ids: &mut Rng) -> [u8; 16] {
     let mut id = [0u8; 16];
     id[..8].copy_from_slice(&ids.next_u64().to_le_bytes());
     id[8..].copy_from_slice(&ids.next_u64().to_le_bytes());
@@ -234,7 +234,7 @@ fn new_trace_id(ids: &mut Rng) -> [u8; 16] {
     id
 }
 
-fn new_span_id(ids: &mut Rng) -> [u8; 8] {
+pub(super) fn new_span_id(ids: &mut Rng) -> [u8; 8] {
     match ids.next_u64() {
         0 => 1u64.to_le_bytes(),
         n => n.to_le_bytes(),

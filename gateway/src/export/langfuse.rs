@@ -1,6 +1,7 @@
 //! Langfuse's ingestion API (`POST {host}/api/public/ingestion`, HTTP Basic auth with the
 //! project's public and secret key): per request a `trace-create` and a `generation-create`
-//! event, shaped as LiteLLM's Langfuse callback shapes them (`langfuse/event.rs`).
+//! event, shaped as LiteLLM's Langfuse callback shapes them (`langfuse/event.rs`); per MCP
+//! request a `span-create` (and a `trace-create` when it starts its own trace: `langfuse/mcp.rs`).
 //!
 //! Langfuse takes at most 3.5 MB per request: a batch carries at most [`max_batch`] records and
 //! each record's events stay within its share of [`MAX_BODY`] (the largest parts — the trace's
@@ -10,6 +11,7 @@
 //! and Langfuse drops an event id it has seen).
 
 mod event;
+mod mcp;
 mod secrets;
 #[cfg(test)]
 mod tests;
@@ -22,7 +24,7 @@ use base64::Engine;
 use pointwork_config::LangfuseSettings;
 use serde_json::{Map, Value};
 
-use super::record::RequestRecord;
+use super::record::{Record, RequestRecord};
 use super::sink::{Sink, Verdict};
 use super::trace_context::hex;
 use crate::access_log::civil_from_days;
@@ -88,11 +90,11 @@ impl Sink for LangfuseSink {
     /// `success_callback` takes the successful requests, `failure_callback` the failed ones
     /// that reached a model: a request the gateway refused itself (a bad key, a limit, nothing
     /// to route to) is no generation.
-    fn wants(&self, record: &RequestRecord) -> bool {
-        if record.failed() {
-            self.settings.failures && !record.attempts.is_empty()
-        } else {
-            self.settings.successes
+    fn wants(&self, record: &Record) -> bool {
+        match record {
+            Record::Request(r) if r.failed() => self.settings.failures && !r.attempts.is_empty(),
+            Record::Mcp(m) if m.failed() => self.settings.failures,
+            _ => self.settings.successes,
         }
     }
 
@@ -108,7 +110,7 @@ impl Sink for LangfuseSink {
         self.settings.timeout
     }
 
-    fn encode(&self, batch: &[Arc<RequestRecord>]) -> (Vec<u8>, &'static str) {
+    fn encode(&self, batch: &[Arc<Record>]) -> (Vec<u8>, &'static str) {
         let budget = MAX_BODY / batch.len().max(1);
         let mut out = Vec::with_capacity(batch.len() * 3072);
         out.extend_from_slice(b"{\"batch\":[");
@@ -116,7 +118,10 @@ impl Sink for LangfuseSink {
             if i > 0 {
                 out.push(b',');
             }
-            self.record_events(r, budget, &mut out);
+            match &**r {
+                Record::Request(r) => self.record_events(r, budget, &mut out),
+                Record::Mcp(m) => out.extend_from_slice(&joined(&mcp::events(m, &self.options()))),
+            }
         }
         out.extend_from_slice(b"]}");
         (out, "application/json")
@@ -126,7 +131,7 @@ impl Sink for LangfuseSink {
         max_batch(self.content)
     }
 
-    fn judge(&self, _batch: &[Arc<RequestRecord>], answer: &[u8]) -> Verdict {
+    fn judge(&self, _batch: &[Arc<Record>], answer: &[u8]) -> Verdict {
         judge(answer)
     }
 }
@@ -142,8 +147,8 @@ fn max_batch(content: bool) -> usize {
 
 /// The event ids of a record: its span id and the event's kind (unique per request, and the
 /// same when a batch is sent again).
-fn event_id(r: &RequestRecord, kind: &str) -> String {
-    format!("{}-{kind}", hex(&r.span_id))
+fn event_id(span_id: &[u8; 8], kind: &str) -> String {
+    format!("{}-{kind}", hex(span_id))
 }
 
 /// `b` as events (`{"id", "timestamp", "type", "body"}`), comma-separated.
@@ -151,9 +156,14 @@ fn envelopes(r: &RequestRecord, b: &Bodies) -> Vec<u8> {
     let timestamp = iso8601(r.end_unix_nanos);
     let mut events = Vec::with_capacity(2);
     if let Some(trace) = &b.trace {
-        events.push(envelope(event_id(r, "trace"), &timestamp, "trace-create", trace));
+        events.push(envelope(event_id(&r.span_id, "trace"), &timestamp, "trace-create", trace));
     }
-    events.push(envelope(event_id(r, "generation"), &timestamp, "generation-create", &b.generation));
+    events.push(envelope(event_id(&r.span_id, "generation"), &timestamp, "generation-create", &b.generation));
+    joined(&events)
+}
+
+/// `events`, serialised and comma-separated.
+fn joined(events: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, e) in events.iter().enumerate() {
         if i > 0 {

@@ -3,13 +3,15 @@
 //! or `pointwork.telemetry` (`pointwork_config::ExportSettings`).
 //!
 //! With no exporter configured nothing of this exists: shards build no record. Otherwise each
-//! request's shard builds one [`RequestRecord`] as the request ends (`draft`) and hands it to
-//! the exporter thread (`thread`) without waiting; the thread reads what costs parsing off the
+//! request's shard builds one [`RequestRecord`] as the request ends (`draft`), and each MCP
+//! request sent on to a server one [`McpCallRecord`] (`mcp_record`), and hands it to the
+//! exporter thread (`thread`) without waiting; the thread reads what costs parsing off the
 //! kept bodies (`details`), encodes batches (`sink`) and posts them.
 
 pub mod details;
 pub mod draft;
 mod langfuse;
+pub mod mcp_record;
 mod otlp;
 pub mod record;
 pub mod sink;
@@ -23,7 +25,8 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use pointwork_config::ExportSettings;
 
-pub use record::{AttemptRecord, RequestRecord};
+pub use mcp_record::McpCallRecord;
+pub use record::{AttemptRecord, Record, RequestRecord};
 use sink::Sink;
 
 /// How many records the shards may have handed over before the thread takes them in.
@@ -44,7 +47,7 @@ pub struct Counters {
 
 /// The shards' way to the exporter thread.
 pub struct Exporters {
-    inbox: Sender<Box<RequestRecord>>,
+    inbox: Sender<Record>,
     counters: Vec<Arc<Counters>>,
     /// Where records go, for the start-up line (no credentials).
     described: String,
@@ -116,6 +119,15 @@ impl Exporters {
 
     /// Hands `record` to the exporter thread, or drops it (counted) when the thread is behind.
     pub fn send(&self, record: Box<RequestRecord>) {
+        self.hand_over(Record::Request(record));
+    }
+
+    /// Hands the record of an MCP request to the exporter thread, as [`Exporters::send`].
+    pub fn send_mcp(&self, record: Box<McpCallRecord>) {
+        self.hand_over(Record::Mcp(record));
+    }
+
+    fn hand_over(&self, record: Record) {
         match self.inbox.try_send(record) {
             Ok(()) => {}
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {

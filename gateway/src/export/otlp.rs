@@ -1,5 +1,10 @@
 //! OpenTelemetry traces over OTLP/HTTP with protobuf, in the GenAI semantic conventions: per
-//! request a server span, and under it a client span per attempt.
+//! request a server span, and under it a client span per attempt; per MCP request a server span
+//! in the MCP conventions (`otlp/mcp.rs`).
+
+mod mcp;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -14,7 +19,7 @@ use pointwork_core::RouteKind;
 use prost::Message;
 
 use super::details::{completion, request_details, RequestDetails};
-use super::record::{AttemptRecord, RequestRecord};
+use super::record::{AttemptRecord, Record, RequestRecord};
 use super::sink::Sink;
 
 pub(super) struct OtlpSink {
@@ -45,8 +50,14 @@ impl Sink for OtlpSink {
         self.settings.timeout
     }
 
-    fn encode(&self, batch: &[Arc<RequestRecord>]) -> (Vec<u8>, &'static str) {
-        let spans = batch.iter().flat_map(|r| spans(r, self.content)).collect();
+    fn encode(&self, batch: &[Arc<Record>]) -> (Vec<u8>, &'static str) {
+        let spans = batch
+            .iter()
+            .flat_map(|r| match &**r {
+                Record::Request(r) => spans(r, self.content),
+                Record::Mcp(m) => vec![mcp::span(m)],
+            })
+            .collect();
         let request = ExportTraceServiceRequest {
             resource_spans: vec![ResourceSpans {
                 resource: Some(Resource {

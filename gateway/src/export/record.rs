@@ -104,3 +104,21 @@ impl RequestRecord {
         self.status >= 400
     }
 }
+
+/// What a shard hands the exporter thread: a proxied request, or an MCP request sent on to a
+/// server. Boxed, so that the hand-over moves a pointer whatever the kind.
+#[derive(Debug)]
+pub enum Record {
+    Request(Box<RequestRecord>),
+    Mcp(Box<super::mcp_record::McpCallRecord>),
+}
+
+impl Record {
+    /// The record's own span (every event id of it derives from this).
+    pub fn span_id(&self) -> [u8; 8] {
+        match self {
+            Record::Request(r) => r.span_id,
+            Record::Mcp(m) => m.span_id,
+        }
+    }
+}

@@ -1,10 +1,10 @@
-//! One exporter's wire format: how a batch of request records becomes one HTTP request to its
-//! receiver. The exporter thread (`thread`) does the queueing, batching, sending and retrying
+//! One exporter's wire format: how a batch of records (proxied requests and MCP requests)
+//! becomes one HTTP request to its receiver. The exporter thread (`thread`) does the queueing, batching, sending and retrying
 //! for every sink alike.
 
 use std::sync::Arc;
 
-use super::record::RequestRecord;
+use super::record::Record;
 
 /// An exporter's encoding of batches.
 pub trait Sink: Send {
@@ -12,7 +12,7 @@ pub trait Sink: Send {
     fn name(&self) -> &'static str;
 
     /// Whether `record` goes to this receiver (Langfuse's success and failure callbacks).
-    fn wants(&self, _record: &RequestRecord) -> bool {
+    fn wants(&self, _record: &Record) -> bool {
         true
     }
 
@@ -29,7 +29,7 @@ pub trait Sink: Send {
     }
 
     /// The body that exports `batch`, and its content type.
-    fn encode(&self, batch: &[Arc<RequestRecord>]) -> (Vec<u8>, &'static str);
+    fn encode(&self, batch: &[Arc<Record>]) -> (Vec<u8>, &'static str);
 
     /// The most records one export carries, below the configured batch size (a receiver that
     /// limits a request's bytes).
@@ -38,7 +38,7 @@ pub trait Sink: Send {
     }
 
     /// What the receiver's 2xx `answer` to `batch` says (a receiver that answers per record).
-    fn judge(&self, _batch: &[Arc<RequestRecord>], _answer: &[u8]) -> Verdict {
+    fn judge(&self, _batch: &[Arc<Record>], _answer: &[u8]) -> Verdict {
         Verdict::Accepted
     }
 }

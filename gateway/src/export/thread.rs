@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::record::RequestRecord;
+use super::record::Record;
 use super::sink::{Sink, Verdict};
 use super::Counters;
 use crate::http::write;
@@ -36,7 +36,7 @@ struct Lane {
     /// resolve at start, or moved, is found once it does).
     target: RefCell<Result<Target, String>>,
     client: Client,
-    queue: RefCell<VecDeque<Arc<RequestRecord>>>,
+    queue: RefCell<VecDeque<Arc<Record>>>,
     /// The most records `queue` holds.
     bound: usize,
     batch: usize,
@@ -45,7 +45,7 @@ struct Lane {
 
 impl Lane {
     /// The next batch of what waits (empty when nothing does).
-    fn next_batch(&self) -> Vec<Arc<RequestRecord>> {
+    fn next_batch(&self) -> Vec<Arc<Record>> {
         let mut queue = self.queue.borrow_mut();
         let n = queue.len().min(self.batch).min(self.sink.max_batch());
         queue.drain(..n).collect()
@@ -57,7 +57,7 @@ impl Lane {
 /// `flush`: asked once, at exit: everything taken in goes out now, once, and the answer goes
 /// back on `flushed`.
 pub(super) fn run(
-    inbox: Receiver<Box<RequestRecord>>,
+    inbox: Receiver<Record>,
     sinks: Vec<(Box<dyn Sink>, Arc<Counters>)>,
     (queue, batch): (usize, usize),
     (flush, flushed): (Arc<AtomicBool>, Sender<()>),
@@ -114,9 +114,9 @@ async fn send_all_once(lane: &Lane) {
 }
 
 /// Moves what the shards handed over into the lanes' queues.
-fn take_in(inbox: &Receiver<Box<RequestRecord>>, lanes: &[Rc<Lane>]) {
+fn take_in(inbox: &Receiver<Record>, lanes: &[Rc<Lane>]) {
     for record in inbox.try_iter() {
-        let record: Arc<RequestRecord> = Arc::from(record);
+        let record = Arc::new(record);
         for lane in lanes.iter().filter(|l| l.sink.wants(&record)) {
             let mut queue = lane.queue.borrow_mut();
             if queue.len() >= lane.bound {

@@ -170,6 +170,7 @@ async fn post(
         session: &session.0,
         caller: caller.name(),
         started: std::time::Instant::now(),
+        trace: req.trace,
     };
     let streams =
         headers::find(req.raw_head, "accept").is_some_and(|a| memchr::memmem::find(a, b"text/event-stream").is_some());
@@ -187,6 +188,9 @@ async fn post(
             }
             Ok(Message::Request { id, method, params }) => (id, method, params),
         };
+        // OpenTelemetry's MCP conventions carry the caller's trace in `params._meta`.
+        let meta = shard.export.as_ref().and_then(|_| crate::export::mcp_record::in_meta(params.as_ref()));
+        let call = relay::CallPlace { trace: meta.unwrap_or(call.trace), ..call };
         match methods::serve(&reach, &method, params.as_ref()).await {
             Served::Now(outcome) => responses.push(rpc::response(&id, outcome)),
             Served::Forwarded(forwarded) if streams && !batch => {

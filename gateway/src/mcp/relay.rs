@@ -1,7 +1,8 @@
 //! A request sent on to one server, answered to the client: as a server-sent event stream
 //! (its notifications — progress — as they come, then the response) when the client accepts
 //! one, else as one JSON response. A client's `notifications/cancelled`, or its going away,
-//! cancels the call upstream. Every such request is recorded (access log, `/metrics`).
+//! cancels the call upstream. Every such request is recorded (access log, `/metrics`, and a
+//! span for the exporters when one runs).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,6 +13,8 @@ use futures_channel::oneshot;
 use futures_core::Stream;
 use serde_json::Value;
 
+use crate::export::mcp_record::{McpCall, McpCallRecord, McpError};
+use crate::export::trace_context::TraceContext;
 use crate::http::write;
 use crate::mcp::methods::{self, Forwarded, Reach};
 use crate::mcp::rpc::{self, RpcError};
@@ -27,7 +30,13 @@ pub struct CallPlace<'a> {
     /// The caller's key by name.
     pub caller: Option<&'a str>,
     pub started: Instant,
+    /// The caller's Trace Context (`traceparent`, `tracestate`), continued by the request's
+    /// span when an exporter runs.
+    pub trace: TraceContext<'a>,
 }
+
+/// The session of the REST face's calls, which come in none.
+pub const REST_SESSION: &str = "rest";
 
 /// How a forwarded request ended, as the log and the metrics name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,7 +109,8 @@ pub async fn whole(
         }
     };
     clients.unregister(call.session, id);
-    record(call, &forwarded, method, answer.as_ref().map_or(Outcome::Cancelled, Outcome::of));
+    let error = answer.as_ref().and_then(|a| failure(call, a));
+    record(call, &forwarded, (method, id), answer.as_ref().map_or(Outcome::Cancelled, Outcome::of), error);
     answer.map(|a| methods::finish(reach.settings, &forwarded, a))
 }
 
@@ -127,16 +137,16 @@ pub async fn stream(
     }
     write::end_head(&mut out);
     let mut open = true;
-    let outcome = loop {
+    let (outcome, error) = loop {
         let event = match step(&mut cancel, &mut forwarded).await {
             Step::Answer(Answer::Notification(n)) => n,
             Step::Answer(answer) => {
-                let outcome = Outcome::of(&answer);
+                let ended = (Outcome::of(&answer), failure(call, &answer));
                 let response = rpc::response(&id, methods::finish(reach.settings, &forwarded, answer));
                 event_chunk(&mut out, &response);
-                break outcome;
+                break ended;
             }
-            Step::Cancelled => break Outcome::Cancelled,
+            Step::Cancelled => break (Outcome::Cancelled, None),
         };
         event_chunk(&mut out, &event);
         let (res, buf) = client.write_all(std::mem::take(&mut out)).await;
@@ -145,11 +155,11 @@ pub async fn stream(
         if res.is_err() {
             // The client is gone: dropping the answers cancels the call upstream.
             open = false;
-            break Outcome::Cancelled;
+            break (Outcome::Cancelled, None);
         }
     };
     clients.unregister(call.session, &id);
-    record(call, &forwarded, method, outcome);
+    record(call, &forwarded, (method, &id), outcome, error);
     if !open {
         return false;
     }
@@ -168,7 +178,18 @@ fn event_chunk(out: &mut Vec<u8>, message: &Value) {
     out.extend_from_slice(b"\n\n\r\n");
 }
 
-fn record(call: &CallPlace<'_>, forwarded: &Forwarded<'_>, method: &str, outcome: Outcome) {
+/// What went wrong with `answer`, for the exporters (only when one runs).
+fn failure(call: &CallPlace<'_>, answer: &Answer) -> Option<McpError> {
+    call.shard.export.as_ref().and_then(|_| McpError::of(answer))
+}
+
+fn record(
+    call: &CallPlace<'_>,
+    forwarded: &Forwarded<'_>,
+    (method, id): (&str, &Value),
+    outcome: Outcome,
+    error: Option<McpError>,
+) {
     let took = call.started.elapsed();
     let server = forwarded.server.name.as_str();
     call.shard.hub.mcp_clients.count(server, method, &forwarded.target, outcome, took);
@@ -183,4 +204,21 @@ fn record(call: &CallPlace<'_>, forwarded: &Forwarded<'_>, method: &str, outcome
         outcome: outcome.name(),
         total: took,
     });
+    if let Some(export) = &call.shard.export {
+        let in_session = call.session != REST_SESSION;
+        let span = McpCall {
+            trace: &call.trace,
+            started: call.started,
+            path: call.path,
+            method,
+            server: forwarded.server,
+            target: &forwarded.target,
+            session: in_session.then_some(call.session),
+            request_id: in_session.then_some(id),
+            key_alias: call.caller,
+            outcome,
+            error,
+        };
+        export.send_mcp(McpCallRecord::new(span, &mut call.shard.trace_ids.borrow_mut()));
+    }
 }

@@ -141,9 +141,10 @@ async fn call(
     let place = relay::CallPlace {
         shard,
         path: &req.head.path,
-        session: "rest",
+        session: relay::REST_SESSION,
         caller: caller.name(),
         started: std::time::Instant::now(),
+        trace: req.trace,
     };
     let id = Value::from(CALLS.fetch_add(1, Ordering::Relaxed));
     match relay::whole(&place, reach, "tools/call", &id, forwarded).await {

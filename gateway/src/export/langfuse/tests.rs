@@ -92,7 +92,7 @@ fn body() -> Value {
 
 /// The batch `records` encode to, parsed.
 fn encoded(sink: &LangfuseSink, records: Vec<RequestRecord>) -> (Vec<Value>, String) {
-    let batch: Vec<Arc<RequestRecord>> = records.into_iter().map(Arc::new).collect();
+    let batch: Vec<Arc<Record>> = records.into_iter().map(|r| Arc::new(Record::Request(Box::new(r)))).collect();
     let (bytes, content_type) = sink.encode(&batch);
     assert_eq!(content_type, "application/json");
     let text = String::from_utf8(bytes).unwrap();
@@ -190,17 +190,18 @@ fn a_failed_request_is_an_error_generation() {
 
 #[test]
 fn callbacks_choose_successes_or_failures() {
-    let ok = record(body());
+    let ok = Record::Request(Box::new(record(body())));
     let mut failed = record(body());
     failed.status = 503;
+    let mut refused = failed.clone();
+    let failed = Record::Request(Box::new(failed));
     let only = |s, f| LangfuseSink::new(settings(s, f), false);
     assert!(only(true, false).wants(&ok) && !only(true, false).wants(&failed));
     assert!(!only(false, true).wants(&ok) && only(false, true).wants(&failed));
     assert!(only(true, true).wants(&ok) && only(true, true).wants(&failed));
-    let mut refused = failed.clone();
     refused.status = 401;
     refused.attempts.clear();
-    assert!(!only(true, true).wants(&refused), "no model was called: no generation");
+    assert!(!only(true, true).wants(&Record::Request(Box::new(refused))), "no model was called: no generation");
 }
 
 #[test]
