@@ -74,11 +74,18 @@ def _run(args: list[str], env: dict[str, str], cwd: Path | str, timeout: float) 
 
 
 def run_claude(
-    base_url: str, key: str, model: str, prompt: str, cwd: Path | str, timeout: float = TIMEOUT
+    base_url: str,
+    key: str,
+    model: str,
+    prompt: str,
+    cwd: Path | str,
+    timeout: float = TIMEOUT,
+    extra_args: tuple[str, ...] = (),
 ) -> tuple[int, str, str]:
     """`claude -p PROMPT --output-format text` with the Bash tool allowed and no permission
-    prompts, talking Anthropic's Messages API to BASE_URL (without /v1) with `x-api-key: KEY`.
-    Returns (returncode, stdout, stderr); stdout is the final answer."""
+    prompts, talking Anthropic's Messages API to BASE_URL (without /v1) with `x-api-key: KEY`,
+    and `extra_args` (e.g. `--mcp-config FILE`). Returns (returncode, stdout, stderr); stdout is
+    the final answer."""
     with tempfile.TemporaryDirectory(prefix="pointwork-claude-") as home:
         env = _base_env(Path(home))
         env.update(
@@ -107,6 +114,7 @@ def run_claude(
             "--allowedTools",
             "Bash",
             "--dangerously-skip-permissions",
+            *extra_args,
         ]
         return _run(args, env, cwd, timeout)
 
