@@ -24,6 +24,9 @@ use serde_json::Value;
 
 use crate::mcp::relay::Outcome;
 
+/// What a forwarded request is counted by: server, method, tool (tool calls only), outcome.
+type CountKey = (String, String, String, Outcome);
+
 /// What every shard shares about the gateway's MCP clients.
 #[derive(Default)]
 pub struct McpClients {
@@ -32,7 +35,7 @@ pub struct McpClients {
     /// `notifications/cancelled` reaches the shard serving the call.
     calls: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
     /// Requests sent on to servers: count and seconds by server, method, tool and outcome.
-    counts: Mutex<BTreeMap<(String, String, String, Outcome), (u64, f64)>>,
+    counts: Mutex<BTreeMap<CountKey, (u64, f64)>>,
 }
 
 impl McpClients {

@@ -74,8 +74,12 @@ pub fn error_body(code: i64, message: &str) -> Vec<u8> {
     response(&Value::Null, Err(RpcError::new(code, message.to_string()))).to_string().into_bytes()
 }
 
-/// The messages of a POST body (one, or a batch), or the error response to send instead.
-pub fn parse(body: &[u8]) -> Result<(Vec<Result<Message, Value>>, bool), Vec<u8>> {
+/// A message, or the error response an invalid one gets.
+pub type Parsed = Result<Message, Value>;
+
+/// The messages of a POST body and whether they came as a batch, or the error response to
+/// send instead.
+pub fn parse(body: &[u8]) -> Result<(Vec<Parsed>, bool), Vec<u8>> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| error_body(PARSE_ERROR, &format!("Parse error: the body is not JSON ({e})")))?;
     match value {

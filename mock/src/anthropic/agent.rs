@@ -99,13 +99,17 @@ mod tests {
 
     #[test]
     fn the_named_tool_is_called_before_the_shell_when_offered() {
-        let bash = json!({"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}});
+        let bash =
+            json!({"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}});
         let mcp = json!({"name": "mcp__pointwork__web-marker", "input_schema": {"type": "object"}});
         let ask = json!({"role": "user", "content": "go"});
         let body = json!({"tools": [bash, mcp], "messages": [ask]}).to_string();
         let (call, _) = agent_turn(body.as_bytes(), Some("mcp__pointwork__web-marker"));
         let AgentTurn::CallShell(tool) = call else { panic!("{call:?}") };
-        assert_eq!((tool.name.as_str(), tool.arguments(crate::agent::Surface::Messages).as_str()), ("mcp__pointwork__web-marker", "{}"));
+        assert_eq!(
+            (tool.name.as_str(), tool.arguments(crate::agent::Surface::Messages).as_str()),
+            ("mcp__pointwork__web-marker", "{}")
+        );
         let (call, _) = agent_turn(body.as_bytes(), Some("mcp__other__x"));
         assert!(matches!(call, AgentTurn::CallShell(ref t) if t.name == "Bash"), "not offered: the shell as before");
     }
