@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use pointwork_core::{budget::response_cost, Deployment, Rng, RouteKind};
 
 use super::record::{AttemptRecord, RequestRecord, MAX_KEPT_BODY};
-use super::trace_context::{parse_traceparent, traceparent, valid_tracestate, TraceContext};
+use super::trace_context::{new_span_id, new_trace_id, parse_traceparent, traceparent, valid_tracestate, TraceContext};
 use crate::access_log::Entry;
 use crate::keys::Caller;
 use crate::upstream::exchange::{AttemptError, Delivered};
@@ -222,23 +222,6 @@ fn trace_lines(parent: &[u8], state: Option<&[u8]>) -> Vec<u8> {
 fn kept_error(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(&body[..body.len().min(MAX_ERROR)]);
     text.into_owned()
-}
-
-pub(super) fn new_trace_id(ids: &mut Rng) -> [u8; 16] {
-    let mut id = [0u8; 16];
-    id[..8].copy_from_slice(&ids.next_u64().to_le_bytes());
-    id[8..].copy_from_slice(&ids.next_u64().to_le_bytes());
-    if id == [0; 16] {
-        id[15] = 1;
-    }
-    id
-}
-
-pub(super) fn new_span_id(ids: &mut Rng) -> [u8; 8] {
-    match ids.next_u64() {
-        0 => 1u64.to_le_bytes(),
-        n => n.to_le_bytes(),
-    }
 }
 
 fn unix_nanos(t: SystemTime) -> u64 {

@@ -9,7 +9,7 @@ use pointwork_core::Rng;
 use serde_json::Value;
 
 use super::trace_context::{parse_traceparent, valid_tracestate, TraceContext};
-use crate::mcp::relay::Outcome;
+use crate::mcp::outcome::Outcome;
 use crate::mcp::upstream::Answer;
 
 /// One MCP request sent on to a server: the server span of its trace.
@@ -105,13 +105,13 @@ impl McpCallRecord {
         let caller = call.trace.parent.and_then(parse_traceparent);
         let trace_id = match caller {
             Some((trace, _, _)) => trace,
-            None => super::draft::new_trace_id(ids),
+            None => super::trace_context::new_trace_id(ids),
         };
         let now = SystemTime::now();
         let end_unix_nanos = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         Box::new(McpCallRecord {
             trace_id,
-            span_id: super::draft::new_span_id(ids),
+            span_id: super::trace_context::new_span_id(ids),
             parent_span_id: caller.map(|(_, parent, _)| parent),
             trace_state: caller.and(call.trace.state).and_then(valid_tracestate).map(str::to_string),
             start_unix_nanos: end_unix_nanos.saturating_sub(call.started.elapsed().as_nanos() as u64),

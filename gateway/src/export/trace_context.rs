@@ -1,6 +1,8 @@
 //! W3C Trace Context (`traceparent`, `tracestate`): a caller's trace is continued, and the
 //! upstream learns the attempt's span as its parent.
 
+use pointwork_core::Rng;
+
 /// The W3C Trace Context headers' values, as sent.
 #[derive(Clone, Copy, Default)]
 pub struct TraceContext<'a> {
@@ -81,6 +83,25 @@ pub fn valid_tracestate(value: &[u8]) -> Option<&str> {
     let value = value.trim_ascii();
     let ok = !value.is_empty() && value.len() <= 512 && value.iter().all(|&b| (0x20..0x7f).contains(&b));
     ok.then(|| std::str::from_utf8(value).ok()).flatten()
+}
+
+/// A new trace id (never all zeros, which W3C Trace Context forbids).
+pub(super) fn new_trace_id(ids: &mut Rng) -> [u8; 16] {
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&ids.next_u64().to_le_bytes());
+    id[8..].copy_from_slice(&ids.next_u64().to_le_bytes());
+    if id == [0; 16] {
+        id[15] = 1;
+    }
+    id
+}
+
+/// A new span id (never zero).
+pub(super) fn new_span_id(ids: &mut Rng) -> [u8; 8] {
+    match ids.next_u64() {
+        0 => 1u64.to_le_bytes(),
+        n => n.to_le_bytes(),
+    }
 }
 
 #[cfg(test)]

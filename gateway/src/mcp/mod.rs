@@ -8,6 +8,7 @@ pub mod endpoint;
 mod headers;
 pub mod methods;
 pub mod names;
+pub mod outcome;
 pub mod relay;
 pub mod rest;
 pub mod rpc;
@@ -22,7 +23,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use serde_json::Value;
 
-use crate::mcp::relay::Outcome;
+use crate::mcp::outcome::Outcome;
 
 /// What a forwarded request is counted by: server, method, tool (tool calls only), outcome.
 type CountKey = (String, String, String, Outcome);

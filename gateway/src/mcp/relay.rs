@@ -17,6 +17,7 @@ use crate::export::mcp_record::{McpCall, McpCallRecord, McpError};
 use crate::export::trace_context::TraceContext;
 use crate::http::write;
 use crate::mcp::methods::{self, Forwarded, Reach};
+use crate::mcp::outcome::Outcome;
 use crate::mcp::rpc::{self, RpcError};
 use crate::mcp::upstream::Answer;
 use crate::shard::Shard;
@@ -37,41 +38,6 @@ pub struct CallPlace<'a> {
 
 /// The session of the REST face's calls, which come in none.
 pub const REST_SESSION: &str = "rest";
-
-/// How a forwarded request ended, as the log and the metrics name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Outcome {
-    Ok,
-    /// The tool ran and reported an error (`isError`).
-    ToolError,
-    /// The server answered with a JSON-RPC error.
-    Error,
-    /// No answer: unreachable, dead, or too slow.
-    Failed,
-    /// The client cancelled it.
-    Cancelled,
-}
-
-impl Outcome {
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::ToolError => "tool_error",
-            Outcome::Error => "error",
-            Outcome::Failed => "failed",
-            Outcome::Cancelled => "cancelled",
-        }
-    }
-
-    fn of(answer: &Answer) -> Outcome {
-        match answer {
-            Answer::Result(r) if r["isError"] == true => Outcome::ToolError,
-            Answer::Result(_) => Outcome::Ok,
-            Answer::Error(_) => Outcome::Error,
-            Answer::Failed(_) | Answer::Notification(_) => Outcome::Failed,
-        }
-    }
-}
 
 enum Step {
     Answer(Answer),

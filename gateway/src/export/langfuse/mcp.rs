@@ -89,7 +89,7 @@ mod tests {
     use crate::export::mcp_record::{McpCallRecord, McpError};
     use crate::export::record::Record;
     use crate::export::sink::Sink;
-    use crate::mcp::relay::Outcome;
+    use crate::mcp::outcome::Outcome;
     use serde_json::Value;
 
     fn sink(successes: bool, failures: bool) -> LangfuseSink {

@@ -16,7 +16,7 @@ use crate::export::mcp_record::{in_meta, McpCall, McpCallRecord, McpError};
 use crate::export::record::{Record, RequestRecord};
 use crate::export::sink::Sink;
 use crate::export::trace_context::{hex, TraceContext};
-use crate::mcp::relay::Outcome;
+use crate::mcp::outcome::Outcome;
 use crate::mcp::upstream::Answer;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
