@@ -341,3 +341,19 @@ def test_an_sse_server_is_listed_and_called(stack):
     assert any(rpc_method(r) == "tools/call" for r in posts)
     assert all(r["headers"].get("authorization") == f"Bearer {SECRET}" for r in legacy.requests())
     assert any(r["method"] == "GET" and r["path"] == "/sse" for r in legacy.requests())
+
+
+def test_one_session_is_served_by_both_shards(stack):
+    gateway, _, _, access_log = stack
+    sid = gateway.initialize(headers=master())
+    for i in range(24):  # each on a new connection: the kernel spreads them over the shards
+        call = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "nofail-echo", "arguments": {"text": f"s{i}"}}}
+        status, _, text = gateway.post("/mcp", call, {**master(), "mcp-session-id": sid, "accept": "application/json"})
+        assert status == 200 and answer(text)["result"]["content"][0]["text"] == f"s{i}"
+
+    def shards():
+        lines = [json.loads(line) for line in access_log.read_text().splitlines()] if access_log.exists() else []
+        mine = [e for e in lines if e.get("mcp_server") == "nofail" and e.get("tool") == "echo"]
+        return {e["shard"] for e in mine} if len(mine) >= 24 else None
+
+    assert deadline_wait(shards, "the 24 calls' access log lines") == {0, 1}
