@@ -7,6 +7,7 @@ paths, progress, the REST face, malformed messages, the access log and /metrics.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -185,6 +186,8 @@ def test_a_virtual_key_reaches_only_its_servers(stack):
     assert status == 401 and "error" in json.loads(text)
     status, _, _ = gateway.post("/mcp", INIT, {"authorization": "Bearer sk-not-a-key"})
     assert status == 401
+    status, _, _ = gateway.post("/mcp", INIT, {"x-litellm-api-key": ONLY_WEB})
+    assert status == 200, "x-litellm-api-key works without `Bearer ` too"
     opened = gateway.initialize(headers=master())
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     status, _, text = gateway.post("/mcp", listing, {"authorization": f"Bearer {ONLY_WEB}", "mcp-session-id": opened})
@@ -250,6 +253,39 @@ def test_progress_reaches_the_client_through_the_event_stream(stack):
     assert messages[-1]["id"] == "slow-1" and messages[-1]["result"]["content"][0]["text"] == "done after 2 steps"
 
 
+def test_a_call_the_client_abandons_is_cancelled_at_the_server(stack):
+    gateway, web, *_ = stack
+    series = 'pointwork_mcp_requests_total{server="web",method="tools/call",tool="slow",outcome="cancelled"}'
+    before = gateway.metric(series) or 0
+
+    async def go():
+        async with session(f"{gateway.url}/mcp", master()) as s:
+            in_flight = asyncio.Event()
+
+            async def on_progress(done, total, message):
+                in_flight.set()
+
+            call = asyncio.create_task(s.call_tool("web-slow", {"seconds": 37, "steps": 37}, progress_callback=on_progress))
+            await asyncio.wait_for(in_flight.wait(), 10)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            # The session goes on.
+            assert text_of(await s.call_tool("web-echo", {"text": "after cancel"})) == "after cancel"
+
+    run(go())
+    slow = web.wait_for(
+        lambda r: rpc_method(r) == "tools/call" and r["body"]["params"].get("arguments", {}).get("seconds") == 37,
+        "the abandoned call",
+    )
+    cancelled = web.wait_for(
+        lambda r: rpc_method(r) == "notifications/cancelled" and r["body"]["params"]["requestId"] == slow["body"]["id"],
+        "its cancellation at the server",
+    )
+    assert cancelled["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert deadline_wait(lambda: gateway.metric(series) == before + 1, "the cancelled call counted")
+
+
 def test_the_rest_face_lists_and_calls(stack):
     gateway, *_ = stack
     status, _, text = gateway.request("GET", "/mcp-rest/tools/list", headers=master())
@@ -285,7 +321,14 @@ def test_malformed_messages_get_json_rpc_errors(stack):
     assert status == 400 and "Mcp-Session-Id" in json.loads(text)["error"]["message"]
     status, _, text = gateway.post("/mcp", {"jsonrpc": "2.0", "id": 6, "method": "no/such"}, in_session)
     assert status == 200 and json.loads(text)["error"]["code"] == -32601
+    batch = [{"jsonrpc": "2.0", "id": "a", "method": "ping"}, {"id": "b", "method": "ping"}]
+    status, _, text = gateway.post("/mcp", batch, in_session)
+    assert status == 200, text
+    by_id = {m["id"]: m for m in json.loads(text)}
+    assert by_id["a"]["result"] == {} and by_id["b"]["error"]["code"] == -32600
 
+    status, headers, _ = gateway.request("GET", "/mcp", headers=in_session)
+    assert status == 405 and "POST" in headers["allow"]
     status, _, _ = gateway.request("DELETE", "/mcp", headers=in_session)
     assert status == 200
     status, _, _ = gateway.post("/mcp", {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, in_session)
