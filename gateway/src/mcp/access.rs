@@ -31,7 +31,7 @@ pub fn reachable<'s>(settings: &'s McpSettings, caller: &Caller, scope: Option<&
     settings
         .servers
         .iter()
-        .filter(|s| scope.is_none_or(|names| names.iter().any(|n| *n == s.name)))
+        .filter(|s| scope.is_none_or(|names| names.contains(&s.name)))
         .filter(|s| may_use(caller, s))
         .collect()
 }

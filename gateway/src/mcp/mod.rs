@@ -32,8 +32,11 @@ pub struct McpClients {
     /// `notifications/cancelled` reaches the shard serving the call.
     calls: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
     /// Requests sent on to servers: count and seconds by server, method, tool and outcome.
-    counts: Mutex<BTreeMap<(String, String, String, Outcome), (u64, f64)>>,
+    counts: Mutex<BTreeMap<Labels, (u64, f64)>>,
 }
+
+/// A forwarded request's labels: server, method, tool and outcome.
+type Labels = (String, String, String, Outcome);
 
 impl McpClients {
     /// Notes a call under way; the receiver fires when the client cancels it.

@@ -74,8 +74,12 @@ pub fn error_body(code: i64, message: &str) -> Vec<u8> {
     response(&Value::Null, Err(RpcError::new(code, message.to_string()))).to_string().into_bytes()
 }
 
+/// A POST body's messages, each parsed or the error response it gets, and whether they came as
+/// a batch.
+pub type Parsed = (Vec<Result<Message, Value>>, bool);
+
 /// The messages of a POST body (one, or a batch), or the error response to send instead.
-pub fn parse(body: &[u8]) -> Result<(Vec<Result<Message, Value>>, bool), Vec<u8>> {
+pub fn parse(body: &[u8]) -> Result<Parsed, Vec<u8>> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| error_body(PARSE_ERROR, &format!("Parse error: the body is not JSON ({e})")))?;
     match value {

@@ -25,6 +25,7 @@ fn server(transport: McpTransport) -> McpServer {
     McpServer {
         name: "tools_box".into(),
         prefix: "tools_box".into(),
+        server_id: "tools_box".into(),
         description: None,
         transport,
         auth: McpAuth::Bearer("sk-mcp-server-secret".into()),

@@ -62,6 +62,7 @@ pub fn server(name: &str, transport: McpTransport) -> McpServer {
     McpServer {
         name: name.into(),
         prefix: name.into(),
+        server_id: name.into(),
         description: None,
         transport,
         auth: McpAuth::None,
