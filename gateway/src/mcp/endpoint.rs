@@ -121,6 +121,12 @@ async fn post(
         Ok(parsed) => parsed,
         Err(body) => return respond::send(client, Reply::json(400, body), keep_alive).await,
     };
+    // One message that is not JSON-RPC is refused like a body that is not JSON (in a batch,
+    // its error is one of the batch's answers).
+    if let (false, [Err(invalid)]) = (batch, messages.as_slice()) {
+        let reply = Reply::json(400, invalid.to_string().into_bytes());
+        return respond::send(client, reply, keep_alive).await;
+    }
     let settings = shard.hub.routes.load().mcp.clone();
     let owner = owner(caller);
     let session_id = headers::find_str(req.raw_head, SESSION_HEADER);
