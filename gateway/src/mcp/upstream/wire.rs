@@ -123,6 +123,7 @@ pub async fn read_head(conn: &mut UpstreamConn) -> Result<Option<(Head, Body)>, 
             buf.drain(..n);
             return Ok(Some((out, Body::new(framing, buf))));
         }
+        conn.quick_ack();
         let (res, back) = conn.read_more(buf).await;
         buf = back;
         match res {
@@ -186,6 +187,7 @@ impl Body {
                 }
                 continue;
             }
+            conn.quick_ack();
             let (res, back) = conn.read_more(std::mem::take(&mut self.raw)).await;
             self.raw = back;
             match res {
