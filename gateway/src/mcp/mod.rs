@@ -24,9 +24,16 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::mcp::outcome::Outcome;
+use crate::metrics::render::escape;
 
 /// What a forwarded request is counted by: server, method, tool (tool calls only), outcome.
 type CountKey = (String, String, String, Outcome);
+
+/// The most series of counts kept. A tool's name is the client's to choose (the server may
+/// not even have it): once this many are counted, a new name is counted as `_other`.
+const MAX_SERIES: usize = 2000;
+/// The tool label of the names counted beyond [`MAX_SERIES`].
+const OTHER_TOOLS: &str = "_other";
 
 /// What every shard shares about the gateway's MCP clients.
 #[derive(Default)]
@@ -63,7 +70,11 @@ impl McpClients {
         // Only tool calls are counted per tool: a resource's URI is no label.
         let target = if method == "tools/call" { target } else { "" };
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = counts.entry((server.to_string(), method.to_string(), target.to_string(), outcome)).or_default();
+        let mut key = (server.to_string(), method.to_string(), target.to_string(), outcome);
+        if counts.len() >= MAX_SERIES && !counts.contains_key(&key) {
+            key.2 = OTHER_TOOLS.to_string();
+        }
+        let entry = counts.entry(key).or_default();
         entry.0 += 1;
         entry.1 += took.as_secs_f64();
     }
@@ -73,15 +84,15 @@ impl McpClients {
         let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         out.push_str("# HELP pointwork_mcp_requests_total Requests sent on to MCP servers, by server, method, tool and outcome.\n");
         out.push_str("# TYPE pointwork_mcp_requests_total counter\n");
-        for ((server, method, tool, outcome), (n, _)) in counts.iter() {
-            let _ = writeln!(out, "pointwork_mcp_requests_total{{server=\"{server}\",method=\"{method}\",tool=\"{tool}\",outcome=\"{}\"}} {n}", outcome.name());
+        for (key, (n, _)) in counts.iter() {
+            let _ = writeln!(out, "pointwork_mcp_requests_total{{{}}} {n}", labels(key));
         }
         out.push_str(
             "# HELP pointwork_mcp_request_seconds_total Time MCP requests took, by server, method, tool and outcome.\n",
         );
         out.push_str("# TYPE pointwork_mcp_request_seconds_total counter\n");
-        for ((server, method, tool, outcome), (_, secs)) in counts.iter() {
-            let _ = writeln!(out, "pointwork_mcp_request_seconds_total{{server=\"{server}\",method=\"{method}\",tool=\"{tool}\",outcome=\"{}\"}} {secs:.6}", outcome.name());
+        for (key, (_, secs)) in counts.iter() {
+            let _ = writeln!(out, "pointwork_mcp_request_seconds_total{{{}}} {secs:.6}", labels(key));
         }
         out.push_str("# HELP pointwork_mcp_sessions Open MCP client sessions.\n# TYPE pointwork_mcp_sessions gauge\n");
         let _ = writeln!(out, "pointwork_mcp_sessions {}", self.sessions.count());
@@ -92,14 +103,47 @@ impl McpClients {
             let _ = writeln!(
                 out,
                 "pointwork_mcp_server_up{{server=\"{}\",transport=\"{}\"}} {}",
-                s.name,
+                escape(&s.name),
                 s.transport,
                 u8::from(s.up)
             );
         }
         out.push_str("# HELP pointwork_mcp_server_restarts_total Times a stdio MCP server was started again after it died.\n# TYPE pointwork_mcp_server_restarts_total counter\n");
         for s in &status {
-            let _ = writeln!(out, "pointwork_mcp_server_restarts_total{{server=\"{}\"}} {}", s.name, s.restarts);
+            let _ =
+                writeln!(out, "pointwork_mcp_server_restarts_total{{server=\"{}\"}} {}", escape(&s.name), s.restarts);
         }
+    }
+}
+
+/// A series' labels, escaped: a server's name is the config's, a tool's the client's.
+fn labels((server, method, tool, outcome): &CountKey) -> String {
+    format!(
+        "server=\"{}\",method=\"{}\",tool=\"{}\",outcome=\"{}\"",
+        escape(server),
+        escape(method),
+        escape(tool),
+        outcome.name()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_escape_the_clients_tool_names_and_stay_bounded() {
+        let clients = McpClients::default();
+        clients.count("web", "tools/call", "a\"}\nfake_metric 1", Outcome::ToolError, Duration::from_millis(2));
+        for n in 0..MAX_SERIES + 50 {
+            clients.count("web", "tools/call", &format!("bogus-{n}"), Outcome::ToolError, Duration::ZERO);
+        }
+        let mut out = String::new();
+        clients.render(None, &mut out);
+        assert!(out.contains(r#"tool="a\"}\nfake_metric 1""#), "{}", &out[..400]);
+        assert!(!out.lines().any(|l| l.starts_with("fake_metric")));
+        assert_eq!(out.lines().filter(|l| l.starts_with("pointwork_mcp_requests_total")).count(), MAX_SERIES + 1);
+        // The injected name took one of the series: 51 of the bogus names are `_other`.
+        assert!(out.contains(r#"tool="_other",outcome="tool_error"} 51"#));
     }
 }
