@@ -74,6 +74,9 @@ pub fn error_body(code: i64, message: &str) -> Vec<u8> {
     response(&Value::Null, Err(RpcError::new(code, message.to_string()))).to_string().into_bytes()
 }
 
+/// The most messages one batch may hold: each may ask every server.
+pub const MAX_BATCH: usize = 100;
+
 /// A message, or the error response an invalid one gets.
 pub type Parsed = Result<Message, Value>;
 
@@ -84,6 +87,10 @@ pub fn parse(body: &[u8]) -> Result<(Vec<Parsed>, bool), Vec<u8>> {
         .map_err(|e| error_body(PARSE_ERROR, &format!("Parse error: the body is not JSON ({e})")))?;
     match value {
         Value::Array(items) if items.is_empty() => Err(error_body(INVALID_REQUEST, "Invalid Request: an empty batch")),
+        Value::Array(items) if items.len() > MAX_BATCH => Err(error_body(
+            INVALID_REQUEST,
+            &format!("Invalid Request: a batch of {} messages (at most {MAX_BATCH})", items.len()),
+        )),
         Value::Array(items) => Ok((items.into_iter().map(message).collect(), true)),
         one => Ok((vec![message(one)], false)),
     }
@@ -139,5 +146,10 @@ mod tests {
         assert!(m[0].is_err());
         let (m, _) = parse(br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":7}"#).unwrap();
         assert!(m[0].is_err());
+        let big = format!("[{}]", vec![r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#; MAX_BATCH + 1].join(","));
+        let refused: Value = serde_json::from_slice(&parse(big.as_bytes()).unwrap_err()).unwrap();
+        assert_eq!(refused["error"]["code"], INVALID_REQUEST);
+        let most = format!("[{}]", vec![r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#; MAX_BATCH].join(","));
+        assert_eq!(parse(most.as_bytes()).unwrap().0.len(), MAX_BATCH);
     }
 }
