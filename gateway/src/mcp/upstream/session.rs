@@ -50,7 +50,7 @@ pub struct Session {
     /// Counts the sessions opened: a loss seen on an older one is already dealt with.
     epoch: Cell<u64>,
     /// The protocol version the server chose.
-    pub protocol: RefCell<String>,
+    protocol: RefCell<String>,
     open_calls: Cell<usize>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     /// Set once the session is being closed: no new session opens.
@@ -284,8 +284,8 @@ impl Session {
         });
     }
 
-    /// A notification from the server, to the call it is about: the one its progress token
-    /// names, else the one whose response stream it came on.
+    /// A notification from the server, to the call it is about: a progress notification to the
+    /// call its token names, any other to the call whose response stream it came on.
     fn on_notification(&self, method: &str, mut message: Value, call: Option<u64>) {
         let pending = self.pending.borrow();
         if method == "notifications/progress" {
