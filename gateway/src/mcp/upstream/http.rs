@@ -10,8 +10,7 @@ use monoio_rustls::TlsConnector;
 use serde_json::Value;
 
 use super::events::Events;
-use super::link::{Link, SendError};
-use super::session::Session;
+use super::transport::{credentials, Inbound, SendError};
 use super::wire::{self, Body, Head, Url, MAX_MESSAGE};
 use crate::upstream::conn::UpstreamConn;
 
@@ -26,12 +25,13 @@ pub struct HttpLink {
     tls: Rc<Result<TlsConnector, String>>,
     /// `Mcp-Session-Id` the server gave in answer to `initialize`.
     session_id: RefCell<Option<String>>,
-    idle: RefCell<Vec<UpstreamConn>>,
+    /// Idle keep-alive connections, shared with the tasks that read an event stream's rest.
+    idle: Rc<RefCell<Vec<UpstreamConn>>>,
 }
 
 impl HttpLink {
     pub fn new(url: Url, tls: Rc<Result<TlsConnector, String>>) -> HttpLink {
-        HttpLink { url, tls, session_id: RefCell::new(None), idle: RefCell::new(Vec::new()) }
+        HttpLink { url, tls, session_id: RefCell::new(None), idle: Rc::default() }
     }
 
     pub fn forget_session(&self) {
@@ -39,24 +39,21 @@ impl HttpLink {
     }
 
     /// The headers every message carries: the session's, the credential, `static_headers`.
-    fn headers(&self, session: &Session, initialize: bool) -> Vec<(String, String)> {
+    fn headers<S: Inbound>(&self, session: &Rc<S>, initialize: bool) -> Vec<(String, String)> {
         let mut headers = Vec::new();
         if let Some(id) = self.session_id.borrow().as_ref() {
             headers.push(("mcp-session-id".to_string(), id.clone()));
         }
         if !initialize {
-            headers.push(("mcp-protocol-version".to_string(), session.protocol.borrow().clone()));
+            headers.push(("mcp-protocol-version".to_string(), session.protocol()));
         }
-        if let Some((name, value)) = session.server.auth.header() {
-            headers.push((name.to_string(), value));
-        }
-        headers.extend(session.server.static_headers.iter().cloned());
+        headers.extend(credentials(session.server()));
         headers
     }
 
-    pub async fn send(
+    pub async fn send<S: Inbound>(
         &self,
-        session: &Rc<Session>,
+        session: &Rc<S>,
         message: &Value,
         id: Option<u64>,
         forwarded: &[(String, String)],
@@ -73,7 +70,7 @@ impl HttpLink {
         let body = serde_json::to_vec(message).unwrap_or_default();
         let request = wire::request("POST", &self.url, &headers, &body);
         let failed = |why: String| SendError::Failed(format!("MCP server {name} could not be reached: {why}"));
-        let (mut conn, head, mut body) = self.exchange(request, session.server.timeout).await.map_err(failed)?;
+        let (mut conn, head, mut body) = self.exchange(request, session.server().timeout).await.map_err(failed)?;
         if head.status == 404 && had_session {
             return Err(SendError::Lost(format!("MCP server {name} no longer knows the gateway's session (HTTP 404)")));
         }
@@ -113,7 +110,7 @@ impl HttpLink {
                 session.on_message(message, id);
             }
         }
-        self.reuse(session, conn, head, body);
+        self.reuse(conn, head, body);
         match id {
             Some(id) if session.is_pending(id) => Err(SendError::Failed(format!(
                 "MCP server {name}'s answer to a {} request held no response",
@@ -125,33 +122,24 @@ impl HttpLink {
 
     /// Keeps the connection for the next message once its body has ended (an event stream's
     /// rest is read in the background).
-    fn reuse(&self, session: &Rc<Session>, mut conn: UpstreamConn, head: Head, mut body: Body) {
+    fn reuse(&self, mut conn: UpstreamConn, head: Head, mut body: Body) {
         if !head.keep_alive {
             return;
         }
         if body.is_done() {
-            self.put(conn);
+            put(&self.idle, conn);
             return;
         }
-        let session = session.clone();
+        let idle = self.idle.clone();
         monoio::spawn(async move {
             let drained = monoio::time::timeout(DRAIN_TIME, async {
                 while body.next(&mut conn).await.ok().flatten().is_some() {}
                 body.is_done()
             });
             if drained.await == Ok(true) {
-                if let Link::Http(link) = &session.link {
-                    link.put(conn);
-                }
+                put(&idle, conn);
             }
         });
-    }
-
-    fn put(&self, conn: UpstreamConn) {
-        let mut idle = self.idle.borrow_mut();
-        if idle.len() < MAX_IDLE {
-            idle.push(conn);
-        }
     }
 
     /// Writes the request and reads the answer's head, on an idle connection if one is open
@@ -181,17 +169,25 @@ impl HttpLink {
     }
 
     /// Ends the session: `DELETE` with its id (the answer does not matter).
-    pub async fn close(&self, session: &Rc<Session>) {
+    pub async fn close<S: Inbound>(&self, session: &Rc<S>) {
         self.idle.borrow_mut().clear();
         if self.session_id.borrow().is_none() {
             return;
         }
         let headers = self.headers(session, false);
         let request = wire::request("DELETE", &self.url, &headers, &[]);
-        if let Ok((conn, _, _)) = self.exchange(request, session.server.timeout).await {
+        if let Ok((conn, _, _)) = self.exchange(request, session.server().timeout).await {
             conn.close().await;
         }
         self.forget_session();
+    }
+}
+
+/// Keeps an idle connection, up to [`MAX_IDLE`].
+fn put(idle: &RefCell<Vec<UpstreamConn>>, conn: UpstreamConn) {
+    let mut idle = idle.borrow_mut();
+    if idle.len() < MAX_IDLE {
+        idle.push(conn);
     }
 }
 

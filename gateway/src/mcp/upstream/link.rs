@@ -6,17 +6,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::http::HttpLink;
-use super::session::Session;
 use super::sse::SseLink;
 use super::stdio::StdioLink;
-
-/// Why a message was not delivered.
-#[derive(Debug)]
-pub enum SendError {
-    /// The server no longer knows the session (HTTP 404 on it): open a new one and try again.
-    Lost(String),
-    Failed(String),
-}
+use super::transport::{Inbound, SendError};
 
 pub enum Link {
     Http(HttpLink),
@@ -41,9 +33,9 @@ impl Link {
 
     /// Sends one message. `id`: the request's, whose answer (on Streamable HTTP) comes back on
     /// this exchange; `forwarded`: the caller's headers for the server.
-    pub async fn send(
+    pub async fn send<S: Inbound>(
         &self,
-        session: &Rc<Session>,
+        session: &Rc<S>,
         message: &Value,
         id: Option<u64>,
         forwarded: &[(String, String)],
@@ -51,12 +43,12 @@ impl Link {
         match self {
             Link::Http(link) => link.send(session, message, id, forwarded).await,
             Link::Sse(link) => link.send(session, message, forwarded).await,
-            Link::Stdio(link) => link.send(session, message),
+            Link::Stdio(link) => link.send(session.name(), message),
         }
     }
 
     /// What comes before `initialize`: the SSE transport's event stream.
-    pub async fn before_initialize(&self, session: &Rc<Session>) -> Result<(), String> {
+    pub async fn before_initialize<S: Inbound>(&self, session: &Rc<S>) -> Result<(), String> {
         match self {
             Link::Sse(link) => link.connect(session).await,
             Link::Http(link) => {
@@ -75,7 +67,7 @@ impl Link {
     }
 
     /// Ends the session: `DELETE` for Streamable HTTP, the stream closed, the child stopped.
-    pub async fn close(&self, session: &Rc<Session>, within: Duration) {
+    pub async fn close<S: Inbound>(&self, session: &Rc<S>, within: Duration) {
         match self {
             Link::Http(link) => link.close(session).await,
             Link::Sse(link) => link.close(),

@@ -14,7 +14,9 @@ mod process;
 mod session;
 mod sse;
 mod stdio;
+mod supervisor;
 mod thread;
+mod transport;
 mod wire;
 
 #[cfg(test)]

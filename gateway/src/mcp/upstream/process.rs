@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use futures_channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
 
-use super::stdio::shorten;
 use super::wire::MAX_MESSAGE;
 
 /// The environment variables a stdio server inherits (the MCP SDKs' default), besides its `env`.
@@ -182,5 +181,15 @@ fn log_stderr(name: &str, stderr: std::process::ChildStderr) {
         } else {
             dropped += 1;
         }
+    }
+}
+
+/// A line for the log: at most 300 characters.
+pub fn shorten(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end();
+    match text.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
     }
 }

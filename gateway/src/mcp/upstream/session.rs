@@ -13,7 +13,8 @@ use futures_channel::oneshot;
 use pointwork_config::McpServer;
 use serde_json::{json, Value};
 
-use super::link::{Link, SendError};
+use super::link::Link;
+use super::transport::{Inbound, SendError};
 use super::{Answer, ServerStatus};
 
 /// The protocol version the gateway offers in `initialize`.
@@ -49,7 +50,7 @@ pub struct Session {
     /// Counts the sessions opened: a loss seen on an older one is already dealt with.
     epoch: Cell<u64>,
     /// The protocol version the server chose.
-    pub protocol: RefCell<String>,
+    protocol: RefCell<String>,
     open_calls: Cell<usize>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     /// Set once the session is being closed: no new session opens.
@@ -73,23 +74,10 @@ impl Session {
         })
     }
 
-    pub fn name(&self) -> &str {
-        &self.server.name
-    }
-
     fn next_id(&self) -> u64 {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         id
-    }
-
-    /// Which session (counting those opened) is the current one.
-    pub fn epoch(&self) -> u64 {
-        self.epoch.get()
-    }
-
-    pub fn is_pending(&self, id: u64) -> bool {
-        self.pending.borrow().contains_key(&id)
     }
 
     /// One call, its answers sent to `tx` until the final one; cancelled upstream when it takes
@@ -282,29 +270,6 @@ impl Session {
         }
     }
 
-    /// The session `epoch` was found lost: the next request opens a new one.
-    pub fn lost(&self, epoch: u64, why: &str) {
-        if epoch != self.epoch.get() {
-            return;
-        }
-        let mut ready = self.ready.borrow_mut();
-        if matches!(*ready, Ready::Up) {
-            *ready = Ready::Down;
-            self.link.forget_session();
-            let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
-            status.up = false;
-            status.last_error = Some(why.to_string());
-        }
-    }
-
-    /// Answers every request in flight with `Failed(why)` (the stream or the process is gone).
-    pub fn fail_all(&self, why: &str) {
-        let all: Vec<Pending> = self.pending.borrow_mut().drain().map(|(_, p)| p).collect();
-        for pending in all {
-            let _ = pending.done.send(Answer::Failed(why.to_string()));
-        }
-    }
-
     /// Sends a notification (`notifications/cancelled`, a client's notification) in the
     /// background, the session opened first if need be.
     pub fn spawn_notify(self: Rc<Self>, method: &str, params: Option<Value>) {
@@ -319,8 +284,64 @@ impl Session {
         });
     }
 
-    /// A message from the server. `call`: the request whose response stream it came on.
-    pub fn on_message(self: &Rc<Self>, message: Value, call: Option<u64>) {
+    /// A notification from the server, to the call it is about: a progress notification to the
+    /// call its token names, any other to the call whose response stream it came on.
+    fn on_notification(&self, method: &str, mut message: Value, call: Option<u64>) {
+        let pending = self.pending.borrow();
+        if method == "notifications/progress" {
+            let token = message.pointer("/params/progressToken").and_then(Value::as_u64);
+            let Some(p) = token.and_then(|t| pending.get(&t)) else { return };
+            if let (Some(notify), Some(caller)) = (&p.notify, &p.caller_token) {
+                message["params"]["progressToken"] = caller.clone();
+                let _ = notify.unbounded_send(Answer::Notification(message));
+            }
+            return;
+        }
+        if let Some(notify) = call.and_then(|id| pending.get(&id)).and_then(|p| p.notify.as_ref()) {
+            let _ = notify.unbounded_send(Answer::Notification(message));
+        }
+    }
+
+    /// Waits until no call is open on this session.
+    pub async fn idle(&self) {
+        if self.open_calls.get() == 0 {
+            return;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.idle_waiters.borrow_mut().push(tx);
+        let _ = rx.await;
+    }
+
+    /// Closes the session for good: the transport's goodbye (`DELETE`, the child stopped), calls
+    /// still in flight failed.
+    pub async fn close(self: &Rc<Self>, within: Duration) {
+        self.closing.set(true);
+        let _ = monoio::time::timeout(within, self.link.close(self, within)).await;
+        self.fail_all(&format!("MCP server {} was stopped", self.name()));
+        self.opened(Err(format!("MCP server {} was stopped", self.name())));
+        *self.ready.borrow_mut() = Ready::Down;
+    }
+}
+
+/// What the transports report: the server's messages routed to their calls, the session lost.
+impl Inbound for Session {
+    fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    fn protocol(&self) -> String {
+        self.protocol.borrow().clone()
+    }
+
+    fn epoch(&self) -> u64 {
+        self.epoch.get()
+    }
+
+    fn is_pending(&self, id: u64) -> bool {
+        self.pending.borrow().contains_key(&id)
+    }
+
+    fn on_message(self: &Rc<Self>, message: Value, call: Option<u64>) {
         if let Value::Array(batch) = message {
             for one in batch {
                 self.on_message(one, call);
@@ -357,40 +378,25 @@ impl Session {
         }
     }
 
-    fn on_notification(&self, method: &str, mut message: Value, call: Option<u64>) {
-        let pending = self.pending.borrow();
-        if method == "notifications/progress" {
-            let token = message.pointer("/params/progressToken").and_then(Value::as_u64);
-            let Some(p) = token.and_then(|t| pending.get(&t)) else { return };
-            if let (Some(notify), Some(caller)) = (&p.notify, &p.caller_token) {
-                message["params"]["progressToken"] = caller.clone();
-                let _ = notify.unbounded_send(Answer::Notification(message));
-            }
+    fn lost(&self, epoch: u64, why: &str) {
+        if epoch != self.epoch.get() {
             return;
         }
-        if let Some(notify) = call.and_then(|id| pending.get(&id)).and_then(|p| p.notify.as_ref()) {
-            let _ = notify.unbounded_send(Answer::Notification(message));
+        let mut ready = self.ready.borrow_mut();
+        if matches!(*ready, Ready::Up) {
+            *ready = Ready::Down;
+            self.link.forget_session();
+            let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            status.up = false;
+            status.last_error = Some(why.to_string());
         }
     }
 
-    /// Waits until no call is open on this session.
-    pub async fn idle(&self) {
-        if self.open_calls.get() == 0 {
-            return;
+    fn fail_all(&self, why: &str) {
+        let all: Vec<Pending> = self.pending.borrow_mut().drain().map(|(_, p)| p).collect();
+        for pending in all {
+            let _ = pending.done.send(Answer::Failed(why.to_string()));
         }
-        let (tx, rx) = oneshot::channel();
-        self.idle_waiters.borrow_mut().push(tx);
-        let _ = rx.await;
-    }
-
-    /// Closes the session for good: the transport's goodbye (`DELETE`, the child stopped), calls
-    /// still in flight failed.
-    pub async fn close(self: &Rc<Self>, within: Duration) {
-        self.closing.set(true);
-        let _ = monoio::time::timeout(within, self.link.close(self, within)).await;
-        self.fail_all(&format!("MCP server {} was stopped", self.name()));
-        self.opened(Err(format!("MCP server {} was stopped", self.name())));
-        *self.ready.borrow_mut() = Ready::Down;
     }
 }
 

@@ -10,43 +10,34 @@ use monoio_rustls::TlsConnector;
 use serde_json::Value;
 
 use super::events::Events;
-use super::link::SendError;
-use super::session::Session;
+use super::transport::{credentials, Inbound, SendError};
 use super::wire::{self, Body, Url, MAX_MESSAGE};
 use crate::upstream::conn::UpstreamConn;
 
 pub struct SseLink {
     url: Url,
     tls: Rc<Result<TlsConnector, String>>,
-    /// Where messages are POSTed, from the stream's `endpoint` event.
-    endpoint: RefCell<Option<Url>>,
+    /// Where messages are POSTed, from the stream's `endpoint` event; shared with the task
+    /// reading the stream, which clears it when the stream is lost.
+    endpoint: Rc<RefCell<Option<Url>>>,
     /// Ends the task reading the stream.
     stop: RefCell<Option<oneshot::Sender<()>>>,
 }
 
 impl SseLink {
     pub fn new(url: Url, tls: Rc<Result<TlsConnector, String>>) -> SseLink {
-        SseLink { url, tls, endpoint: RefCell::new(None), stop: RefCell::new(None) }
-    }
-
-    fn credentials(session: &Session) -> Vec<(String, String)> {
-        let mut headers = Vec::new();
-        if let Some((name, value)) = session.server.auth.header() {
-            headers.push((name.to_string(), value));
-        }
-        headers.extend(session.server.static_headers.iter().cloned());
-        headers
+        SseLink { url, tls, endpoint: Rc::default(), stop: RefCell::new(None) }
     }
 
     /// Opens the event stream and waits for its `endpoint` event; a task then reads the rest.
-    pub async fn connect(&self, session: &Rc<Session>) -> Result<(), String> {
+    pub async fn connect<S: Inbound>(&self, session: &Rc<S>) -> Result<(), String> {
         self.close();
         let name = session.name();
         let failed = |why: String| format!("MCP server {name}'s event stream could not be opened: {why}");
         let mut headers = vec![("accept".to_string(), "text/event-stream".to_string())];
-        headers.extend(Self::credentials(session));
+        headers.extend(credentials(session.server()));
         let request = wire::request("GET", &self.url, &headers, &[]);
-        let mut conn = wire::open(&self.url, &self.tls, session.server.timeout).await.map_err(failed)?;
+        let mut conn = wire::open(&self.url, &self.tls, session.server().timeout).await.map_err(failed)?;
         let (res, _) = conn.write_all(request).await;
         res.map_err(|e| failed(format!("sending the request failed: {e}")))?;
         let (head, mut body) =
@@ -70,13 +61,14 @@ impl SseLink {
         *self.endpoint.borrow_mut() = Some(self.url.join(endpoint.trim()).map_err(failed)?);
         let (stop, stopped) = oneshot::channel();
         *self.stop.borrow_mut() = Some(stop);
-        monoio::spawn(read_stream(session.clone(), session.epoch(), conn, body, events, stopped));
+        let endpoint = self.endpoint.clone();
+        monoio::spawn(read_stream(session.clone(), session.epoch(), conn, body, events, endpoint, stopped));
         Ok(())
     }
 
-    pub async fn send(
+    pub async fn send<S: Inbound>(
         &self,
-        session: &Rc<Session>,
+        session: &Rc<S>,
         message: &Value,
         forwarded: &[(String, String)],
     ) -> Result<(), SendError> {
@@ -85,11 +77,11 @@ impl SseLink {
             return Err(SendError::Lost(format!("MCP server {name}'s event stream is closed")));
         };
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-        headers.extend(Self::credentials(session));
+        headers.extend(credentials(session.server()));
         headers.extend(forwarded.iter().cloned());
         let request = wire::request("POST", &endpoint, &headers, &serde_json::to_vec(message).unwrap_or_default());
         let failed = |why: String| SendError::Failed(format!("MCP server {name} could not be reached: {why}"));
-        let mut conn = wire::open(&endpoint, &self.tls, session.server.timeout).await.map_err(failed)?;
+        let mut conn = wire::open(&endpoint, &self.tls, session.server().timeout).await.map_err(failed)?;
         let (res, _) = conn.write_all(request).await;
         res.map_err(|e| failed(format!("sending the request failed: {e}")))?;
         let (head, mut body) =
@@ -115,13 +107,15 @@ impl SseLink {
 }
 
 /// Reads the event stream's messages until it ends, is closed, or fails; then the session is
-/// lost and its calls in flight fail.
-async fn read_stream(
-    session: Rc<Session>,
+/// lost (the link's `endpoint` cleared, when the stream was the current session's) and its
+/// calls in flight fail.
+async fn read_stream<S: Inbound>(
+    session: Rc<S>,
     epoch: u64,
     mut conn: UpstreamConn,
     mut body: Body,
     mut events: Events,
+    endpoint: Rc<RefCell<Option<Url>>>,
     stopped: oneshot::Receiver<()>,
 ) {
     let name = session.name().to_string();
@@ -149,9 +143,7 @@ async fn read_stream(
         _ = stopped => return,
     };
     if session.epoch() == epoch {
-        if let super::link::Link::Sse(link) = &session.link {
-            link.endpoint.borrow_mut().take();
-        }
+        endpoint.borrow_mut().take();
     }
     session.lost(epoch, &why);
     session.fail_all(&why);

@@ -17,7 +17,8 @@ use super::http::HttpLink;
 use super::link::Link;
 use super::session::Session;
 use super::sse::SseLink;
-use super::stdio::{supervise, StdioLink};
+use super::stdio::StdioLink;
+use super::supervisor::supervise;
 use super::wire::Url;
 use super::{Answer, Call, ServerStatus};
 
