@@ -165,7 +165,7 @@ async fn post(
         upstreams: shard.hub.mcp.get().map(|u| &**u),
         servers: access::reachable(&settings, caller, session.1.scope.as_deref()),
         headers: if settings.servers.iter().any(|s| !s.forwarded_headers.is_empty()) {
-            headers::all(req.raw_head)
+            passable_headers(req.raw_head)
         } else {
             Vec::new()
         },
@@ -215,6 +215,18 @@ async fn post(
         (_, false) => Reply::json(200, responses.swap_remove(0).to_string().into_bytes()),
     };
     respond::send(client, reply, keep_alive).await
+}
+
+/// The caller's headers a server's `extra_headers` may pass on: all but the one that carried
+/// the caller's key (`x-litellm-api-key` when sent, else `Authorization` and `x-api-key`).
+fn passable_headers(head: &[u8]) -> Vec<(String, String)> {
+    let key_headers: &[&str] = match headers::find(head, "x-litellm-api-key") {
+        Some(_) => &["x-litellm-api-key"],
+        None => &["authorization", "x-api-key"],
+    };
+    let mut all = headers::all(head);
+    all.retain(|(name, _)| !key_headers.contains(&name.as_str()));
+    all
 }
 
 /// The servers a new session is narrowed to: the path's, else `x-mcp-servers`'s; a name that
@@ -323,5 +335,15 @@ mod tests {
         assert_eq!(place("/mcpx"), None);
         assert_eq!(place("/chat/completions"), None);
         assert_eq!(percent_decoded("a%2Cb"), "a,b");
+    }
+
+    #[test]
+    fn the_callers_key_is_never_a_header_to_pass_on() {
+        let names = |head: &[u8]| passable_headers(head).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        let with_litellm_key = b"POST /mcp HTTP/1.1\r\nx-litellm-api-key: Bearer sk-1\r\nAuthorization: Bearer user-token\r\nx-team: a\r\n\r\n";
+        assert_eq!(names(with_litellm_key), ["authorization", "x-team"]);
+        let with_authorization =
+            b"POST /mcp HTTP/1.1\r\nAuthorization: Bearer sk-1\r\nX-Api-Key: sk-1\r\nx-team: a\r\n\r\n";
+        assert_eq!(names(with_authorization), ["x-team"]);
     }
 }
