@@ -115,11 +115,7 @@ impl AccessLog {
             return;
         }
         let b = &mut self.buf;
-        b.extend_from_slice(b"{\"time\":\"");
-        rfc3339_millis(b, e.time);
-        b.extend_from_slice(b"\",\"shard\":");
-        number(b, e.shard as u64);
-        field_str(b, "path", e.path);
+        line_start(b, e.time, e.shard, e.path);
         field_str(b, "model", e.model);
         field_opt_str(b, "key", e.key);
         field_opt_str(b, "model_group", e.model_group);
@@ -163,10 +159,7 @@ impl AccessLog {
             b.extend_from_slice(b",\"routing_decision\":");
             b.extend_from_slice(record.as_bytes());
         }
-        b.extend_from_slice(b"}\n");
-        if self.buf.len() >= FLUSH_AT {
-            self.flush();
-        }
+        self.end_line();
     }
 
     pub fn write_mcp(&mut self, e: &McpEntry<'_>) {
@@ -174,11 +167,7 @@ impl AccessLog {
             return;
         }
         let b = &mut self.buf;
-        b.extend_from_slice(b"{\"time\":\"");
-        rfc3339_millis(b, e.time);
-        b.extend_from_slice(b"\",\"shard\":");
-        number(b, e.shard as u64);
-        field_str(b, "path", e.path);
+        line_start(b, e.time, e.shard, e.path);
         field_str(b, "mcp_server", e.server);
         field_str(b, "mcp_method", e.method);
         let target = if e.method == "tools/call" { "tool" } else { "target" };
@@ -187,7 +176,13 @@ impl AccessLog {
         field_str(b, "outcome", e.outcome);
         b.extend_from_slice(b",\"total_ms\":");
         millis(b, e.total);
-        b.extend_from_slice(b"}\n");
+        self.end_line();
+    }
+
+    /// Ends the line being written; writes the buffer once it is full.
+    #[inline]
+    fn end_line(&mut self) {
+        self.buf.extend_from_slice(b"}\n");
         if self.buf.len() >= FLUSH_AT {
             self.flush();
         }
@@ -205,6 +200,16 @@ impl AccessLog {
         }
         self.buf.clear();
     }
+}
+
+/// What every line starts with: `{"time":"…","shard":N,"path":"…"`.
+#[inline]
+fn line_start(b: &mut Vec<u8>, time: SystemTime, shard: usize, path: &str) {
+    b.extend_from_slice(b"{\"time\":\"");
+    rfc3339_millis(b, time);
+    b.extend_from_slice(b"\",\"shard\":");
+    number(b, shard as u64);
+    field_str(b, "path", path);
 }
 
 // Writing into a Vec cannot fail: the results below are ignored for that reason.
