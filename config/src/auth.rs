@@ -69,12 +69,27 @@ pub struct VirtualKey {
     /// server id, or an access group (see `McpServer::allowed_for`); `None` = every server,
     /// `[]` = none (a server with `allow_all_keys` excepted).
     pub mcp_servers: Option<Vec<String>>,
+    /// `mcp_tool_permissions`: per server (name, prefix, server id or access group), the only
+    /// tools the key may call on it (`*`: all), as LiteLLM's object permission has them. Each
+    /// server named is in `mcp_servers` too.
+    pub mcp_tools: Vec<(String, Vec<String>)>,
 }
 
 const KEYS: [&str; 4] = ["metrics", "admin_keys", "virtual_keys", "spend_file"];
 const ADMIN_KEY_KEYS: [&str; 2] = ["name", "sha256"];
-const VIRTUAL_KEY_KEYS: [&str; 10] =
-    ["name", "sha256", "models", "rpm", "tpm", "max_budget", "budget_duration", "tags", "policy", "mcp_servers"];
+const VIRTUAL_KEY_KEYS: [&str; 11] = [
+    "name",
+    "sha256",
+    "models",
+    "rpm",
+    "tpm",
+    "max_budget",
+    "budget_duration",
+    "tags",
+    "policy",
+    "mcp_servers",
+    "mcp_tool_permissions",
+];
 
 /// `dir`: the folder relative paths are relative to; `policies`: the names a key's `policy` may
 /// use (`None`: not checked).
@@ -113,14 +128,35 @@ pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path, policie
         }
         let tags = c.optional(&mut entry, "tags", &kinds::STRING_LIST).unwrap_or_default();
         let policy = c.optional(&mut entry, "policy", &kinds::NON_EMPTY_STRING);
-        let mcp_servers = c.optional(&mut entry, "mcp_servers", &kinds::STRING_LIST);
+        let mut mcp_servers = c.optional(&mut entry, "mcp_servers", &kinds::STRING_LIST);
+        let mcp_tools: Vec<(String, Vec<String>)> = match c.optional_map(&mut entry, "mcp_tool_permissions") {
+            Some(lists) => {
+                let lists: Vec<_> = lists.untaken().collect();
+                lists
+                    .into_iter()
+                    .filter_map(|(server, node, at)| {
+                        Some((server.to_string(), c.read(node, &at, &kinds::STRING_LIST)?))
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        // As in LiteLLM's object permission, the servers a tool list names are granted too.
+        if !mcp_tools.is_empty() {
+            let granted = mcp_servers.get_or_insert_with(Vec::new);
+            for (server, _) in &mcp_tools {
+                if !granted.contains(server) {
+                    granted.push(server.clone());
+                }
+            }
+        }
         if let Some(policy) = &policy {
             check_policy_ref(c, policies, policy, &path.key("policy"));
         }
         c.refuse_unknown(&entry, &VIRTUAL_KEY_KEYS);
         if let (Some(name), Some(sha256)) = (name, sha256) {
             unique(c, &mut seen, &mut names, &path, sha256, &name);
-            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy, mcp_servers });
+            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy, mcp_servers, mcp_tools });
         }
     }
     c.refuse_unknown(&fields, &KEYS);
@@ -132,16 +168,20 @@ pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path, policie
 /// are left out. `section`: the `pointwork` section's path.
 pub(crate) fn check_mcp_permissions(c: &mut Checker, auth: &Auth, mcp: &McpRead, section: &KeyPath) {
     for (i, key) in auth.virtual_keys.iter().enumerate() {
-        let Some(entries) = &key.mcp_servers else { continue };
-        let path = section.key("auth").key("virtual_keys").index(i).key("mcp_servers");
-        for (j, entry) in entries.iter().enumerate() {
+        let at = section.key("auth").key("virtual_keys").index(i);
+        // A tool list's server is in `mcp_servers` too: it is checked once, at the tool list.
+        let in_tool_lists = |entry: &String| key.mcp_tools.iter().any(|(server, _)| server == entry);
+        let listed = key.mcp_servers.iter().flatten().enumerate().filter(|(_, e)| !in_tool_lists(e));
+        let listed = listed.map(|(j, e)| (at.key("mcp_servers").index(j), e));
+        let tools = key.mcp_tools.iter().map(|(e, _)| (at.key("mcp_tool_permissions").key(e), e));
+        for (path, entry) in listed.chain(tools) {
             if mcp.settings.servers.iter().any(|s| s.answers_to(entry)) {
                 continue;
             }
             if let Some(left_out) = mcp.left_out.iter().find(|l| l.name == *entry || l.access_groups.contains(entry)) {
                 let why =
                     format!("{entry:?} names only mcp_servers.{}, which is left out (see its warning)", left_out.name);
-                c.warn(path.index(j), why);
+                c.warn(&path, why);
                 continue;
             }
             let names: Vec<&str> = mcp.settings.servers.iter().map(|s| s.name.as_str()).collect();
@@ -151,7 +191,7 @@ pub(crate) fn check_mcp_permissions(c: &mut Checker, auth: &Auth, mcp: &McpRead,
                 format!("servers: {}", names.join(", "))
             };
             c.error(
-                path.index(j),
+                &path,
                 format!("{entry:?} names no MCP server (name, prefix or server_id) and no access group ({known})"),
             );
         }

@@ -49,7 +49,7 @@ fn every_mistake_is_named_by_its_key_path_and_a_key_in_clear_is_not_repeated() {
             "pointwork.auth.virtual_keys[0].sha256: expected 64 hex digits (the SHA-256 of the key, as `pointwork hash-key` prints it; never the key itself), got a string",
             "pointwork.auth.virtual_keys[0].rpm: expected a positive integer, got 0",
             "pointwork.auth.virtual_keys[1].budget_duration: a budget period needs max_budget",
-            r#"pointwork.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags, policy, mcp_servers"#,
+            r#"pointwork.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags, policy, mcp_servers, mcp_tool_permissions"#,
             "pointwork.auth.virtual_keys[2].sha256: the same key digest as pointwork.auth.virtual_keys[1]",
             r#"pointwork.auth.virtual_keys[2].name: "b" already names pointwork.auth.virtual_keys[1]"#,
         ]

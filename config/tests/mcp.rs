@@ -329,6 +329,41 @@ fn a_key_naming_no_server_is_refused_and_one_naming_a_left_out_server_warned() {
 }
 
 #[test]
+fn a_keys_tool_lists_are_read_and_their_servers_checked() {
+    let servers = "mcp_servers:\n  github: {url: 'https://h/a'}\n  wiki: {url: 'https://h/b'}\n";
+    let key = |lists: &str| {
+        format!("{servers}pointwork:\n  auth:\n    virtual_keys:\n      - {{name: k, sha256: {KEY}, mcp_tool_permissions: {lists}}}\n")
+    };
+    let loaded = loads(&key("{github: [create_issue, list_issues], wiki: ['*']}"));
+    let tools = &loaded.config.auth.virtual_keys[0].mcp_tools;
+    assert_eq!(
+        tools,
+        &[
+            ("github".to_string(), vec!["create_issue".to_string(), "list_issues".to_string()]),
+            ("wiki".to_string(), vec!["*".to_string()]),
+        ]
+    );
+    let granted = loaded.config.auth.virtual_keys[0].mcp_servers.clone();
+    assert_eq!(
+        granted,
+        Some(vec!["github".to_string(), "wiki".to_string()]),
+        "the servers of the tool lists are granted"
+    );
+    assert_eq!(
+        errors_of(&key("{githib: [x]}")),
+        [
+            r#"pointwork.auth.virtual_keys[0].mcp_tool_permissions.githib: "githib" names no MCP server (name, prefix or server_id) and no access group (servers: github, wiki)"#
+        ]
+    );
+    assert_eq!(
+        errors_of(&key("{github: create_issue}")),
+        [
+            r#"pointwork.auth.virtual_keys[0].mcp_tool_permissions.github: expected a list of strings, got "create_issue""#
+        ]
+    );
+}
+
+#[test]
 fn the_summary_names_the_servers() {
     let loaded = loads(&with_key(FULL, "[dev-tools]"));
     let summary = loaded.config.summary();

@@ -139,6 +139,9 @@ pub struct KeyRecord {
     /// `mcp_access_groups` and the servers of `mcp_tool_permissions`: server ids, names or
     /// access groups); `None` = every server, `Some([])` = none (`no-mcp-servers`).
     pub mcp_servers: Option<Vec<String>>,
+    /// `mcp_tool_permissions`: per server (id, name or alias), the only tools the key may call
+    /// on it (`*` = all); a server not named here is not limited by tool.
+    pub mcp_tools: Vec<(String, Vec<String>)>,
     /// The spend figures the row held when read.
     pub spend: f64,
     pub team_spend: f64,

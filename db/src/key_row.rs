@@ -70,6 +70,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
             row.get::<_, Option<Vec<String>>>("mcp_access_groups").unwrap_or_default(),
             row.get("mcp_tool_permissions"),
         ),
+        mcp_tools: mcp_tool_lists(row.get("mcp_tool_permissions")),
         team,
         token,
     }
@@ -97,6 +98,18 @@ fn mcp_permissions(servers: Vec<String>, groups: Vec<String>, tool_permissions: 
         }
     }
     (!all.is_empty()).then_some(all)
+}
+
+/// `mcp_tool_permissions` (`{"server": ["tool", …]}`): each server's tool list; a value that is
+/// not a list of strings grants no tool on that server (LiteLLM's lists are checked on write).
+fn mcp_tool_lists(tool_permissions: Option<Value>) -> Vec<(String, Vec<String>)> {
+    let Some(Value::Object(map)) = tool_permissions else { return Vec::new() };
+    map.into_iter()
+        .map(|(server, tools)| {
+            let tools = tools.as_array().map(|t| t.iter().filter_map(|t| t.as_str().map(str::to_string)).collect());
+            (server, tools.unwrap_or_default())
+        })
+        .collect()
 }
 
 /// A limit column: NULL or negative = none.
@@ -130,6 +143,9 @@ mod tests {
         assert_eq!(mcp_permissions(vec![], vec![], Some(serde_json::json!({}))), None);
         assert_eq!(mcp_permissions(s(&["no-mcp-servers", "a"]), s(&["g"]), None), Some(vec![]));
         let tools = serde_json::json!({"c": ["create_issue"]});
-        assert_eq!(mcp_permissions(s(&["a"]), s(&["g"]), Some(tools)), Some(s(&["a", "g", "c"])));
+        assert_eq!(mcp_permissions(s(&["a"]), s(&["g"]), Some(tools.clone())), Some(s(&["a", "g", "c"])));
+        assert_eq!(mcp_tool_lists(Some(tools)), vec![("c".to_string(), s(&["create_issue"]))]);
+        assert_eq!(mcp_tool_lists(Some(serde_json::json!({"d": "x"}))), vec![("d".to_string(), vec![])]);
+        assert!(mcp_tool_lists(None).is_empty());
     }
 }

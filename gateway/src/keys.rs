@@ -33,6 +33,9 @@ pub struct VirtualKey {
     /// The MCP servers it may use: entries naming a server (its name, prefix or server id) or an
     /// access group, as `McpServer::allowed_for` reads them; `None` = every server.
     pub mcp_servers: Option<Vec<String>>,
+    /// Per server (name, prefix, server id or access group), the only tools the key may call on
+    /// it (`*`: all); a server named nowhere here is not limited by tool.
+    pub mcp_tools: Vec<(String, Vec<String>)>,
     /// A key from LiteLLM's database: its row and its key's, team's and user's accounts.
     pub db: Option<Arc<pointwork_db::KeyEntry>>,
 }
@@ -124,6 +127,7 @@ impl Keys {
                     models_body: None,
                     policy: k.policy.clone(),
                     mcp_servers: k.mcp_servers.clone(),
+                    mcp_tools: k.mcp_tools.clone(),
                     db: None,
                 };
                 if key.models.is_some() {

@@ -35,6 +35,9 @@ from mcp_stack import (
 )
 
 PREFIXES = ("web-", "local-", "narrow-", "nofail-", "legacy-")
+# A key whose tool lists (LiteLLM's mcp_tool_permissions) allow only `echo` on `web` and every tool
+# on `local`: the servers the lists name are the key's servers.
+ECHO_ONLY = "sk-mcp-echo-only-51c2"
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +62,7 @@ def stack(tmp_path_factory):
             + f"  access_log: {access_log}\n"
             + "  auth:\n    virtual_keys:\n"
             + f"      - {{name: only-web, sha256: {sha256(ONLY_WEB)}, mcp_servers: [web]}}\n"
+            + f"      - {{name: echo-only, sha256: {sha256(ECHO_ONLY)}, mcp_tool_permissions: {{web: [echo], local: ['*']}}}}\n"
         )
         gateway = start_gateway(config, directory, started)
         yield gateway, web, legacy, access_log
@@ -194,6 +198,23 @@ def test_a_virtual_key_reaches_only_its_servers(stack):
     assert status == 404, text
     status, _, text = gateway.post("/mcp", listing, {**master(), "mcp-session-id": opened})
     assert status == 200 and "local-upper" in text
+
+
+def test_a_keys_tool_lists_narrow_the_tools_it_sees_and_calls(stack):
+    gateway, *_ = stack
+
+    async def go():
+        async with session(f"{gateway.url}/mcp", {"x-litellm-api-key": f"Bearer {ECHO_ONLY}"}) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert {n for n in names if not n.startswith("local-")} == {"web-echo"}, names
+            assert {"local-upper", "local-pid"} <= names, names
+            assert text_of(await s.call_tool("web-echo", {"text": "allowed"})) == "allowed"
+            assert text_of(await s.call_tool("local-upper", {"text": "star"})) == "STAR"
+            with pytest.raises(MCPError) as e:
+                await s.call_tool("web-add", {"a": 1, "b": 2})
+            assert e.value.error.code == -32602 and "web-add" in e.value.error.message
+
+    run(go())
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,7 @@ fn virtual_key(entry: Arc<KeyEntry>, digest: [u8; 32]) -> VirtualKey {
         models_body: None,
         policy: None,
         mcp_servers: r.mcp_servers.clone(),
+        mcp_tools: r.mcp_tools.clone(),
         db: None,
     };
     // Its `/v1/models` is made when asked, from the routes of then (`server::admin::models`).

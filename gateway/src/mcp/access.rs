@@ -12,6 +12,21 @@ pub fn may_use(caller: &Caller, server: &McpServer) -> bool {
     server.allowed_for(caller.virtual_key().and_then(|k| k.mcp_servers.as_deref()))
 }
 
+/// LiteLLM's entry of a key's tool list that grants every tool.
+const ALL_TOOLS: &str = "*";
+
+/// Whether `caller` may call `tool` (its own name) on `server`: the server's `allowed_tools` /
+/// `disallowed_tools`, then the key's tool lists for that server (`mcp_tool_permissions`), if
+/// any name it.
+pub fn may_call(settings: &McpSettings, caller: &Caller, server: &McpServer, tool: &str) -> bool {
+    if !crate::mcp::names::tool_allowed(settings, server, tool) {
+        return false;
+    }
+    let Some(key) = caller.virtual_key() else { return true };
+    let mut lists = key.mcp_tools.iter().filter(|(entry, _)| server.answers_to(entry)).peekable();
+    lists.peek().is_none() || lists.any(|(_, tools)| tools.iter().any(|t| t == tool || t == ALL_TOOLS))
+}
+
 /// The servers a comma-separated scope names (by name, prefix or server id), or the name that
 /// is none.
 pub fn scoped<'s>(settings: &'s McpSettings, scope: &str) -> Result<Vec<&'s McpServer>, String> {

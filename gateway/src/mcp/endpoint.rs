@@ -163,6 +163,7 @@ async fn post(
     let reach = Reach {
         settings: &settings,
         upstreams: shard.hub.mcp.get().map(|u| &**u),
+        caller,
         servers: access::reachable(&settings, caller, session.1.scope.as_deref()),
         headers: if settings.servers.iter().any(|s| !s.forwarded_headers.is_empty()) {
             passable_headers(req.raw_head)

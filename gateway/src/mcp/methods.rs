@@ -9,9 +9,10 @@ use futures_core::Stream;
 use pointwork_config::{McpServer, McpSettings};
 use serde_json::{json, Map, Value};
 
-use crate::mcp::names;
+use crate::keys::Caller;
 use crate::mcp::rpc::{self, RpcError};
 use crate::mcp::upstream::{Answer, Call, Upstreams};
+use crate::mcp::{access, names};
 
 /// The most pages of one server's list read for one request.
 const MAX_PAGES: usize = 20;
@@ -20,6 +21,8 @@ const MAX_PAGES: usize = 20;
 pub struct Reach<'a> {
     pub settings: &'a McpSettings,
     pub upstreams: Option<&'a Upstreams>,
+    /// Who is calling: its key's tool lists narrow the servers' tools.
+    pub caller: &'a Caller,
     /// The servers this request may reach (its key's, in its scope).
     pub servers: Vec<&'a McpServer>,
     /// The caller's headers, name (lowercase) and value, for the servers' `extra_headers`.
@@ -110,7 +113,7 @@ async fn gather(reach: &Reach<'_>, list: List) -> Value {
             };
             for mut item in result[list.items].as_array().cloned().unwrap_or_default() {
                 let keep = list.items != "tools"
-                    || item["name"].as_str().is_some_and(|t| names::tool_allowed(reach.settings, server, t));
+                    || item["name"].as_str().is_some_and(|t| access::may_call(reach.settings, reach.caller, server, t));
                 if keep {
                     namespace(reach.settings, server, &mut item, list.names);
                     items.push(item);
@@ -145,7 +148,7 @@ fn forward<'a>(reach: &Reach<'a>, method: &str, params: Option<&Value>, field: &
     let Some((server, target)) = resolve(reach, namespaced) else {
         return Served::Now(Err(unknown(reach, what, namespaced)));
     };
-    if shape == Shape::ToolCall && !names::tool_allowed(reach.settings, server, target) {
+    if shape == Shape::ToolCall && !access::may_call(reach.settings, reach.caller, server, target) {
         return Served::Now(Err(RpcError::invalid_params(format!(
             "unknown tool: {namespaced} (the MCP server {} does not offer {target} here)",
             server.name

@@ -86,6 +86,7 @@ pub async fn serve(shard: &Shard, req: &Request<'_>, op: RestOp) -> Reply {
     let reach = Reach {
         settings: &settings,
         upstreams: shard.hub.mcp.get().map(|u| &**u),
+        caller: &caller,
         servers: access::reachable(&settings, &caller, scope.as_deref()),
         headers: Vec::new(),
     };
