@@ -11,14 +11,19 @@ use pointwork_db::{Database, DbSettings, Lookup};
 use postgres::Postgres;
 use sha2::{Digest, Sha256};
 
-/// The key's record as the thread reads it.
+/// The key's MCP servers as the database thread reads them.
 fn mcp_servers_of(db: &Database, key: &str) -> Option<Vec<String>> {
+    record_of(db, key).mcp_servers
+}
+
+/// The key's record as the database thread reads it.
+fn record_of(db: &Database, key: &str) -> pointwork_db::KeyRecord {
     let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
     let mut rx = db.lookup(digest).expect("the queue has room");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match rx.try_recv() {
-            Ok(Some(Lookup::Found(entry))) => return entry.record.mcp_servers.clone(),
+            Ok(Some(Lookup::Found(entry))) => return entry.record.clone(),
             Ok(Some(other)) => panic!("{key}: {other:?}"),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             other => panic!("no answer for {key}: {other:?}"),
@@ -48,6 +53,9 @@ fn a_keys_object_permission_names_its_mcp_servers() {
         mcp_servers_of(&db, "sk-servers-0001"),
         Some(s(&["d7ae332d01f2fb4e2ec4912da756f5a2", "wiki", "dev-tools", "jira"]))
     );
+    // The tool list limits the tools on its server.
+    assert_eq!(record_of(&db, "sk-servers-0001").mcp_tools, vec![("jira".to_string(), s(&["create_issue"]))]);
+    assert!(record_of(&db, "sk-plain-0004").mcp_tools.is_empty());
     // An empty permission and none at all restrict nothing (LiteLLM's reading).
     assert_eq!(mcp_servers_of(&db, "sk-empty-0002"), None);
     assert_eq!(mcp_servers_of(&db, "sk-plain-0004"), None);
