@@ -348,7 +348,11 @@ def test_malformed_messages_get_json_rpc_errors(stack):
     by_id = {m["id"]: m for m in json.loads(text)}
     assert by_id["a"]["result"] == {} and by_id["b"]["error"]["code"] == -32600
 
-    status, headers, _ = gateway.request("GET", "/mcp", headers=in_session)
+    status, _, text = gateway.request("GET", "/mcp", headers=master())
+    assert status == 400 and "Mcp-Session-Id" in json.loads(text)["error"]["message"], text
+    status, _, _ = gateway.request("GET", "/mcp", headers={**master(), "mcp-session-id": "no-such-session"})
+    assert status == 404
+    status, headers, _ = gateway.request("PUT", "/mcp", headers=in_session)
     assert status == 405 and "POST" in headers["allow"]
     status, _, _ = gateway.request("DELETE", "/mcp", headers=in_session)
     assert status == 200

@@ -8,6 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
+import threading
+import urllib.request
 import time
 from pathlib import Path
 
@@ -148,6 +151,9 @@ def test_a_reload_changes_the_servers_of_new_requests_and_lets_open_calls_finish
         status, _, body = gateway.post("/admin/reload", {}, {"authorization": f"Bearer {MASTER}"})
         assert status == 200, body
 
+    # A raw session's GET stream, open before the reload: the reload's list_changed comes on it.
+    listening = open_stream(gateway, gateway.initialize(headers=master()))
+
     async def go():
         async with session(f"{gateway.url}/mcp", master()) as old:
             names = {t.name for t in (await old.list_tools()).tools}
@@ -180,6 +186,12 @@ def test_a_reload_changes_the_servers_of_new_requests_and_lets_open_calls_finish
             return child
 
     child = run(go())
+    pushed = listening.messages(3)
+    assert [m["method"] for m in pushed] == [
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    ], pushed
     deadline_wait(lambda: gone(child), "the removed stdio server's child stopped and reaped")
     assert gateway.metric('pointwork_mcp_server_up{server="other",transport="http"}') == 1
     assert gateway.metric('pointwork_mcp_server_up{server="local",transport="stdio"}') is None
@@ -187,3 +199,38 @@ def test_a_reload_changes_the_servers_of_new_requests_and_lets_open_calls_finish
     web.wait_for(lambda r: r["method"] == "DELETE", "the old session's DELETE")
     assert any(rpc_method(r) == "tools/call" for r in other.requests())
     assert json.dumps(other.requests()).count(MASTER) == 0
+
+
+class Stream:
+    """A session's `GET /mcp` stream, read on a thread: its `message` events' data, in order."""
+
+    def __init__(self, response):
+        self.events: "queue.Queue[dict | None]" = queue.Queue()
+        self.response = response
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.response:
+            line = line.decode().rstrip("\r\n")
+            if line.startswith("data: "):
+                self.events.put(json.loads(line[len("data: "):]))
+        self.events.put(None)
+
+    def messages(self, n: int, within: float = 10.0) -> list[dict]:
+        got = []
+        for _ in range(n):
+            message = self.events.get(timeout=within)
+            assert message is not None, f"the stream ended after {got}"
+            got.append(message)
+        return got
+
+
+def open_stream(gateway, session_id: str) -> Stream:
+    request = urllib.request.Request(
+        f"{gateway.url}/mcp",
+        headers={**master(), "mcp-session-id": session_id, "accept": "text/event-stream"},
+        method="GET",
+    )
+    response = urllib.request.urlopen(request, timeout=30)
+    assert response.status == 200 and response.headers["content-type"] == "text/event-stream"
+    return Stream(response)

@@ -115,6 +115,8 @@ impl Control {
                         secs(grace)
                     ));
                     self.hub.start_draining();
+                    // The MCP clients' open streams end, so that they hold no shard.
+                    self.hub.mcp_clients.push(crate::mcp::pushed::Pushed::Closing);
                     for signal in self.drain_signals.drain(..) {
                         let _ = signal.send(());
                     }

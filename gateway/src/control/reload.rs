@@ -105,12 +105,16 @@ pub fn reload(
         tls,
     };
     let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
+    let mcp_changed = old.mcp != routes.mcp;
     hub.routes.store(Arc::new(routes));
     // The walk's poller keeps what it learned under unchanged rules, starts or stops with it.
     hub.pareto.configure(pareto);
     // New and changed MCP servers get new sessions; calls under way finish on the old ones.
     if let Err(e) = crate::mcp::upstream::Upstreams::serve(&hub.mcp, &loaded.config.mcp) {
         eprintln!("pointwork: warning: the MCP servers could not be started: {e}");
+    }
+    if mcp_changed {
+        hub.mcp_clients.push(crate::mcp::pushed::Pushed::ListsChanged);
     }
     Ok((report, loaded.config))
 }

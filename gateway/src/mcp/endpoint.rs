@@ -1,5 +1,6 @@
 //! `/mcp` over Streamable HTTP: `POST` carries the client's JSON-RPC messages (one or a
-//! batch), `DELETE` ends its session, `GET` (a stream the gateway would push on) is 405. The
+//! batch), `DELETE` ends its session, `GET` opens the session's stream of what the gateway
+//! pushes (the lists changed by a reload). The
 //! paths `/mcp/a,b` and `/a/mcp`, or the header `x-mcp-servers: a,b`, narrow a session to
 //! those servers. The key comes in `x-litellm-api-key` (LiteLLM's, for clients whose
 //! `Authorization` belongs to someone else) or `Authorization`.
@@ -52,20 +53,21 @@ pub async fn serve(
     keep_alive: bool,
 ) -> bool {
     let reply = match method {
-        Method::Post | Method::Delete => match caller(shard, req).await {
+        Method::Post | Method::Delete | Method::Get => match caller(shard, req).await {
             Ok(caller) if method == Method::Delete => delete(shard, req, &caller),
+            Ok(caller) if method == Method::Get => match stream(shard, req, &caller) {
+                Ok(pushed) => {
+                    crate::mcp::pushed::serve(pushed, client).await;
+                    return false;
+                }
+                Err(reply) => reply,
+            },
             Ok(caller) => return Box::pin(post(shard, req, place, &caller, client, keep_alive)).await,
             Err(reply) => reply,
         },
         _ => {
-            let mut r = Reply::json(
-                405,
-                rpc::error_body(
-                    rpc::REFUSED,
-                    "Method Not Allowed: the gateway keeps no stream for GET; send requests with POST",
-                ),
-            );
-            r.header("allow", b"POST, DELETE");
+            let mut r = Reply::json(405, rpc::error_body(rpc::REFUSED, "Method Not Allowed: use POST, GET or DELETE"));
+            r.header("allow", b"GET, POST, DELETE");
             r
         }
     };
@@ -96,6 +98,21 @@ fn owner(caller: &Caller) -> Option<String> {
     match caller {
         Caller::Virtual(k) => Some(format!("key:{}", k.digest_hex())),
         other => other.name().map(str::to_string),
+    }
+}
+
+/// `GET /mcp`: the session's stream of what the gateway pushes, once its session is known.
+fn stream(
+    shard: &Shard,
+    req: &Request<'_>,
+    caller: &Caller,
+) -> Result<futures_channel::mpsc::UnboundedReceiver<crate::mcp::pushed::Pushed>, Reply> {
+    let Some(id) = headers::find_str(req.raw_head, SESSION_HEADER) else {
+        return Err(Reply::json(400, rpc::error_body(rpc::REFUSED, "Bad Request: Mcp-Session-Id header is required")));
+    };
+    match shard.hub.mcp_clients.sessions.resume(id, owner(caller).as_deref()) {
+        Some(_) => Ok(shard.hub.mcp_clients.listen()),
+        None => Err(Reply::json(404, rpc::error_body(rpc::REFUSED, "Session not found: initialize a new one"))),
     }
 }
 
@@ -280,9 +297,9 @@ fn open(shard: &Shard, id: &Value, params: Option<&Value>, owner: Option<String>
     let result = json!({
         "protocolVersion": version,
         "capabilities": {
-            "tools": {"listChanged": false},
-            "prompts": {"listChanged": false},
-            "resources": {"subscribe": false, "listChanged": false},
+            "tools": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "resources": {"subscribe": false, "listChanged": true},
             "completions": {},
             "logging": {},
         },

@@ -214,6 +214,13 @@ pub async fn next(answers: &mut UnboundedReceiver<Answer>) -> Option<Answer> {
     std::future::poll_fn(|cx| Pin::new(&mut *answers).poll_next(cx)).await
 }
 
+/// The next thing pushed to a session's stream, `None` once the channel ends.
+pub async fn next_pushed(
+    pushed: &mut UnboundedReceiver<crate::mcp::pushed::Pushed>,
+) -> Option<crate::mcp::pushed::Pushed> {
+    std::future::poll_fn(|cx| Pin::new(&mut *pushed).poll_next(cx)).await
+}
+
 /// The final answer, notifications skipped.
 pub async fn last(answers: &mut UnboundedReceiver<Answer>) -> Answer {
     loop {

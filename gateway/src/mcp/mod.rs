@@ -9,6 +9,7 @@ mod headers;
 pub mod methods;
 pub mod names;
 pub mod outcome;
+pub mod pushed;
 pub mod relay;
 pub mod rest;
 pub mod rpc;
@@ -20,10 +21,12 @@ use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use futures_channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
 use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::mcp::outcome::Outcome;
+use crate::mcp::pushed::Pushed;
 use crate::metrics::render::escape;
 
 /// What a forwarded request is counted by: server, method, tool (tool calls only), outcome.
@@ -44,9 +47,23 @@ pub struct McpClients {
     calls: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
     /// Requests sent on to servers: count and seconds by server, method, tool and outcome.
     counts: Mutex<BTreeMap<CountKey, (u64, f64)>>,
+    /// The open `GET /mcp` streams.
+    streams: Mutex<Vec<UnboundedSender<Pushed>>>,
 }
 
 impl McpClients {
+    /// A new stream's end of what is pushed to every session.
+    pub fn listen(&self) -> UnboundedReceiver<Pushed> {
+        let (tx, rx) = unbounded();
+        self.streams.lock().unwrap_or_else(|e| e.into_inner()).push(tx);
+        rx
+    }
+
+    /// Tells every open stream; forgets those whose client is gone.
+    pub fn push(&self, what: Pushed) {
+        self.streams.lock().unwrap_or_else(|e| e.into_inner()).retain(|tx| tx.unbounded_send(what).is_ok());
+    }
+
     /// Notes a call under way; the receiver fires when the client cancels it.
     pub fn register(&self, session: &str, id: &Value) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();

@@ -135,7 +135,7 @@ pub async fn stream(
 }
 
 /// One `message` event as one chunk.
-fn event_chunk(out: &mut Vec<u8>, message: &Value) {
+pub(crate) fn event_chunk(out: &mut Vec<u8>, message: &Value) {
     let data = message.to_string();
     let event_len = "event: message\ndata: ".len() + data.len() + 2;
     out.extend_from_slice(format!("{event_len:x}\r\n").as_bytes());
