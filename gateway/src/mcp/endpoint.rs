@@ -214,7 +214,8 @@ async fn post(
         };
         // OpenTelemetry's MCP conventions carry the caller's trace in `params._meta`.
         let meta = shard.export.as_ref().and_then(|_| crate::export::mcp_record::in_meta(params.as_ref()));
-        let call = relay::CallPlace { trace: meta.unwrap_or(call.trace), ..call };
+        // Each request of a batch is timed from its own start.
+        let call = relay::CallPlace { trace: meta.unwrap_or(call.trace), started: std::time::Instant::now(), ..call };
         match methods::serve(&reach, &method, params.as_ref()).await {
             Served::Now(outcome) => responses.push(rpc::response(&id, outcome)),
             Served::Forwarded(forwarded) if streams && !batch => {
