@@ -2,17 +2,14 @@
 //! under their namespaced names; a call, a prompt or a resource is sent to the one server its
 //! name says, the name as that server knows it.
 
-use std::pin::Pin;
-
 use futures_channel::mpsc::UnboundedReceiver;
-use futures_core::Stream;
 use pointwork_config::{McpServer, McpSettings};
 use serde_json::{json, Map, Value};
 
 use crate::keys::Caller;
 use crate::mcp::rpc::{self, RpcError};
 use crate::mcp::upstream::{Answer, Call, Upstreams};
-use crate::mcp::{access, names};
+use crate::mcp::{access, event_stream, names};
 
 /// The most pages of one server's list read for one request.
 const MAX_PAGES: usize = 20;
@@ -209,22 +206,10 @@ fn call(reach: &Reach<'_>, server: &McpServer, method: &str, params: Option<Valu
     Call { server: server.name.clone(), method: method.to_string(), params, forwarded }
 }
 
-/// The next answer, `None` once the channel ends.
-pub async fn next(answers: &mut UnboundedReceiver<Answer>) -> Option<Answer> {
-    std::future::poll_fn(|cx| Pin::new(&mut *answers).poll_next(cx)).await
-}
-
-/// The next thing pushed to a session's stream, `None` once the channel ends.
-pub async fn next_pushed(
-    pushed: &mut UnboundedReceiver<crate::mcp::pushed::Pushed>,
-) -> Option<crate::mcp::pushed::Pushed> {
-    std::future::poll_fn(|cx| Pin::new(&mut *pushed).poll_next(cx)).await
-}
-
 /// The final answer, notifications skipped.
 pub async fn last(answers: &mut UnboundedReceiver<Answer>) -> Answer {
     loop {
-        match next(answers).await {
+        match event_stream::next(answers).await {
             Some(Answer::Notification(_)) => continue,
             Some(answer) => return answer,
             None => return Answer::Failed("the MCP server's session ended without an answer".into()),

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod endpoint;
+pub mod event_stream;
 mod headers;
 pub mod methods;
 pub mod names;

@@ -7,7 +7,7 @@ use futures_channel::mpsc::UnboundedReceiver;
 use serde_json::json;
 
 use crate::http::write;
-use crate::mcp::methods::next_pushed;
+use crate::mcp::event_stream::{event_chunk, next};
 use crate::tcp_or_tls::ClientConn;
 
 /// What the gateway tells the open streams.
@@ -43,7 +43,7 @@ pub async fn serve(mut pushed: UnboundedReceiver<Pushed>, client: &mut ClientCon
         if res.is_err() {
             return;
         }
-        match monoio::time::timeout(HEARTBEAT, next_pushed(&mut pushed)).await {
+        match monoio::time::timeout(HEARTBEAT, next(&mut pushed)).await {
             // A comment now and then: a client that went away is noticed by the write failing.
             Err(_) => {
                 let comment = b": keep-alive\n\n";
@@ -53,7 +53,7 @@ pub async fn serve(mut pushed: UnboundedReceiver<Pushed>, client: &mut ClientCon
             }
             Ok(Some(Pushed::ListsChanged)) => {
                 for method in LIST_CHANGED {
-                    crate::mcp::relay::event_chunk(&mut out, &json!({"jsonrpc": "2.0", "method": method}));
+                    event_chunk(&mut out, &json!({"jsonrpc": "2.0", "method": method}));
                 }
             }
             Ok(Some(Pushed::Closing) | None) => {

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::export::mcp_record::{McpCall, McpCallRecord, McpError};
 use crate::export::trace_context::TraceContext;
 use crate::http::write;
+use crate::mcp::event_stream::event_chunk;
 use crate::mcp::methods::{self, Forwarded, Reach};
 use crate::mcp::outcome::Outcome;
 use crate::mcp::rpc::{self, RpcError};
@@ -132,16 +133,6 @@ pub async fn stream(
     out.extend_from_slice(b"0\r\n\r\n");
     let (res, _) = client.write_all(out).await;
     res.is_ok() && keep_alive
-}
-
-/// One `message` event as one chunk.
-pub(crate) fn event_chunk(out: &mut Vec<u8>, message: &Value) {
-    let data = message.to_string();
-    let event_len = "event: message\ndata: ".len() + data.len() + 2;
-    out.extend_from_slice(format!("{event_len:x}\r\n").as_bytes());
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(data.as_bytes());
-    out.extend_from_slice(b"\n\n\r\n");
 }
 
 /// What went wrong with `answer`, for the exporters (only when one runs).
