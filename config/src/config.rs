@@ -53,6 +53,9 @@ pub struct Config {
     pub export: crate::ExportSettings,
     /// LiteLLM's `mcp_servers`: the MCP servers behind `/mcp`.
     pub mcp: crate::McpSettings,
+    /// `litellm_settings.cache: true` and its `cache_params`: the response cache. `None`: no
+    /// cache (off, or of a type Pointwork does not serve, which a warning names).
+    pub cache: Option<crate::CacheSettings>,
     /// Why Redis is off although the config may name it: `pointwork.cluster.enabled: false`,
     /// and the section that names Redis, e.g. `pointwork.cluster.enabled: false; router_settings
     /// names Redis`. `None` when `enabled` is not false (Redis is then in

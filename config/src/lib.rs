@@ -12,6 +12,7 @@ mod aws;
 mod aws_credentials;
 mod aws_profile;
 mod azure;
+mod cache;
 mod check;
 mod cluster;
 mod cluster_read;
@@ -62,6 +63,7 @@ mod yaml;
 pub use auth::{AdminKey, Auth, VirtualKey};
 pub use aws::DEFAULT_REGION as BEDROCK_DEFAULT_REGION;
 pub use azure::DEFAULT_API_VERSION as AZURE_DEFAULT_API_VERSION;
+pub use cache::{CacheMode, CacheSettings, CacheStore, CacheSurfaces};
 pub use cluster::{
     ClusterSettings, HealthCheckSharing, RedisServer, DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL,
     SYNC_INTERVAL_RANGE,

@@ -179,6 +179,7 @@ fn compile(
             complexity_routers,
             export,
             mcp: mcp.settings,
+            cache: None,
             pareto,
             placeholders: cluster_off
                 .iter()

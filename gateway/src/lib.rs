@@ -3,6 +3,7 @@
 pub mod access_log;
 pub mod app;
 pub mod buffers;
+pub(crate) mod cache;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
