@@ -11,15 +11,16 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use monoio_rustls::TlsConnector;
 use pointwork_config::RedisServer;
 
-use reach::{Change, Reach, Ticket};
-use resp::{ProtocolError, Reply};
 use crate::upstream::conn::{connect, ConnectError, UpstreamConn};
 use crate::upstream::target::Target;
+use reach::{Change, Reach, Ticket};
+use resp::{ProtocolError, Reply};
 
 #[path = "redis_reach.rs"]
 mod reach;
@@ -32,6 +33,10 @@ const IDLE_MAX: usize = 4;
 pub(crate) const WRITES_MAX: usize = 64;
 /// A pooled connection keeps a buffer up to this size (a large value's is let go).
 const BUF_KEEP: usize = 64 * 1024;
+
+/// Whether a store of this process last saw Redis out of reach: each shard's store finds it out
+/// on its own, the log says it once.
+static SAID_OUT: AtomicBool = AtomicBool::new(false);
 
 /// What a read found.
 #[derive(Debug, PartialEq, Eq)]
@@ -231,14 +236,21 @@ impl Shared {
 
     /// Sends one command and reads its reply within the timeout; `accept` says which replies
     /// are its answers. Records the outcome: `None` when the command failed.
-    async fn run(&self, ticket: Ticket, name: &'static str, args: &[&[u8]], accept: fn(&Reply) -> bool) -> Option<Reply> {
+    async fn run(
+        &self,
+        ticket: Ticket,
+        name: &'static str,
+        args: &[&[u8]],
+        accept: fn(&Reply) -> bool,
+    ) -> Option<Reply> {
         let outcome = match monoio::time::timeout(self.timeout, self.exchange(name, args, accept)).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failure::Timeout(self.timeout)),
         };
         match outcome {
             Ok(reply) => {
-                if self.reach.borrow_mut().answered() == Change::CameBack {
+                let came_back = self.reach.borrow_mut().answered() == Change::CameBack;
+                if came_back && SAID_OUT.swap(false, Ordering::Relaxed) {
                     eprintln!("pointwork: cache: Redis {} answers again", self.server.display());
                 }
                 Some(reply)
@@ -248,7 +260,8 @@ impl Shared {
                     Failure::Timeout(_) => self.count(|s| s.timeouts += 1),
                     _ => self.count(|s| s.errors += 1),
                 }
-                if self.reach.borrow_mut().failed(ticket, Instant::now()) == Change::WentOut {
+                let went_out = self.reach.borrow_mut().failed(ticket, Instant::now()) == Change::WentOut;
+                if went_out && !SAID_OUT.swap(true, Ordering::Relaxed) {
                     eprintln!(
                         "pointwork: cache: Redis {} is out of reach ({failure}): cache reads are misses and writes \
                          are dropped until it answers again",

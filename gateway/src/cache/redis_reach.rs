@@ -24,7 +24,10 @@ pub(crate) struct Reach {
 enum State {
     Up,
     /// Nothing is sent before `retry_at`; `pause` is the pause that ends there.
-    Out { retry_at: Instant, pause: Duration },
+    Out {
+        retry_at: Instant,
+        pause: Duration,
+    },
 }
 
 /// Permission to send one command, handed back with its outcome.

@@ -209,6 +209,32 @@ fn stores_reads_and_deletes_binary_values_on_one_connection() {
 }
 
 #[test]
+fn concurrent_reads_each_take_a_connection_and_a_few_stay_pooled() {
+    let redis = Redis::start(&[]);
+    let mut raw = redis.raw(None);
+    assert!(raw.call(&[b"SET", b"k", b"v"]).is_ok());
+    let store = std::rc::Rc::new(RedisStore::new(redis.server(), TIMEOUT, tls()));
+    let connections = raw.info("total_connections_received");
+    run(async {
+        let reads: Vec<_> = (0..10)
+            .map(|_| {
+                let store = store.clone();
+                monoio::spawn(async move { store.get("k").await })
+            })
+            .collect();
+        for read in reads {
+            assert_eq!(read.await, RedisRead::Found(b"v".to_vec()));
+        }
+        // The pooled ones serve the next reads.
+        for _ in 0..super::IDLE_MAX {
+            assert_eq!(store.get("k").await, RedisRead::Found(b"v".to_vec()));
+        }
+    });
+    assert_eq!(raw.info("total_connections_received") - connections, 10);
+    assert_eq!(store.stats(), RedisStats { gets: 14, found: 14, ..RedisStats::default() });
+}
+
+#[test]
 fn writes_expire_after_their_ttl() {
     let redis = Redis::start(&[]);
     let mut raw = redis.raw(None);
