@@ -24,8 +24,7 @@ impl CacheRoutes {
             CacheStore::Redis => Some(cluster?.redis.clone()),
             CacheStore::Local => None,
         };
-        let key_prefix =
-            cluster.map_or_else(|| pointwork_config::DEFAULT_KEY_PREFIX.to_string(), |c| c.key_prefix.clone());
+        let key_prefix = cluster.map_or_else(|| pointwork_config::DEFAULT_KEY_PREFIX.to_string(), |c| c.key_prefix.clone());
         Some(Arc::new(CacheRoutes { settings, redis, key_prefix }))
     }
 }

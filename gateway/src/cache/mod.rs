@@ -20,6 +20,9 @@ pub(crate) mod look;
 pub(crate) mod metrics;
 pub(crate) mod redis;
 
+
+
+
 /// The response header saying what the cache did: `hit`, `miss` or `bypass`.
 pub(crate) const HEADER_CACHE: &str = "x-pointwork-cache";
 /// The response header carrying the request's key digest (64 hex digits).
