@@ -46,7 +46,11 @@ pub(crate) struct Refused {
 
 /// Reads the controls of a request: its body, its head (`raw_head`, for `Cache-Control`), and
 /// the controls its key may set (`None` or empty: any).
-pub(crate) fn read(body: &Map<String, Value>, raw_head: &[u8], allowed: Option<&[String]>) -> Result<Controls, Refused> {
+pub(crate) fn read(
+    body: &Map<String, Value>,
+    raw_head: &[u8],
+    allowed: Option<&[String]>,
+) -> Result<Controls, Refused> {
     let cache = match body.get("cache") {
         None | Some(Value::Null) => None,
         Some(Value::Object(cache)) => Some(cache),

@@ -106,7 +106,10 @@ fn bad_header_values_are_refused_with_400() {
         refused("Cache-Control: max-age=soon\r\n"),
         Refused { status: 400, message: "Cache-Control: max-age: expected whole seconds, 0 or more".into() }
     );
-    assert_eq!(refused("Cache-Control: s-maxage=0\r\n").message, "Cache-Control: s-maxage: expected whole seconds greater than 0");
+    assert_eq!(
+        refused("Cache-Control: s-maxage=0\r\n").message,
+        "Cache-Control: s-maxage: expected whole seconds greater than 0"
+    );
     assert_eq!(refused("Cache-Control: max-age\r\n").status, 400);
     assert_eq!(refused("x-pointwork-cache-namespace: \r\n").message.split(':').next(), Some(HEADER_NAMESPACE));
 }
@@ -116,7 +119,10 @@ fn the_body_wins_over_the_headers() {
     let h = head("Cache-Control: no-cache, s-maxage=60, max-age=5\r\nx-pointwork-cache-namespace: from-header\r\n");
     let b = body(r#"{"cache":{"no-cache":false,"ttl":10,"s-maxage":20,"namespace":"from-body"}}"#);
     let c = read(&b, &h, None).unwrap();
-    assert_eq!(c, Controls { ttl: secs(10), max_age: secs(20), namespace: Some("from-body".into()), ..Controls::default() });
+    assert_eq!(
+        c,
+        Controls { ttl: secs(10), max_age: secs(20), namespace: Some("from-body".into()), ..Controls::default() }
+    );
     // A control only the header sets stays.
     let c = read(&body(r#"{"cache":{"ttl":10}}"#), &h, None).unwrap();
     assert!(c.no_cache);
@@ -129,7 +135,10 @@ fn a_key_may_set_only_its_allowed_controls() {
     let refused = |b: &str, h: &str| read(&body(b), &head(h), Some(&allowed));
     let message = |k: &str| format!("Not allowed to set {k} as a cache control. Contact admin to change permissions.");
     assert_eq!(refused(r#"{"cache":{"no-cache":true,"ttl":5}}"#, "").unwrap().ttl, secs(5));
-    assert_eq!(refused(r#"{"cache":{"no-store":true}}"#, ""), Err(Refused { status: 403, message: message("no-store") }));
+    assert_eq!(
+        refused(r#"{"cache":{"no-store":true}}"#, ""),
+        Err(Refused { status: 403, message: message("no-store") })
+    );
     // Unknown members too, and before any value is looked at.
     assert_eq!(refused(r#"{"cache":{"whatever":"x"}}"#, "").unwrap_err().message, message("whatever"));
     assert_eq!(refused(r#"{"cache":{"namespace":7}}"#, "").unwrap_err().status, 403);

@@ -23,7 +23,8 @@ fn the_digest_is_64_lowercase_hex_digits_and_stable() {
 fn the_digest_is_sha256_of_the_material_as_documented() {
     let material = "pointwork-cache-1\n/chat/completions\n\"ns\"\n{\"a\":{\"x\":1,\"y\":[2,\"s\"]},\"model\":\"grp\"}";
     let expected = hex(&Sha256::digest(material.as_bytes()));
-    let got = derive(RouteKind::ChatCompletions, "grp", &body(r#"{"model":"m","a":{"y":[2.0,"s"],"x":1}}"#), Some("ns"));
+    let got =
+        derive(RouteKind::ChatCompletions, "grp", &body(r#"{"model":"m","a":{"y":[2.0,"s"],"x":1}}"#), Some("ns"));
     assert_eq!(got.hex, expected);
 }
 
@@ -34,7 +35,10 @@ fn member_order_and_whitespace_do_not_change_the_key() {
         "model": "gpt" }"#;
     assert_eq!(chat(BASE), chat(reordered));
     // Escapes that spell the same string are the same string.
-    assert_eq!(chat(BASE), chat(r#"{"model":"gpt","messages":[{"role":"user","content":"\u0068i"}],"temperature":0.5}"#));
+    assert_eq!(
+        chat(BASE),
+        chat(r#"{"model":"gpt","messages":[{"role":"user","content":"\u0068i"}],"temperature":0.5}"#)
+    );
 }
 
 #[test]
@@ -61,7 +65,10 @@ fn every_parameter_that_can_change_the_answer_changes_the_key() {
     for text in changed {
         assert_ne!(chat(text), base, "{text}");
     }
-    assert_ne!(chat(r#"{"model":"gpt","messages":[],"stream":true}"#), chat(r#"{"model":"gpt","messages":[],"stream":false}"#));
+    assert_ne!(
+        chat(r#"{"model":"gpt","messages":[],"stream":true}"#),
+        chat(r#"{"model":"gpt","messages":[],"stream":false}"#)
+    );
 }
 
 #[test]
