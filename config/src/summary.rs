@@ -75,6 +75,9 @@ impl Config {
             if let Some(servers) = &k.mcp_servers {
                 let _ = write!(text, ", mcp servers [{}]", servers.join(", "));
             }
+            if !k.allowed_cache_controls.is_empty() {
+                let _ = write!(text, ", cache controls [{}]", k.allowed_cache_controls.join(", "));
+            }
             line(out, format_args!("{text}"));
         }
     }
