@@ -267,13 +267,11 @@ const MAX_MESSAGES: Kind<usize> = Kind {
     secret: false,
 };
 
-const MAX_ITEM_BYTES: Kind<usize> = Kind {
-    expected: "a positive integer (bytes)",
-    parse: kinds::POSITIVE_USIZE.parse,
-    secret: false,
-};
+const MAX_ITEM_BYTES: Kind<usize> =
+    Kind { expected: "a positive integer (bytes)", parse: kinds::POSITIVE_USIZE.parse, secret: false };
 
-const MAX_BYTES: Kind<u64> = Kind { expected: "a positive integer (bytes)", parse: kinds::POSITIVE_INT.parse, secret: false };
+const MAX_BYTES: Kind<u64> =
+    Kind { expected: "a positive integer (bytes)", parse: kinds::POSITIVE_INT.parse, secret: false };
 
 const REDIS_TIMEOUT: Kind<Duration> = Kind {
     expected: r#"a duration from 1ms to 5s, like "50ms""#,
