@@ -47,7 +47,7 @@ pub struct CacheSettings {
 }
 
 /// Where entries are kept.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheStore {
     /// `type: local` (or a `cache_params` without a type, LiteLLM's default; or a Redis cache with
     /// Redis off): in this instance's memory, shared by its shards.

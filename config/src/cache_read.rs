@@ -139,13 +139,18 @@ pub(crate) fn read_cache<'n>(
             return None;
         }
     };
+    let server = (store == CacheStore::Redis).then(|| ServerKeys::take_cache(params.as_mut(), &cache_path));
     let errors = c.error_count();
     let said = match params.as_mut() {
-        Some(p) => read_params(c, p, &cache_path, store.clone()),
-        None => Some(CacheSaid::new(cache_path.clone(), store.clone())),
+        Some(p) => read_params(c, p, &cache_path, store),
+        None => Some(CacheSaid::new(cache_path.clone(), store)),
     };
-    if store == CacheStore::Redis {
-        let server = ServerKeys::take_cache(params.as_mut(), &cache_path);
+    if let Some(p) = &params {
+        for (_, _, path) in p.untaken() {
+            c.warn(path, NOT_READ);
+        }
+    }
+    if let Some(server) = server {
         let disabled = cluster.is_some_and(ClusterSection::is_disabled);
         let named = server.name_a_host()
             || redis.router.as_ref().is_some_and(ServerKeys::name_a_host)
@@ -159,11 +164,6 @@ pub(crate) fn read_cache<'n>(
             return None;
         }
         redis.cache = Some(server);
-    }
-    if let Some(p) = &params {
-        for (_, _, path) in p.untaken() {
-            c.warn(path, NOT_READ);
-        }
     }
     said.filter(|_| c.error_count() == errors)
 }

@@ -79,6 +79,15 @@ fn cache_true_alone_without_a_server_is_off_not_an_error() {
         ["litellm_settings.cache: no Redis server is named (cache_params.host or url, router_settings.redis_host \
           or redis_url, REDIS_HOST or REDIS_URL): the cache is off"]
     );
+    // Its other keys are still read.
+    assert_eq!(
+        no_cache(&with_params("{ttl: 5, type: redis, socket_timeout: 1}"), &[]),
+        [
+            "litellm_settings.cache_params.socket_timeout: not read: Pointwork's response cache does not use it",
+            "litellm_settings.cache: no Redis server is named (cache_params.host or url, router_settings.redis_host \
+             or redis_url, REDIS_HOST or REDIS_URL): the cache is off",
+        ]
+    );
     // router_settings may name it.
     let (c, _) = cache("router_settings: {redis_host: router-redis}\nlitellm_settings: {cache: true}\n", &[]);
     assert_eq!(c.store, CacheStore::Redis);
@@ -231,7 +240,7 @@ fn mode_ttl_namespace_and_max_messages() {
         ]
     );
     assert_eq!(
-        errors(&with_params("{type: local, ttl: os.environ/UNSET_TTL}"), &[]),
+        errors(&with_params("{type: redis, host: cache, ttl: os.environ/UNSET_TTL}"), &[]),
         ["litellm_settings.cache_params.ttl: environment variable UNSET_TTL is not set (os.environ/UNSET_TTL)"]
     );
 }
@@ -277,6 +286,13 @@ fn a_redis_cache_of_nothing_still_names_the_clusters_redis() {
     let loaded = loaded(&yaml, &[]);
     assert_eq!(loaded.config.cache, None);
     assert_eq!(loaded.config.gateway.cluster.unwrap().redis.host, "cache");
+    // Its server keys are the cluster's: only the empty list is warned.
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        ["litellm_settings.cache_params.supported_call_types: names no call type Pointwork caches: nothing is cached, \
+          no response cache"]
+    );
 }
 
 #[test]
