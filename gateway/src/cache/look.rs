@@ -174,7 +174,13 @@ pub(crate) async fn look(
         return bypass(counts);
     }
     let namespace = controls.namespace.as_deref().or(settings.namespace.as_deref());
-    let key = key::derive(route, &extracted.facts.model, &body, namespace);
+    // Keys under different policies never share an answer (a residency policy's caller is
+    // never served what another policy allowed).
+    let scoped = caller.virtual_key().and_then(|k| k.policy.as_deref()).map(|policy| match namespace {
+        Some(ns) => format!("{ns}:policy={policy}"),
+        None => format!("policy={policy}"),
+    });
+    let key = key::derive(route, &extracted.facts.model, &body, scoped.as_deref().or(namespace));
     let storage_key = key.storage_key(&cache.key_prefix);
     let stream = extracted.facts.stream;
     if !controls.no_cache {
