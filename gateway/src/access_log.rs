@@ -81,6 +81,8 @@ pub struct Entry<'a> {
     pub routing_decision: Option<&'a str>,
     /// The request's trace (32 hex digits), when an exporter is on.
     pub trace_id: Option<&'a str>,
+    /// The answer came from the response cache.
+    pub cache_hit: bool,
 }
 
 /// One request sent on to an MCP server (`/mcp`, `/mcp-rest`): its own line.
@@ -154,6 +156,9 @@ impl AccessLog {
         field_opt_str(b, "route", e.route);
         if e.trace_id.is_some() {
             field_opt_str(b, "trace_id", e.trace_id);
+        }
+        if e.cache_hit {
+            b.extend_from_slice(b",\"cache_hit\":true");
         }
         if let Some(record) = e.routing_decision {
             b.extend_from_slice(b",\"routing_decision\":");
@@ -310,6 +315,7 @@ mod tests {
             cause: Some("retry"),
             route: None,
             routing_decision: None,
+            cache_hit: false,
             trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736"),
         });
         log.flush();

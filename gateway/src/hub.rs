@@ -65,6 +65,8 @@ pub struct Hub {
     pub export: OnceLock<Arc<crate::export::Exporters>>,
     /// The MCP servers' sessions (the `mcp` thread), when the config names any.
     pub mcp: OnceLock<Arc<crate::mcp::upstream::Upstreams>>,
+    /// The response cache's in-memory store and counts (empty while no cache is configured).
+    pub(crate) cache: crate::cache::counts::CacheShared,
     /// The gateway's MCP clients: their sessions, calls under way and counts.
     pub mcp_clients: crate::mcp::McpClients,
 }
@@ -85,6 +87,7 @@ impl Hub {
             database: OnceLock::new(),
             export: OnceLock::new(),
             mcp: OnceLock::new(),
+            cache: Default::default(),
             mcp_clients: Default::default(),
         })
     }

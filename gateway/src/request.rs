@@ -95,6 +95,9 @@ pub(crate) struct RequestInfo<'a> {
     pub(crate) caller: &'a crate::keys::Caller,
     /// The request's trace, when an exporter is on.
     pub(crate) trace: Option<&'a crate::export::draft::TraceDraft>,
+    /// The response cache's headers for this request's answer (`x-pointwork-cache`, the key's
+    /// digest); empty without a cache.
+    pub(crate) cache_headers: &'a [u8],
 }
 
 /// How the request ended, for metrics and the access log.
@@ -117,6 +120,8 @@ pub(crate) struct Ending {
     pub(crate) before_pick: Option<String>,
     /// The complexity router's record (the access log's `routing_decision`), as JSON.
     pub(crate) routing_decision: Option<String>,
+    /// The answer came from the response cache (`crate::cache`).
+    pub(crate) cache_hit: bool,
 }
 
 impl Ending {
@@ -134,6 +139,7 @@ impl Ending {
             failed_over: Vec::new(),
             before_pick: None,
             routing_decision: None,
+            cache_hit: false,
         }
     }
 }

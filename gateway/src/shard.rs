@@ -63,6 +63,8 @@ pub struct Shard {
     pub export: Option<Arc<crate::export::Exporters>>,
     /// Draws trace and span ids (seeded apart from `rng`, which the pick's tests fix).
     pub trace_ids: RefCell<Rng>,
+    /// The response cache's Redis store, made at first use (`crate::cache`).
+    pub(crate) cache_redis: RefCell<Option<std::rc::Rc<crate::cache::redis::RedisStore>>>,
 }
 
 /// What a shard is made of, besides what it builds itself.
@@ -104,6 +106,7 @@ impl Shard {
             db_spend: Default::default(),
             export: parts.hub.export.get().cloned(),
             trace_ids: RefCell::new(Rng::new(random_seed() ^ parts.id as u64)),
+            cache_redis: RefCell::new(None),
             hub: parts.hub,
             settings: parts.settings,
         }

@@ -17,8 +17,10 @@ pub(crate) mod keep;
 pub(crate) mod key;
 pub(crate) mod local;
 pub(crate) mod look;
-pub(crate) mod metrics;
+pub(crate) mod counts;
 pub(crate) mod redis;
+
+pub(crate) use look::{look, Looked, Miss};
 
 
 

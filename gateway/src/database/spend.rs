@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use pointwork_core::{DeploymentIdx, KeyLimits, RouteKind};
-use pointwork_db::SpendRow;
+use pointwork_db::{SpendPlace, SpendRow};
 
 use crate::clock::unix_now;
 use crate::routers::Cx;
@@ -19,7 +19,9 @@ use crate::usage::Usage;
 /// nothing for any other caller).
 pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Usage, cost: Option<f64>) {
     let Some(entry) = cx.key.and_then(|k| k.db.as_ref()) else { return };
-    let Some(db) = cx.shard.hub.database.get() else { return };
+    if cx.shard.hub.database.get().is_none() {
+        return;
+    }
     let snap = &cx.routes.snapshot;
     let dollars = cost.unwrap_or(0.0);
     entry.charge(dollars);
@@ -31,10 +33,40 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
             account.meter.record(&KeyLimits::default(), usage.total_tokens, None, unix_now());
         }
     }
+    log(cx, entry, started, usage, dollars, &cx.routes.spend_places[idx.get()], false);
+}
+
+/// Logs an answer the response cache gave a database key: its usage as first answered, and no
+/// cost (as in LiteLLM, a hit costs the caller nothing). Its model is the group asked for.
+pub(crate) fn from_cache(cx: &Cx<'_>, started: Instant, usage: Usage) {
+    let Some(entry) = cx.key.and_then(|k| k.db.as_ref()) else { return };
+    let group: std::sync::Arc<str> = cx.extracted.facts.model.as_str().into();
+    let place = SpendPlace {
+        model: group.clone(),
+        model_id: "".into(),
+        model_group: group,
+        custom_llm_provider: "".into(),
+        api_base: "".into(),
+    };
+    log(cx, entry, started, usage, 0.0, &place, true);
+}
+
+/// Keeps the spend row of a database key's request, and hands the rows over when enough are
+/// kept.
+fn log(
+    cx: &Cx<'_>,
+    entry: &std::sync::Arc<pointwork_db::KeyEntry>,
+    started: Instant,
+    usage: Usage,
+    dollars: f64,
+    place: &SpendPlace,
+    cache_hit: bool,
+) {
+    let Some(db) = cx.shard.hub.database.get() else { return };
     let end = SystemTime::now();
     let start = end.checked_sub(started.elapsed()).unwrap_or(end);
     // The key's and the deployment's names are shared, not copied.
-    let (who, place) = (&entry.names, &cx.routes.spend_places[idx.get()]);
+    let who = &entry.names;
     let row = SpendRow {
         // Drawn by the database thread as it takes the row in.
         request_id: String::new(),
@@ -57,7 +89,7 @@ pub(crate) fn spent(cx: &Cx<'_>, idx: DeploymentIdx, started: Instant, usage: Us
         tags: cx.extracted.facts.tags.clone(),
         status: Cow::Borrowed("success"),
         session_id: None,
-        cache_hit: false,
+        cache_hit,
         entry: Some(entry.clone()),
     };
     let mut kept = cx.shard.db_spend.borrow_mut();

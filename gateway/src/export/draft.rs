@@ -193,7 +193,7 @@ impl TraceDraft {
             response_model: facts.and_then(|f| f.model.clone()),
             finish_reasons: facts.map(|f| f.finish_reasons.clone()).unwrap_or_default(),
             error,
-            cache_hit: false,
+            cache_hit: entry.cache_hit,
             request_body: self.request_body.clone(),
             response_body: facts.and_then(|f| f.body.clone()),
             attempts: std::mem::take(&mut run.attempts),

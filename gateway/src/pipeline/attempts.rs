@@ -39,6 +39,7 @@ pub(super) async fn run<R: Router>(
             }
         };
         let (idx, started) = (attempt.deployment, attempt.started);
+        attempt.labels.extend_from_slice(info.cache_headers);
         let deployment = snap.deployment(idx);
         let translating = translate::needed(cx, deployment);
         // A traced answer's usage is read (a stream is asked for it).
@@ -98,6 +99,9 @@ pub(super) async fn run<R: Router>(
                 }
                 if let Some(trace) = info.trace {
                     trace.attempt_ended(routes.attempt_place(idx), router.cause(&chosen), Ok(&d));
+                }
+                if let Some(miss) = cx.cache {
+                    miss.store(shard, &d);
                 }
                 let ending = router.delivered(chosen, idx, &d);
                 record::finish(shard, routes, info, ending);
@@ -202,6 +206,7 @@ fn exchange<'a>(
         translate: translate::answer(cx, deployment, translating),
         dialect: cx.route.dialect(),
         cut_usage_event: attempt.usage_asked,
+        tee: cx.cache.and_then(|m| m.tee()),
     };
     (exchange, side)
 }

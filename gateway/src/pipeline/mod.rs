@@ -14,6 +14,7 @@
 
 mod attempts;
 mod authenticate;
+mod cached;
 mod forward;
 pub(crate) mod parameters;
 mod record;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use pointwork_core::RouteKind;
 
+use crate::cache::{self, Looked};
 use crate::errors::openai_error;
 use crate::export::draft::TraceDraft;
 use crate::facts;
@@ -58,7 +60,17 @@ pub async fn serve(
         .as_ref()
         .map(|_| Box::new(TraceDraft::begin(&request.trace, body, caller, started, &mut shard.trace_ids.borrow_mut())));
     let trace = trace.as_deref();
-    let info = |model| RequestInfo { path, model, bytes_in: body.len(), started, policy: None, route, caller, trace };
+    let info = |model| RequestInfo {
+        path,
+        model,
+        bytes_in: body.len(),
+        started,
+        policy: None,
+        route,
+        caller,
+        trace,
+        cache_headers: &[],
+    };
     let mut extracted = match facts::extract_to(route, body, routes.facts_needed) {
         Ok(e) => e,
         Err(e) => {
@@ -88,8 +100,26 @@ pub async fn serve(
         },
         _ => None,
     };
+    let miss = match &routes.cache {
+        // Boxed: only a cached request has it.
+        Some(cache) => match Box::pin(cache::look(shard, cache, route, request, &extracted, caller)).await {
+            Looked::Go(miss) => Some(miss),
+            Looked::Hit(hit) => {
+                let (extracted, key) = (&extracted, caller.virtual_key());
+                let cx = Cx { shard, routes, route, request, extracted, caller, key, responses: None, cache: None };
+                return Box::pin(cached::answer(&cx, &info, client, keep_alive, hit)).await;
+            }
+            Looked::Refused(reply) => {
+                return answer(shard, routes, &info, client, keep_alive, reply, Ending::refused(0, 0), Duration::ZERO)
+                    .await
+            }
+        },
+        None => None,
+    };
+    let info = RequestInfo { cache_headers: miss.as_ref().map_or(&[], |m| &m.headers), ..info };
     let key = caller.virtual_key();
-    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_deref() };
+    let cache = miss.as_deref();
+    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_deref(), cache };
     if let Some(mut policy) = Policy::applying(&cx) {
         let info = RequestInfo { policy: Some(policy.id()), ..info };
         // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).
@@ -120,6 +150,7 @@ async fn answer(
     upstream: Duration,
 ) -> bool {
     let ending = Ending { status: reply.status, bytes_out: reply.body.len() as u64, ..ending };
+    reply.header_lines().extend_from_slice(info.cache_headers);
     if let (Some(trace), true) = (info.trace, reply.status >= 400) {
         trace.refused(&reply.body);
     }

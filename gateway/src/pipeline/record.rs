@@ -142,6 +142,7 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         route: reason.as_deref(),
         routing_decision: e.routing_decision.as_deref(),
         trace_id: trace_id.as_deref(),
+        cache_hit: e.cache_hit,
     };
     if let (Some(trace), Some(export)) = (info.trace, &shard.export) {
         export.send(trace.finish(&entry, info.route));

@@ -42,6 +42,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) key: Option<&'a VirtualKey>,
     /// A Responses request's place in its conversation.
     pub(crate) responses: Option<&'a crate::responses::Turn<'a>>,
+    /// The response cache's miss: where the answer is stored once it ended well.
+    pub(crate) cache: Option<&'a crate::cache::Miss>,
 }
 
 /// One router's part in a request: asked before every attempt and after every failure.

@@ -91,6 +91,9 @@ pub fn metrics(shard: &Shard) -> Reply {
     if let Some(cluster) = shard.hub.cluster.get() {
         cluster.render(&mut text);
     }
+    if shard.hub.routes.load().cache.is_some() {
+        shard.hub.cache.render(&mut text);
+    }
     if shard.hub.mcp.get().is_some() {
         shard.hub.mcp_clients.render(shard.hub.mcp.get().map(|u| &**u), &mut text);
     }

@@ -82,6 +82,23 @@ pub struct ClientSide<'a> {
     /// The gateway asked the stream for its usage: cut the usage-only event (see
     /// [`UsageEventCut`]).
     pub cut_usage_event: bool,
+    /// Reads everything written to the client (the response cache's tee of a miss).
+    pub tee: Option<&'a dyn Tee>,
+}
+
+/// A reader of what a client is sent: head and framed body, as written.
+pub trait Tee {
+    fn saw(&self, bytes: &[u8]);
+}
+
+impl ClientSide<'_> {
+    /// Writes `out` to the client, through the tee when there is one.
+    async fn write(&mut self, out: Vec<u8>) -> (std::io::Result<usize>, Vec<u8>) {
+        if let Some(tee) = self.tee {
+            tee.saw(&out);
+        }
+        self.stream.write_all(out).await
+    }
 }
 
 pub use super::attempt_error::AttemptError;
@@ -435,7 +452,7 @@ async fn relay_body(
     status: u16,
     mut out: Vec<u8>,
     wait: &impl Fn(Instant) -> Duration,
-    client: ClientSide<'_>,
+    mut client: ClientSide<'_>,
 ) -> Outcome {
     let UpstreamSide { mut conn, keep_alive, pool_key, started, reading, stream } = upstream;
     let chunked_to_client = !matches!(body, BodyProgress::Length(_));
@@ -475,7 +492,7 @@ async fn relay_body(
         }
         if !out.is_empty() {
             relayed.bytes_out += out.len() as u64;
-            let (res, back) = client.stream.write_all(out).await;
+            let (res, back) = client.write(out).await;
             out = back;
             out.clear();
             if res.is_err() {
@@ -502,7 +519,7 @@ async fn relay_body(
             Ok((Ok(_), back)) if matches!(body, BodyProgress::UntilClose) => {
                 let _ = back;
                 relayed.bytes_out += LAST_CHUNK.len() as u64;
-                let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
+                let (res, _) = client.write(LAST_CHUNK.to_vec()).await;
                 return relayed.delivered(status, started.elapsed(), None, res.is_ok(), true);
             }
             Ok((_, back)) => {
