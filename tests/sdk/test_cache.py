@@ -127,6 +127,7 @@ class Pair:
 
     def stored(self, hex_key: str, namespace: str | None = None) -> bytes:
         """Waits until the entry of `hex_key` is in Redis (stores may finish after the answer)."""
+        assert hex_key, "the answer names its cache key"
         return wait_until(lambda: self.entry(hex_key, namespace), f"the entry {hex_key} is stored")
 
 
@@ -399,12 +400,14 @@ def control(mock: Mock, **fields) -> None:
 
 def test_a_failed_answer_is_never_stored(pair):
     mark = marker()
+    not_stored = metric_sum(pair.a, "pointwork_cache_not_stored_total")
     control(pair.frail, fault="status:500")
     try:
         failed = post(pair.a, "/v1/chat/completions", chat(mark, model="frail"))
     finally:
         control(pair.frail, fault=None)
     assert failed.status >= 500 and failed.cache != "hit"
+    wait_until(lambda: metric_sum(pair.a, "pointwork_cache_not_stored_total") > not_stored, "counted as not stored")
     barrier = post(pair.a, "/v1/chat/completions", chat(marker()))
     pair.stored(barrier.key)
     after = post(pair.b, "/v1/chat/completions", chat(mark, model="frail"))
@@ -505,22 +508,21 @@ def test_the_anthropic_sdk_reads_cached_answers_whole_and_streamed(pair):
 
 
 def test_a_hit_is_in_the_access_log(pair):
-    mark = marker()
-    first = post(pair.b, "/v1/chat/completions", chat(mark))
-    pair.stored(first.key)
-    hit = post(pair.a, "/v1/chat/completions", chat(mark))
-    assert hit.cache == "hit"
-
     def hits():
         if not pair.access_log.exists():
             return []
         lines = [json.loads(line) for line in pair.access_log.read_text().splitlines()]
         return [line for line in lines if line.get("path") == "/v1/chat/completions" and line.get("cache_hit") is True]
 
-    line = wait_until(hits, "a line with cache_hit true")[-1]
+    mark = marker()
+    miss = post(pair.a, "/v1/chat/completions", chat(mark))
+    pair.stored(miss.key)
+    before = len(hits())
+    hit = post(pair.a, "/v1/chat/completions", chat(mark))
+    assert hit.cache == "hit"
+    line = wait_until(lambda: len(hits()) > before and hits(), "a line with cache_hit true")[-1]
+    assert len(hits()) == before + 1, "the miss's line does not say cache_hit"
     assert line["status"] == 200 and line["model"] == "gpt-4o-mini"
-    misses = [json.loads(l) for l in pair.access_log.read_text().splitlines()]
-    assert any(l.get("cache_hit") is False for l in misses), "a miss's line says cache_hit false"
 
 
 @pytest.fixture(scope="module")

@@ -69,9 +69,11 @@ def test_a_corrupt_entry_is_a_miss_and_is_replaced(shared, garbage):
     assert first.cache == "miss"
     wait_until(lambda: redis.command("GET", _redis_key(first.key)), "the entry is stored")
     redis.command("SET", _redis_key(first.key), garbage, "EX", "60")
+    corrupt = metric_sum(url, "pointwork_cache_corrupt_total")
     again = post(url, CHAT, chat(mark))
     assert again.status == 200 and again.cache == "miss", again.headers
     assert again.json()["id"] != first.json()["id"] and upstream(mock, mark) == 2
+    assert metric_sum(url, "pointwork_cache_corrupt_total") == corrupt + 1
     after = wait_until(
         lambda: (value := redis.command("GET", _redis_key(first.key))) != garbage and [value],
         "the corrupt entry is deleted or overwritten",
@@ -94,6 +96,7 @@ def test_a_paused_redis_costs_a_request_no_more_than_a_small_bound(shared):
         normal.append(time.monotonic() - started)
     bound = statistics.median(normal) + 0.5
 
+    unavailable = metric_sum(url, "pointwork_cache_redis_unavailable_total")
     redis.command("CLIENT", "PAUSE", "2000", "ALL")
     paused_at = time.monotonic()
     took = []
@@ -105,6 +108,7 @@ def test_a_paused_redis_costs_a_request_no_more_than_a_small_bound(shared):
     assert time.monotonic() - paused_at < 2.0, "the requests ran while Redis was paused"
     assert max(took) < bound, f"requests took {took} with Redis paused, normal {normal}"
     assert upstream(mock, cached) == 3
+    assert metric_sum(url, "pointwork_cache_redis_unavailable_total") >= unavailable + 4
     # Paused for two seconds, then the cache works again.
     wait_until(lambda: post(url, CHAT, chat(cached)).cache == "hit", "a hit after the pause", within=5)
 
@@ -228,5 +232,6 @@ def test_an_answer_over_max_item_bytes_is_not_stored(bounded):
             assert answer.status == 200 and answer.cache == "miss" and len(answer.body) > MAX_ITEM_BYTES
         assert upstream(mock, mark) == 2
         assert metric_sum(url, "pointwork_cache_stores_total") == stores
+        assert metric_sum(url, "pointwork_cache_not_stored_total") >= 2
     finally:
         control(mock, reply=None)
