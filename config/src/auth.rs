@@ -19,6 +19,7 @@
 //!         tags: [team-a]        # added to every request's tags (tag routing)
 //!         policy: eu-strict     # the key's requests run under this policy (`pointwork.policies`)
 //!         mcp_servers: [github, internal-tools]  # MCP servers: names, prefixes, server ids or access groups
+//!         allowed_cache_controls: [no-cache, ttl]  # the response cache controls it may set (none: any)
 //!     spend_file: key-spend.json   # keys' spend kept across restarts (owner-only, never via a symlink)
 //! ```
 
@@ -73,11 +74,17 @@ pub struct VirtualKey {
     /// tools the key may call on it (`*`: all), as LiteLLM's object permission has them. Each
     /// server named is in `mcp_servers` too.
     pub mcp_tools: Vec<(String, Vec<String>)>,
+    /// `allowed_cache_controls`: the members of a request's `cache` object (and the
+    /// `Cache-Control` directives) the key may set, as LiteLLM's key column; empty = any.
+    pub allowed_cache_controls: Vec<String>,
 }
+
+/// The response cache controls a key's `allowed_cache_controls` may name.
+const CACHE_CONTROLS: [&str; 7] = ["no-cache", "no-store", "ttl", "s-maxage", "s-max-age", "namespace", "use-cache"];
 
 const KEYS: [&str; 4] = ["metrics", "admin_keys", "virtual_keys", "spend_file"];
 const ADMIN_KEY_KEYS: [&str; 2] = ["name", "sha256"];
-const VIRTUAL_KEY_KEYS: [&str; 11] = [
+const VIRTUAL_KEY_KEYS: [&str; 12] = [
     "name",
     "sha256",
     "models",
@@ -89,6 +96,7 @@ const VIRTUAL_KEY_KEYS: [&str; 11] = [
     "policy",
     "mcp_servers",
     "mcp_tool_permissions",
+    "allowed_cache_controls",
 ];
 
 /// `dir`: the folder relative paths are relative to; `policies`: the names a key's `policy` may
@@ -150,18 +158,49 @@ pub(crate) fn read_auth(c: &mut Checker, mut fields: Fields, dir: &Path, policie
                 }
             }
         }
+        let allowed_cache_controls = cache_controls(c, &mut entry);
         if let Some(policy) = &policy {
             check_policy_ref(c, policies, policy, &path.key("policy"));
         }
         c.refuse_unknown(&entry, &VIRTUAL_KEY_KEYS);
         if let (Some(name), Some(sha256)) = (name, sha256) {
             unique(c, &mut seen, &mut names, &path, sha256, &name);
-            auth.virtual_keys.push(VirtualKey { name, sha256, models, limits, tags, policy, mcp_servers, mcp_tools });
+            auth.virtual_keys.push(VirtualKey {
+                name,
+                sha256,
+                models,
+                limits,
+                tags,
+                policy,
+                mcp_servers,
+                mcp_tools,
+                allowed_cache_controls,
+            });
         }
     }
     c.refuse_unknown(&fields, &KEYS);
     auth
 }
+
+/// A key's `allowed_cache_controls`: each a name of [`CACHE_CONTROLS`], else an error at its
+/// index.
+fn cache_controls(c: &mut Checker, entry: &mut Fields) -> Vec<String> {
+    let Some((node, path)) = entry.take("allowed_cache_controls") else { return Vec::new() };
+    if matches!(node, Node::Null) {
+        return Vec::new();
+    }
+    let Some(items) = c.list(node, &path) else { return Vec::new() };
+    items.iter().enumerate().filter_map(|(i, item)| c.read(item, &path.index(i), &CACHE_CONTROL)).collect()
+}
+
+const CACHE_CONTROL: Kind<String> = Kind {
+    expected: "one of no-cache, no-store, ttl, s-maxage, s-max-age, namespace, use-cache",
+    parse: |n| match n {
+        Node::Str(s) => CACHE_CONTROLS.contains(&s.trim()).then(|| s.trim().to_string()),
+        _ => None,
+    },
+    secret: false,
+};
 
 /// Every entry of a key's `mcp_servers` must name a server (name, prefix, server id) or an
 /// access group of `mcp_servers`: an error otherwise, a warning when it names only servers that

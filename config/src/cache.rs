@@ -25,9 +25,9 @@ pub struct CacheSettings {
     /// `cache_params.mode`: `default_on` caches every request of a supported surface;
     /// `default_off` only those that ask with `cache: {"use-cache": true}`.
     pub mode: CacheMode,
-    /// `cache_params.ttl` (else `default_in_memory_ttl` / `default_in_redis_ttl` for its store,
-    /// else [`DEFAULT_LOCAL_TTL`] / [`DEFAULT_REDIS_TTL`]): how long an entry lives unless the
-    /// request says otherwise.
+    /// `cache_params.default_in_memory_ttl` / `default_in_redis_ttl` for its store (which
+    /// replace `ttl`, as in LiteLLM), else `ttl`, else [`DEFAULT_LOCAL_TTL`] /
+    /// [`DEFAULT_REDIS_TTL`]: how long an entry lives unless the request says otherwise.
     pub ttl: Duration,
     /// `cache_params.namespace`: every key is prefixed with it (a request's own namespace
     /// replaces it).
@@ -47,12 +47,14 @@ pub struct CacheSettings {
 }
 
 /// Where entries are kept.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheStore {
-    /// `type: local`: in this instance's memory, shared by its shards.
+    /// `type: local` (or a `cache_params` without a type, LiteLLM's default; or a Redis cache with
+    /// Redis off): in this instance's memory, shared by its shards.
     Local,
-    /// `type: redis`: in the cluster's Redis ([`ClusterSettings`](crate::ClusterSettings)`.redis`,
-    /// which `cache_params`' server keys name when nothing else does), shared by every instance.
+    /// `type: redis` (or `cache: true` with no `cache_params`): in the cluster's Redis
+    /// ([`ClusterSettings`](crate::ClusterSettings)`.redis`, which `cache_params`' server keys
+    /// name when `router_settings` does not), shared by every instance.
     /// Keys are `{key_prefix}:cache:[{namespace}:]{sha256 hex}`.
     Redis,
 }

@@ -1,7 +1,7 @@
 //! Where Redis is, read as LiteLLM reads it, and `pointwork.cluster`.
 //!
 //! Three places can name the server: `router_settings.redis_*` (the Router's arguments),
-//! `litellm_settings.cache_params` of a Redis cache, and — for what those leave out — the
+//! `litellm_settings.cache_params` of a Redis response cache (which `cache_read.rs` tells), and — for what those leave out — the
 //! `REDIS_*` environment variables LiteLLM's Redis client reads. `router_settings` wins over
 //! `cache_params`; within one place a URL wins over host and port; a host or URL in the config
 //! wins over `REDIS_URL`, which wins over `REDIS_HOST`. The variables alone turn nothing on
@@ -17,7 +17,6 @@ use crate::cluster::{
     DEFAULT_KEY_PREFIX, DEFAULT_REDIS_PORT, DEFAULT_SYNC_INTERVAL, SYNC_INTERVAL_RANGE,
 };
 use crate::duration::DURATION;
-use crate::env::env_reference;
 use crate::kinds::{self, Kind};
 use crate::node::Node;
 
@@ -74,32 +73,30 @@ impl<'n> ServerKeys<'n> {
         Some(ServerKeys { section: fields.path.clone(), on, keys, hint: "redis_host or redis_url" })
     }
 
-    /// `litellm_settings.cache_params` when it is a Redis cache: its `type: redis`, or no type
-    /// with `cache: true` (LiteLLM's default type). Its other keys are warned about (Pointwork
-    /// caches no responses). `None`, the section left as it was, for any other cache and when
-    /// `cache` is false (LiteLLM then reads no `cache_params`).
-    pub(crate) fn take_cache(c: &mut Checker, fields: &mut Fields<'n>) -> Option<ServerKeys<'n>> {
-        let params = fields.peek("cache_params")?;
-        let cache = fields.peek("cache").and_then(|n| peek(c, n)).and_then(|n| (kinds::BOOL.parse)(&n));
-        let kind = match params.get("type") {
-            None | Some(Node::Null) => None,
-            Some(t) => Some(peek(c, t).and_then(|n| (kinds::STRING.parse)(&n))?),
+    /// The server keys of a Redis response cache: those of its `cache_params` (`None` when it
+    /// has none, e.g. `litellm_settings.cache: true` alone, which names `cache`). Whether the
+    /// cache is Redis is `cache_read.rs`'s to decide; its other keys are read there too.
+    pub(crate) fn take_cache(params: Option<&mut Fields<'n>>, cache: &KeyPath) -> ServerKeys<'n> {
+        let (section, keys) = match params {
+            Some(params) => (params.path.clone(), take_keys(params, &CACHE_KEYS)),
+            None => (cache.clone(), Vec::new()),
         };
-        let is_redis = match kind.as_deref().map(str::trim) {
-            Some("redis") => cache != Some(false),
-            None => cache == Some(true) && matches!(params, Node::Map(_)),
-            Some(_) => false,
-        };
-        if !is_redis {
-            return None;
-        }
-        let (node, path) = fields.take("cache_params")?;
-        let mut params = c.map(node, path.clone())?;
-        params.take("type");
-        let keys = take_keys(&mut params, &CACHE_KEYS);
-        c.warn_ignored(&params);
-        Some(ServerKeys { section: path.clone(), on: path, keys, hint: "host or url" })
+        ServerKeys { on: section.clone(), section, keys, hint: "host or url" }
     }
+
+    /// Whether these keys name a host (a host or a URL), not only a port or a password.
+    pub(crate) fn name_a_host(&self) -> bool {
+        self.keys.iter().any(|(role, _, _)| matches!(role, Role::Url | Role::Host))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// Whether `key` is one of a Redis cache's server keys (`host`, `url`, …).
+pub(crate) fn is_cache_server_key(key: &str) -> bool {
+    CACHE_KEYS.iter().any(|(k, _)| *k == key)
 }
 
 fn take_keys<'n>(fields: &mut Fields<'n>, names: &[(&str, Role)]) -> Vec<(Role, &'n Node, KeyPath)> {
@@ -110,17 +107,6 @@ fn take_keys<'n>(fields: &mut Fields<'n>, names: &[(&str, Role)]) -> Vec<(Role, 
         }
     }
     keys
-}
-
-/// A value as it would read, without an error when its variable is not set (`None`).
-fn peek(c: &Checker, node: &Node) -> Option<Node> {
-    match node {
-        Node::Str(s) => match env_reference(s) {
-            Some(name) => c.env.lookup(name).map(Node::Str),
-            None => Some(node.clone()),
-        },
-        other => Some(other.clone()),
-    }
 }
 
 /// The places in the LiteLLM sections that name a Redis server.
@@ -134,13 +120,20 @@ pub(crate) struct RedisPlaces<'n> {
 
 /// `pointwork.cluster`, checked.
 pub(crate) struct ClusterSection {
-    path: KeyPath,
+    pub(crate) path: KeyPath,
     /// `enabled` and its path.
     enabled: Option<(bool, KeyPath)>,
     instance: Option<String>,
     key_prefix: Option<String>,
     sync_interval: Option<Duration>,
     health_checks: Option<HealthCheckSharing>,
+}
+
+impl ClusterSection {
+    /// `enabled: false`.
+    pub(crate) fn is_disabled(&self) -> bool {
+        matches!(self.enabled, Some((false, _)))
+    }
 }
 
 /// Reads `pointwork.cluster`: its values are checked here, whether Redis is on is decided with

@@ -13,6 +13,7 @@ mod aws_credentials;
 mod aws_profile;
 mod azure;
 mod cache;
+mod cache_read;
 mod check;
 mod cluster;
 mod cluster_read;

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use pointwork_core::{Deployment, RouterSettings};
 
 use crate::auth::check_mcp_permissions;
+use crate::cache_read::{read_cache, settle_cache};
 use crate::check::{Checker, KeyPath};
 use crate::cluster_read::resolve_cluster;
 use crate::complexity_router::resolve_complexity_routers;
@@ -74,7 +75,7 @@ fn compile(
 
     let lists = read_model_lists(&mut c, &doc.model_lists);
 
-    let (mut router, references, redis) = read_router(
+    let (mut router, references, mut redis) = read_router(
         &mut c,
         RouterSources {
             router_settings: doc.section(ROUTER_SETTINGS).map(|s| (&s.node, s.path.clone())),
@@ -82,14 +83,17 @@ fn compile(
         },
     );
     let mut general = read_general_settings(&mut c, &doc);
-    let PointworkSection { mut gateway, mut auth, policies, default_policy, cluster, tls } =
+    let PointworkSection { mut gateway, mut auth, policies, default_policy, cluster, cache, tls } =
         match doc.section(POINTWORK) {
             Some(s) => read_pointwork(&mut c, &s.node, s.path.clone(), &s.dir),
             None => PointworkSection::default(),
         };
     gateway.tls = resolve_tls(&mut c, tls);
+    let litellm_settings = doc.section(LITELLM_SETTINGS).map(|s| (&s.node, s.path.clone()));
+    let cache_said = read_cache(&mut c, litellm_settings, &mut redis, cluster.as_ref());
     let cluster_off;
     (gateway.cluster, cluster_off) = resolve_cluster(&mut c, redis, cluster);
+    let cache = settle_cache(&mut c, cache_said, cache, gateway.cluster.as_ref(), cluster_off.as_deref());
     general.apply_health_checks(&mut gateway.health_checks);
     let database = general.database(&c);
     // With models stored in the database, the file may have none (LiteLLM's UI-managed setup).
@@ -179,7 +183,7 @@ fn compile(
             complexity_routers,
             export,
             mcp: mcp.settings,
-            cache: None,
+            cache,
             pareto,
             placeholders: cluster_off
                 .iter()

@@ -8,6 +8,7 @@ use std::path::Path;
 use pointwork_core::policy::Policy;
 
 use crate::auth::{read_auth, Auth};
+use crate::cache_read::{read_cache_bounds, CacheBounds};
 use crate::check::{Checker, Fields, KeyPath};
 use crate::cluster_read::{read_cluster_section, ClusterSection};
 use crate::duration::DURATION;
@@ -18,7 +19,7 @@ use crate::policies::{check_policy_ref, read_policies};
 use crate::tls::{read_tls, TlsSaid, TLS};
 use crate::{AccessLogTarget, CostMapSource, GatewaySettings, IoDriver};
 
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "listen",
     "shards",
     "io_driver",
@@ -32,6 +33,7 @@ const KEYS: [&str; 15] = [
     "policies",
     "default_policy",
     "cluster",
+    "cache",
     TLS,
     TELEMETRY,
 ];
@@ -62,6 +64,8 @@ pub(crate) struct PointworkSection {
     pub(crate) default_policy: Option<String>,
     /// `pointwork.cluster`, resolved with the Redis server keys of the LiteLLM sections.
     pub(crate) cluster: Option<ClusterSection>,
+    /// `pointwork.cache`, settled with `litellm_settings.cache`.
+    pub(crate) cache: Option<CacheBounds>,
     /// `pointwork.tls`, resolved with LiteLLM's `SSL_*FILE_PATH` variables.
     pub(crate) tls: TlsSaid,
 }
@@ -142,6 +146,9 @@ pub(crate) fn read_pointwork(c: &mut Checker, node: &Node, path: KeyPath, dir: &
     }
     if let Some(cluster) = c.optional_map(&mut fields, "cluster") {
         section.cluster = Some(read_cluster_section(c, cluster));
+    }
+    if let Some(cache) = c.optional_map(&mut fields, "cache") {
+        section.cache = Some(read_cache_bounds(c, cache));
     }
     let tls_set = fields.is_set(TLS);
     match c.optional_map(&mut fields, TLS) {

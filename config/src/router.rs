@@ -81,13 +81,13 @@ pub(crate) fn read_router<'n>(
             disable_cooldowns: c.optional(&mut fields, "disable_cooldowns", &kinds::BOOL),
         };
         knobs.apply_to(&mut settings);
-        redis.cache = ServerKeys::take_cache(c, &mut fields);
         // `callbacks` and the best-value walk's keys are read by `pareto.rs`, the exporters' by
-        // `export.rs`, `mcp_aliases` by `mcp_read.rs`.
+        // `export.rs`, `mcp_aliases` by `mcp_read.rs`, the response cache's by `cache_read.rs`.
         for key in LITELLM_SETTINGS_KEYS
             .iter()
             .chain(&crate::export::LITELLM_SETTINGS_KEYS)
             .chain(&crate::mcp_read::LITELLM_SETTINGS_KEYS)
+            .chain(&crate::cache_read::LITELLM_SETTINGS_KEYS)
         {
             fields.take(key);
         }

@@ -10,7 +10,7 @@ use pointwork_core::policy::{EndpointKind, Policy, PolicyAttrs};
 use pointwork_core::{Deployment, RoutingStrategy};
 
 use crate::router::strategy_name;
-use crate::{AccessLogTarget, Config, HealthCheckSharing, TlsOrigin, TlsSettings};
+use crate::{AccessLogTarget, CacheMode, CacheStore, Config, HealthCheckSharing, TlsOrigin, TlsSettings};
 use pointwork_core::redact;
 
 impl Config {
@@ -30,6 +30,7 @@ impl Config {
         self.write_pareto(&mut out);
         self.write_gateway(&mut out, tls_seconds_left);
         self.write_cluster(&mut out);
+        self.write_cache(&mut out);
         if let Some(key) = &self.master_key {
             line(&mut out, format_args!("general: master_key {}", redact(key)));
         }
@@ -74,6 +75,9 @@ impl Config {
             }
             if let Some(servers) = &k.mcp_servers {
                 let _ = write!(text, ", mcp servers [{}]", servers.join(", "));
+            }
+            if !k.allowed_cache_controls.is_empty() {
+                let _ = write!(text, ", cache controls [{}]", k.allowed_cache_controls.join(", "));
             }
             line(out, format_args!("{text}"));
         }
@@ -264,6 +268,35 @@ impl Config {
                 secs(h.interval),
                 secs(h.timeout),
                 h.max_tokens
+            ),
+        );
+    }
+
+    /// The response cache on one line: store, TTL, namespace, mode, what it caches.
+    fn write_cache(&self, out: &mut String) {
+        let Some(cache) = &self.cache else { return };
+        let store = match cache.store {
+            CacheStore::Local => "local (in memory)",
+            CacheStore::Redis => "redis (the cluster's)",
+        };
+        let mode = match cache.mode {
+            CacheMode::DefaultOn => "default_on",
+            CacheMode::DefaultOff => "default_off",
+        };
+        let s = &cache.surfaces;
+        let surfaces: Vec<&str> =
+            [(s.chat, "chat"), (s.embeddings, "embeddings"), (s.messages, "messages"), (s.responses, "responses")]
+                .iter()
+                .filter_map(|(on, name)| on.then_some(*name))
+                .collect();
+        let max_messages = cache.max_messages.map_or_else(|| "no limit".to_string(), |n| n.to_string());
+        line(
+            out,
+            format_args!(
+                "cache: {store}, ttl {}, namespace {}, mode {mode}, caches {}, max_messages {max_messages}",
+                secs(cache.ttl),
+                cache.namespace.as_deref().unwrap_or("none"),
+                surfaces.join(", "),
             ),
         );
     }

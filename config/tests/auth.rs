@@ -49,7 +49,7 @@ fn every_mistake_is_named_by_its_key_path_and_a_key_in_clear_is_not_repeated() {
             "pointwork.auth.virtual_keys[0].sha256: expected 64 hex digits (the SHA-256 of the key, as `pointwork hash-key` prints it; never the key itself), got a string",
             "pointwork.auth.virtual_keys[0].rpm: expected a positive integer, got 0",
             "pointwork.auth.virtual_keys[1].budget_duration: a budget period needs max_budget",
-            r#"pointwork.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags, policy, mcp_servers, mcp_tool_permissions"#,
+            r#"pointwork.auth.virtual_keys[1].modles: unknown key; did you mean "models"? valid keys: name, sha256, models, rpm, tpm, max_budget, budget_duration, tags, policy, mcp_servers, mcp_tool_permissions, allowed_cache_controls"#,
             "pointwork.auth.virtual_keys[2].sha256: the same key digest as pointwork.auth.virtual_keys[1]",
             r#"pointwork.auth.virtual_keys[2].name: "b" already names pointwork.auth.virtual_keys[1]"#,
         ]
@@ -79,5 +79,28 @@ fn a_budget_over_deployments_without_prices_is_warned_about() {
     assert_eq!(
         warnings,
         [format!("pointwork.auth.virtual_keys[0].max_budget: these deployments have no input_cost_per_token/output_cost_per_token (nor a model_cost_map entry) and add no spend: {id}")]
+    );
+}
+
+#[test]
+fn a_keys_allowed_cache_controls_are_read_and_checked() {
+    let yaml = format!(
+        "{MODEL}pointwork:\n  auth:\n    virtual_keys:\n      - name: a\n        sha256: {DIGEST_A}\n        allowed_cache_controls: [no-cache, ttl, s-max-age, namespace, use-cache]\n      - {{name: b, sha256: {DIGEST_B}}}\n"
+    );
+    let keys = load(&yaml).unwrap().config.auth.virtual_keys;
+    assert_eq!(keys[0].allowed_cache_controls, ["no-cache", "ttl", "s-max-age", "namespace", "use-cache"]);
+    assert!(keys[1].allowed_cache_controls.is_empty(), "not set: any control");
+
+    let yaml = format!(
+        "{MODEL}pointwork:\n  auth:\n    virtual_keys:\n      - {{name: a, sha256: {DIGEST_A}, allowed_cache_controls: [no-store, max-age, 3]}}\n      - {{name: b, sha256: {DIGEST_B}, allowed_cache_controls: ttl}}\n"
+    );
+    let expected = "one of no-cache, no-store, ttl, s-maxage, s-max-age, namespace, use-cache";
+    assert_eq!(
+        errors(&yaml),
+        [
+            format!(r#"pointwork.auth.virtual_keys[0].allowed_cache_controls[1]: expected {expected}, got "max-age""#),
+            format!("pointwork.auth.virtual_keys[0].allowed_cache_controls[2]: expected {expected}, got 3"),
+            r#"pointwork.auth.virtual_keys[1].allowed_cache_controls: expected a list, got "ttl""#.to_string(),
+        ]
     );
 }

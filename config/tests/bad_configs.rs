@@ -168,7 +168,7 @@ fn unknown_pointwork_keys_are_errors_naming_the_valid_ones() {
         [
             "pointwork.limits.max_body: unknown key; valid keys: max_header_bytes, max_headers, max_body_bytes, max_uri_bytes, max_connections_per_shard",
             r#"pointwork.timeouts.conect: unknown key; did you mean "connect"? valid keys: connect, keepalive_idle, upstream_idle, request_head, request_body_idle"#,
-            r#"pointwork.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth, policies, default_policy, cluster, tls, telemetry"#,
+            r#"pointwork.listn: unknown key; did you mean "listen"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth, policies, default_policy, cluster, cache, tls, telemetry"#,
         ]
     );
 }
@@ -332,7 +332,7 @@ fn several_errors_are_reported_together() {
         [
             "model_list[1].model_name: required key is missing (expected a non-empty string)".to_string(),
             "model_list[1].litellm_params.api_key: environment variable MISSING_KEY is not set (os.environ/MISSING_KEY)".to_string(),
-            r#"pointwork.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth, policies, default_policy, cluster, tls, telemetry"#.to_string(),
+            r#"pointwork.shardz: unknown key; did you mean "shards"? valid keys: listen, shards, io_driver, limits, timeouts, model_cost_map, drain_timeout, access_log, health_checks, auth, policies, default_policy, cluster, cache, tls, telemetry"#.to_string(),
         ]
     );
 }

@@ -15,11 +15,11 @@ use pointwork_config::{ClusterSettings, HealthCheckSharing, RedisServer};
 fn without_redis_keys_there_is_no_cluster_even_with_the_variables_set() {
     assert!(no_cluster("", &ALL_REDIS_VARS).is_empty());
     assert!(no_cluster("router_settings: {num_retries: 1}\n", &ALL_REDIS_VARS).is_empty());
-    // `cache: true` alone is response caching, which Pointwork does not do.
-    assert_eq!(
-        no_cluster("litellm_settings: {cache: true}\n", &ALL_REDIS_VARS),
-        [format!("litellm_settings.cache: {IGNORED}")]
-    );
+    // `cache: true` alone is a Redis response cache named by the variables, as in LiteLLM:
+    // that turns the cluster's Redis on (`cache.rs` has the rest).
+    let (c, warnings) = cluster("litellm_settings: {cache: true}\n", &ALL_REDIS_VARS);
+    assert_eq!((c.redis.host.as_str(), c.named_by.as_str()), ("env-url", "litellm_settings.cache and REDIS_URL"));
+    assert!(warnings.is_empty(), "{warnings:?}");
     assert!(!loaded("", &[]).config.summary().contains("cluster"));
 }
 
@@ -114,8 +114,8 @@ fn the_litellm_docs_config_reads_as_litellm_reads_it() {
     let (c, warnings) = cluster(LITELLM_DOCS, &vars);
     assert_eq!(c.redis, RedisServer { password: Some("docs-password-42".into()), ..plain("redis-1.internal", 6379) });
     assert_eq!(c.named_by, "router_settings.redis_host");
-    // Response caching is not implemented; the server keys are read, so only `cache` is warned.
-    assert_eq!(warnings, [format!("litellm_settings.cache: {IGNORED}")]);
+    // Both places name the same server; the response cache reads the rest.
+    assert!(warnings.is_empty(), "{warnings:?}");
     let errors = errors(LITELLM_DOCS, &[("REDIS_PORT", "6379")]);
     assert_eq!(
         errors,
@@ -129,7 +129,7 @@ fn the_litellm_docs_config_reads_as_litellm_reads_it() {
 }
 
 #[test]
-fn cache_params_of_a_redis_cache_name_the_server_and_its_other_keys_stay_warned() {
+fn cache_params_of_a_redis_cache_name_the_server_and_the_cache_reads_its_other_keys() {
     let (c, warnings) = cluster(
         "litellm_settings:\n  cache: true\n  cache_params:\n    type: redis\n    host: cache\n    port: 6380\n    \
          username: app\n    password: pw-cache\n    ssl: true\n    db: 1\n    ttl: 600\n    namespace: litellm.caching\n    \
@@ -147,26 +147,18 @@ fn cache_params_of_a_redis_cache_name_the_server_and_its_other_keys_stay_warned(
         }
     );
     assert_eq!(c.named_by, "litellm_settings.cache_params.host");
-    assert_eq!(
-        warnings,
-        [
-            format!("litellm_settings.cache_params.ttl: {IGNORED}"),
-            format!("litellm_settings.cache_params.namespace: {IGNORED}"),
-            format!("litellm_settings.cache_params.supported_call_types: {IGNORED}"),
-            format!("litellm_settings.cache: {IGNORED}"),
-        ]
-    );
+    assert!(warnings.is_empty(), "{warnings:?}");
 }
 
 #[test]
 fn cache_params_url_and_redis_url() {
     let (c, warnings) =
-        cluster("litellm_settings:\n  cache_params: {type: redis, url: 'rediss://cache:6380/0'}\n", &[]);
+        cluster("litellm_settings:\n  cache: true\n  cache_params: {type: redis, url: 'rediss://cache:6380/0'}\n", &[]);
     assert_eq!(c.redis, RedisServer { tls: true, ..plain("cache", 6380) });
     assert_eq!(c.named_by, "litellm_settings.cache_params.url");
     assert!(warnings.is_empty(), "{warnings:?}");
     let (c, warnings) = cluster(
-        "litellm_settings:\n  cache_params: {type: redis, redis_url: 'redis://a', url: 'redis://b', ssl: true}\n",
+        "litellm_settings:\n  cache: true\n  cache_params: {type: redis, redis_url: 'redis://a', url: 'redis://b', ssl: true}\n",
         &[],
     );
     assert_eq!(c.redis, plain("b", 6379));
@@ -180,34 +172,36 @@ fn cache_params_url_and_redis_url() {
 }
 
 #[test]
-fn other_caches_name_no_redis_and_stay_warned() {
+fn other_caches_name_no_redis() {
     for kind in ["local", "s3", "redis-semantic", "disk"] {
         let yaml =
             format!("litellm_settings:\n  cache: true\n  cache_params: {{type: {kind}, host: cache, ttl: 60}}\n");
-        assert_eq!(
-            no_cluster(&yaml, &[]),
-            [format!("litellm_settings.cache: {IGNORED}"), format!("litellm_settings.cache_params: {IGNORED}")],
-            "{kind}"
-        );
+        assert!(!no_cluster(&yaml, &[]).is_empty(), "{kind}");
     }
 }
 
 #[test]
-fn cache_params_without_a_type_are_redis_only_with_cache_on() {
-    // LiteLLM's default cache type with `cache: true` is redis.
-    let (c, _) = cluster("litellm_settings:\n  cache: true\n  cache_params: {host: cache}\n", &[]);
-    assert_eq!(c.redis, plain("cache", 6379));
+fn cache_params_without_a_type_are_an_in_memory_cache_as_in_litellm() {
+    // LiteLLM's `Cache()` defaults to a local cache: its server keys name no Redis.
+    let warnings = no_cluster("litellm_settings:\n  cache: true\n  cache_params: {host: cache}\n", &ALL_REDIS_VARS);
+    assert_eq!(
+        warnings,
+        ["litellm_settings.cache_params.host: not read: LiteLLM makes a cache_params without a type an in-memory \
+          cache (type: local); set type: redis for a Redis cache"]
+    );
     // Without `cache: true`, or with `cache: false`, LiteLLM reads no cache_params.
     for yaml in [
-        "litellm_settings:\n  cache_params: {host: cache}\n",
+        "litellm_settings:\n  cache_params: {type: redis, host: cache}\n",
         "litellm_settings:\n  cache: false\n  cache_params: {type: redis, host: cache}\n",
     ] {
-        let warnings = no_cluster(yaml, &[]);
-        assert!(warnings.contains(&format!("litellm_settings.cache_params: {IGNORED}")), "{warnings:?}");
+        assert_eq!(
+            no_cluster(yaml, &ALL_REDIS_VARS),
+            ["litellm_settings.cache_params: not read: LiteLLM reads cache_params only with litellm_settings.cache: true"]
+        );
     }
     // The type may come from a variable.
     let (c, _) = cluster(
-        "litellm_settings:\n  cache_params: {type: os.environ/CACHE_TYPE, host: cache}\n",
+        "litellm_settings:\n  cache: true\n  cache_params: {type: os.environ/CACHE_TYPE, host: cache}\n",
         &[("CACHE_TYPE", "redis")],
     );
     assert_eq!(c.redis.host, "cache");
@@ -216,7 +210,7 @@ fn cache_params_without_a_type_are_redis_only_with_cache_on() {
 #[test]
 fn router_settings_win_over_cache_params() {
     let (c, warnings) = cluster(
-        "router_settings: {redis_host: router-redis}\nlitellm_settings:\n  cache_params: {type: redis, host: cache-redis, port: 6380}\n",
+        "router_settings: {redis_host: router-redis}\nlitellm_settings:\n  cache: true\n  cache_params: {type: redis, host: cache-redis, port: 6380}\n",
         &[],
     );
     assert_eq!(c.redis, plain("router-redis", 6379));
@@ -227,7 +221,7 @@ fn router_settings_win_over_cache_params() {
     );
     // A place that names no host leaves the server to the one that does.
     let (c, warnings) = cluster(
-        "router_settings: {redis_password: pw}\nlitellm_settings:\n  cache_params: {type: redis, host: cache-redis}\n",
+        "router_settings: {redis_password: pw}\nlitellm_settings:\n  cache: true\n  cache_params: {type: redis, host: cache-redis}\n",
         &[],
     );
     assert_eq!(c.redis, plain("cache-redis", 6379));
@@ -279,7 +273,7 @@ fn a_host_or_url_in_the_config_outranks_redis_url_which_outranks_redis_host() {
     let (c, _) = cluster("router_settings: {redis_port: 6390}\n", without_url);
     assert_eq!((c.redis.host.as_str(), c.redis.port, c.redis.tls), ("env-host", 6390, true));
     assert_eq!(c.named_by, "router_settings.redis_port and REDIS_HOST");
-    let (c, _) = cluster("litellm_settings:\n  cache_params: {type: redis, ttl: 5}\n", without_url);
+    let (c, _) = cluster("litellm_settings:\n  cache: true\n  cache_params: {type: redis, ttl: 5}\n", without_url);
     assert_eq!(c.named_by, "litellm_settings.cache_params and REDIS_HOST");
 }
 
@@ -385,7 +379,7 @@ fn health_checks_run_on_every_instance_unless_one_instance_is_asked_for() {
 #[test]
 fn url_percent_encodes_what_the_config_wrote_plainly() {
     let (c, _) = cluster(
-        "litellm_settings:\n  cache_params: {type: redis, host: cache, username: 'ops team', password: 'p@ss:w/rd#1'}\n",
+        "litellm_settings:\n  cache: true\n  cache_params: {type: redis, host: cache, username: 'ops team', password: 'p@ss:w/rd#1'}\n",
         &[],
     );
     assert_eq!(c.redis.url(), "redis://ops%20team:p%40ss%3Aw%2Frd%231@cache:6379/0");

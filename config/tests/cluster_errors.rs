@@ -89,7 +89,7 @@ fn bad_hosts_ports_and_databases() {
         [r#"REDIS_HOST (env): expected a host name or IP address, got "a b""#]
     );
     assert_eq!(
-        errors("litellm_settings:\n  cache_params: {type: redis, host: c, ssl: sometimes}\n", &[]),
+        errors("litellm_settings:\n  cache: true\n  cache_params: {type: redis, host: c, ssl: sometimes}\n", &[]),
         [r#"litellm_settings.cache_params.ssl: expected true or false, got "sometimes""#]
     );
     // IPv6 addresses, bracketed or not.
@@ -105,7 +105,7 @@ fn redis_on_without_a_server_is_an_error_at_what_turned_it_on() {
           (or REDIS_URL / REDIS_HOST)"]
     );
     assert_eq!(
-        errors("litellm_settings:\n  cache_params: {type: redis, password: pw}\n", &[]),
+        errors("litellm_settings:\n  cache: true\n  cache_params: {type: redis, password: pw}\n", &[]),
         ["litellm_settings.cache_params: Redis is turned on but no server is named: set host or url \
           (or REDIS_URL / REDIS_HOST)"]
     );

@@ -142,6 +142,9 @@ pub struct KeyRecord {
     /// `mcp_tool_permissions`: per server (id, name or alias), the only tools the key may call
     /// on it (`*` = all); a server not named here is not limited by tool.
     pub mcp_tools: Vec<(String, Vec<String>)>,
+    /// `allowed_cache_controls`: the members of a request's `cache` the key may set; empty
+    /// (or NULL) = any, as LiteLLM reads it.
+    pub allowed_cache_controls: Vec<String>,
     /// The spend figures the row held when read.
     pub spend: f64,
     pub team_spend: f64,

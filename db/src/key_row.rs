@@ -13,7 +13,7 @@ pub(crate) const SELECT_KEYS: &str = r#"
 SELECT k.token, k.key_alias, k.key_name, k.models, COALESCE(k.blocked, false) AS blocked,
        extract(epoch FROM k.expires)::float8 AS expires, k.max_budget, k.budget_duration,
        k.rpm_limit, k.tpm_limit, k.max_parallel_requests, k.model_max_budget, k.model_spend,
-       k.aliases, k.metadata, k.user_id, k.spend,
+       k.aliases, k.metadata, k.user_id, k.spend, k.allowed_cache_controls,
        t.team_id, t.team_alias, t.models AS team_models, t.blocked AS team_blocked,
        t.max_budget AS team_max_budget, t.rpm_limit AS team_rpm_limit, t.tpm_limit AS team_tpm_limit,
        t.max_parallel_requests AS team_max_parallel_requests, t.spend AS team_spend,
@@ -71,6 +71,7 @@ pub(crate) fn record(row: &Row) -> KeyRecord {
             row.get("mcp_tool_permissions"),
         ),
         mcp_tools: mcp_tool_lists(row.get("mcp_tool_permissions")),
+        allowed_cache_controls: row.get::<_, Option<Vec<String>>>("allowed_cache_controls").unwrap_or_default(),
         team,
         token,
     }

@@ -36,6 +36,9 @@ pub struct VirtualKey {
     /// Per server (name, prefix, server id or access group), the only tools the key may call on
     /// it (`*`: all); a server named nowhere here is not limited by tool.
     pub mcp_tools: Vec<(String, Vec<String>)>,
+    /// The response cache controls its requests may set (`allowed_cache_controls`, from the
+    /// config or LiteLLM's key row); empty = any.
+    pub allowed_cache_controls: Vec<String>,
     /// A key from LiteLLM's database: its row and its key's, team's and user's accounts.
     pub db: Option<Arc<pointwork_db::KeyEntry>>,
 }
@@ -128,6 +131,7 @@ impl Keys {
                     policy: k.policy.clone(),
                     mcp_servers: k.mcp_servers.clone(),
                     mcp_tools: k.mcp_tools.clone(),
+                    allowed_cache_controls: k.allowed_cache_controls.clone(),
                     db: None,
                 };
                 if key.models.is_some() {
@@ -265,7 +269,8 @@ pub fn key_changes(old: &Keys, new: &Keys) -> Option<String> {
         .iter()
         .filter(|k| {
             old.virtuals.get(&k.digest).is_some_and(|o| {
-                (&o.models, &o.limits, &o.tags, &o.policy) != (&k.models, &k.limits, &k.tags, &k.policy)
+                (&o.models, &o.limits, &o.tags, &o.policy, &o.allowed_cache_controls)
+                    != (&k.models, &k.limits, &k.tags, &k.policy, &k.allowed_cache_controls)
             })
         })
         .map(|k| k.name.clone())
@@ -424,5 +429,28 @@ mod tests {
     #[test]
     fn digests_are_lower_case_hex_sha256() {
         assert_eq!(digest_hex(b"test"), "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+    }
+
+    #[test]
+    fn a_config_keys_allowed_cache_controls_reach_its_caller() {
+        let config_key = |controls: &[&str]| pointwork_config::VirtualKey {
+            name: "team-a".into(),
+            sha256: sha256(b"sk-team-a"),
+            models: None,
+            limits: KeyLimits::default(),
+            tags: Vec::new(),
+            policy: None,
+            mcp_servers: None,
+            mcp_tools: Vec::new(),
+            allowed_cache_controls: controls.iter().map(|c| c.to_string()).collect(),
+        };
+        let auth = Auth { virtual_keys: vec![config_key(&["no-cache", "ttl"])], ..Auth::default() };
+        let snapshot = Snapshot::build(Vec::new(), pointwork_core::RouterSettings::default()).unwrap();
+        let keys = Keys::new(&auth, None, &snapshot, None, false);
+        let Ok(Caller::Virtual(key)) = keys.api_caller(Some(b"Bearer sk-team-a"), None) else { panic!("a caller") };
+        assert_eq!(key.allowed_cache_controls, ["no-cache", "ttl"]);
+        let other = Auth { virtual_keys: vec![config_key(&[])], ..Auth::default() };
+        let changed = Keys::new(&other, None, &snapshot, Some(&keys), false);
+        assert_eq!(key_changes(&keys, &changed).as_deref(), Some("virtual keys changed team-a"));
     }
 }

@@ -74,7 +74,12 @@ impl CacheShared {
                 "Cache reads Redis did not answer within redis_timeout (misses).",
                 n(&c.redis_unavailable),
             ),
-            ("pointwork_cache_corrupt_total", "counter", "Entries that did not decode (misses, deleted).", n(&c.corrupt)),
+            (
+                "pointwork_cache_corrupt_total",
+                "counter",
+                "Entries that did not decode (misses, deleted).",
+                n(&c.corrupt),
+            ),
             ("pointwork_cache_hit_bytes_total", "counter", "Bytes of answers served from the cache.", n(&c.hit_bytes)),
         ];
         for (name, kind, help, value) in series {

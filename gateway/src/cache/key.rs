@@ -1,9 +1,62 @@
 //! A request's cache key (helper: key derivation). The model group and every member of the
 //! body that can change the answer, canonical (members sorted at every depth, no whitespace,
 //! numbers as parsed), hashed with SHA-256; never the caller's key.
+//!
+//! The material hashed is, each part on its own line:
+//!
+//! ```text
+//! pointwork-cache-1
+//! {the route's path, e.g. /chat/completions}
+//! {the namespace as a JSON string, or null}
+//! {the body, canonical, with `model` set to the model group and NOT_KEYED left out}
+//! ```
+//!
+//! Unlike LiteLLM (Python `str()` of each keyed parameter, in the order the request has them),
+//! the body is keyed whole but for the members in [`NOT_KEYED`], in one canonical form: a
+//! parameter LiteLLM does not know yet still tells two requests apart.
+
+use std::io::Write;
 
 use pointwork_core::RouteKind;
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The first line of the material: a new version makes every earlier entry unreachable.
+const VERSION: &str = "pointwork-cache-1";
+
+/// Body members that cannot change the answer, left out of the key. LiteLLM keys only the
+/// providers' API parameters; these are its own (`types/litellm_params.py`) that a client sends:
+/// - the cache's own controls: `cache`, `caching`, `ttl`;
+/// - what is logged or tracked, never sent to the model: `metadata`, `litellm_metadata`,
+///   `tags`, `litellm_trace_id`, `litellm_session_id`, `litellm_call_id`, `no-log`,
+///   `litellm_request_debug`;
+/// - what the proxy adds to a request it forwards: `proxy_server_request`, `secret_fields`;
+/// - how an answer is waited for, not what it is: `timeout`, `request_timeout`,
+///   `stream_timeout`, `num_retries`, `max_retries`.
+///
+/// Everything else is keyed, `stream`, `stream_options` and `user` included (as LiteLLM keys
+/// them), and so are members that choose where a request goes (`fallbacks`, `api_base`, …):
+/// keying too much only splits entries, keying too little would serve a wrong answer.
+pub(crate) const NOT_KEYED: [&str; 18] = [
+    "cache",
+    "caching",
+    "litellm_call_id",
+    "litellm_metadata",
+    "litellm_request_debug",
+    "litellm_session_id",
+    "litellm_trace_id",
+    "max_retries",
+    "metadata",
+    "no-log",
+    "num_retries",
+    "proxy_server_request",
+    "request_timeout",
+    "secret_fields",
+    "stream_timeout",
+    "tags",
+    "timeout",
+    "ttl",
+];
 
 /// A request's key: the digest (64 lowercase hex digits) and the namespace it is kept under.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,14 +79,128 @@ impl CacheKey {
 /// The key of a request to `route` for model group `model` with body `body`, kept under
 /// `namespace`.
 pub(crate) fn derive(route: RouteKind, model: &str, body: &Map<String, Value>, namespace: Option<&str>) -> CacheKey {
-    let _ = (route, model, body);
-    CacheKey { hex: String::new(), namespace: namespace.map(str::to_string) }
+    digest(route, model, body, namespace, None)
+}
+
+/// The key of one input of an embeddings request: the body with `input` set to that one item,
+/// as LiteLLM keys each input of an embeddings request on its own.
+pub(crate) fn derive_input(model: &str, body: &Map<String, Value>, input: &Value, namespace: Option<&str>) -> CacheKey {
+    digest(RouteKind::Embeddings, model, body, namespace, Some(input))
+}
+
+fn digest(
+    route: RouteKind,
+    model: &str,
+    body: &Map<String, Value>,
+    namespace: Option<&str>,
+    input: Option<&Value>,
+) -> CacheKey {
+    let mut hasher = Sha256::new();
+    let _ = write!(hasher, "{VERSION}\n{}\n", route.path());
+    match namespace {
+        Some(ns) => write_string(&mut hasher, ns),
+        None => hasher.update(b"null"),
+    }
+    hasher.update(b"\n");
+    let model = Value::String(model.to_string());
+    let mut members: Vec<(&str, &Value)> = body
+        .iter()
+        .filter(|(name, _)| !NOT_KEYED.contains(&name.as_str()) && name.as_str() != "model")
+        .map(|(name, value)| match (name.as_str(), input) {
+            ("input", Some(item)) => (name.as_str(), item),
+            _ => (name.as_str(), value),
+        })
+        .collect();
+    members.push(("model", &model));
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    write_members(&mut hasher, members);
+    CacheKey { hex: hex(&hasher.finalize()), namespace: namespace.map(str::to_string) }
+}
+
+/// `{"name":value,…}` with the members in the order given.
+fn write_members<'a>(out: &mut Sha256, members: impl IntoIterator<Item = (&'a str, &'a Value)>) {
+    out.update(b"{");
+    for (i, (name, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.update(b",");
+        }
+        write_string(out, name);
+        out.update(b":");
+        write_value(out, value);
+    }
+    out.update(b"}");
+}
+
+/// A value in canonical JSON: members sorted at every depth, no whitespace, a number that is a
+/// whole number written as an integer (`1.0` as `1`), strings as serde writes them.
+fn write_value(out: &mut Sha256, value: &Value) {
+    match value {
+        Value::Null => out.update(b"null"),
+        Value::Bool(b) => out.update(if *b { &b"true"[..] } else { &b"false"[..] }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.update(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.update(b",");
+                }
+                write_value(out, item);
+            }
+            out.update(b"]");
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&str, &Value)> = map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            write_members(out, members);
+        }
+    }
+}
+
+fn write_number(out: &mut Sha256, n: &serde_json::Number) {
+    let _ = if let Some(i) = n.as_i64() {
+        write!(out, "{i}")
+    } else if let Some(u) = n.as_u64() {
+        write!(out, "{u}")
+    } else {
+        let f = n.as_f64().unwrap_or(0.0);
+        // A whole float within i64 is written as that integer, so that 1.0 and 1 are one key.
+        if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            write!(out, "{}", f as i64)
+        } else {
+            write!(out, "{f}")
+        }
+    };
+}
+
+fn write_string(out: &mut Sha256, s: &str) {
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// How many messages the request carries, as LiteLLM's `max_messages` counts them: `messages`
 /// (chat, Messages), the `input` items of a Responses request (a string is one), none for
 /// embeddings.
 pub(crate) fn message_count(route: RouteKind, body: &Map<String, Value>) -> usize {
-    let _ = (route, body);
-    0
+    match route {
+        RouteKind::ChatCompletions | RouteKind::Messages => {
+            body.get("messages").and_then(Value::as_array).map_or(0, Vec::len)
+        }
+        // LiteLLM's `_is_conversation_item`: an object whose `type` is not `file`.
+        RouteKind::Responses => match body.get("input") {
+            Some(Value::Array(items)) => {
+                items.iter().filter(|i| i.as_object().is_some_and(|o| o.get("type") != Some(&"file".into()))).count()
+            }
+            Some(Value::String(_)) => 1,
+            _ => 0,
+        },
+        RouteKind::Embeddings => 0,
+    }
 }
+
+#[cfg(test)]
+#[path = "key_tests.rs"]
+mod tests;

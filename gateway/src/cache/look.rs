@@ -160,7 +160,7 @@ pub(crate) async fn look(
         Ok(body) if cache.serves(route) => body,
         _ => return bypass(counts),
     };
-    let allowed: Option<&[String]> = caller.virtual_key().and(None); // FIXME-MERGE allowed_cache_controls
+    let allowed = caller.virtual_key().map(|k| k.allowed_cache_controls.as_slice());
     let controls = match controls::read(&body, request.raw_head, allowed) {
         Ok(controls) => controls,
         Err(refused) => {
@@ -179,7 +179,8 @@ pub(crate) async fn look(
     let stream = extracted.facts.stream;
     if !controls.no_cache {
         if let Some(entry) = read(shard, cache, &storage_key).await {
-            let young = controls.max_age.is_none_or(|max| now_ms().saturating_sub(entry.stored_ms) <= max.as_millis() as u64);
+            let young =
+                controls.max_age.is_none_or(|max| now_ms().saturating_sub(entry.stored_ms) <= max.as_millis() as u64);
             if entry.stream == stream && young {
                 CacheCounts::add(&counts.hits, 1);
                 CacheCounts::add(&counts.hit_bytes, entry.body.len() as u64);

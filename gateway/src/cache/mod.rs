@@ -11,19 +11,16 @@
 //! Without a cache configured none of this runs: `Routes::cache` is `None`.
 
 pub(crate) mod controls;
+pub(crate) mod counts;
 pub(crate) mod entry;
 pub(crate) mod hit;
 pub(crate) mod keep;
 pub(crate) mod key;
 pub(crate) mod local;
 pub(crate) mod look;
-pub(crate) mod counts;
 pub(crate) mod redis;
 
 pub(crate) use look::{look, Looked, Miss};
-
-
-
 
 /// The response header saying what the cache did: `hit`, `miss` or `bypass`.
 pub(crate) const HEADER_CACHE: &str = "x-pointwork-cache";

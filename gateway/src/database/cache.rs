@@ -132,6 +132,7 @@ fn virtual_key(entry: Arc<KeyEntry>, digest: [u8; 32]) -> VirtualKey {
         policy: None,
         mcp_servers: r.mcp_servers.clone(),
         mcp_tools: r.mcp_tools.clone(),
+        allowed_cache_controls: r.allowed_cache_controls.clone(),
         db: None,
     };
     // Its `/v1/models` is made when asked, from the routes of then (`server::admin::models`).

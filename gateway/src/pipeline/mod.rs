@@ -119,7 +119,8 @@ pub async fn serve(
     let info = RequestInfo { cache_headers: miss.as_ref().map_or(&[], |m| &m.headers), ..info };
     let key = caller.virtual_key();
     let cache = miss.as_deref();
-    let cx = Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_deref(), cache };
+    let cx =
+        Cx { shard, routes, route, request, extracted: &extracted, caller, key, responses: turn.as_deref(), cache };
     if let Some(mut policy) = Policy::applying(&cx) {
         let info = RequestInfo { policy: Some(policy.id()), ..info };
         // Boxed, as the rare branches in `exchange` are (see `take_or_connect`).
