@@ -400,14 +400,12 @@ def control(mock: Mock, **fields) -> None:
 
 def test_a_failed_answer_is_never_stored(pair):
     mark = marker()
-    not_stored = metric_sum(pair.a, "pointwork_cache_not_stored_total")
     control(pair.frail, fault="status:500")
     try:
         failed = post(pair.a, "/v1/chat/completions", chat(mark, model="frail"))
     finally:
         control(pair.frail, fault=None)
     assert failed.status >= 500 and failed.cache != "hit"
-    wait_until(lambda: metric_sum(pair.a, "pointwork_cache_not_stored_total") > not_stored, "counted as not stored")
     barrier = post(pair.a, "/v1/chat/completions", chat(marker()))
     pair.stored(barrier.key)
     after = post(pair.b, "/v1/chat/completions", chat(mark, model="frail"))
@@ -418,6 +416,7 @@ def test_a_failed_answer_is_never_stored(pair):
 def test_a_stream_cut_midway_is_never_stored(pair):
     mark = marker()
     body = chat(mark, model="frail", stream=True)
+    not_stored = metric_sum(pair.a, "pointwork_cache_not_stored_total")
     control(pair.frail, fault="abort-after:2")
     try:
         try:
@@ -427,6 +426,7 @@ def test_a_stream_cut_midway_is_never_stored(pair):
             pass  # the cut reached the client as a broken chunked body
     finally:
         control(pair.frail, fault=None)
+    wait_until(lambda: metric_sum(pair.a, "pointwork_cache_not_stored_total") > not_stored, "counted as not stored")
     barrier = post(pair.a, "/v1/chat/completions", chat(marker()))
     pair.stored(barrier.key)
     after = post(pair.b, "/v1/chat/completions", body)

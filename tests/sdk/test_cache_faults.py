@@ -97,7 +97,7 @@ def test_a_paused_redis_costs_a_request_no_more_than_a_small_bound(shared):
     bound = statistics.median(normal) + 0.5
 
     unavailable = metric_sum(url, "pointwork_cache_redis_unavailable_total")
-    redis.command("CLIENT", "PAUSE", "2000", "ALL")
+    redis.command("CLIENT", "PAUSE", "1000", "ALL")
     paused_at = time.monotonic()
     took = []
     for text in [cached, marker(), cached, marker()]:
@@ -105,11 +105,11 @@ def test_a_paused_redis_costs_a_request_no_more_than_a_small_bound(shared):
         answer = post(url, CHAT, chat(text))
         took.append(time.monotonic() - started)
         assert answer.status == 200 and answer.cache in ("miss", "bypass"), answer.headers
-    assert time.monotonic() - paused_at < 2.0, "the requests ran while Redis was paused"
+    assert time.monotonic() - paused_at < 1.0, "the requests ran while Redis was paused"
     assert max(took) < bound, f"requests took {took} with Redis paused, normal {normal}"
     assert upstream(mock, cached) == 3
     assert metric_sum(url, "pointwork_cache_redis_unavailable_total") >= unavailable + 4
-    # Paused for two seconds, then the cache works again.
+    # Paused for a second, then the cache works again.
     wait_until(lambda: post(url, CHAT, chat(cached)).cache == "hit", "a hit after the pause", within=5)
 
 
@@ -119,43 +119,47 @@ def test_redis_killed_under_load_fails_no_request(shared):
     for text in repeated:
         first = post(url, CHAT, chat(text))
         wait_until(lambda: redis.command("GET", _redis_key(first.key)), "the entry is stored")
-    statuses: list[int] = []
-    slowest = [0.0]
-    done = threading.Event()
+    unavailable = metric_sum(url, "pointwork_cache_redis_unavailable_total")
+    results: list[tuple[object, bool, float]] = []  # (status, started after the kill, seconds)
     lock = threading.Lock()
+    sixty, killed = threading.Event(), threading.Event()
 
-    def worker(n: int) -> None:
-        for i in range(50):
-            text = repeated[i % 5] if i % 2 else marker()
-            started = time.monotonic()
+    def worker() -> None:
+        for i in range(1000):
+            with lock:
+                if sum(after for _, after, _ in results) >= 100:
+                    return
+            text = repeated[i % 5] if i % 2 else marker()  # half would be hits
+            after, started = killed.is_set(), time.monotonic()
             try:
-                status = post(url, CHAT, chat(text)).status
+                status: object = post(url, CHAT, chat(text)).status
             except OSError as error:
                 status = f"{type(error).__name__}: {error}"
             with lock:
-                statuses.append(status)
-                slowest[0] = max(slowest[0], time.monotonic() - started)
-                if len(statuses) == 60:
-                    done.set()
+                results.append((status, after, time.monotonic() - started))
+                if len(results) >= 60:
+                    sixty.set()
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    threads = [threading.Thread(target=worker) for _ in range(4)]
     for thread in threads:
         thread.start()
-    assert done.wait(20), "60 requests answered before the kill"
+    assert sixty.wait(20), "60 requests answered before the kill"
     redis.kill()
+    killed.set()
     for thread in threads:
         thread.join(30)
-    failed = [s for s in statuses if s != 200]
-    assert len(statuses) == 200 and not failed, f"{len(failed)} failed: {failed[:5]}"
-    assert slowest[0] < 2.0, f"the slowest request took {slowest[0]:.2f} s"
+    failed = [status for status, _, _ in results if status != 200]
+    assert not failed, f"{len(failed)} of {len(results)} failed: {failed[:5]}"
+    assert sum(after for _, after, _ in results) >= 100, "100 requests after the kill"
+    slowest = max(seconds for _, _, seconds in results)
+    assert slowest < 2.0, f"the slowest request took {slowest:.2f} s"
+    assert metric_sum(url, "pointwork_cache_redis_unavailable_total") > unavailable
     assert post(url, CHAT, chat(repeated[0])).cache in ("miss", "bypass")
 
     redis.start()  # the same port, empty
     wait_until(lambda: metric(url, "pointwork_cluster_redis_up") == 1.0, "the gateway reaches Redis again", within=10)
     mark = marker()
-    wait_until(
-        lambda: post(url, CHAT, chat(mark)).cache == "hit", "a stored answer is a hit again", within=10
-    )
+    wait_until(lambda: post(url, CHAT, chat(mark)).cache == "hit", "a stored answer is a hit again", within=10)
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +201,7 @@ def test_the_local_cache_stays_within_its_bytes_under_a_flood(bounded):
             time.sleep(0.02)
 
     def flood(n: int) -> None:
-        for _ in range(250):
+        for _ in range(500):
             assert post(url, CHAT, chat(marker())).status == 200
 
     watcher = threading.Thread(target=watch)
@@ -212,7 +216,7 @@ def test_the_local_cache_stays_within_its_bytes_under_a_flood(bounded):
 
     assert 0 < peak[0] <= MAX_BYTES, f"pointwork_cache_bytes reached {peak[0]}"
     assert 0 < metric_sum(url, "pointwork_cache_bytes") <= MAX_BYTES
-    assert metric_sum(url, "pointwork_cache_evictions_total") - evictions > 900
+    assert metric_sum(url, "pointwork_cache_evictions_total") - evictions > 1900
     entries = metric_sum(url, "pointwork_cache_entries")
     assert 0 < entries <= MAX_BYTES // 2000, f"{entries} entries of over 2 KB each in {MAX_BYTES} bytes"
     assert post(url, CHAT, chat(first)).cache == "miss", "the oldest entry was evicted"
