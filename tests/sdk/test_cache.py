@@ -384,6 +384,9 @@ def test_a_key_may_only_set_its_allowed_cache_controls(pair):
     on_messages = post(pair.a, "/v1/messages", messages_body(mark, cache={"no-store": True}), key=NARROW)
     assert on_messages.status == 403, on_messages.body
     assert on_messages.json()["type"] == "error" and on_messages.json()["error"]["message"] == NOT_ALLOWED
+    # As in LiteLLM, every control the request sets is checked, the namespace too.
+    spaced = post(pair.a, "/v1/chat/completions", chat(mark, cache={"namespace": "x"}), key=NARROW)
+    assert spaced.status == 403 and "set namespace as a cache control" in spaced.json()["error"]["message"]
     assert upstream(pair.mock, mark) == 1
 
 
