@@ -79,22 +79,6 @@ impl CacheKey {
 /// The key of a request to `route` for model group `model` with body `body`, kept under
 /// `namespace`.
 pub(crate) fn derive(route: RouteKind, model: &str, body: &Map<String, Value>, namespace: Option<&str>) -> CacheKey {
-    digest(route, model, body, namespace, None)
-}
-
-/// The key of one input of an embeddings request: the body with `input` set to that one item,
-/// as LiteLLM keys each input of an embeddings request on its own.
-pub(crate) fn derive_input(model: &str, body: &Map<String, Value>, input: &Value, namespace: Option<&str>) -> CacheKey {
-    digest(RouteKind::Embeddings, model, body, namespace, Some(input))
-}
-
-fn digest(
-    route: RouteKind,
-    model: &str,
-    body: &Map<String, Value>,
-    namespace: Option<&str>,
-    input: Option<&Value>,
-) -> CacheKey {
     let mut hasher = Sha256::new();
     let _ = write!(hasher, "{VERSION}\n{}\n", route.path());
     match namespace {
@@ -106,10 +90,7 @@ fn digest(
     let mut members: Vec<(&str, &Value)> = body
         .iter()
         .filter(|(name, _)| !NOT_KEYED.contains(&name.as_str()) && name.as_str() != "model")
-        .map(|(name, value)| match (name.as_str(), input) {
-            ("input", Some(item)) => (name.as_str(), item),
-            _ => (name.as_str(), value),
-        })
+        .map(|(name, value)| (name.as_str(), value))
         .collect();
     members.push(("model", &model));
     members.sort_unstable_by(|a, b| a.0.cmp(b.0));

@@ -1,5 +1,4 @@
 use super::*;
-use serde_json::json;
 
 fn body(text: &str) -> Map<String, Value> {
     serde_json::from_str(text).unwrap()
@@ -124,16 +123,6 @@ fn storage_keys_carry_the_prefix_and_the_namespace() {
     assert_eq!(k.storage_key("pw"), "pw:cache:ab");
     let k = CacheKey { hex: "ab".into(), namespace: Some("team".into()) };
     assert_eq!(k.storage_key("pw"), "pw:cache:team:ab");
-}
-
-#[test]
-fn each_embeddings_input_has_its_own_key() {
-    let b = body(r#"{"model":"emb","input":["a","b"]}"#);
-    let a = derive_input("emb", &b, &json!("a"), None);
-    assert_eq!(a, derive_input("emb", &body(r#"{"model":"emb","input":["a","c","d"]}"#), &json!("a"), None));
-    assert_eq!(a, derive(RouteKind::Embeddings, "emb", &body(r#"{"input":"a"}"#), None));
-    assert_ne!(a, derive_input("emb", &b, &json!("b"), None));
-    assert_ne!(a, derive(RouteKind::Embeddings, "emb", &b, None));
 }
 
 #[test]

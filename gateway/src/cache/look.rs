@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pointwork_config::{CacheMode, CacheSettings, CacheStore, Config, RedisServer};
+use pointwork_config::{CacheMode, RedisServer};
 use pointwork_core::RouteKind;
 use serde_json::{Map, Value};
 
@@ -14,6 +14,7 @@ use super::counts::CacheCounts;
 use super::entry::Entry;
 use super::keep::Keep;
 use super::redis::{RedisRead, RedisStore};
+use super::routes::CacheRoutes;
 use super::{controls, key, HEADER_CACHE, HEADER_CACHE_KEY};
 use crate::errors::openai_error;
 use crate::facts::Extracted;
@@ -23,41 +24,6 @@ use crate::request::Request;
 use crate::respond::Reply;
 use crate::shard::Shard;
 use crate::upstream::exchange::{Delivered, Tee};
-
-/// The cache as the routes of one config have it.
-#[derive(Debug)]
-pub(crate) struct CacheRoutes {
-    pub(crate) settings: CacheSettings,
-    /// The cluster's Redis, for `type: redis`.
-    pub(crate) redis: Option<RedisServer>,
-    /// The cluster's `key_prefix` (`pointwork` without a cluster).
-    pub(crate) key_prefix: String,
-}
-
-impl CacheRoutes {
-    /// The cache `config` turns on, if any.
-    pub(crate) fn new(config: &Config) -> Option<Arc<CacheRoutes>> {
-        let settings = config.cache.clone()?;
-        let cluster = config.gateway.cluster.as_ref();
-        let redis = match settings.store {
-            CacheStore::Redis => Some(cluster?.redis.clone()),
-            CacheStore::Local => None,
-        };
-        let key_prefix =
-            cluster.map_or_else(|| pointwork_config::DEFAULT_KEY_PREFIX.to_string(), |c| c.key_prefix.clone());
-        Some(Arc::new(CacheRoutes { settings, redis, key_prefix }))
-    }
-
-    fn serves(&self, route: RouteKind) -> bool {
-        let s = &self.settings.surfaces;
-        match route {
-            RouteKind::ChatCompletions => s.chat,
-            RouteKind::Embeddings => s.embeddings,
-            RouteKind::Messages => s.messages,
-            RouteKind::Responses => s.responses,
-        }
-    }
-}
 
 /// What the lookup decided.
 pub(crate) enum Looked {
@@ -174,7 +140,13 @@ pub(crate) async fn look(
         return bypass(counts);
     }
     let namespace = controls.namespace.as_deref().or(settings.namespace.as_deref());
-    let key = key::derive(route, &extracted.facts.model, &body, namespace);
+    // Keys under different policies never share an answer (a residency policy's caller is
+    // never served what another policy allowed).
+    let scoped = caller.virtual_key().and_then(|k| k.policy.as_deref()).map(|policy| match namespace {
+        Some(ns) => format!("{ns}:policy={policy}"),
+        None => format!("policy={policy}"),
+    });
+    let key = key::derive(route, &extracted.facts.model, &body, scoped.as_deref().or(namespace));
     let storage_key = key.storage_key(&cache.key_prefix);
     let stream = extracted.facts.stream;
     if !controls.no_cache {

@@ -19,6 +19,7 @@ pub(crate) mod key;
 pub(crate) mod local;
 pub(crate) mod look;
 pub(crate) mod redis;
+pub(crate) mod routes;
 
 pub(crate) use look::{look, Looked, Miss};
 

@@ -99,6 +99,7 @@ impl Reach {
     }
 
     /// When the next command may go out, while Redis is out of reach.
+    #[cfg(test)]
     pub(crate) fn retry_at(&self) -> Option<Instant> {
         match self.state {
             State::Up => None,

@@ -4,13 +4,15 @@
 //! 2. understand — the request's facts, in its API's dialect (`crate::facts`);
 //! 3. authenticate — the caller's virtual key admits the model, its limits the request
 //!    (`authenticate`);
-//! 4. choose — the router that applies (`crate::routers`) picks the attempt's deployment;
-//! 5. forward — the upstream request in the provider's dialect (`forward`, `translate`);
-//! 6. relay — the answer back to the client, streamed or whole (`crate::upstream::exchange`);
-//! 7. record — what the attempt taught the shard's state, the metrics, the access log
+//! 4. cache — with a response cache configured, the lookup: a hit is answered here, before any
+//!    router (`crate::cache`, `cached`); a miss's answer is stored once it ended well;
+//! 5. choose — the router that applies (`crate::routers`) picks the attempt's deployment;
+//! 6. forward — the upstream request in the provider's dialect (`forward`, `translate`);
+//! 7. relay — the answer back to the client, streamed or whole (`crate::upstream::exchange`);
+//! 8. record — what the attempt taught the shard's state, the metrics, the access log
 //!    (`record`).
 //!
-//! Phases 4 to 7 are one attempt loop (`attempts`): after a failure the router says what next.
+//! Phases 5 to 8 are one attempt loop (`attempts`): after a failure the router says what next.
 
 mod attempts;
 mod authenticate;

@@ -103,7 +103,7 @@ pub struct Routes {
     /// The MCP servers behind `/mcp` (`mcp_servers`).
     pub mcp: std::sync::Arc<pointwork_config::McpSettings>,
     /// The response cache (`litellm_settings.cache`); `None`: no cache, nothing of it runs.
-    pub(crate) cache: Option<std::sync::Arc<crate::cache::look::CacheRoutes>>,
+    pub(crate) cache: Option<std::sync::Arc<crate::cache::routes::CacheRoutes>>,
 }
 
 /// Whether building routes obtains the deployments' tokens from their token endpoints.
@@ -140,7 +140,7 @@ impl Routes {
         routes.model_info = crate::model_info::model_info_entries(config);
         routes.litellm_metrics = config.export.litellm_metrics;
         routes.mcp = std::sync::Arc::new(config.mcp.clone());
-        routes.cache = crate::cache::look::CacheRoutes::new(config);
+        routes.cache = crate::cache::routes::CacheRoutes::new(config);
         if routes.policy.is_some() {
             // A policy request reads the prompt estimate (the context window) and the image flag.
             routes.facts_needed.prompt = true;
