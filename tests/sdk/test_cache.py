@@ -3,11 +3,12 @@ one redis-server (`litellm_settings.cache: true`, `cache_params.type: redis`) in
 `pointwork-mock`. The same request sent to instance A then B reaches the provider once — chat,
 streamed chat, embeddings, Anthropic Messages (whole and streamed), Responses (whole and
 streamed) — and B answers with A's body (the same id) or the same events; what changes the
-answer misses, what does not hits; LiteLLM's per-request controls (`cache: {...}` in the body),
-`Cache-Control` headers and a key's `allowed_cache_controls`; failed or cut answers are never
-stored; a hit needs no healthy deployment; `mode: default_off`; the official `openai` and
-`anthropic` SDKs read cached answers; the access log and /metrics say what the cache did.
-Upstream requests are counted in the mock's record, by a marker unique to each test."""
+answer misses, what does not hits, more than `max_messages` (4) bypass; LiteLLM's per-request
+controls (`cache: {...}` in the body), `Cache-Control` headers and a key's
+`allowed_cache_controls`; failed or cut answers are never stored; a hit needs no healthy
+deployment; `mode: default_off`; the official `openai` and `anthropic` SDKs read cached answers;
+the access log and /metrics say what the cache did. Upstream requests are counted in the mock's
+record, by a marker unique to each test."""
 
 from __future__ import annotations
 
@@ -285,6 +286,15 @@ def test_what_changes_the_answer_misses(pair, change):
     assert second.status == 200 and second.cache == "miss", second.headers
     assert second.key != first.key
     assert upstream(pair.mock, mark) == 2
+
+
+def test_more_than_four_messages_are_not_cached(pair):
+    mark = marker()
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"{mark} {n}"} for n in range(5)]}
+    for url in (pair.a, pair.b):
+        answer = post(url, "/v1/chat/completions", body)
+        assert answer.status == 200 and answer.cache == "bypass", answer.headers
+    assert upstream(pair.mock, mark) == 2, "LiteLLM's max_messages: 4 by default"
 
 
 def test_no_cache_goes_upstream_and_still_stores(pair):
