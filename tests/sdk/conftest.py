@@ -9,6 +9,8 @@ import json
 import os
 import queue
 import re
+import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -234,3 +236,84 @@ def gateway_with(tmp_path_factory):
     finally:
         for process in reversed(started):
             process.stop()
+
+
+def metric_sum(url: str, name: str, **labels: str) -> float:
+    """The sum of every series of `name` at `url`'s /metrics whose labels include `labels`
+    (0 when there is none): `metric_sum(url, "pointwork_cache_requests_total", result="hit")`."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        match = re.match(r"^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)", line)
+        if not match or match.group(1) != name:
+            continue
+        have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(2) or ""))
+        if all(have.get(k) == v for k, v in labels.items()):
+            total += float(match.group(3))
+    return total
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (the OS's pick, released again)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, what: str, within: float = 5.0):
+    """Polls `check` every 10 ms until it returns something true, which is returned; fails
+    naming `what` after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not (result := check()):
+        assert time.monotonic() < deadline, f"not within {within}s: {what}"
+        time.sleep(0.01)
+    return result
+
+
+class RedisServer:
+    """A `redis-server` (apt's) on a loopback port with no persistence, and a raw RESP client
+    to it: `command("SET", "k", "v")`. `kill()` and `start()` again keep the port."""
+
+    def __init__(self) -> None:
+        self.binary = shutil.which("redis-server")
+        if self.binary is None:
+            pytest.fail("redis-server is not installed: scripts/test installs it (apt-get install redis-server)")
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+        )
+        wait_until(lambda: socket.socket().connect_ex(("127.0.0.1", self.port)) == 0, "redis-server listens")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def command(self, *args: str | bytes):
+        """Sends one command and returns its reply: bytes, int, list, None, or raises on `-ERR`."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+            s.sendall(b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
+            return _resp_reply(s.makefile("rb"))
+
+
+def _resp_reply(reader):
+    line = reader.readline().rstrip(b"\r\n")
+    kind, rest = line[:1], line[1:]
+    if kind == b"+":
+        return rest
+    if kind == b"-":
+        raise RuntimeError(f"redis: {rest.decode()}")
+    if kind == b":":
+        return int(rest)
+    if kind == b"$":
+        return None if int(rest) < 0 else reader.read(int(rest) + 2)[:-2]
+    if kind == b"*":
+        return None if int(rest) < 0 else [_resp_reply(reader) for _ in range(int(rest))]
+    raise RuntimeError(f"redis: unexpected reply {line!r}")
