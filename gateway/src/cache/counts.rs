@@ -20,7 +20,8 @@ pub(crate) struct CacheCounts {
     pub(crate) bypasses: AtomicU64,
     /// Answers stored.
     pub(crate) stores: AtomicU64,
-    /// Answers not stored: larger than `max_item_bytes`, failed, cut off, not ended.
+    /// Answers delivered but not stored: not a 200, cut off, not ended as their API ends one, or
+    /// larger than `max_item_bytes` (an attempt that failed before anything was sent is not one).
     pub(crate) not_stored: AtomicU64,
     /// Entries the in-memory store dropped to stay within `max_bytes`.
     pub(crate) evictions: AtomicU64,
@@ -57,7 +58,7 @@ impl CacheShared {
             (
                 "pointwork_cache_not_stored_total",
                 "counter",
-                "Answers not stored: failed, cut off, or larger than max_item_bytes.",
+                "Answers delivered but not stored: not a 200, cut off, or larger than max_item_bytes.",
                 n(&c.not_stored),
             ),
             (
