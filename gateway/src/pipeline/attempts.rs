@@ -39,7 +39,9 @@ pub(super) async fn run<R: Router>(
             }
         };
         let (idx, started) = (attempt.deployment, attempt.started);
-        attempt.labels.extend_from_slice(info.cache_headers);
+        if !info.cache_headers.is_empty() {
+            attempt.labels.extend_from_slice(info.cache_headers);
+        }
         let deployment = snap.deployment(idx);
         let translating = translate::needed(cx, deployment);
         // A traced answer's usage is read (a stream is asked for it).

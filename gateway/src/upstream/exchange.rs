@@ -92,12 +92,12 @@ pub trait Tee {
 }
 
 impl ClientSide<'_> {
-    /// Writes `out` to the client, through the tee when there is one.
-    async fn write(&mut self, out: Vec<u8>) -> (std::io::Result<usize>, Vec<u8>) {
+    /// Shows `out`, about to be written to the client, to the tee when there is one (a plain
+    /// call before the write: a wrapping `async fn` would cost every write a future).
+    fn tee(&self, out: &[u8]) {
         if let Some(tee) = self.tee {
-            tee.saw(&out);
+            tee.saw(out);
         }
-        self.stream.write_all(out).await
     }
 }
 
@@ -452,7 +452,7 @@ async fn relay_body(
     status: u16,
     mut out: Vec<u8>,
     wait: &impl Fn(Instant) -> Duration,
-    mut client: ClientSide<'_>,
+    client: ClientSide<'_>,
 ) -> Outcome {
     let UpstreamSide { mut conn, keep_alive, pool_key, started, reading, stream } = upstream;
     let chunked_to_client = !matches!(body, BodyProgress::Length(_));
@@ -492,7 +492,8 @@ async fn relay_body(
         }
         if !out.is_empty() {
             relayed.bytes_out += out.len() as u64;
-            let (res, back) = client.write(out).await;
+            client.tee(&out);
+            let (res, back) = client.stream.write_all(out).await;
             out = back;
             out.clear();
             if res.is_err() {
@@ -519,7 +520,8 @@ async fn relay_body(
             Ok((Ok(_), back)) if matches!(body, BodyProgress::UntilClose) => {
                 let _ = back;
                 relayed.bytes_out += LAST_CHUNK.len() as u64;
-                let (res, _) = client.write(LAST_CHUNK.to_vec()).await;
+                client.tee(LAST_CHUNK);
+                let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
                 return relayed.delivered(status, started.elapsed(), None, res.is_ok(), true);
             }
             Ok((_, back)) => {

@@ -316,7 +316,7 @@ async fn relay_translated(
     status: u16,
     mut out: Vec<u8>,
     wait: &impl Fn(Instant) -> Duration,
-    mut client: ClientSide<'_>,
+    client: ClientSide<'_>,
     translate: Translate<'_>,
 ) -> Outcome {
     let UpstreamSide { mut conn, keep_alive, pool_key, started, .. } = upstream;
@@ -362,7 +362,8 @@ async fn relay_translated(
         }
         if !out.is_empty() {
             relayed.bytes_out += out.len() as u64;
-            let (res, back) = client.write(out).await;
+            client.tee(&out);
+            let (res, back) = client.stream.write_all(out).await;
             out = back;
             out.clear();
             if res.is_err() {

@@ -84,7 +84,7 @@ pub(super) struct Sent {
 
 /// Finishes the head `out` (the body's length, the gateway's headers) and writes it with the
 /// whole `body`.
-pub(super) async fn send_whole(mut client: ClientSide<'_>, mut out: Vec<u8>, body: &[u8]) -> Sent {
+pub(super) async fn send_whole(client: ClientSide<'_>, mut out: Vec<u8>, body: &[u8]) -> Sent {
     write::header_decimal(&mut out, "content-length", body.len() as u64);
     out.extend_from_slice(client.extra_headers);
     if !client.keep_alive {
@@ -93,6 +93,7 @@ pub(super) async fn send_whole(mut client: ClientSide<'_>, mut out: Vec<u8>, bod
     write::end_head(&mut out);
     out.extend_from_slice(body);
     let bytes_out = out.len() as u64;
-    let (res, _) = client.write(out).await;
+    client.tee(&out);
+    let (res, _) = client.stream.write_all(out).await;
     Sent { bytes_out, ok: res.is_ok() }
 }
