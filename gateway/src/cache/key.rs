@@ -19,7 +19,6 @@ use std::io::Write;
 
 use pointwork_core::RouteKind;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The first line of the material: a new version makes every earlier entry unreachable.
 const VERSION: &str = "pointwork-cache-1";
@@ -79,13 +78,15 @@ impl CacheKey {
 /// The key of a request to `route` for model group `model` with body `body`, kept under
 /// `namespace`.
 pub(crate) fn derive(route: RouteKind, model: &str, body: &Map<String, Value>, namespace: Option<&str>) -> CacheKey {
-    let mut hasher = Sha256::new();
-    let _ = write!(hasher, "{VERSION}\n{}\n", route.path());
+    // The material is written whole, then hashed once (ring's SHA-256: SHA-NI, or AVX2/SSSE3
+    // assembly on CPUs without it).
+    let mut material: Vec<u8> = Vec::with_capacity(1024);
+    let _ = write!(material, "{VERSION}\n{}\n", route.path());
     match namespace {
-        Some(ns) => write_string(&mut hasher, ns),
-        None => hasher.update(b"null"),
+        Some(ns) => write_string(&mut material, ns),
+        None => material.extend_from_slice(b"null"),
     }
-    hasher.update(b"\n");
+    material.extend_from_slice(b"\n");
     let model = Value::String(model.to_string());
     let mut members: Vec<(&str, &Value)> = body
         .iter()
@@ -94,41 +95,42 @@ pub(crate) fn derive(route: RouteKind, model: &str, body: &Map<String, Value>, n
         .collect();
     members.push(("model", &model));
     members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    write_members(&mut hasher, members);
-    CacheKey { hex: hex(&hasher.finalize()), namespace: namespace.map(str::to_string) }
+    write_members(&mut material, members);
+    let digest = ring::digest::digest(&ring::digest::SHA256, &material);
+    CacheKey { hex: hex(digest.as_ref()), namespace: namespace.map(str::to_string) }
 }
 
 /// `{"name":value,…}` with the members in the order given.
-fn write_members<'a>(out: &mut Sha256, members: impl IntoIterator<Item = (&'a str, &'a Value)>) {
-    out.update(b"{");
+fn write_members<'a>(out: &mut Vec<u8>, members: impl IntoIterator<Item = (&'a str, &'a Value)>) {
+    out.extend_from_slice(b"{");
     for (i, (name, value)) in members.into_iter().enumerate() {
         if i > 0 {
-            out.update(b",");
+            out.extend_from_slice(b",");
         }
         write_string(out, name);
-        out.update(b":");
+        out.extend_from_slice(b":");
         write_value(out, value);
     }
-    out.update(b"}");
+    out.extend_from_slice(b"}");
 }
 
 /// A value in canonical JSON: members sorted at every depth, no whitespace, a number that is a
 /// whole number written as an integer (`1.0` as `1`), strings as serde writes them.
-fn write_value(out: &mut Sha256, value: &Value) {
+fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::Null => out.update(b"null"),
-        Value::Bool(b) => out.update(if *b { &b"true"[..] } else { &b"false"[..] }),
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if *b { &b"true"[..] } else { &b"false"[..] }),
         Value::Number(n) => write_number(out, n),
         Value::String(s) => write_string(out, s),
         Value::Array(items) => {
-            out.update(b"[");
+            out.extend_from_slice(b"[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.update(b",");
+                    out.extend_from_slice(b",");
                 }
                 write_value(out, item);
             }
-            out.update(b"]");
+            out.extend_from_slice(b"]");
         }
         Value::Object(map) => {
             let mut members: Vec<(&str, &Value)> = map.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -138,7 +140,7 @@ fn write_value(out: &mut Sha256, value: &Value) {
     }
 }
 
-fn write_number(out: &mut Sha256, n: &serde_json::Number) {
+fn write_number(out: &mut Vec<u8>, n: &serde_json::Number) {
     let _ = if let Some(i) = n.as_i64() {
         write!(out, "{i}")
     } else if let Some(u) = n.as_u64() {
@@ -154,7 +156,7 @@ fn write_number(out: &mut Sha256, n: &serde_json::Number) {
     };
 }
 
-fn write_string(out: &mut Sha256, s: &str) {
+fn write_string(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 

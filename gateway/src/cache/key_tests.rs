@@ -1,4 +1,5 @@
 use super::*;
+use sha2::{Digest, Sha256};
 
 fn body(text: &str) -> Map<String, Value> {
     serde_json::from_str(text).unwrap()
