@@ -156,8 +156,27 @@ fn write_number(out: &mut Vec<u8>, n: &serde_json::Number) {
     };
 }
 
+/// A string as serde writes it: its plain runs copied a block at a time, the rest escaped.
 fn write_string(out: &mut Vec<u8>, s: &str) {
-    let _ = serde_json::to_writer(&mut *out, s);
+    let bytes = s.as_bytes();
+    let mut plain = crate::dialect::json_plain::plain_blocks(bytes);
+    // A block may end inside a character.
+    while !s.is_char_boundary(plain) {
+        plain -= 1;
+    }
+    out.push(b'"');
+    out.extend_from_slice(&bytes[..plain]);
+    let rest = &s[plain..];
+    if rest.bytes().any(crate::dialect::json_plain::is_special) {
+        // Writing a str into a Vec cannot fail; it quotes what it writes: drop the quotes.
+        let at = out.len();
+        let _ = serde_json::to_writer(&mut *out, rest);
+        out.remove(at);
+        out.pop();
+    } else {
+        out.extend_from_slice(rest.as_bytes());
+    }
+    out.push(b'"');
 }
 
 fn hex(bytes: &[u8]) -> String {

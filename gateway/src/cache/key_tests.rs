@@ -138,3 +138,20 @@ fn messages_are_counted_as_litellm_counts_them() {
     assert_eq!(count(RouteKind::Responses, r#"{}"#), 0);
     assert_eq!(count(RouteKind::Embeddings, r#"{"input":["a","b"],"messages":[{}]}"#), 0);
 }
+
+#[test]
+fn strings_are_written_as_serde_writes_them_whatever_they_hold() {
+    let texts = [
+        String::new(),
+        "plain".to_string(),
+        "x".repeat(100),
+        "é".repeat(40),
+        format!("{}\"q\\\n\u{1}", "ü".repeat(33)),
+        "日本語のテキスト".repeat(9),
+    ];
+    for text in &texts {
+        let mut out = Vec::new();
+        write_string(&mut out, text);
+        assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(text).unwrap(), "{text:?}");
+    }
+}
