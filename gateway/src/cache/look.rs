@@ -122,9 +122,11 @@ pub(crate) async fn look(
 ) -> Looked {
     let counts = &shard.hub.cache.counts;
     let settings = &cache.settings;
-    let body: Map<String, Value> = match serde_json::from_slice(request.body) {
-        Ok(body) if cache.serves(route) => body,
-        _ => return bypass(counts),
+    if !cache.serves(route) {
+        return bypass(counts);
+    }
+    let Ok(body) = serde_json::from_slice::<Map<String, Value>>(request.body) else {
+        return bypass(counts);
     };
     let allowed = caller.virtual_key().map(|k| k.allowed_cache_controls.as_slice());
     let controls = match controls::read(&body, request.raw_head, allowed) {
