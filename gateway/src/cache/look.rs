@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pointwork_config::{CacheMode, RedisServer};
+use pointwork_config::CacheMode;
 use pointwork_core::RouteKind;
 use serde_json::{Map, Value};
 
@@ -14,7 +14,7 @@ use super::counts::CacheCounts;
 use super::entry::Entry;
 use super::keep::Keep;
 use super::redis::{RedisRead, RedisStore};
-use super::routes::CacheRoutes;
+use super::routes::{CacheRoutes, RedisPlace};
 use super::{controls, key, HEADER_CACHE, HEADER_CACHE_KEY};
 use crate::errors::openai_error;
 use crate::facts::Extracted;
@@ -84,7 +84,7 @@ impl Miss {
         let entry = Entry { stored_ms: now_ms(), stream: store.stream, body: Arc::from(body) };
         CacheCounts::add(&counts.stores, 1);
         match &cache.redis {
-            Some(server) => redis_store(shard, server, cache).set(store.key.clone(), entry.encode(), store.ttl),
+            Some(place) => redis_store(shard, place, cache).set(store.key.clone(), entry.encode(), store.ttl),
             None => {
                 let (key, max) = (store.key.clone(), cache.settings.max_bytes);
                 let placed = shard.hub.cache.local.put(key, entry, store.ttl, now_ms(), max);
@@ -187,10 +187,10 @@ fn bypass(counts: &CacheCounts) -> Looked {
 /// and deleted).
 async fn read(shard: &Shard, cache: &CacheRoutes, key: &str) -> Option<Entry> {
     let counts = &shard.hub.cache.counts;
-    let Some(server) = &cache.redis else {
+    let Some(place) = &cache.redis else {
         return shard.hub.cache.local.get(key, now_ms());
     };
-    let store = redis_store(shard, server, cache);
+    let store = redis_store(shard, place, cache);
     match store.get(key).await {
         RedisRead::Found(bytes) => {
             let entry = Entry::decode(&bytes);
@@ -208,14 +208,14 @@ async fn read(shard: &Shard, cache: &CacheRoutes, key: &str) -> Option<Entry> {
     }
 }
 
-/// This shard's store for `server` (made at first use, and again when a reload names another).
-fn redis_store(shard: &Shard, server: &RedisServer, cache: &CacheRoutes) -> Rc<RedisStore> {
+/// This shard's store for `place` (made at first use, and again when a reload names another).
+fn redis_store(shard: &Shard, place: &RedisPlace, cache: &CacheRoutes) -> Rc<RedisStore> {
     let mut slot = shard.cache_redis.borrow_mut();
     match &*slot {
-        Some(store) if store.server() == server => store.clone(),
+        Some(store) if store.server() == &place.server => store.clone(),
         _ => {
             let tls = shard.upstream.tls.clone();
-            let store = Rc::new(RedisStore::new(server.clone(), cache.settings.redis_timeout, tls));
+            let store = Rc::new(RedisStore::new(place, cache.settings.redis_timeout, tls));
             *slot = Some(store.clone());
             store
         }

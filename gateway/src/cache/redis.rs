@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use monoio_rustls::TlsConnector;
 use pointwork_config::RedisServer;
 
+use super::routes::RedisPlace;
 use crate::upstream::conn::{connect, ConnectError, UpstreamConn};
 use crate::upstream::target::Target;
 use reach::{Change, Reach, Ticket};
@@ -123,11 +124,10 @@ impl fmt::Display for Failure {
 }
 
 impl RedisStore {
-    /// `tls`: the shard's client TLS (`rediss://`). Resolves the host (once, here).
-    pub(crate) fn new(server: RedisServer, timeout: Duration, tls: TlsConnector) -> RedisStore {
-        let scheme = if server.tls { "https" } else { "http" };
-        let host = if server.host.contains(':') { format!("[{}]", server.host) } else { server.host.clone() };
-        let target = Target::parse(&format!("{scheme}://{host}:{}", server.port)).map_err(|e| e.to_string());
+    /// A store for `place` (its address resolved already); `tls`: the shard's client TLS
+    /// (`rediss://`).
+    pub(crate) fn new(place: &RedisPlace, timeout: Duration, tls: TlsConnector) -> RedisStore {
+        let (server, target) = (place.server.clone(), place.target.clone());
         let shared = Shared {
             server,
             target,

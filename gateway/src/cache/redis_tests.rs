@@ -187,7 +187,7 @@ fn stores_reads_and_deletes_binary_values_on_one_connection() {
     let redis = Redis::start(&[]);
     let mut raw = redis.raw(None);
     let connections = raw.info("total_connections_received");
-    let store = RedisStore::new(redis.server(), TIMEOUT, tls());
+    let store = store_for(redis.server(), TIMEOUT, tls());
     let small: Vec<u8> = (0..=255u8).chain(*b"\r\n$-1\r\n").collect();
     let large: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
     run(async {
@@ -213,7 +213,7 @@ fn concurrent_reads_each_take_a_connection_and_a_few_stay_pooled() {
     let redis = Redis::start(&[]);
     let mut raw = redis.raw(None);
     assert!(raw.call(&[b"SET", b"k", b"v"]).is_ok());
-    let store = std::rc::Rc::new(RedisStore::new(redis.server(), TIMEOUT, tls()));
+    let store = std::rc::Rc::new(store_for(redis.server(), TIMEOUT, tls()));
     let connections = raw.info("total_connections_received");
     run(async {
         let reads: Vec<_> = (0..10)
@@ -239,7 +239,7 @@ fn concurrent_reads_each_take_a_connection_and_a_few_stay_pooled() {
 fn writes_expire_after_their_ttl() {
     let redis = Redis::start(&[]);
     let mut raw = redis.raw(None);
-    let store = RedisStore::new(redis.server(), TIMEOUT, tls());
+    let store = store_for(redis.server(), TIMEOUT, tls());
     run(async {
         store.set("k".into(), b"v".to_vec(), Duration::from_millis(45_500));
         store.set("sub-ms".into(), b"v".to_vec(), Duration::from_micros(300));
@@ -256,9 +256,9 @@ fn writes_expire_after_their_ttl() {
 fn authenticates_and_selects_its_database() {
     let redis = Redis::start(&["--requirepass", "s3cret"]);
     let server = RedisServer { password: Some("s3cret".into()), db: 3, ..redis.server() };
-    let store = RedisStore::new(server.clone(), TIMEOUT, tls());
-    let with_user = RedisStore::new(RedisServer { username: Some("default".into()), ..server.clone() }, TIMEOUT, tls());
-    let wrong = RedisStore::new(RedisServer { password: Some("wrong".into()), ..server }, TIMEOUT, tls());
+    let store = store_for(server.clone(), TIMEOUT, tls());
+    let with_user = store_for(RedisServer { username: Some("default".into()), ..server.clone() }, TIMEOUT, tls());
+    let wrong = store_for(RedisServer { password: Some("wrong".into()), ..server }, TIMEOUT, tls());
     let mut raw = redis.raw(Some("s3cret"));
     run(async {
         store.set("k".into(), b"in db 3".to_vec(), TTL);
@@ -276,7 +276,7 @@ fn authenticates_and_selects_its_database() {
 #[test]
 fn a_killed_redis_is_a_miss_at_once_until_it_is_back() {
     let mut redis = Redis::start(&[]);
-    let store = RedisStore::new(redis.server(), TIMEOUT, tls());
+    let store = store_for(redis.server(), TIMEOUT, tls());
     run(async {
         store.set("k".into(), b"v".to_vec(), TTL);
         writes_done(&store).await;
@@ -309,7 +309,7 @@ fn a_killed_redis_is_a_miss_at_once_until_it_is_back() {
 #[test]
 fn a_redis_that_does_not_answer_costs_a_read_the_timeout_then_nothing() {
     let redis = Redis::start(&[]);
-    let store = RedisStore::new(redis.server(), TIMEOUT, tls());
+    let store = store_for(redis.server(), TIMEOUT, tls());
     run(async {
         store.set("k".into(), b"v".to_vec(), TTL);
         writes_done(&store).await;
@@ -339,7 +339,7 @@ fn a_redis_that_does_not_answer_costs_a_read_the_timeout_then_nothing() {
 fn writes_beyond_the_bound_are_dropped() {
     let redis = Redis::start(&[]);
     let mut raw = redis.raw(None);
-    let store = RedisStore::new(redis.server(), TIMEOUT, tls());
+    let store = store_for(redis.server(), TIMEOUT, tls());
     run(async {
         // None of them runs before this task waits: the first WRITES_MAX are under way.
         for i in 0..WRITES_MAX + 36 {
@@ -397,8 +397,8 @@ fn speaks_tls_to_a_rediss_server_it_trusts() {
         .with_no_client_auth();
     let trusting = TlsConnector::from(std::sync::Arc::new(config));
     let server = RedisServer { tls: true, host: "localhost".into(), ..redis.server() };
-    let store = RedisStore::new(server.clone(), TIMEOUT, trusting);
-    let untrusting = RedisStore::new(server, TIMEOUT, tls());
+    let store = store_for(server.clone(), TIMEOUT, trusting);
+    let untrusting = store_for(server, TIMEOUT, tls());
     run(async {
         store.set("k".into(), b"over TLS".to_vec(), TTL);
         writes_done(&store).await;
@@ -407,4 +407,9 @@ fn speaks_tls_to_a_rediss_server_it_trusts() {
     });
     assert_eq!(store.stats().errors, 0);
     assert_eq!(untrusting.stats().errors, 1);
+}
+
+/// A store for `server`, its address resolved as the routes resolve it.
+fn store_for(server: RedisServer, timeout: Duration, tls: monoio_rustls::TlsConnector) -> RedisStore {
+    RedisStore::new(&super::RedisPlace::new(server), timeout, tls)
 }
