@@ -208,11 +208,12 @@ async fn read(shard: &Shard, cache: &CacheRoutes, key: &str) -> Option<Entry> {
     }
 }
 
-/// This shard's store for `place` (made at first use, and again when a reload names another).
+/// This shard's store for `place` (made at first use, and again when a reload names another
+/// server or timeout).
 fn redis_store(shard: &Shard, place: &RedisPlace, cache: &CacheRoutes) -> Rc<RedisStore> {
     let mut slot = shard.cache_redis.borrow_mut();
     match &*slot {
-        Some(store) if store.server() == &place.server => store.clone(),
+        Some(store) if store.is_for(&place.server, cache.settings.redis_timeout) => store.clone(),
         _ => {
             let tls = shard.upstream.tls.clone();
             let store = Rc::new(RedisStore::new(place, cache.settings.redis_timeout, tls));

@@ -141,9 +141,10 @@ impl RedisStore {
         RedisStore { shared: Rc::new(shared) }
     }
 
-    /// The server this store talks to (a reload naming another makes a new store).
-    pub(crate) fn server(&self) -> &RedisServer {
-        &self.shared.server
+    /// The server this store talks to, and how long a command may take (a reload changing
+    /// either makes a new store).
+    pub(crate) fn is_for(&self, server: &RedisServer, timeout: Duration) -> bool {
+        self.shared.server == *server && self.shared.timeout == timeout
     }
 
     /// The cumulative counts (the tests read them; `/metrics` counts what the lookups saw).
