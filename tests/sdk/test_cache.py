@@ -17,6 +17,7 @@ import http.client
 import json
 import random
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass
 
@@ -583,3 +584,40 @@ def test_default_off_caches_only_requests_that_ask(opt_in):
     assert upstream(mock, mark) == 3
     assert post(url, "/v1/chat/completions", chat(mark)).cache == "bypass"
     assert upstream(mock, mark) == 4
+
+
+def test_litellms_cache_routes_ping_redis_and_delete_an_entry(pair):
+    ping = urllib.request.Request(f"{pair.a}/cache/ping", headers={"authorization": f"Bearer {MASTER}"})
+    with urllib.request.urlopen(ping, timeout=10) as answer:
+        assert json.loads(answer.read()) == {"status": "healthy", "cache_type": "redis", "ping_response": True}
+
+    mark = marker()
+    body = chat(mark, cache={"namespace": "routes"})
+    first = post(pair.a, "/v1/chat/completions", body)
+    pair.stored(first.key, "routes")
+    hit = post(pair.b, "/v1/chat/completions", body)
+    assert hit.cache == "hit" and hit.headers["x-litellm-cache-key"] == f"routes:{first.key}"
+
+    # Only an admin deletes; a body without keys is refused.
+    assert post(pair.a, "/cache/delete", {"keys": [hit.headers["x-litellm-cache-key"]]}, key=NARROW).status == 401
+    assert post(pair.a, "/cache/delete", {"key": "x"}).status == 400
+    deleted = post(pair.a, "/cache/delete", {"keys": [hit.headers["x-litellm-cache-key"]]})
+    assert (deleted.status, deleted.json()) == (200, {"status": "success"})
+    wait_until(lambda: pair.entry(first.key, "routes") is None, "the entry is deleted from Redis")
+    again = post(pair.b, "/v1/chat/completions", body)
+    assert again.cache == "miss" and upstream(pair.mock, mark) == 2
+
+
+def test_the_cache_routes_on_an_in_memory_cache(opt_in):
+    url, mock = opt_in
+    ping = urllib.request.Request(f"{url}/cache/ping", headers={"authorization": f"Bearer {MASTER}"})
+    with urllib.request.urlopen(ping, timeout=10) as answer:
+        assert json.loads(answer.read()) == {"status": "healthy", "cache_type": "local"}
+    mark = marker()
+    body = chat(mark, cache={"use-cache": True})
+    assert post(url, "/v1/chat/completions", body).cache == "miss"
+    hit = post(url, "/v1/chat/completions", body)
+    assert hit.cache == "hit"
+    assert post(url, "/cache/delete", {"keys": [hit.headers["x-litellm-cache-key"]]}).status == 200
+    assert post(url, "/v1/chat/completions", body).cache == "miss"
+    assert upstream(mock, mark) == 2

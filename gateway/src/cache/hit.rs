@@ -32,7 +32,7 @@ pub(crate) async fn answer(client: &mut ClientConn, keep_alive: bool, hit: &Hit,
     }
     write::header(&mut out, HEADER_CACHE, b"hit");
     write::header(&mut out, HEADER_CACHE_KEY, hit.hex.as_bytes());
-    write::header(&mut out, HEADER_LITELLM_CACHE_KEY, hit.hex.as_bytes());
+    write::header(&mut out, HEADER_LITELLM_CACHE_KEY, hit.litellm_key.as_bytes());
     write_overhead(&mut out, overhead);
     if !keep_alive {
         write::header(&mut out, "connection", b"close");

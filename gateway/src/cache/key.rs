@@ -65,6 +65,14 @@ pub(crate) struct CacheKey {
 }
 
 impl CacheKey {
+    /// The key as LiteLLM names it (`x-litellm-cache-key`, `/cache/delete`): `[namespace:]hex`.
+    pub(crate) fn litellm_key(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}:{}", self.hex),
+            None => self.hex.clone(),
+        }
+    }
+
     /// Where the entry is kept: `{prefix}:cache:[{namespace}:]{hex}` (the local cache uses the
     /// same text with an empty prefix).
     pub(crate) fn storage_key(&self, prefix: &str) -> String {

@@ -82,6 +82,11 @@ impl LocalStore {
         placed
     }
 
+    /// Drops the entry under `key`, if there is one.
+    pub(crate) fn remove(&self, key: &str) {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
+    }
+
     /// Bytes and entries kept now.
     pub(crate) fn size(&self) -> (u64, usize) {
         let lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);

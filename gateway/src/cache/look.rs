@@ -35,10 +35,11 @@ pub(crate) enum Looked {
     Refused(Reply),
 }
 
-/// A hit: the entry and its key's digest.
+/// A hit: the entry, its key's digest, and the key as LiteLLM names it.
 pub(crate) struct Hit {
     pub(crate) entry: Entry,
     pub(crate) hex: String,
+    pub(crate) litellm_key: String,
 }
 
 /// A request that goes on: the headers its answer carries, and where its answer is stored.
@@ -158,7 +159,8 @@ pub(crate) async fn look(
             if entry.stream == stream && young {
                 CacheCounts::add(&counts.hits, 1);
                 CacheCounts::add(&counts.hit_bytes, entry.body.len() as u64);
-                return Looked::Hit(Hit { entry, hex: key.hex });
+                let litellm_key = key.litellm_key();
+                return Looked::Hit(Hit { entry, hex: key.hex, litellm_key });
             }
         }
     }
@@ -210,7 +212,7 @@ async fn read(shard: &Shard, cache: &CacheRoutes, key: &str) -> Option<Entry> {
 
 /// This shard's store for `place` (made at first use, and again when a reload names another
 /// server or timeout).
-fn redis_store(shard: &Shard, place: &RedisPlace, cache: &CacheRoutes) -> Rc<RedisStore> {
+pub(crate) fn redis_store(shard: &Shard, place: &RedisPlace, cache: &CacheRoutes) -> Rc<RedisStore> {
     let mut slot = shard.cache_redis.borrow_mut();
     match &*slot {
         Some(store) if store.is_for(&place.server, cache.settings.redis_timeout) => store.clone(),

@@ -10,6 +10,7 @@
 //!
 //! Without a cache configured none of this runs: `Routes::cache` is `None`.
 
+pub(crate) mod admin;
 pub(crate) mod controls;
 pub(crate) mod counts;
 pub(crate) mod entry;

@@ -38,6 +38,8 @@ enum Endpoint<'a> {
     Mcp(crate::mcp::endpoint::Place<'a>),
     /// `/mcp-rest/tools/list` and `/mcp-rest/tools/call`.
     McpRest(crate::mcp::rest::RestOp),
+    /// LiteLLM's `/cache/ping` and `/cache/delete`.
+    Cache(crate::cache::admin::CacheOp),
 }
 
 fn endpoint(path: &str) -> Option<Endpoint<'_>> {
@@ -58,6 +60,7 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/route" => Some(Endpoint::DryRun),
         "/model/info" | "/v2/model/info" => Some(Endpoint::ModelInfo),
         _ if path.starts_with("/responses/") => Some(Endpoint::StoredResponse(&path["/responses/".len()..])),
+        _ if path.starts_with("/cache/") => crate::cache::admin::CacheOp::of(path).map(Endpoint::Cache),
         _ if crate::database::manage::is_management(path) => Some(Endpoint::Management),
         _ if path.ends_with("mcp") || path.contains("/mcp") => crate::mcp::endpoint::place(path)
             .map(Endpoint::Mcp)
@@ -114,6 +117,11 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             // Boxed: it waits for MCP servers, and most requests are not for it.
             return Box::pin(crate::mcp::endpoint::serve(shard, &req, place, method, client, keep_alive)).await;
         }
+        (Some(Endpoint::Cache(op)), m) if m == op.method().0 => match admin::authorize(shard, req.authorization) {
+            // Boxed: it may wait for Redis, and most requests are not it.
+            Ok(_) => Box::pin(crate::cache::admin::serve(shard, op, req.body)).await,
+            Err(reply) => reply,
+        },
         (Some(Endpoint::McpRest(op)), m) if m == crate::mcp::rest::allowed(op) => {
             Box::pin(crate::mcp::rest::serve(shard, &req, op)).await
         }
@@ -158,6 +166,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             };
             let allowed = if matches!(e, Endpoint::StoredResponse(_)) { &b"GET, HEAD, DELETE"[..] } else { allowed };
             let allowed = if matches!(e, Endpoint::Management) { &b"GET, POST, DELETE"[..] } else { allowed };
+            let allowed = if let Endpoint::Cache(op) = e { op.method().1.as_bytes() } else { allowed };
             r.header("allow", allowed);
             r
         }
@@ -223,6 +232,9 @@ mod tests {
         assert_eq!(endpoint("/admin/endpoints//status"), Some(Endpoint::AdminEndpointStatus("")));
         assert_eq!(endpoint("/admin/endpoints/eu-1"), None);
         assert_eq!(endpoint("/admin/endpoints/status"), None);
+        assert_eq!(endpoint("/cache/ping"), Some(Endpoint::Cache(crate::cache::admin::CacheOp::Ping)));
+        assert_eq!(endpoint("/cache/delete"), Some(Endpoint::Cache(crate::cache::admin::CacheOp::Delete)));
+        assert_eq!(endpoint("/cache/flushall"), None);
         assert_eq!(endpoint("/v1x/models"), None);
         assert_eq!(endpoint("/v1"), None);
         assert_eq!(endpoint("/mcp"), Some(Endpoint::Mcp(crate::mcp::endpoint::Place::All)));
