@@ -548,25 +548,32 @@ def test_a_hit_is_in_the_access_log(pair):
     assert [line for line in both if "cache_hit" not in line][0]["attempts"] == 1
 
 
-@pytest.fixture(scope="module")
-def opt_in(tmp_path_factory):
-    """One instance with `type: local, mode: default_off`."""
+def one_local_gateway(tmp_path_factory, name: str, cache_params: str, pointwork: str = "", mock_args=()):
+    """One gateway with an in-memory cache (`cache_params`, and `pointwork:` lines) in front of
+    one mock, for a module fixture to `yield from`: (url, mock)."""
     started: list[Process] = []
     try:
-        mock = _start_mock("opt-in")
+        mock = _start_mock(name, *mock_args)
         started.append(mock.process)
         config = (
             "model_list:\n"
             + _deployment("gpt-4o-mini", "mini", "openai/gpt-4o-mini", mock)
-            + "litellm_settings:\n  cache: true\n  cache_params: {type: local, mode: default_off}\n"
+            + f"litellm_settings:\n  cache: true\n  cache_params: {cache_params}\n"
             + f"general_settings: {{master_key: {MASTER}}}\n"
+            + pointwork
         )
-        gateway = _start_gateway(config, tmp_path_factory.mktemp("cache-opt-in"))
+        gateway = _start_gateway(config, tmp_path_factory.mktemp(f"cache-{name}"))
         started.append(gateway)
         yield f"http://{gateway.wait_for_address()}", mock
     finally:
         for process in reversed(started):
             process.stop()
+
+
+@pytest.fixture(scope="module")
+def opt_in(tmp_path_factory):
+    """One instance with `type: local, mode: default_off`."""
+    yield from one_local_gateway(tmp_path_factory, "opt-in", "{type: local, mode: default_off}")
 
 
 def test_default_off_caches_only_requests_that_ask(opt_in):

@@ -23,7 +23,7 @@ from conftest import (
     metric_sum,
     wait_until,
 )
-from test_cache import MASTER, chat, control, marker, post, upstream
+from test_cache import MASTER, chat, control, marker, one_local_gateway, post, upstream
 
 CHAT = "/v1/chat/completions"
 MAX_BYTES = 64 * 1024
@@ -165,23 +165,8 @@ def test_redis_killed_under_load_fails_no_request(shared):
 @pytest.fixture(scope="module")
 def bounded(tmp_path_factory):
     """One instance on an in-memory cache bounded at MAX_BYTES: (url, mock)."""
-    started: list[Process] = []
-    try:
-        mock = _start_mock("bounded", "--threads", "2")
-        started.append(mock.process)
-        config = (
-            "model_list:\n"
-            + _deployment("gpt-4o-mini", "mini", "openai/gpt-4o-mini", mock)
-            + "litellm_settings:\n  cache: true\n  cache_params: {type: local}\n"
-            + f"general_settings: {{master_key: {MASTER}}}\n"
-            + f"pointwork:\n  cache: {{max_bytes: {MAX_BYTES}, max_item_bytes: {MAX_ITEM_BYTES}}}\n"
-        )
-        gateway = _start_gateway(config, tmp_path_factory.mktemp("cache-bounded"))
-        started.append(gateway)
-        yield f"http://{gateway.wait_for_address()}", mock
-    finally:
-        for process in reversed(started):
-            process.stop()
+    bounds = f"pointwork:\n  cache: {{max_bytes: {MAX_BYTES}, max_item_bytes: {MAX_ITEM_BYTES}}}\n"
+    yield from one_local_gateway(tmp_path_factory, "bounded", "{type: local}", bounds, ("--threads", "2"))
 
 
 def test_the_local_cache_stays_within_its_bytes_under_a_flood(bounded):
