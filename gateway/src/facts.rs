@@ -19,8 +19,8 @@ pub struct Extracted {
     pub model_span: Range<usize>,
     /// The members that are the gateway's and never go upstream (a provider would refuse them
     /// as unknown parameters), each with one comma beside it, in body order: LiteLLM's
-    /// top-level `tags` and the policy router's `llmeu` object. Empty (no allocation) for a
-    /// body without them.
+    /// top-level `tags`, the policy router's `llmeu` object and LiteLLM's `cache` controls.
+    /// Empty (no allocation) for a body without them.
     pub cut_members: Vec<Range<usize>>,
     /// The `llmeu` object's value (request overrides for the policy router), read only when a
     /// policy applies.
@@ -106,6 +106,9 @@ struct TopLevel<'a, M> {
     /// The policy router's request overrides.
     #[serde(borrow, default)]
     llmeu: Member<'a>,
+    /// LiteLLM's per-request cache controls (`crate::cache`): never a provider's parameter.
+    #[serde(borrow, default)]
+    cache: Member<'a>,
     #[serde(borrow)]
     allowed_model_region: Option<Raw<'a>>,
     /// The Responses API's.
@@ -304,7 +307,7 @@ fn extract_with<'b, M: Messages + Deserialize<'b>>(
     };
     let model_span = value_span(body, raw_model);
     let llmeu = top.llmeu.0.filter(|raw| raw.get() != "null").map(|raw| value_span(body, raw));
-    let mut cut_members: Vec<Range<usize>> = [top.tags.0, top.llmeu.0]
+    let mut cut_members: Vec<Range<usize>> = [top.tags.0, top.llmeu.0, top.cache.0]
         .into_iter()
         .flatten()
         .filter_map(|raw| member_span(body, value_span(body, raw)))
@@ -351,10 +354,12 @@ fn scanned<'a, M: Messages>(text: &'a str) -> Option<Result<TopLevel<'a, M>, ser
             b"llmeu" => (15, &mut top.llmeu.0),
             b"previous_response_id" => (16, &mut top.previous_response_id),
             b"store" => (17, &mut top.store),
+            b"cache" => (18, &mut top.cache.0),
             _ => return true,
         };
-        // `messages`, `tags` and `llmeu` are read whatever their value (serde's default, Member).
-        *slot = if matches!(bit, 13..=15) { Some(raw) } else { value };
+        // `messages`, `tags`, `llmeu` and `cache` are read whatever their value (serde's default,
+        // Member).
+        *slot = if matches!(bit, 13..=15 | 18) { Some(raw) } else { value };
         let first = seen & 1 << bit == 0;
         seen |= 1 << bit;
         first

@@ -53,7 +53,7 @@ fn forwarded(ex: &Extracted, body: &str, model_json: &[u8]) -> String {
 }
 
 #[test]
-fn top_level_tags_and_llmeu_are_never_forwarded() {
+fn top_level_tags_llmeu_and_cache_are_never_forwarded() {
     let cases = [
         (r#"{"model":"m","tags":["a"],"stream":false}"#, r#"{"model":"u","stream":false}"#),
         (r#"{"tags" : [ "a" ] , "model":"m"}"#, r#"{"model":"u"}"#),
@@ -69,6 +69,9 @@ fn top_level_tags_and_llmeu_are_never_forwarded() {
         (r#"{"model":"m","tags":[],"llmeu":null}"#, r#"{"model":"u"}"#),
         (r#"{"model":"m", "llmeu": 1 , "tags": null }"#, r#"{"model":"u"}"#),
         (r#"{"tags":[],"llmeu":{},"model":"m"}"#, r#"{"model":"u"}"#),
+        // LiteLLM's cache controls are the gateway's, whatever their value.
+        (r#"{"model":"m","cache":{"no-cache":true},"n":1}"#, r#"{"model":"u","n":1}"#),
+        (r#"{"cache":null,"tags":["a"],"model":"m"}"#, r#"{"model":"u"}"#),
     ];
     for (body, expected) in cases {
         let ex = chat(body).unwrap();

@@ -604,6 +604,9 @@ def test_litellms_cache_routes_ping_redis_and_delete_an_entry(pair):
     pair.stored(first.key, "routes")
     hit = post(pair.b, "/v1/chat/completions", body)
     assert hit.cache == "hit" and hit.headers["x-litellm-cache-key"] == f"routes:{first.key}"
+    # The controls are the gateway's: the provider never sees them (it would refuse them).
+    sent = [json.loads(r["body"]) for r in pair.mock.requests() if mark in r["body"]]
+    assert len(sent) == 1 and "cache" not in sent[0]
 
     # Only an admin deletes; a body without keys is refused.
     assert post(pair.a, "/cache/delete", {"keys": [hit.headers["x-litellm-cache-key"]]}, key=NARROW).status == 401
