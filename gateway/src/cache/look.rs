@@ -23,7 +23,8 @@ use crate::keys::Caller;
 use crate::request::Request;
 use crate::respond::Reply;
 use crate::shard::Shard;
-use crate::upstream::exchange::{Delivered, Tee};
+use crate::upstream::exchange::Delivered;
+use crate::upstream::tee::Tee;
 
 /// What the lookup decided.
 pub(crate) enum Looked {

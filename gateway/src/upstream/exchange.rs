@@ -10,6 +10,7 @@ use super::body_block::{done_event_at, BodyBlock};
 use super::conn::{connect, ConnectError, UpstreamConn};
 use super::side::Upstreams;
 use super::target::Target;
+use super::tee::{show, Tee};
 use crate::errors::{openai_error, upstream_error_body};
 use crate::http::chunked::{encode_chunk, ChunkedDecoder, LAST_CHUNK};
 use crate::http::header_is;
@@ -84,21 +85,6 @@ pub struct ClientSide<'a> {
     pub cut_usage_event: bool,
     /// Reads everything written to the client (the response cache's tee of a miss).
     pub tee: Option<&'a dyn Tee>,
-}
-
-/// A reader of what a client is sent: head and framed body, as written.
-pub trait Tee {
-    fn saw(&self, bytes: &[u8]);
-}
-
-impl ClientSide<'_> {
-    /// Shows `out`, about to be written to the client, to the tee when there is one (a plain
-    /// call before the write: a wrapping `async fn` would cost every write a future).
-    fn tee(&self, out: &[u8]) {
-        if let Some(tee) = self.tee {
-            tee.saw(out);
-        }
-    }
 }
 
 pub use super::attempt_error::AttemptError;
@@ -492,7 +478,7 @@ async fn relay_body(
         }
         if !out.is_empty() {
             relayed.bytes_out += out.len() as u64;
-            client.tee(&out);
+            show(client.tee, &out);
             let (res, back) = client.stream.write_all(out).await;
             out = back;
             out.clear();
@@ -520,7 +506,7 @@ async fn relay_body(
             Ok((Ok(_), back)) if matches!(body, BodyProgress::UntilClose) => {
                 let _ = back;
                 relayed.bytes_out += LAST_CHUNK.len() as u64;
-                client.tee(LAST_CHUNK);
+                show(client.tee, LAST_CHUNK);
                 let (res, _) = client.stream.write_all(LAST_CHUNK.to_vec()).await;
                 return relayed.delivered(status, started.elapsed(), None, res.is_ok(), true);
             }

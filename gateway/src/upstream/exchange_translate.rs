@@ -362,7 +362,7 @@ async fn relay_translated(
         }
         if !out.is_empty() {
             relayed.bytes_out += out.len() as u64;
-            client.tee(&out);
+            show(client.tee, &out);
             let (res, back) = client.stream.write_all(out).await;
             out = back;
             out.clear();

@@ -93,7 +93,7 @@ pub(super) async fn send_whole(client: ClientSide<'_>, mut out: Vec<u8>, body: &
     write::end_head(&mut out);
     out.extend_from_slice(body);
     let bytes_out = out.len() as u64;
-    client.tee(&out);
+    show(client.tee, &out);
     let (res, _) = client.stream.write_all(out).await;
     Sent { bytes_out, ok: res.is_ok() }
 }

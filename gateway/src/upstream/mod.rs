@@ -8,3 +8,4 @@ pub mod fetch;
 pub mod pool;
 pub mod side;
 pub mod target;
+pub mod tee;
