@@ -97,7 +97,7 @@ def test_a_paused_redis_costs_a_request_no_more_than_a_small_bound(shared):
     bound = statistics.median(normal) + 0.5
 
     unavailable = metric_sum(url, "pointwork_cache_redis_unavailable_total")
-    redis.command("CLIENT", "PAUSE", "1000", "ALL")
+    redis.command("CLIENT", "PAUSE", "3000", "ALL")
     paused_at = time.monotonic()
     took = []
     for text in [cached, marker(), cached, marker()]:
@@ -105,12 +105,12 @@ def test_a_paused_redis_costs_a_request_no_more_than_a_small_bound(shared):
         answer = post(url, CHAT, chat(text))
         took.append(time.monotonic() - started)
         assert answer.status == 200 and answer.cache in ("miss", "bypass"), answer.headers
-    assert time.monotonic() - paused_at < 1.0, "the requests ran while Redis was paused"
+    assert time.monotonic() - paused_at < 3.0, "the requests ran while Redis was paused"
     assert max(took) < bound, f"requests took {took} with Redis paused, normal {normal}"
     assert upstream(mock, cached) == 3
     assert metric_sum(url, "pointwork_cache_redis_unavailable_total") >= unavailable + 4
-    # Paused for a second, then the cache works again.
-    wait_until(lambda: post(url, CHAT, chat(cached)).cache == "hit", "a hit after the pause", within=5)
+    # Paused for three seconds, then the cache works again.
+    wait_until(lambda: post(url, CHAT, chat(cached)).cache == "hit", "a hit after the pause", within=10)
 
 
 def test_redis_killed_under_load_fails_no_request(shared):

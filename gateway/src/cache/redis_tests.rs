@@ -180,6 +180,8 @@ async fn pause_over(store: &RedisStore) {
 }
 
 const TIMEOUT: Duration = Duration::from_millis(200);
+/// What a busy machine may add to a bounded wait (CI runs many tests at once on few cores).
+const SLACK: Duration = Duration::from_secs(1);
 const TTL: Duration = Duration::from_secs(60);
 
 #[test]
@@ -284,14 +286,14 @@ fn a_killed_redis_is_a_miss_at_once_until_it_is_back() {
         redis.kill();
         let started = Instant::now();
         assert_eq!(store.get("k").await, RedisRead::Unavailable);
-        assert!(started.elapsed() < TIMEOUT + Duration::from_millis(50), "{:?}", started.elapsed());
+        assert!(started.elapsed() < TIMEOUT + SLACK, "{:?}", started.elapsed());
         assert_eq!(store.stats().errors, 1);
         // Paused: no command is sent, the answer is immediate, writes are dropped.
         let started = Instant::now();
         for _ in 0..100 {
             assert_eq!(store.get("k").await, RedisRead::Unavailable);
         }
-        assert!(started.elapsed() < Duration::from_millis(20), "{:?}", started.elapsed());
+        assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
         store.set("k2".into(), b"v".to_vec(), TTL);
         store.delete("k".into());
         let stats = store.stats();
@@ -317,16 +319,18 @@ fn a_redis_that_does_not_answer_costs_a_read_the_timeout_then_nothing() {
         let started = Instant::now();
         assert_eq!(store.get("k").await, RedisRead::Unavailable);
         let took = started.elapsed();
-        assert!(took >= TIMEOUT - Duration::from_millis(5) && took < TIMEOUT + Duration::from_millis(50), "{took:?}");
+        assert!(took >= TIMEOUT - Duration::from_millis(5) && took < TIMEOUT + SLACK, "{took:?}");
         assert_eq!(store.stats().timeouts, 1);
+        // Paused: the next read sends nothing and waits for nothing.
         let started = Instant::now();
         assert_eq!(store.get("k").await, RedisRead::Unavailable);
-        assert!(started.elapsed() < Duration::from_millis(5));
+        assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
+        assert_eq!((store.stats().skipped, store.stats().timeouts), (1, 1));
         // A new connection to a stuck Redis is bounded the same way (the kernel accepts it).
         pause_over(&store).await;
         let started = Instant::now();
         assert_eq!(store.get("k").await, RedisRead::Unavailable);
-        assert!(started.elapsed() < TIMEOUT + Duration::from_millis(50), "{:?}", started.elapsed());
+        assert!(started.elapsed() < TIMEOUT + SLACK, "{:?}", started.elapsed());
         assert_eq!(store.stats().timeouts, 2);
 
         redis.signal(libc::SIGCONT);
