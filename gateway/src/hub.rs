@@ -69,6 +69,10 @@ pub struct Hub {
     pub(crate) cache: crate::cache::counts::CacheShared,
     /// The gateway's MCP clients: their sessions, calls under way and counts.
     pub mcp_clients: crate::mcp::McpClients,
+    /// The live view's board: whether anyone watches, and what the shards noted meanwhile.
+    pub(crate) ui: crate::ui::UiShared,
+    /// Deployments an admin blocked or unblocked at run time (`/admin/deployments/{id}/block`).
+    pub(crate) blocked_by_admin: crate::ui::actions::AdminBlocks,
 }
 
 impl Hub {
@@ -89,6 +93,8 @@ impl Hub {
             mcp: OnceLock::new(),
             cache: Default::default(),
             mcp_clients: Default::default(),
+            ui: Default::default(),
+            blocked_by_admin: Default::default(),
         })
     }
 

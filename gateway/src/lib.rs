@@ -41,6 +41,7 @@ pub mod spend_file;
 pub mod start;
 pub mod tcp_or_tls;
 pub mod tls;
+pub mod ui;
 pub mod upstream;
 pub mod usage;
 

@@ -65,6 +65,9 @@ pub struct Shard {
     pub trace_ids: RefCell<Rng>,
     /// The response cache's Redis store, made at first use (`crate::cache`).
     pub(crate) cache_redis: RefCell<Option<std::rc::Rc<crate::cache::redis::RedisStore>>>,
+    /// What the live view (`/ui`) is shown of this shard's requests, noted only while someone
+    /// watches.
+    pub(crate) ui: crate::ui::ShardUi,
 }
 
 /// What a shard is made of, besides what it builds itself.
@@ -107,6 +110,7 @@ impl Shard {
             export: parts.hub.export.get().cloned(),
             trace_ids: RefCell::new(Rng::new(random_seed() ^ parts.id as u64)),
             cache_redis: RefCell::new(None),
+            ui: Default::default(),
             hub: parts.hub,
             settings: parts.settings,
         }

@@ -6,7 +6,7 @@
 pub mod access;
 pub mod endpoint;
 pub mod event_stream;
-mod headers;
+pub(crate) mod headers;
 pub mod methods;
 pub mod names;
 pub mod outcome;

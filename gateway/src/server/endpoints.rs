@@ -40,6 +40,10 @@ enum Endpoint<'a> {
     McpRest(crate::mcp::rest::RestOp),
     /// LiteLLM's `/cache/ping` and `/cache/delete`.
     Cache(crate::cache::admin::CacheOp),
+    /// The live view: `/ui`, its assets and `/ui/api/*` (the path after `/ui`).
+    Ui(&'a str),
+    /// `/admin/deployments/{id}/{action}`: the path after `/admin/deployments/`.
+    DeploymentAction(&'a str),
 }
 
 fn endpoint(path: &str) -> Option<Endpoint<'_>> {
@@ -61,6 +65,10 @@ fn endpoint(path: &str) -> Option<Endpoint<'_>> {
         "/model/info" | "/v2/model/info" => Some(Endpoint::ModelInfo),
         _ if path.starts_with("/responses/") => Some(Endpoint::StoredResponse(&path["/responses/".len()..])),
         _ if path.starts_with("/cache/") => crate::cache::admin::CacheOp::of(path).map(Endpoint::Cache),
+        _ if path == "/ui" || path.starts_with("/ui/") => Some(Endpoint::Ui(&path["/ui".len()..])),
+        _ if path.starts_with("/admin/deployments/") => {
+            Some(Endpoint::DeploymentAction(&path["/admin/deployments/".len()..]))
+        }
         _ if crate::database::manage::is_management(path) => Some(Endpoint::Management),
         _ if path.ends_with("mcp") || path.contains("/mcp") => crate::mcp::endpoint::place(path)
             .map(Endpoint::Mcp)
@@ -122,6 +130,14 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
             Ok(_) => Box::pin(crate::cache::admin::serve(shard, op, req.body)).await,
             Err(reply) => reply,
         },
+        (Some(Endpoint::Ui(rest)), Method::Get) => {
+            // Boxed: most requests are not it.
+            Box::pin(crate::ui::serve(shard, &req, rest)).await
+        }
+        (Some(Endpoint::DeploymentAction(rest)), Method::Post) => match admin::authorize(shard, req.authorization) {
+            Ok(caller) => Box::pin(crate::ui::actions::serve(shard, &caller, rest, req.body)).await,
+            Err(reply) => reply,
+        },
         (Some(Endpoint::McpRest(op)), m) if m == crate::mcp::rest::allowed(op) => {
             Box::pin(crate::mcp::rest::serve(shard, &req, op)).await
         }
@@ -156,6 +172,7 @@ pub async fn dispatch(shard: &Shard, req: Request<'_>, client: &mut ClientConn) 
                 Endpoint::Api(_)
                     | Endpoint::AdminReload
                     | Endpoint::AdminEndpointStatus(_)
+                    | Endpoint::DeploymentAction(_)
                     | Endpoint::DryRun
                     | Endpoint::CountTokens
                     | Endpoint::McpRest(crate::mcp::rest::RestOp::CallTool)
@@ -235,6 +252,10 @@ mod tests {
         assert_eq!(endpoint("/cache/ping"), Some(Endpoint::Cache(crate::cache::admin::CacheOp::Ping)));
         assert_eq!(endpoint("/cache/delete"), Some(Endpoint::Cache(crate::cache::admin::CacheOp::Delete)));
         assert_eq!(endpoint("/cache/flushall"), None);
+        assert_eq!(endpoint("/ui"), Some(Endpoint::Ui("")));
+        assert_eq!(endpoint("/ui/api/live?since=3"), Some(Endpoint::Ui("/api/live")));
+        assert_eq!(endpoint("/uix"), None);
+        assert_eq!(endpoint("/admin/deployments/a/block"), Some(Endpoint::DeploymentAction("a/block")));
         assert_eq!(endpoint("/v1x/models"), None);
         assert_eq!(endpoint("/v1"), None);
         assert_eq!(endpoint("/mcp"), Some(Endpoint::Mcp(crate::mcp::endpoint::Place::All)));
