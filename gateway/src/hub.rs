@@ -33,6 +33,10 @@ pub enum ControlMsg {
 /// A part of `/metrics` that a thread of its own keeps current (the cluster's, with Redis).
 pub trait MetricsPart: Send + Sync {
     fn render(&self, out: &mut String);
+    /// The same state as JSON, for the live view.
+    fn live(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 pub struct Hub {

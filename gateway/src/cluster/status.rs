@@ -214,6 +214,20 @@ fn random_u64() -> u64 {
 }
 
 impl MetricsPart for Status {
+    fn live(&self) -> Option<serde_json::Value> {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Some(serde_json::json!({
+            "instance": self.instance,
+            "server": self.server,
+            "redis_up": self.is_up(),
+            "instances": n(&self.instances),
+            "published": n(&self.published),
+            "received": n(&self.received),
+            "dropped": n(&self.dropped_full) + n(&self.dropped_down),
+            "sync_failures": n(&self.sync_failures),
+        }))
+    }
+
     /// The `pointwork_cluster_*` metrics.
     fn render(&self, out: &mut String) {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);

@@ -147,6 +147,16 @@ impl Exporters {
         }
     }
 
+    /// Each exporter's counts, for the live view.
+    pub fn live(&self) -> Vec<serde_json::Value> {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let each = |c: &Arc<Counters>| {
+            serde_json::json!({"name": c.name, "exported": n(&c.exported), "dropped": n(&c.dropped),
+                "failures": n(&c.failures), "queued": n(&c.queued)})
+        };
+        self.counters.iter().map(each).collect()
+    }
+
     /// The exporters' lines of `/metrics`.
     pub fn render(&self, out: &mut String) {
         type Field = fn(&Counters) -> &AtomicU64;

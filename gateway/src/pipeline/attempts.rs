@@ -44,8 +44,9 @@ pub(super) async fn run<R: Router>(
         }
         let deployment = snap.deployment(idx);
         let translating = translate::needed(cx, deployment);
-        // A traced answer's usage is read (a stream is asked for it).
-        attempt.read_usage |= info.trace.is_some();
+        // A traced answer's usage is read (a stream is asked for it), and while the live view
+        // watches.
+        attempt.read_usage |= info.trace.is_some() || shard.ui.is_on();
         let built = {
             // The upstream continues the request's trace (or the caller's, when none is exported).
             let traced = info.trace.is_some() || cx.request.trace.parent.is_some();

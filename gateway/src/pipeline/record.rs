@@ -16,6 +16,9 @@ use crate::upstream::exchange::Delivered;
 /// In-flight count up; under usage-based routing, the request counts against this minute's
 /// rpm on every shard.
 pub(super) fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant) {
+    if shard.ui.is_on() {
+        crate::ui::note_attempt(shard, routes, idx, crate::ui::Counted::Started);
+    }
     let usage = routes.counts_usage();
     shard.record(routes, idx, |state, _, i| {
         state.request_started(i);
@@ -65,6 +68,9 @@ pub(super) fn delivered(
         metrics.first_token(routes, group, first);
     }
     drop(metrics);
+    if let (true, Some(usage)) = (shard.ui.is_on(), d.usage) {
+        crate::ui::note_attempt(shard, routes, idx, crate::ui::Counted::Answered(usage));
+    }
     if let Some(f) = d.body_failure {
         failure(shard, routes, idx, f);
     }
@@ -84,6 +90,9 @@ pub(super) fn attempt_unsent(shard: &Shard, routes: &Arc<Routes>, idx: Deploymen
 }
 
 fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {
+    if shard.ui.is_on() {
+        crate::ui::note_attempt(shard, routes, idx, crate::ui::Counted::Failed);
+    }
     let now = Instant::now();
     let started = shard.record(routes, idx, |state, snap, i| {
         let started = state.record_failure(snap, i, failure, now);
@@ -109,17 +118,21 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
     if routes.litellm_metrics {
         shard.metrics.borrow_mut().litellm(routes).ended(routes, info, &e);
     }
+    let watched = shard.ui.is_on();
     let mut log = shard.access_log.borrow_mut();
-    if !log.is_on() && info.trace.is_none() {
+    let logged = log.is_on() || info.trace.is_some();
+    if !logged && !watched {
+        return;
+    }
+    let snap = &routes.snapshot;
+    let reason = route_line(routes, &e);
+    if watched {
+        crate::ui::note_ending(shard, routes, info, &e, reason.as_deref());
+    }
+    if !logged {
         return;
     }
     let trace_id = info.trace.map(|t| hex(&t.trace_id));
-    let snap = &routes.snapshot;
-    let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
-    let reason = match (e.before_pick, reason) {
-        (Some(walk), Some(pick)) => Some(format!("{walk}; {pick}")),
-        (walk, pick) => pick.or(walk),
-    };
     let failed_over: Vec<&str> = e.failed_over.iter().map(|&d| snap.deployment(d).id.as_str()).collect();
     let entry = Entry {
         time: SystemTime::now(),
@@ -148,4 +161,14 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
         export.send(trace.finish(&entry, info.route));
     }
     log.write(&entry);
+}
+
+/// The route line (`x-pointwork-route`'s): what decided before the pick, then the pick's reason.
+fn route_line(routes: &Routes, e: &Ending) -> Option<String> {
+    let snap = &routes.snapshot;
+    let reason = e.decision.as_ref().map(|d| d.route_reason(snap)).or_else(|| e.route.as_ref().map(|r| r.0.clone()));
+    match (e.before_pick.as_deref(), reason) {
+        (Some(walk), Some(pick)) => Some(format!("{walk}; {pick}")),
+        (walk, pick) => pick.or(walk.map(str::to_owned)),
+    }
 }

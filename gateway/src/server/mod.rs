@@ -277,6 +277,7 @@ async fn housekeeping(shard: Rc<Shard>) {
         // shards' events (usage counts under usage-based routing) never pile up in it.
         shard.sync();
         report(&shard);
+        crate::ui::hand_over(&shard);
         let now = Instant::now();
         if now.duration_since(last_sweep) >= POOL_SWEEP_EVERY {
             shard.upstream.pool.borrow_mut().evict_idle(now);

@@ -17,7 +17,7 @@ mod tests;
 
 pub use board::UiShared;
 pub use note::ShardUi;
-pub(crate) use note::{note_ending, note_tokens};
+pub(crate) use note::{hand_over, note_attempt, note_ending, Counted};
 
 use std::time::Duration;
 
