@@ -211,7 +211,8 @@ function render() {
   $('open-warning').hidden = live.caller !== 'anyone';
   const status = $('status');
   status.className = 'status';
-  status.textContent = `Updated ${fmt.time(live.now_ms)} · ${live.shards} shard${live.shards === 1 ? '' : 's'}`
+  const shards = live.shards != null ? ` · ${live.shards} shard${live.shards === 1 ? '' : 's'}` : '';
+  status.textContent = `Updated ${fmt.time(live.now_ms)}${shards}`
     + (live.watching ? '' : ' · the gateway starts noting requests now that this page watches');
   document.querySelector('[data-view="keys"][role="tab"]').hidden = !live.database;
   PW.views[PW.view]?.render(live);
@@ -223,8 +224,8 @@ async function enter() {
     accept(await api('/ui/api/live?since=0'));
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
-      const tried = sessionStorage.getItem(PW.key) != null;
-      signOut(tried ? `The gateway refused the key: ${e.message}` : '');
+      signOut(sessionStorage.getItem(PW.key) ? `The gateway refused the key: ${e.message}`
+        : 'This gateway needs a key: its master key or an admin key.');
     } else {
       signOut(`Could not reach the gateway: ${e.message}`);
     }
@@ -413,9 +414,8 @@ PW.views.deployments = {
 document.addEventListener('DOMContentLoaded', () => {
   $('login-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    const key = $('key').value.trim();
-    if (!key) return;
-    sessionStorage.setItem(PW.key, key);
+    // An empty key is for a gateway without one (it answers anyone).
+    sessionStorage.setItem(PW.key, $('key').value.trim());
     $('key').value = '';
     enter();
   });
@@ -427,5 +427,7 @@ document.addEventListener('DOMContentLoaded', () => {
   }
   document.addEventListener('visibilitychange', () => { if (!document.hidden && PW.signedIn) schedule(0); });
   PW.view = location.hash.slice(1) || 'deployments';
-  enter();
+  // Signed in already in this tab: straight in. Else the form (no call without a key).
+  if (sessionStorage.getItem(PW.key) != null) enter();
+  else signOut();
 });

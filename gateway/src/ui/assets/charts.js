@@ -50,8 +50,12 @@
       const c = colours();
       session.chart = new uPlot({
         width: session.box.clientWidth, height: 140, legend: { show: false }, cursor: { y: false },
-        axes: [axis('', c), axis('', c)],
-        scales: { y: { range: (u, min, max) => [0, Math.max(4, max * 1.2)] } },
+        axes: [{ ...axis('', c), space: 70, incrs: [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600],
+          values: (u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString()) }, axis('', c)],
+        scales: {
+          x: { time: false, range: (u, min, max) => (max - min < 60 ? [max - 60, max] : [min, max]) },
+          y: { range: (u, min, max) => [0, Math.max(4, max * 1.2)] },
+        },
         series: [{}, { label: 'requests/min', stroke: c.accent, width: 2, fill: `${c.accent}22` }],
       }, [session.xs, session.ys], session.box);
       fit(session.chart, session.box);
@@ -210,11 +214,11 @@
         el('section', { class: 'card', 'data-card': 'complexity' }, el('h3', { text: 'Complexity router' }),
           complexity.length ? countsTable(complexity, ['Router', 'Tier', 'Cause', 'Count'],
             (c) => [c.router, c.tier, c.cause, fmt.num(c.count)], (c) => c.cause === 'health_failover')
-            : el('p', { class: 'muted', text: 'No complexity-routed requests since this page opened.' })),
+            : el('p', { class: 'muted', text: 'No complexity-routed requests yet.' })),
         el('section', { class: 'card', 'data-card': 'policy' }, el('h3', { text: 'Policy router' }),
           policy.length ? countsTable(policy, ['Policy', 'Outcome', 'Count'],
             (p) => [p.policy, p.outcome, fmt.num(p.count)], (p) => p.outcome !== 'routed')
-            : el('p', { class: 'muted', text: 'No policy-routed requests since this page opened.' })));
+            : el('p', { class: 'muted', text: 'No policy-routed requests yet.' })));
     },
   };
 })();

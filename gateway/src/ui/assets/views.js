@@ -131,7 +131,7 @@
       $('view-cluster').replaceChildren(el('div', { class: 'cards' },
         card('Gateway', facts([
           ['Version', fmt.text(live.version)], ['Instance', fmt.text(live.instance)],
-          ['Shards', fmt.num(live.shards)], ['Routing strategy', fmt.text(live.routing_strategy)],
+          ['Shards', live.shards != null ? fmt.num(live.shards) : `this answer from shard ${live.shard}`], ['Routing strategy', fmt.text(live.routing_strategy)],
           ['Signed in as', fmt.text(live.caller)], ['Clock', fmt.time(live.now_ms)],
         ])),
         card('Redis and instances', c
