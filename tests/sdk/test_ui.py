@@ -263,8 +263,9 @@ def test_block_and_unblock_through_the_page(gw, browsing):
     expect(row.locator(".badge")).to_have_text("healthy")
     wait_until(lambda: _ask(url).headers["x-pointwork-deployment"] == "chat-alpha",
                "a request reaches chat-alpha again", within=10)
-    log = "".join(gateway.stderr_text)
-    assert "chat-alpha" in log and "block" in log
+    for word in ("blocked", "unblocked"):
+        wait_until(lambda: f"deployment chat-alpha {word} by admin" in "".join(gateway.stderr_text),
+                   f"the gateway logs who {word} chat-alpha")
 
 
 def test_end_cooldown_and_reload(gw, browsing):
