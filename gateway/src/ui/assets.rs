@@ -14,8 +14,16 @@ const ASSETS: &[Asset] = &[
     Asset { path: "", content_type: "text/html; charset=utf-8", bytes: include_bytes!("assets/index.html") },
     Asset { path: "/", content_type: "text/html; charset=utf-8", bytes: include_bytes!("assets/index.html") },
     Asset { path: "/app.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("assets/app.js") },
-    Asset { path: "/views.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("assets/views.js") },
-    Asset { path: "/charts.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("assets/charts.js") },
+    Asset {
+        path: "/views.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("assets/views.js"),
+    },
+    Asset {
+        path: "/charts.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("assets/charts.js"),
+    },
     Asset { path: "/app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("assets/app.css") },
     Asset {
         path: "/vendor/uPlot.iife.min.js",
