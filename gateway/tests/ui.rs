@@ -3,6 +3,8 @@
 //! counts say, and the page's files with their headers.
 
 mod common;
+#[path = "cluster/redis_server.rs"]
+mod redis_server;
 
 use std::time::Duration;
 
@@ -182,4 +184,30 @@ fn the_watch_ends_five_seconds_after_the_last_poll() {
         !noted.is_empty()
     });
     assert!(noted.iter().all(|d| d["model"] == "b"), "unwatched requests were noted: {noted:?}");
+}
+
+#[test]
+fn the_instances_sharing_redis_are_named_while_someone_watches() {
+    let redis = redis_server::RedisServer::start();
+    let mock = Mock::start("m", &[]);
+    let yaml = |name: &str| {
+        let entries = [deployment("a", "a-1", "openai/gpt-4o-mini", &mock, "")];
+        let rest = format!(
+            "router_settings: {{redis_host: 127.0.0.1, redis_port: {}}}\npointwork:\n  cluster: {{instance: {name}, sync_interval: 50ms}}\n",
+            redis.port
+        );
+        config(&entries, &rest)
+    };
+    let (one, _two) = (Gateway::start(&yaml("pw-one")), Gateway::start(&yaml("pw-two")));
+    let mut names: Vec<String> = Vec::new();
+    wait_until(LOG_DEADLINE, "both instances named", || {
+        let now = one.get("/ui/api/live").json();
+        assert_eq!(now["instance"], "pw-one");
+        let members = now["cluster"]["members"].as_array().cloned().unwrap_or_default();
+        names = members.iter().filter_map(|m| m["instance"].as_str().map(str::to_owned)).collect();
+        names.sort();
+        names == ["pw-one", "pw-two"]
+    });
+    let cluster = one.get("/ui/api/live").json()["cluster"].clone();
+    assert_eq!((cluster["redis_up"].as_bool(), cluster["instances"].as_u64()), (Some(true), Some(2)), "{cluster}");
 }

@@ -90,6 +90,13 @@ impl Meters {
         }
     }
 
+    /// The instances sharing, with when each last reconciled (Unix ms), oldest first.
+    pub(super) fn members(&self, con: &mut redis::Connection) -> redis::RedisResult<Vec<(String, u64)>> {
+        let key = format!("{}:instances", self.prefix);
+        let members: Vec<(String, f64)> = redis::cmd("ZRANGE").arg(key).arg(0).arg(-1).arg("WITHSCORES").query(con)?;
+        Ok(members.into_iter().map(|(name, at)| (name, at as u64)).collect())
+    }
+
     /// One reconcile of every limited meter of `routes` and of the database's keys and
     /// teams; returns the instances sharing.
     pub(super) fn reconcile(

@@ -160,6 +160,10 @@ impl Publisher {
             Ok(instances) => {
                 self.status.syncs.fetch_add(1, Ordering::Relaxed);
                 self.status.instances.store(instances, Ordering::Relaxed);
+                // Their names only for the live view, while someone watches.
+                if crate::ui::is_watched(&self.hub) {
+                    self.status.set_members(self.meters.members(con)?);
+                }
                 if let Some(list) = database {
                     list.set_instances(instances);
                 }

@@ -36,6 +36,9 @@ pub struct Status {
     duplicate_name_said: AtomicBool,
     /// The client every thread that talks to Redis connects with.
     client: redis::Client,
+    /// The instances sharing and when each last reconciled (Unix ms), as last read while the
+    /// live view watched.
+    members: Mutex<Vec<(String, u64)>>,
     /// The leases this instance keeps ([`lease`]), for `/metrics` and a drain.
     leases: Mutex<Vec<Arc<Lease>>>,
     /// Asks the publisher for a last reconcile before the process exits ([`Status::leave`]).
@@ -73,6 +76,7 @@ impl Status {
             instances: AtomicU64::new(0),
             duplicate_name_said: AtomicBool::new(false),
             client,
+            members: Mutex::new(Vec::new()),
             leases: Mutex::new(Vec::new()),
             last_words,
         }
@@ -90,6 +94,10 @@ impl Status {
         if self.last_words.try_send(done).is_ok() && wait.recv_timeout(within).is_err() {
             log("Redis did not take the last counts in time: the record may miss the last requests' spend");
         }
+    }
+
+    pub(super) fn set_members(&self, members: Vec<(String, u64)>) {
+        *self.members.lock().unwrap_or_else(|e| e.into_inner()) = members;
     }
 
     pub fn is_up(&self) -> bool {
@@ -225,6 +233,9 @@ impl MetricsPart for Status {
             "received": n(&self.received),
             "dropped": n(&self.dropped_full) + n(&self.dropped_down),
             "sync_failures": n(&self.sync_failures),
+            "members": self.members.lock().unwrap_or_else(|e| e.into_inner()).iter()
+                .map(|(name, at)| serde_json::json!({"instance": name, "reconciled_ms": at}))
+                .collect::<Vec<_>>(),
         }))
     }
 

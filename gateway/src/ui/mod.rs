@@ -29,6 +29,12 @@ use crate::shard::Shard;
 /// How long one poll keeps the shards noting for the page.
 pub const WATCH_FOR: Duration = Duration::from_secs(5);
 
+/// Whether someone watched the live view in the last [`WATCH_FOR`] (for threads that gather
+/// something only for it).
+pub fn is_watched(hub: &crate::hub::Hub) -> bool {
+    hub.ui.is_watched(board::since_start_ms(hub.started))
+}
+
 /// Serves `GET /ui{rest}`: the page's files to anyone (they hold nothing of the config), the
 /// API to the master key or an admin key.
 pub(crate) async fn serve(shard: &Shard, req: &Request<'_>, rest: &str) -> Reply {
