@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -55,7 +56,7 @@ def gw(tmp_path_factory):
             "        tiers: {SIMPLE: [chat], MEDIUM: [chat], COMPLEX: [chat], REASONING: [chat]}\n"
             "router_settings: {num_retries: 1, allowed_fails: 0, cooldown_time: 3600, "
             f"redis_host: 127.0.0.1, redis_port: {redis.port}}}\n"
-            "pointwork: {cluster: {instance: pw-ui}}\n"
+            "pointwork: {cluster: {instance: pw-ui, sync_interval: 200ms}}\n"
             "litellm_settings:\n"
             f"  callbacks: [\"{CALLBACK}\"]\n"
             "  openrouter_pareto_rules:\n"
@@ -68,7 +69,7 @@ def gw(tmp_path_factory):
         url = f"http://{gateway.wait_for_address()}"
         wait_until(lambda: metric(url, "pointwork_cluster_redis_up") == 1.0, "the gateway reaches Redis", within=20)
         wait_until(lambda: _pareto_winner(url), "the pareto walk's first verdict", within=20)
-        yield url, gateway
+        yield SimpleNamespace(url=url, gateway=gateway, config=root / "config.yaml", alpha=alpha)
     finally:
         for process in reversed(started):
             process.stop()
@@ -168,7 +169,7 @@ def _row(page, deployment: str):
 
 
 def test_the_page_lists_every_group_and_deployment(gw, browsing):
-    url, _ = gw
+    url = gw.url
     page = _signed_in(browsing.page, url)
     status, info = _call(url, "/model/info")
     assert status == 200
@@ -189,7 +190,7 @@ def test_the_page_lists_every_group_and_deployment(gw, browsing):
 
 
 def test_a_failing_deployment_shows_cooling_down_with_its_cause(gw, browsing):
-    url, _ = gw
+    url = gw.url
     page = _signed_in(browsing.page, url)
     _cool_down_broken(url)
     row = _row(page, "flaky-broken")
@@ -205,7 +206,7 @@ def test_a_failing_deployment_shows_cooling_down_with_its_cause(gw, browsing):
 
 
 def test_the_page_follows_more_traffic_without_a_reload(gw, browsing):
-    url, _ = gw
+    url = gw.url
     page = _signed_in(browsing.page, url)
     count = """(ids) => ids.reduce((sum, id) => sum + Number(document.querySelector(
         `tr[data-deployment="${id}"] td[data-label="Req/min"]`).textContent.replace(/\\D/g, '') || 0), 0)"""
@@ -217,7 +218,7 @@ def test_the_page_follows_more_traffic_without_a_reload(gw, browsing):
 
 
 def test_a_decision_shows_its_candidates_and_reasons(gw, browsing):
-    url, _ = gw
+    url = gw.url
     page = _signed_in(browsing.page, url)
     _cool_down_broken(url)
     raw = _ask(url, "flaky")
@@ -247,7 +248,7 @@ def test_a_decision_shows_its_candidates_and_reasons(gw, browsing):
 
 
 def test_block_and_unblock_through_the_page(gw, browsing):
-    url, gateway = gw
+    url, gateway = gw.url, gw.gateway
     page = _signed_in(browsing.page, url)
     row = _row(page, "chat-alpha")
     row.locator(".act-block").click()
@@ -268,8 +269,8 @@ def test_block_and_unblock_through_the_page(gw, browsing):
                    f"the gateway logs who {word} chat-alpha")
 
 
-def test_end_cooldown_and_reload(gw, browsing):
-    url, _ = gw
+def test_end_cooldown_through_the_page(gw, browsing):
+    url = gw.url
     page = _signed_in(browsing.page, url)
     _cool_down_broken(url)
     row = _row(page, "flaky-broken")
@@ -281,16 +282,41 @@ def test_end_cooldown_and_reload(gw, browsing):
     expect(row.locator(".act-end")).to_be_hidden()
     assert _deployments(url)["flaky-broken"]["cooldown"] is None
 
-    page.locator("#reload").click()
-    _confirm(page)
-    expect(page.locator("#notice")).to_contain_text("Config reloaded")
-    expect(page.locator("#detail h2")).to_have_text("Reload report")
-    page.locator("#detail-close").click()
-    expect(_row(page, "chat-alpha")).to_be_visible()
+
+def test_reload_through_the_page(gw, browsing):
+    url = gw.url
+    page = _signed_in(browsing.page, url)
+    browsing.allow_console(r"status of 400")  # the refused reload
+    original = gw.config.read_text()
+    try:
+        gw.config.write_text(original.replace("model_list:\n", "model_list:\n"
+                                              + _deployment("chat", "chat-gamma", "openai/gpt-4o-mini", gw.alpha), 1))
+        page.locator("#reload").click()
+        expect(page.locator("#confirm-text")).to_contain_text("Reload the config")
+        _confirm(page)
+        expect(page.locator("#notice")).to_contain_text("Config reloaded")
+        expect(page.locator("#detail h2")).to_have_text("Reload report")
+        expect(page.locator("#detail pre")).to_contain_text('"chat-gamma"')
+        page.locator("#detail-close").click()
+        # The new deployment appears without a reload of the page.
+        expect(_row(page, "chat-gamma")).to_be_visible()
+
+        gw.config.write_text(original.replace("cooldown_time: 3600", "cooldown_time: soon"))
+        page.locator("#reload").click()
+        _confirm(page)
+        expect(page.locator("#notice")).to_contain_text("Reload refused")
+        expect(page.locator("#notice")).to_contain_text("cooldown_time")
+        expect(_row(page, "chat-gamma")).to_be_visible()  # the running config keeps serving
+        page.locator("#detail-close").click()
+    finally:
+        gw.config.write_text(original)
+        assert _call(url, "/admin/reload", {})[0] == 200
+    expect(_row(page, "chat-gamma")).to_have_count(0)
+    assert page.evaluate("window.__loads") == 1
 
 
 def test_nothing_without_the_key(gw, browsing):
-    url, _ = gw
+    url = gw.url
     page = browsing.page
     browsing.allow_console(r"status of 401")  # the page's own probe, and the wrong key
     page.goto(f"{url}/ui")
@@ -325,7 +351,7 @@ def test_nothing_without_the_key(gw, browsing):
 def test_screenshots_of_every_view(gw, browser, browsing):
     """docs/ui/*.png at 1280×800, and a phone in the dark: a cooling deployment, traffic, a
     pareto frontier and complexity counts to show."""
-    url, _ = gw
+    url = gw.url
     page = _signed_in(browsing.page, url)
     _cool_down_broken(url)
     for i in range(24):
@@ -350,7 +376,7 @@ def test_screenshots_of_every_view(gw, browser, browsing):
     page.locator('[role="tab"][data-view="cluster"]').click()
     expect(page.locator('[data-card="Gateway"]')).to_contain_text("simple-shuffle")
     expect(page.locator('[data-card="Redis and instances"]')).to_contain_text("Redis up")
-    expect(page.locator('[data-card="Redis and instances"]')).to_contain_text("pw-ui")
+    expect(page.locator('[data-card="Redis and instances"] table')).to_contain_text("pw-ui")
     ui_browser.screenshot(page, "cluster")
 
     phone = ui_browser.browse(browser, viewport=ui_browser.PHONE, color_scheme="dark")

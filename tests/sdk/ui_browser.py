@@ -59,6 +59,10 @@ class Browsing:
 
     def check(self) -> None:
         assert self.foreign == [], f"requests for another host: {self.foreign}"
+        if not self.page.is_closed():
+            text = self.page.evaluate("() => document.body.innerText")
+            slips = [w for w in ("[object ", "undefined", "NaN") if w in text]
+            assert slips == [], f"the page shows {slips}"
         unexpected = [e for e in self.errors if not any(p.search(e) for p in self.allowed)]
         assert unexpected == [], f"console errors: {unexpected}"
 

@@ -32,7 +32,7 @@ function el(tag, attrs, ...children) {
     else if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child != null) node.append(child instanceof Node ? child : String(child));
   }
   return node;
@@ -147,7 +147,7 @@ function notice(text, kind = 'ok') {
 
 /** Opens the detail dialog with `title` and the given nodes. */
 function showDetail(title, ...nodes) {
-  $('detail-body').replaceChildren(el('h2', { text: title }), ...nodes);
+  $('detail-body').replaceChildren(el('h2', { text: title }), ...nodes.flat(Infinity));
   if (!$('detail').open) $('detail').showModal();
 }
 

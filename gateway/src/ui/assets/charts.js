@@ -177,7 +177,7 @@
       el('p', { class: 'walk' }, 'Walk: ', walk.length ? walk.map((s, i) => `${i + 1}. ${s}`).join('  ') : '—'),
       el('div', { class: 'scroll' }, table(['Provider', 'Input $/M', 'Output $/M', 'p50 tok/s', 'Requests', 'Walk #', ''],
         rows, { class: 'grid pareto' })),
-      droppedRows.length ? [el('h4', { text: 'Dropped' }), table(['Provider', 'Reason'], droppedRows)] : '');
+      ...(droppedRows.length ? [el('h4', { text: 'Dropped' }), table(['Provider', 'Reason'], droppedRows)] : []));
     return r;
   }
 

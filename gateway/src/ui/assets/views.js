@@ -120,6 +120,14 @@
         : v != null && typeof v === 'object' ? JSON.stringify(v) : typeof v === 'number' ? fmt.num(v, Number.isInteger(v) ? 0 : 2) : fmt.text(v)]));
   }
 
+  /** The instances sharing Redis, and how long ago each last reconciled. */
+  function members(list, now) {
+    if (!Array.isArray(list) || !list.length) return '';
+    return [el('h4', { text: 'Instances' }), table(['Instance', 'Last reconciled'], list.map((m) => [
+      el('span', { class: 'id', text: m.instance }),
+      m.reconciled_ms == null ? '—' : `${fmt.num(Math.max(0, (now - m.reconciled_ms) / 1000), 1)} s ago`]))];
+  }
+
   function card(title, ...body) {
     return el('section', { class: 'card', 'data-card': title }, el('h3', { text: title }), ...body);
   }
@@ -135,7 +143,9 @@
           ['Signed in as', fmt.text(live.caller)], ['Clock', fmt.time(live.now_ms)],
         ])),
         card('Redis and instances', c
-          ? [el('p', null, c.redis_up === false ? badge('Redis down', 'bad') : badge('Redis up', 'ok')), objectFacts(c)]
+          ? [el('p', null, c.redis_up === false ? badge('Redis down', 'bad') : badge('Redis up', 'ok')),
+            objectFacts(Object.fromEntries(Object.entries(c).filter(([k]) => k !== 'members'))),
+            members(c.members, live.now_ms)]
           : el('p', { class: 'muted', text: 'No Redis configured: this instance routes alone.' })),
         card('Database', live.database
           ? [el('p', null, live.database.connected ? badge('connected', 'ok') : badge('not connected', 'bad')),
