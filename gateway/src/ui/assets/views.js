@@ -139,12 +139,17 @@
       $('view-cluster').replaceChildren(el('div', { class: 'cards' },
         card('Gateway', facts([
           ['Version', fmt.text(live.version)], ['Instance', fmt.text(live.instance)],
-          ['Shards', live.shards != null ? fmt.num(live.shards) : `this answer from shard ${live.shard}`], ['Routing strategy', fmt.text(live.routing_strategy)],
+          live.shards != null ? ['Shards', fmt.num(live.shards)] : ['Answered by', `shard ${fmt.text(live.shard)}`], ['Routing strategy', fmt.text(live.routing_strategy)],
           ['Signed in as', fmt.text(live.caller)], ['Clock', fmt.time(live.now_ms)],
         ])),
         card('Redis and instances', c
           ? [el('p', null, c.redis_up === false ? badge('Redis down', 'bad') : badge('Redis up', 'ok')),
-            objectFacts(Object.fromEntries(Object.entries(c).filter(([k]) => k !== 'members'))),
+            facts([
+              ['Server', fmt.text(c.server)], ['This instance', fmt.text(c.instance)],
+              ['Instances sharing', fmt.num(c.instances)], ['Events published', fmt.num(c.published)],
+              ['Events received', fmt.num(c.received)], ['Events dropped', fmt.num(c.dropped)],
+              ['Sync failures', fmt.num(c.sync_failures)],
+            ]),
             members(c.members, live.now_ms)]
           : el('p', { class: 'muted', text: 'No Redis configured: this instance routes alone.' })),
         card('Database', live.database
@@ -227,7 +232,8 @@
     const t = table(['Alias', 'Key', 'Team', 'Spend', 'Budget', 'RPM / TPM', 'Models', 'Expires', 'Status', ''], rows,
       { class: 'grid keys' });
     t.querySelectorAll('tbody tr').forEach((tr, i) => { tr.dataset.token = loaded.keys[i].token; });
-    return rows.length ? el('div', { class: 'scroll' }, t) : el('p', { class: 'empty', text: 'No keys yet.' });
+    const more = loaded.total > rows.length ? el('p', { class: 'muted', text: `The newest ${rows.length} of ${loaded.total} keys.` }) : '';
+    return rows.length ? el('div', { class: 'scroll' }, more, t) : el('p', { class: 'empty', text: 'No keys yet.' });
   }
 
   function teamsSection() {
