@@ -382,7 +382,8 @@ def test_screenshots_of_every_view(gw, browser, browsing):
     phone = ui_browser.browse(browser, viewport=ui_browser.PHONE, color_scheme="dark")
     try:
         _signed_in(phone.page, url)
-        expect(_row(phone.page, "flaky-broken")).to_be_visible()
+        expect(_row(phone.page, "flaky-broken").locator(".badge")).to_have_text("cooling down")
+        phone.page.locator('section[data-group="flaky"]').scroll_into_view_if_needed()
         background = phone.page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(17, 17, 17)", "dark in a dark room"
         ui_browser.screenshot(phone.page, "phone-dark")

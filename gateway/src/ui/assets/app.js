@@ -46,7 +46,11 @@ const fmt = {
     });
   },
   ms(v) { return v == null ? '—' : `${fmt.num(v, v < 10 ? 1 : 0)} ms`; },
-  usd(v) { return v == null ? '—' : `$${Number(v).toFixed(v !== 0 && Math.abs(v) < 0.01 ? 4 : 2)}`; },
+  usd(v) {
+    if (v == null) return '—';
+    const small = v !== 0 && Math.abs(v) < 0.01; // two significant digits: $0.000030
+    return `$${Number(v).toFixed(small ? Math.min(8, Math.ceil(-Math.log10(Math.abs(v))) + 1) : 2)}`;
+  },
   time(unixMs) { return unixMs == null ? '—' : new Date(unixMs).toLocaleTimeString(); },
   text(v) { return v == null || v === '' ? '—' : String(v); },
   bool(v) { return v == null ? '—' : v ? 'yes' : 'no'; },

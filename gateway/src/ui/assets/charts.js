@@ -15,7 +15,8 @@
   }
 
   function axis(label, c) {
-    return { label, stroke: c.muted, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
+    const a = { stroke: c.muted, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
+    return label ? { ...a, label } : a;
   }
 
   /** Keeps a chart as wide as its box. */
@@ -49,9 +50,10 @@
     if (!session.chart && session.box.clientWidth > 0) {
       const c = colours();
       session.chart = new uPlot({
-        width: session.box.clientWidth, height: 140, legend: { show: false }, cursor: { y: false },
+        width: session.box.clientWidth, height: 150, legend: { show: false }, cursor: { y: false },
         axes: [{ ...axis('', c), space: 70, incrs: [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600],
-          values: (u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString()) }, axis('', c)],
+          values: (u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString()) },
+        { ...axis('', c), space: 24 }],
         scales: {
           x: { time: false, range: (u, min, max) => (max - min < 60 ? [max - 60, max] : [min, max]) },
           y: { range: (u, min, max) => [0, Math.max(4, max * 1.2)] },
