@@ -30,7 +30,11 @@ pub enum ControlMsg {
     StoredModelsChanged,
     /// `POST /admin/deployments/{id}/block` or `/unblock`: publish routes with deployment `id`
     /// blocked or not; the oneshot says once they are published (or why they could not be built).
-    SetBlocked { id: String, blocked: bool, reply: oneshot::Sender<Result<(), String>> },
+    SetBlocked {
+        id: String,
+        blocked: bool,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
 }
 
 /// A part of `/metrics` that a thread of its own keeps current (the cluster's, with Redis).

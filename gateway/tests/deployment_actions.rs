@@ -3,9 +3,12 @@
 //! `/cooldown/end` — who may call them, what they refuse, that the next requests on every shard
 //! follow them, that a block outlives `POST /admin/reload`, and that each is logged; with the
 //! cluster over a real `redis-server`, that an ended cooldown ends on the other instances and a
-//! block stays the instance's own.
+//! block stays the instance's own; with models stored in a real PostgreSQL, that a block of a
+//! stored model holds across a change of the stored models and leaves its row alone.
 
 mod common;
+#[path = "../../db/tests/support/postgres.rs"]
+mod postgres;
 #[path = "cluster/redis_server.rs"]
 mod redis_server;
 
@@ -15,6 +18,7 @@ use common::{
     chat_body, config, deployment, wait_until, Gateway, GatewayOptions, Mock, Response, LOG_DEADLINE, SHUFFLE_TRIES,
 };
 use pointwork_gateway::keys::digest_hex;
+use postgres::Postgres;
 use redis_server::RedisServer;
 use serde_json::{json, Value};
 
@@ -244,4 +248,47 @@ fn an_ended_cooldown_ends_on_every_instance_and_a_block_stays_the_instances_own(
     assert_eq!(r.status, 200, "{}", r.text());
     all_served_by_b(&one, &a, "blocked on one");
     until_a_serves(&two, "on two, while blocked on one");
+}
+
+#[test]
+fn a_block_of_a_stored_model_holds_when_the_stored_models_change_and_leaves_its_row_alone() {
+    let pg = Postgres::start();
+    let url = pg.litellm_database("actions_stored");
+    let (a, moved, b) = (Mock::start("a", &[]), Mock::start("moved", &[]), Mock::start("b", &[]));
+    let yaml = config(
+        &[deployment("gpt", "b", MODEL, &b, "")],
+        &format!("general_settings:\n  master_key: {MASTER}\n  database_url: {url}\n  store_model_in_db: true\n"),
+    );
+    let gateway = Gateway::start_with(
+        &yaml,
+        GatewayOptions { shards: 2, env: vec![("LITELLM_SALT_KEY", "sk-salt-actions")], ..Default::default() },
+    );
+    let stored = |path: &str, body: Value| {
+        let r = post(&gateway, Some(MASTER), path, &body.to_string());
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+    };
+    let published = |n: usize| {
+        gateway.process.wait_for_stderr_count("models in the database changed: ", n, LOG_DEADLINE);
+    };
+    stored(
+        "/model/new",
+        json!({"model_name": "gpt", "litellm_params": {"model": MODEL, "api_base": a.api_base(), "api_key": "sk-a"},
+               "model_info": {"id": "pool/a"}}),
+    );
+    published(1);
+    until_a_serves(&gateway, "the stored model");
+
+    let r = act(&gateway, Some(MASTER), "pool%2Fa/block");
+    assert_eq!((r.status, r.json()), (200, json!({"id": "pool/a", "blocked": true, "blocked_by": "admin"})));
+    all_served_by_b(&gateway, &a, "stored and blocked");
+    // The stored models change (the model moves to another address): the block stays.
+    stored("/model/update", json!({"model_info": {"id": "pool/a"}, "litellm_params": {"api_base": moved.api_base()}}));
+    published(2);
+    all_served_by_b(&gateway, &moved, "stored, blocked, moved");
+    let row = pg.psql("actions_stored", "SELECT model_info FROM \"LiteLLM_ProxyModelTable\" WHERE model_id = 'pool/a'");
+    assert!(row.contains("pool/a") && !row.contains("blocked"), "the row changed: {row}");
+
+    assert_eq!(act(&gateway, Some(MASTER), "pool%2Fa/unblock").status, 200);
+    until_a_serves(&gateway, "the stored model, unblocked");
+    assert!(moved.request_count() > 0 && a.request_count() == 1, "served where the row says now");
 }

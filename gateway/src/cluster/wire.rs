@@ -25,16 +25,55 @@ pub struct Batch {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WireEvent {
-    Cooldown { deployment: String, until_ms: u64, cause: String },
+    Cooldown {
+        deployment: String,
+        until_ms: u64,
+        cause: String,
+    },
     /// An admin ended the cooldown (an instance of an older release drops the batch holding it).
-    CooldownEnded { deployment: String },
-    Usage { deployment: String, at_ms: u64, requests: u64, tokens: u64 },
-    Health { deployment: String, healthy: bool, checked_ms: u64 },
-    Pin { deployment: String, key: u64, until_ms: u64, tier: Option<String>, at_ms: u64 },
-    Spend { deployment: String, dollars: f64, at_ms: u64, period_ms: u64 },
-    EndpointStatus { deployment: String, status: String },
-    ProviderRateLimited { deployment: String, model: String, slug: String, at_ms: u64 },
-    ProviderInputCapped { deployment: String, model: String, slug: String, at_ms: u64 },
+    CooldownEnded {
+        deployment: String,
+    },
+    Usage {
+        deployment: String,
+        at_ms: u64,
+        requests: u64,
+        tokens: u64,
+    },
+    Health {
+        deployment: String,
+        healthy: bool,
+        checked_ms: u64,
+    },
+    Pin {
+        deployment: String,
+        key: u64,
+        until_ms: u64,
+        tier: Option<String>,
+        at_ms: u64,
+    },
+    Spend {
+        deployment: String,
+        dollars: f64,
+        at_ms: u64,
+        period_ms: u64,
+    },
+    EndpointStatus {
+        deployment: String,
+        status: String,
+    },
+    ProviderRateLimited {
+        deployment: String,
+        model: String,
+        slug: String,
+        at_ms: u64,
+    },
+    ProviderInputCapped {
+        deployment: String,
+        model: String,
+        slug: String,
+        at_ms: u64,
+    },
 }
 
 /// One reading of both clocks, to turn instants into Unix milliseconds and back.

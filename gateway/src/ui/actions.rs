@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use pointwork_core::Event;
 use pointwork_config::Config;
+use pointwork_core::Event;
 use serde_json::json;
 
 use crate::errors::openai_error;
@@ -150,7 +150,8 @@ fn end_cooldown(shard: &Shard, id: &str, admin: &str) -> Reply {
         return Reply::json(404, openai_error(404, &format!("deployment {id:?} is gone after a reload"), None));
     };
     let now = Instant::now();
-    let was = shard.record(&routes, idx, |state, _, i| (state.end_cooldown(i, now), Some(Event::CooldownEnded { idx: i })));
+    let was =
+        shard.record(&routes, idx, |state, _, i| (state.end_cooldown(i, now), Some(Event::CooldownEnded { idx: i })));
     let Some(was_cooling_down) = was else {
         return Reply::json(404, openai_error(404, &format!("deployment {id:?} is gone after a reload"), None));
     };
