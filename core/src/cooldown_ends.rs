@@ -109,8 +109,19 @@ impl CooldownEnds {
         }
     }
 
+    /// Records that `idx` has no cooldown (an admin ended it): its end is forgotten, and its
+    /// block's summary is made again from the ends that stay.
+    pub(crate) fn clear(&mut self, idx: DeploymentIdx) {
+        self.put(idx, 0);
+    }
+
     fn write(&mut self, idx: DeploymentIdx, until: Instant) {
         let code = self.code_at(until);
+        self.put(idx, code);
+    }
+
+    /// Sets `idx`'s code (0: none recorded) and its block's summary.
+    fn put(&mut self, idx: DeploymentIdx, code: u64) {
         let (Some(&slot), Some(&bit)) = (self.slot_of.get(idx.get()), self.bit_of.get(idx.get())) else {
             return;
         };
@@ -119,15 +130,18 @@ impl CooldownEnds {
             return;
         };
         *end = code;
-        summary.recorded |= 1 << bit;
-        // At most 64 ends, once per recorded cooldown: keeps `min` exact as ends move later.
+        match code {
+            0 => summary.recorded &= !(1 << bit),
+            _ => summary.recorded |= 1 << bit,
+        }
+        // At most 64 ends, once per recorded cooldown: keeps `min` exact as ends move.
         let first = slot - bit;
         let (mut min, mut max) = (u64::MAX, 0);
         for b in bit_positions(summary.recorded, 0) {
             let end = self.by_slot[first + b];
             (min, max) = (min.min(end), max.max(end));
         }
-        (summary.min, summary.max) = (min, max);
+        (summary.min, summary.max) = if summary.recorded == 0 { (0, 0) } else { (min, max) };
     }
 }
 
@@ -183,5 +197,34 @@ mod tests {
         }
         assert_eq!(ends.blocks[0].recorded, 1 << 3 | 1 << 5 | 1 << 7);
         assert_eq!(ends.blocks[0].max, ends.code_at(t0 + s(30)));
+    }
+
+    #[test]
+    fn a_cleared_end_cools_nothing_and_its_block_summary_shrinks() {
+        let dep = |i: usize| Deployment::new(&format!("d{i}"), "g", Provider::OpenAi, "m", "http://h");
+        let snap = Snapshot::build((0..70).map(dep).collect(), RouterSettings::default()).unwrap();
+        let layout = snap.layout(crate::GroupIdx(0));
+        let mut ends = CooldownEnds::new(&snap);
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut untils: Vec<Option<Instant>> = vec![None; 70];
+        for (i, until) in [(3, t0 + s(30)), (5, t0 + s(10)), (66, t0 + s(20))] {
+            untils[i] = Some(until);
+            ends.set(DeploymentIdx(i as u32), until, || untils.iter().copied());
+        }
+        let now = ends.code_at(t0 + s(1));
+        assert_eq!(ends.cooling(&layout, 0, now), 1 << 3 | 1 << 5);
+        // The latest end goes: the block's largest end is the one that stays.
+        ends.clear(DeploymentIdx(3));
+        assert_eq!(ends.cooling(&layout, 0, now), 1 << 5);
+        assert_eq!((ends.blocks[0].recorded, ends.blocks[0].max), (1 << 5, ends.code_at(t0 + s(10))));
+        ends.clear(DeploymentIdx(5));
+        assert_eq!(ends.cooling(&layout, 0, now), 0);
+        assert_eq!(ends.blocks[0], BlockEnds::default());
+        // The other block is untouched; clearing twice, or what was never set, changes nothing.
+        assert_eq!(ends.cooling(&layout, 1, now), 1 << 2);
+        ends.clear(DeploymentIdx(5));
+        ends.clear(DeploymentIdx(69));
+        assert_eq!(ends.cooling(&layout, 1, now), 1 << 2);
     }
 }

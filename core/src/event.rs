@@ -14,6 +14,8 @@ use crate::state::State;
 pub enum Event {
     /// A cooldown [`State::record_failure`] started.
     Cooldown(CooldownStarted),
+    /// An admin ended the deployment's cooldown ([`State::end_cooldown`]).
+    CooldownEnded { idx: DeploymentIdx },
     /// Usage [`State::record_usage`] counted.
     Usage { idx: DeploymentIdx, at: Instant, requests: u64, tokens: u64 },
     /// A health check's result.
@@ -36,7 +38,8 @@ impl Event {
         match self {
             Event::Cooldown(c) => c.idx,
             Event::Pin { pin, .. } => pin.deployment,
-            Event::Usage { idx, .. }
+            Event::CooldownEnded { idx }
+            | Event::Usage { idx, .. }
             | Event::Health { idx, .. }
             | Event::Spend { idx, .. }
             | Event::EndpointStatus { idx, .. }
@@ -51,7 +54,8 @@ impl Event {
         match &mut event {
             Event::Cooldown(c) => c.idx = idx,
             Event::Pin { pin, .. } => pin.deployment = idx,
-            Event::Usage { idx: i, .. }
+            Event::CooldownEnded { idx: i }
+            | Event::Usage { idx: i, .. }
             | Event::Health { idx: i, .. }
             | Event::Spend { idx: i, .. }
             | Event::EndpointStatus { idx: i, .. }
@@ -68,6 +72,9 @@ impl State {
     pub fn apply(&mut self, event: &Event) {
         match *event {
             Event::Cooldown(started) => self.apply_cooldown(started),
+            Event::CooldownEnded { idx } => {
+                self.end_cooldown(idx, Instant::now());
+            }
             Event::Usage { idx, at, requests, tokens } => self.record_usage(idx, at, requests, tokens),
             Event::Health { idx, healthy, checked_at } => self.record_health(idx, healthy, checked_at),
             Event::Pin { key, pin, at } => self.pin(key, pin, at),
@@ -138,6 +145,7 @@ mod tests {
         let b = DeploymentIdx(1);
         let events = [
             Event::Cooldown(CooldownStarted { idx: A, until: t0, cause: Failure::Connect }),
+            Event::CooldownEnded { idx: A },
             Event::Usage { idx: A, at: t0, requests: 1, tokens: 2 },
             Event::Health { idx: A, healthy: false, checked_at: t0 },
             Event::EndpointStatus { idx: A, status: "down".into() },

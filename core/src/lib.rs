@@ -35,6 +35,7 @@ pub mod usage;
 
 mod carry_over;
 mod cooldown_ends;
+mod end_cooldown;
 mod group;
 mod litellm;
 mod member_sets;

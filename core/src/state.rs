@@ -5,7 +5,7 @@
 //! the accessors report), and as one `u64` in the pick's cooldown index (`cooldown_ends.rs`),
 //! laid out in the snapshot's slot order so that the cooldown filter reads 8 bytes per
 //! candidate, or nothing for a block of 64 whose summary answers. Both are written in one
-//! place, `State::extend_cooldown`.
+//! place, `State::extend_cooldown`, and cleared in one, `State::end_cooldown` (`end_cooldown.rs`).
 //!
 //! What the stateful strategies read (requests in flight, latency averages, this minute's usage)
 //! and the last health check are kept in vectors by deployment index, so that a strategy reads

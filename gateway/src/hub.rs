@@ -28,6 +28,13 @@ pub enum ControlMsg {
     ShardStopped(usize),
     /// The database thread left a new set of stored models (`store_model_in_db`).
     StoredModelsChanged,
+    /// `POST /admin/deployments/{id}/block` or `/unblock`: publish routes with deployment `id`
+    /// blocked or not; the oneshot says once they are published (or why they could not be built).
+    SetBlocked {
+        id: String,
+        blocked: bool,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
 }
 
 /// A part of `/metrics` that a thread of its own keeps current (the cluster's, with Redis).

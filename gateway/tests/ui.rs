@@ -4,6 +4,7 @@
 
 mod common;
 #[path = "cluster/redis_server.rs"]
+#[allow(dead_code)]
 mod redis_server;
 
 use std::time::Duration;

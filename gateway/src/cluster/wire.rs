@@ -25,14 +25,55 @@ pub struct Batch {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WireEvent {
-    Cooldown { deployment: String, until_ms: u64, cause: String },
-    Usage { deployment: String, at_ms: u64, requests: u64, tokens: u64 },
-    Health { deployment: String, healthy: bool, checked_ms: u64 },
-    Pin { deployment: String, key: u64, until_ms: u64, tier: Option<String>, at_ms: u64 },
-    Spend { deployment: String, dollars: f64, at_ms: u64, period_ms: u64 },
-    EndpointStatus { deployment: String, status: String },
-    ProviderRateLimited { deployment: String, model: String, slug: String, at_ms: u64 },
-    ProviderInputCapped { deployment: String, model: String, slug: String, at_ms: u64 },
+    Cooldown {
+        deployment: String,
+        until_ms: u64,
+        cause: String,
+    },
+    /// An admin ended the cooldown (an instance of an older release drops the batch holding it).
+    CooldownEnded {
+        deployment: String,
+    },
+    Usage {
+        deployment: String,
+        at_ms: u64,
+        requests: u64,
+        tokens: u64,
+    },
+    Health {
+        deployment: String,
+        healthy: bool,
+        checked_ms: u64,
+    },
+    Pin {
+        deployment: String,
+        key: u64,
+        until_ms: u64,
+        tier: Option<String>,
+        at_ms: u64,
+    },
+    Spend {
+        deployment: String,
+        dollars: f64,
+        at_ms: u64,
+        period_ms: u64,
+    },
+    EndpointStatus {
+        deployment: String,
+        status: String,
+    },
+    ProviderRateLimited {
+        deployment: String,
+        model: String,
+        slug: String,
+        at_ms: u64,
+    },
+    ProviderInputCapped {
+        deployment: String,
+        model: String,
+        slug: String,
+        at_ms: u64,
+    },
 }
 
 /// One reading of both clocks, to turn instants into Unix milliseconds and back.
@@ -73,6 +114,7 @@ impl WireEvent {
         let ms = |at: Instant| clock.unix_ms(at);
         Some(match event {
             Event::Cooldown(c) => WireEvent::Cooldown { deployment, until_ms: ms(c.until), cause: cause_name(c.cause) },
+            Event::CooldownEnded { .. } => WireEvent::CooldownEnded { deployment },
             Event::Usage { at, requests, tokens, .. } => {
                 WireEvent::Usage { deployment, at_ms: ms(*at), requests: *requests, tokens: *tokens }
             }
@@ -116,6 +158,7 @@ impl WireEvent {
             WireEvent::Cooldown { until_ms, cause, .. } => {
                 Event::Cooldown(CooldownStarted { idx, until: at(*until_ms), cause: parse_cause(cause)? })
             }
+            WireEvent::CooldownEnded { .. } => Event::CooldownEnded { idx },
             WireEvent::Usage { at_ms, requests, tokens, .. } => {
                 Event::Usage { idx, at: at(*at_ms), requests: *requests, tokens: *tokens }
             }
@@ -155,6 +198,7 @@ impl WireEvent {
     pub fn deployment(&self) -> &str {
         match self {
             WireEvent::Cooldown { deployment, .. }
+            | WireEvent::CooldownEnded { deployment }
             | WireEvent::Usage { deployment, .. }
             | WireEvent::Health { deployment, .. }
             | WireEvent::Pin { deployment, .. }
@@ -222,6 +266,7 @@ mod tests {
         let events = [
             Event::Cooldown(CooldownStarted { idx: b, until: t, cause: Failure::Status(429) }),
             Event::Cooldown(CooldownStarted { idx: b, until: t, cause: Failure::Connect }),
+            Event::CooldownEnded { idx: b },
             Event::Usage { idx: b, at: t, requests: 2, tokens: 30 },
             Event::Health { idx: b, healthy: false, checked_at: t },
             Event::Pin { key: u64::MAX - 3, pin: Pin { deployment: b, until: t, tier: Some(Tier::Complex) }, at: t },

@@ -123,6 +123,9 @@ impl Control {
                     drain_deadline = Some(Instant::now() + grace);
                 }
                 ControlMsg::StoredModelsChanged => self.publish_stored_models(),
+                ControlMsg::SetBlocked { id, blocked, reply } => {
+                    let _ = reply.send(self.set_blocked(&id, blocked));
+                }
                 ControlMsg::Reload(reply) => {
                     let report = self.reload_and_log("POST /admin/reload");
                     let _ = reply.send(report.map(|r| serde_json::to_value(r).unwrap_or_default()));
@@ -157,6 +160,24 @@ impl Control {
                 self.stored = stored;
             }
             Err(e) => log(&format!("models in the database changed, but were not published: {e}")),
+        }
+    }
+
+    /// An admin blocked or unblocked deployment `id`: the routes in service are built again
+    /// from the same config and stored models, with the admins' word laid over them, and
+    /// published; shards carry their state over by id, as on a reload.
+    fn set_blocked(&mut self, id: &str, blocked: bool) -> Result<(), String> {
+        let before = self.hub.blocked_by_admin.set(id, blocked);
+        let old = self.hub.routes.load();
+        match stored_models::routes_with(&self.file_config, &self.stored, &old, &self.hub.blocked_by_admin) {
+            Ok((routes, _)) => {
+                self.hub.routes.store(Arc::new(routes));
+                Ok(())
+            }
+            Err(e) => {
+                self.hub.blocked_by_admin.restore(id, before);
+                Err(e)
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! A config with any error is refused whole, with every error and its key path; the routes in
 //! service stay. Requests in flight keep the routes they started with.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,6 +31,10 @@ pub struct ReloadReport {
     pub restart_needed_for: Vec<&'static str>,
     /// The listener's certificate, re-read (when Pointwork terminates TLS).
     pub tls: Option<String>,
+    /// Deployments an admin blocked (`true`) or unblocked (`false`) at run time, by id: their
+    /// word stands over the file's `model_info.blocked` (`POST /admin/deployments/{id}/block`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub blocked_by_admin: BTreeMap<String, bool>,
 }
 
 impl ReloadReport {
@@ -47,6 +52,14 @@ impl ReloadReport {
         }
         if let Some(tls) = &self.tls {
             line.push_str(&format!("; {tls}"));
+        }
+        if !self.blocked_by_admin.is_empty() {
+            let said: Vec<String> = self
+                .blocked_by_admin
+                .iter()
+                .map(|(id, &blocked)| format!("{id} {}", if blocked { "blocked" } else { "unblocked" }))
+                .collect();
+            line.push_str(&format!("; admin overrides kept: {}", said.join(", ")));
         }
         if !self.restart_needed_for.is_empty() {
             line.push_str(&format!(
@@ -77,7 +90,7 @@ pub fn reload(
         eprintln!("pointwork: warning: {w}");
     }
     let old = hub.routes.load();
-    let (routes, _) = super::stored_models::routes_with(&loaded.config, stored, &old)
+    let (routes, _) = super::stored_models::routes_with(&loaded.config, stored, &old, &hub.blocked_by_admin)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
     crate::mcp::upstream::Upstreams::check(&loaded.config.mcp)
         .map_err(|e| format!("{}: invalid config:\n{e}", path.display()))?;
@@ -103,6 +116,7 @@ pub fn reload(
         keys: key_changes(&old.keys, &routes.keys),
         restart_needed_for,
         tls,
+        blocked_by_admin: hub.blocked_by_admin.listed(),
     };
     let pareto = routes.pareto.as_ref().map(|p| p.settings.clone());
     let mcp_changed = old.mcp != routes.mcp;

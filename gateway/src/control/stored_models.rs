@@ -13,6 +13,7 @@ use pointwork_db::{DbModels, ModelsSink};
 
 use crate::hub::{ControlMsg, Hub};
 use crate::routes::{Routes, Tokens};
+use crate::ui::actions::AdminBlocks;
 
 /// The newest set of stored models not yet published.
 pub struct StoredModelsSlot {
@@ -54,7 +55,7 @@ pub fn publish(hub: &Hub, file_config: &Config, stored: &[StoredModel], said: &[
         eprintln!("pointwork: warning: {warning}");
     }
     let old = hub.routes.load();
-    let (routes, served) = routes_with(file_config, stored, &old)?;
+    let (routes, served) = routes_with(file_config, stored, &old, &hub.blocked_by_admin)?;
     let line = format!(
         "{served} of {} stored models serve; now {} model groups, {} deployments",
         stored.len(),
@@ -65,14 +66,21 @@ pub fn publish(hub: &Hub, file_config: &Config, stored: &[StoredModel], said: &[
     Ok(line)
 }
 
-/// The routes of `file_config` with the stored models (and how many of them serve). Every row
-/// that does not compile is said and left out; so is a row whose deployment cannot be built
+/// The routes of `file_config` with the stored models (and how many of them serve), with the
+/// deployments an admin blocked or unblocked at run time (`blocks`) so. Every row that does
+/// not compile is said and left out; so is a row whose deployment cannot be built
 /// (`deployment <id>: …`, e.g. a credential that does not load). An error of the file's own
 /// is the error.
-pub fn routes_with(file_config: &Config, stored: &[StoredModel], old: &Routes) -> Result<(Routes, usize), String> {
+pub fn routes_with(
+    file_config: &Config,
+    stored: &[StoredModel],
+    old: &Routes,
+    blocks: &AdminBlocks,
+) -> Result<(Routes, usize), String> {
     let mut kept: Vec<StoredModel> = stored.to_vec();
     loop {
-        let merged = file_config.with_stored_models(&kept);
+        let mut merged = file_config.with_stored_models(&kept);
+        blocks.lay_over(&mut merged.config);
         match Routes::from_config(&merged.config, Some(old), Tokens::Obtain) {
             Ok(routes) => {
                 for warning in &merged.warnings {

@@ -259,7 +259,7 @@ fn status_of(body: &[u8]) -> Result<Box<str>, String> {
 }
 
 /// `%XX` escapes decoded; `None` for a bad escape or bytes that are not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
