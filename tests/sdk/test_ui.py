@@ -24,6 +24,8 @@ from conftest import Process, RedisServer, _deployment, _start_gateway, _start_m
 from test_openrouter_walk import CALLBACK, MODEL as PARETO_MODEL, _telemetry
 
 MASTER = "sk-ui-master"
+# A page polls once a second; a busy CI machine gets slack over Playwright's 5 s.
+expect.set_options(timeout=10_000)
 GROUPS = {"chat": ["chat-alpha", "chat-beta"], "flaky": ["flaky-broken", "flaky-alpha"]}
 
 
@@ -391,7 +393,7 @@ def test_screenshots_of_every_view(gw, browser, browsing):
     finally:
         phone.close()
     for shot in ui_browser.SHOTS.glob("*.png"):
-        assert shot.stat().st_size < 300_000, f"{shot} is large"
+        assert shot.stat().st_size < 250_000, f"{shot} is large"
 
 
 # --- keys and teams, with a real PostgreSQL ---------------------------------------------------
