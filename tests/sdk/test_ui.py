@@ -368,6 +368,12 @@ def test_screenshots_of_every_view(gw, browser, browsing):
     expect(page.locator("#detail table.candidates")).to_be_visible()
     ui_browser.screenshot(page, "decision-detail")
     page.locator("#detail-close").click()
+    # A complexity-routed decision says what the router did before the pick.
+    page.locator("#view-decisions tbody tr").filter(has_text="auto-router SIMPLE").first.click()
+    before = page.locator("#detail dt").filter(has_text="Before the pick").locator("xpath=following-sibling::dd[1]")
+    expect(before).to_contain_text("auto-router SIMPLE")
+    assert "[object " not in page.locator("#detail").inner_text()
+    page.locator("#detail-close").click()
     page.locator('[role="tab"][data-view="routers"]').click()
     rule = page.locator("section.rule").first
     expect(rule.locator(".uplot canvas")).to_be_visible()
