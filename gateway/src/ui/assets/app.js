@@ -143,6 +143,7 @@ function confirmAction(text, okLabel = 'Confirm') {
 
 /** Shows the outcome of an action until the next one. */
 function notice(text, kind = 'ok') {
+  if (text && !PW.signedIn) return; // an answer that came back after sign-out
   const node = $('notice');
   node.textContent = text;
   node.className = `notice ${kind}`;
@@ -151,6 +152,7 @@ function notice(text, kind = 'ok') {
 
 /** Opens the detail dialog with `title` and the given nodes. */
 function showDetail(title, ...nodes) {
+  if (!PW.signedIn) return;
   $('detail-body').replaceChildren(el('h2', { text: title }), ...nodes.flat(Infinity));
   if (!$('detail').open) $('detail').showModal();
 }
@@ -181,7 +183,9 @@ async function poll() {
   polling = true;
   lastPollAt = Date.now();
   try {
-    accept(await api(`/ui/api/live?since=${PW.lastSeq}`));
+    const live = await api(`/ui/api/live?since=${PW.lastSeq}`);
+    if (!PW.signedIn) return; // signed out while it was on its way
+    accept(live);
     render();
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {

@@ -176,6 +176,7 @@
     try {
       const [keys, teams] = await Promise.all([
         api('/key/list?return_full_object=true&size=100'), api('/team/list')]);
+      if (!PW.signedIn) return;
       loaded = { keys: keys.keys || [], total: keys.total_count, teams: Array.isArray(teams) ? teams : [] };
       loadError = null;
     } catch (e) {
@@ -194,6 +195,7 @@
       + `${budget ? ` with a budget of $${budget}` : ''}? It is shown once.`, 'Create key')) return;
     try {
       const made = await api('/key/generate', { method: 'POST', body });
+      if (!PW.signedIn) return;
       shownKey = { key: made.key, alias: made.key_alias };
       form.reset();
       notice(`Key ${made.key_alias || made.key_name || ''} created.`);
