@@ -187,7 +187,7 @@ def test_the_page_lists_every_group_and_deployment(gw, browsing):
     expect(_row(page, "chat-alpha").locator("td").nth(1)).to_have_text("openai")
     expect(_row(page, "chat-alpha")).to_contain_text("gpt-4o-mini")
     # The key is in this tab's session storage, nowhere else.
-    assert page.evaluate("sessionStorage.getItem('pointwork-ui-key')") == MASTER
+    assert page.evaluate("sessionStorage.getItem('pointwork-key')") == MASTER
     assert MASTER not in page.url and browsing.context.cookies() == []
 
 

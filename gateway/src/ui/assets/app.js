@@ -6,7 +6,7 @@
 
 /** The page's shared state and the views' renderers (views.js and charts.js add theirs). */
 const PW = (window.PW = {
-  key: 'pointwork-ui-key',
+  key: 'pointwork-key',
   signedIn: false,
   live: null,
   decisions: [],
