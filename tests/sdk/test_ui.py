@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from types import SimpleNamespace
 import urllib.error
 import urllib.request
@@ -217,6 +218,28 @@ def test_the_page_follows_more_traffic_without_a_reload(gw, browsing):
         assert _ask(url).parse().choices
     page.wait_for_function(f"(ids) => ({count})(ids) >= {before + 20}", arg=GROUPS["chat"], timeout=10_000)
     assert page.evaluate("window.__loads") == 1, "the page was never reloaded"
+
+
+def test_the_page_polls_at_most_once_a_second_and_not_while_hidden(gw, browsing):
+    url = gw.url
+    page = browsing.page
+    polls: list[float] = []
+    page.on("request", lambda r: polls.append(time.monotonic()) if "/ui/api/live" in r.url else None)
+    _signed_in(page, url)
+    for _ in range(3):
+        with page.expect_request(lambda r: "/ui/api/live" in r.url, timeout=5_000):
+            pass
+    gaps = [b - a for a, b in zip(polls, polls[1:])]
+    assert len(gaps) >= 3 and min(gaps) >= 0.95, gaps
+
+    hide = """(hidden) => { Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+                            document.dispatchEvent(new Event('visibilitychange')); }"""
+    page.evaluate(hide, True)
+    hidden_at = len(polls)
+    page.wait_for_timeout(2_500)  # a window to count in: a hidden tab asks nothing
+    assert len(polls) - hidden_at <= 1, "at most the poll already on its way"
+    with page.expect_request(lambda r: "/ui/api/live" in r.url, timeout=2_000):
+        page.evaluate(hide, False)
 
 
 def test_a_decision_shows_its_candidates_and_reasons(gw, browsing):
