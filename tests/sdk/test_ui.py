@@ -1,10 +1,10 @@
 """The live view (`/ui`) in headless Chromium against the running gateway: the page lists the
 running config, shows a failing deployment cooling down with its cause, follows more traffic
-without a reload, explains a decision, blocks/unblocks and ends a cooldown through the admin
-actions, reloads the config, and shows nothing without the key. Keys and teams are listed,
-created and revoked against a real PostgreSQL. Every test also proves that the page asked no
-other host for anything and logged no console error (a CSP violation would be one); the run
-writes the screenshots in docs/ui/."""
+without a reload (polling at most once a second, and not while hidden), explains a decision,
+blocks/unblocks and ends a cooldown through the admin actions, reloads the config, and shows
+nothing without the key. Keys and teams are listed, created and revoked against a real
+PostgreSQL. Every test also proves that the page asked no other host for anything and logged no
+console error (a CSP violation would be one); the run writes the screenshots in docs/ui/."""
 
 from __future__ import annotations
 
