@@ -118,15 +118,15 @@ pub(super) fn finish(shard: &Shard, routes: &Arc<Routes>, info: &RequestInfo<'_>
     if routes.litellm_metrics {
         shard.metrics.borrow_mut().litellm(routes).ended(routes, info, &e);
     }
-    let watched = shard.ui.is_on();
+    let noted = shard.ui.wants_decision();
     let mut log = shard.access_log.borrow_mut();
     let logged = log.is_on() || info.trace.is_some();
-    if !logged && !watched {
+    if !logged && !noted {
         return;
     }
     let snap = &routes.snapshot;
     let reason = route_line(routes, &e);
-    if watched {
+    if noted {
         crate::ui::note_ending(shard, routes, info, &e, reason.as_deref());
     }
     if !logged {

@@ -14,7 +14,9 @@ use crate::routes::Routes;
 use crate::shard::Shard;
 use crate::usage::Usage;
 
-/// Decisions a shard keeps between two hand-overs (the newest; the board keeps more).
+/// Decisions a shard notes between two hand-overs: the first of each quarter second (256 a
+/// second per shard; the board keeps the last 200). Past it a request is only counted, so a
+/// busy shard pays for no decision the page would not show.
 const NOTED_MAX: usize = 64;
 
 /// This shard's notes for the live view.
@@ -97,12 +99,9 @@ impl ShardUi {
         self.on.replace(on)
     }
 
-    pub(super) fn note(&self, noted: Noted) {
-        let mut decisions = self.decisions.borrow_mut();
-        if decisions.len() == NOTED_MAX {
-            decisions.remove(0);
-        }
-        decisions.push(noted);
+    /// Whether someone watches and another decision would be noted before the next hand-over.
+    pub fn wants_decision(&self) -> bool {
+        self.on.get() && self.decisions.borrow().len() < NOTED_MAX
     }
 
     /// What was noted since the last call.
@@ -111,7 +110,7 @@ impl ShardUi {
     }
 }
 
-/// Notes how a request ended (called only while someone watches).
+/// Notes how a request ended (called only when [`ShardUi::wants_decision`]).
 pub(crate) fn note_ending(
     shard: &Shard,
     routes: &Arc<Routes>,
@@ -178,7 +177,7 @@ pub(crate) fn note_ending(
         candidates,
         failed_over: e.failed_over.iter().map(|&d| id(d)).collect(),
     };
-    shard.ui.note(noted);
+    shard.ui.decisions.borrow_mut().push(noted);
 }
 
 /// What an attempt adds to its deployment's counts (called only while someone watches).
@@ -192,7 +191,11 @@ pub(crate) enum Counted {
 pub(crate) fn note_attempt(shard: &Shard, routes: &Routes, idx: DeploymentIdx, what: Counted) {
     let d = routes.snapshot.deployment(idx);
     let mut counts = shard.ui.counts.borrow_mut();
-    let c = counts.entry(d.id.clone()).or_default();
+    // The id is copied once per deployment and hand-over, not per attempt.
+    if !counts.contains_key(&d.id) {
+        counts.insert(d.id.clone(), Counts::default());
+    }
+    let Some(c) = counts.get_mut(&d.id) else { return };
     match what {
         Counted::Started => c.requests += 1,
         Counted::Failed => c.errors += 1,
