@@ -1,5 +1,5 @@
 //! `GET /ui/api/decision/{seq}`: one noted decision, whole — what the list shows, with each
-//! candidate's upstream model, what decided before the pick and the complexity router's record.
+//! candidate's upstream model and API base, what decided before the pick and the complexity router's record.
 
 use serde_json::{json, Value};
 
@@ -15,6 +15,7 @@ pub(super) fn serve(shard: &Shard, seq: u64) -> Reply {
     let mut out = super::live::decision_json(&noted);
     for (json, c) in out["candidates"].as_array_mut().into_iter().flatten().zip(&noted.candidates) {
         json["upstream_model"] = json!(c.upstream_model);
+        json["api_base"] = json!(c.api_base);
     }
     out["winner_detail"] = json!({"id": noted.winner, "cause": noted.cause, "route": noted.route_reason});
     out["before_pick"] = json!(noted.before_pick);

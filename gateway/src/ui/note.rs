@@ -83,6 +83,7 @@ pub struct Candidate {
     pub id: String,
     pub provider: &'static str,
     pub upstream_model: String,
+    pub api_base: String,
     /// `winner`, `survivor` or `removed`.
     pub status: &'static str,
     pub removed_by: Option<&'static str>,
@@ -126,6 +127,7 @@ pub(crate) fn note_ending(
             id: dep.id.clone(),
             provider: dep.provider.prefix(),
             upstream_model: dep.upstream_model.clone(),
+            api_base: dep.api_base.clone(),
             status,
             removed_by,
         }

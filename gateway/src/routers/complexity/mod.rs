@@ -198,7 +198,8 @@ pub(crate) async fn route_request(
     let snap = &routes.snapshot;
     let scope = caller.name().map_or(0, |name| affinity_hash(name.as_bytes()));
     let decided = decide(shard, routes, router, route, body, facts, scope).await;
-    let record = shard.access_log.borrow().is_on().then(|| decided.record(router.name(), snap).to_string());
+    let wanted = shard.access_log.borrow().is_on() || shard.ui.wants_decision();
+    let record = wanted.then(|| decided.record(router.name(), snap).to_string());
     RequestRoute { group: decided.routed.group, line: decided.describe(snap), record }
 }
 

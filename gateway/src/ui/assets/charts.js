@@ -127,6 +127,7 @@
     const none = () => null;
     s.chart = new uPlot({
       width: box.clientWidth, height: HEIGHT,
+      legend: { live: false },
       scales: { x: { time: false } },
       axes: [axis('input $ per million tokens', c), axis('p50 tokens per second', c)],
       series: [
