@@ -24,7 +24,38 @@ const NOTED_MAX: usize = 64;
 pub struct ShardUi {
     on: Cell<bool>,
     decisions: RefCell<Vec<Noted>>,
-    counts: RefCell<HashMap<String, Counts>>,
+    tally: RefCell<Tally>,
+}
+
+/// Counts by deployment index of one routes generation (a slot per deployment, no hashing on
+/// the way of an attempt), and by id once another generation came or for the hand-over.
+#[derive(Default)]
+struct Tally {
+    routes: Option<Arc<Routes>>,
+    by_index: Vec<Counts>,
+    by_id: HashMap<String, Counts>,
+}
+
+impl Tally {
+    /// The slot of deployment `idx` of `routes`.
+    fn slot(&mut self, routes: &Arc<Routes>, idx: DeploymentIdx) -> &mut Counts {
+        if !self.routes.as_ref().is_some_and(|r| Arc::ptr_eq(r, routes)) {
+            self.settle();
+            self.routes = Some(routes.clone());
+            self.by_index = vec![Counts::default(); routes.snapshot.deployments.len()];
+        }
+        &mut self.by_index[idx.get()]
+    }
+
+    /// Moves the counts by index to the counts by id.
+    fn settle(&mut self) {
+        let Some(routes) = &self.routes else { return };
+        for (d, c) in routes.snapshot.deployments.iter().zip(&mut self.by_index) {
+            if *c != Counts::default() {
+                self.by_id.entry(d.id.clone()).or_default().add(&std::mem::take(c));
+            }
+        }
+    }
 }
 
 /// One deployment's attempts, failed attempts, tokens and spend.
@@ -107,7 +138,11 @@ impl ShardUi {
 
     /// What was noted since the last call.
     pub(super) fn take(&self) -> (Vec<Noted>, HashMap<String, Counts>) {
-        (std::mem::take(&mut *self.decisions.borrow_mut()), std::mem::take(&mut *self.counts.borrow_mut()))
+        let mut tally = self.tally.borrow_mut();
+        tally.settle();
+        // Holds no routes past a hand-over (a reload's old routes are dropped).
+        tally.routes = None;
+        (std::mem::take(&mut *self.decisions.borrow_mut()), std::mem::take(&mut tally.by_id))
     }
 }
 
@@ -190,18 +225,14 @@ pub(crate) enum Counted {
 }
 
 /// Counts an attempt's start, failure or answer's tokens and what they cost.
-pub(crate) fn note_attempt(shard: &Shard, routes: &Routes, idx: DeploymentIdx, what: Counted) {
-    let d = routes.snapshot.deployment(idx);
-    let mut counts = shard.ui.counts.borrow_mut();
-    // The id is copied once per deployment and hand-over, not per attempt.
-    if !counts.contains_key(&d.id) {
-        counts.insert(d.id.clone(), Counts::default());
-    }
-    let Some(c) = counts.get_mut(&d.id) else { return };
+pub(crate) fn note_attempt(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, what: Counted) {
+    let mut tally = shard.ui.tally.borrow_mut();
+    let c = tally.slot(routes, idx);
     match what {
         Counted::Started => c.requests += 1,
         Counted::Failed => c.errors += 1,
         Counted::Answered(usage) => {
+            let d = routes.snapshot.deployment(idx);
             let cost = pointwork_core::budget::response_cost(d, usage.prompt_tokens, usage.completion_tokens);
             c.tokens += usage.total_tokens;
             c.spend_usd += cost.unwrap_or(0.0);
