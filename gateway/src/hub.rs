@@ -81,9 +81,9 @@ pub struct Hub {
     /// The gateway's MCP clients: their sessions, calls under way and counts.
     pub mcp_clients: crate::mcp::McpClients,
     /// The live view's board: whether anyone watches, and what the shards noted meanwhile.
-    pub(crate) ui: crate::ui::UiShared,
+    pub(crate) ui: crate::ui::board::UiShared,
     /// Deployments an admin blocked or unblocked at run time (`/admin/deployments/{id}/block`).
-    pub(crate) blocked_by_admin: crate::ui::actions::AdminBlocks,
+    pub(crate) blocked_by_admin: crate::ui::admin_blocks::AdminBlocks,
 }
 
 impl Hub {

@@ -67,7 +67,7 @@ pub struct Shard {
     pub(crate) cache_redis: RefCell<Option<std::rc::Rc<crate::cache::redis::RedisStore>>>,
     /// What the live view (`/ui`) is shown of this shard's requests, noted only while someone
     /// watches.
-    pub(crate) ui: crate::ui::ShardUi,
+    pub(crate) ui: crate::ui::noted::ShardUi,
 }
 
 /// What a shard is made of, besides what it builds itself.

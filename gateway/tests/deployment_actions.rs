@@ -10,6 +10,7 @@ mod common;
 #[path = "../../db/tests/support/postgres.rs"]
 mod postgres;
 #[path = "cluster/redis_server.rs"]
+#[allow(dead_code)]
 mod redis_server;
 
 use std::time::Duration;

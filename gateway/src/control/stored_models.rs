@@ -13,7 +13,7 @@ use pointwork_db::{DbModels, ModelsSink};
 
 use crate::hub::{ControlMsg, Hub};
 use crate::routes::{Routes, Tokens};
-use crate::ui::actions::AdminBlocks;
+use crate::ui::admin_blocks::AdminBlocks;
 
 /// The newest set of stored models not yet published.
 pub struct StoredModelsSlot {

@@ -6,10 +6,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::note::{Counts, Noted};
-use super::WATCH_FOR;
+use super::noted::{Counts, Noted};
+
+/// How long one poll keeps the shards noting.
+pub const WATCH_FOR: Duration = Duration::from_secs(5);
 
 /// Decisions the board keeps (the newest).
 pub const DECISIONS_MAX: usize = 200;

@@ -8,7 +8,7 @@ use pointwork_core::State;
 use serde_json::{json, Value};
 
 use super::board::{since_start_ms, Reading};
-use super::note::{Counts, Noted};
+use super::noted::{Counts, Noted};
 use crate::keys::Caller;
 use crate::respond::Reply;
 use crate::routes::Routes;

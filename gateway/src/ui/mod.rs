@@ -7,27 +7,24 @@
 //! unwatched gateway pays one `Cell<bool>` read.
 
 pub mod actions;
+pub mod admin_blocks;
 mod assets;
-mod board;
+pub mod board;
 mod decision;
 mod live;
 mod note;
+pub mod noted;
 #[cfg(test)]
 mod tests;
 
-pub use board::UiShared;
-pub use note::ShardUi;
-pub(crate) use note::{hand_over, note_attempt, note_ending, Counted};
-
-use std::time::Duration;
+pub use board::WATCH_FOR;
+pub(crate) use note::{hand_over, note_attempt, note_ending};
+pub(crate) use noted::Counted;
 
 use crate::errors::openai_error;
 use crate::request::Request;
 use crate::respond::Reply;
 use crate::shard::Shard;
-
-/// How long one poll keeps the shards noting for the page.
-pub const WATCH_FOR: Duration = Duration::from_secs(5);
 
 /// Whether someone watched the live view in the last [`WATCH_FOR`] (for threads that gather
 /// something only for it).

@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 
 use super::board::{Seen, UiShared, DECISIONS_MAX};
-use super::note::{Counts, Noted};
+use super::noted::{Counts, Noted};
 
 fn noted(model: &str) -> Noted {
     Noted { model: model.into(), ..Noted::default() }
