@@ -17,7 +17,7 @@ use crate::upstream::exchange::Delivered;
 /// rpm on every shard.
 pub(super) fn attempt_started(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, now: Instant) {
     if shard.ui.is_on() {
-        crate::ui::note_attempt(shard, routes, idx, crate::ui::Counted::Started);
+        shard.ui.count(routes, idx, crate::ui::Counted::Started);
     }
     let usage = routes.counts_usage();
     shard.record(routes, idx, |state, _, i| {
@@ -69,7 +69,7 @@ pub(super) fn delivered(
     }
     drop(metrics);
     if let (true, Some(usage)) = (shard.ui.is_on(), d.usage) {
-        crate::ui::note_attempt(shard, routes, idx, crate::ui::Counted::Answered(usage));
+        shard.ui.count(routes, idx, crate::ui::Counted::Answered(usage));
     }
     if let Some(f) = d.body_failure {
         failure(shard, routes, idx, f);
@@ -91,7 +91,7 @@ pub(super) fn attempt_unsent(shard: &Shard, routes: &Arc<Routes>, idx: Deploymen
 
 fn failure(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, failure: Failure) {
     if shard.ui.is_on() {
-        crate::ui::note_attempt(shard, routes, idx, crate::ui::Counted::Failed);
+        shard.ui.count(routes, idx, crate::ui::Counted::Failed);
     }
     let now = Instant::now();
     let started = shard.record(routes, idx, |state, snap, i| {

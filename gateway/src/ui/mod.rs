@@ -18,7 +18,7 @@ pub mod noted;
 mod tests;
 
 pub use board::WATCH_FOR;
-pub(crate) use note::{hand_over, note_attempt, note_ending};
+pub(crate) use note::{hand_over, note_ending};
 pub(crate) use noted::Counted;
 
 use crate::errors::openai_error;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use pointwork_core::DeploymentIdx;
 
-use super::noted::{Candidate, Counted, Noted};
+use super::noted::{Candidate, Noted};
 use crate::request::{Ending, RequestInfo};
 use crate::routes::Routes;
 use crate::shard::Shard;
@@ -38,10 +38,8 @@ pub(crate) fn note_ending(
         // wildcard) the winner and those removed.
         let whole_group = decision.candidates as usize == members.len();
         let listed: Vec<DeploymentIdx> = if whole_group { members.clone() } else { vec![decision.deployment] };
-        for d in listed.into_iter().chain(decision.rejected.iter().map(|r| r.0)) {
-            if candidates.iter().any(|c: &Candidate| c.id == snap.deployment(d).id) {
-                continue;
-            }
+        let others = decision.rejected.iter().map(|r| r.0).filter(|d| !listed.contains(d));
+        for d in listed.iter().copied().chain(others) {
             let removed = decision.rejected.iter().find(|r| r.0 == d).map(|r| r.1.as_str());
             let status = match removed {
                 Some(_) => "removed",
@@ -79,11 +77,6 @@ pub(crate) fn note_ending(
         failed_over: e.failed_over.iter().map(|&d| id(d)).collect(),
     };
     shard.ui.push(noted);
-}
-
-/// Counts an attempt's start, failure or answer (called only while someone watches).
-pub(crate) fn note_attempt(shard: &Shard, routes: &Arc<Routes>, idx: DeploymentIdx, what: Counted) {
-    shard.ui.count(routes, idx, what);
 }
 
 /// The shard's quarter-second chore: looks whether anyone watches, and while so (and once

@@ -148,7 +148,7 @@ impl ShardUi {
     }
 
     /// Counts an attempt's start, failure or answer's tokens and what they cost.
-    pub(super) fn count(&self, routes: &Arc<Routes>, idx: DeploymentIdx, what: Counted) {
+    pub(crate) fn count(&self, routes: &Arc<Routes>, idx: DeploymentIdx, what: Counted) {
         let mut tally = self.tally.borrow_mut();
         let c = tally.slot(routes, idx);
         match what {
